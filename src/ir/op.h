@@ -1,0 +1,59 @@
+// The op enum and the static facts about each op, expanded from ops.def.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rlx::ir {
+
+enum class Op : uint16_t {
+#define RLX_OP(name, level, min_in, max_in, outs, attrs, traits) name,
+#include "ir/ops.def"
+#undef RLX_OP
+};
+
+constexpr int kNumOps = 0
+#define RLX_OP(name, level, min_in, max_in, outs, attrs, traits) +1
+#include "ir/ops.def"
+#undef RLX_OP
+    ;
+
+enum class Level : uint8_t { HIR, MIR, LIR };
+const char* level_name(Level l);  // "hir", "mir", "lir"
+
+enum OpTraits : unsigned {
+  kElementwise = 1u << 0,  // output element i depends only on input elements i
+  kCommutative = 1u << 1,  // binary op with f(a,b) == f(b,a)
+  kView = 1u << 2,         // output may alias the input's buffer (no data movement)
+  kBroadcast = 1u << 3,    // inputs broadcast numpy-style to the output shape
+};
+
+enum class AttrType : uint8_t { Int, Float, Bool, Str, Enum, Ints, Intss, DType, Dims, Tensor };
+const char* attr_type_name(AttrType t);
+
+struct AttrSpec {
+  std::string name;
+  AttrType type;
+  std::vector<std::string> choices;  // Enum only
+  bool optional = false;             // may be absent (no default)
+  std::string default_text;          // empty when required or optional
+};
+
+struct OpInfo {
+  const char* name;
+  Level level;  // HIR or MIR: where the op is primitive
+  int min_inputs, max_inputs, num_outputs;
+  unsigned traits;
+  std::vector<AttrSpec> attrs;
+};
+
+const OpInfo& op_info(Op op);
+inline const char* op_name(Op op) { return op_info(op).name; }
+// "hir.linear" / "mir.add": the keyword of the text form.
+std::string op_keyword(Op op);
+std::optional<Op> op_from_name(std::string_view name);  // accepts "add" and "mir.add"
+inline bool has_trait(Op op, unsigned t) { return (op_info(op).traits & t) != 0; }
+const AttrSpec* find_attr_spec(Op op, std::string_view attr);
+
+}  // namespace rlx::ir

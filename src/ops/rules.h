@@ -1,0 +1,41 @@
+// Where each op's meaning lives: its type inference and (for HIR ops) its decomposition.
+#pragma once
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace rlx::ops {
+
+using ir::Attrs;
+using ir::Op;
+using ir::Type;
+using ir::ValueId;
+
+class Builder;
+
+// Output types from input types and attributes; throws rlx::Error(invalid_graph) saying what
+// is wrong (the caller adds which node).
+using InferFn = std::vector<Type> (*)(Op op, const std::vector<Type>& in, const Attrs& attrs);
+// Emits MIR (or other HIR ops, resolved recursively) computing the op; returns its outputs.
+using DecomposeFn = std::vector<ValueId> (*)(Builder& b, const std::vector<ValueId>& in, const Attrs& attrs);
+
+struct OpRule {
+  InferFn infer = nullptr;
+  DecomposeFn decompose = nullptr;
+};
+
+const OpRule& op_rule(Op op);
+std::vector<Type> infer_types(Op op, const std::vector<Type>& in, const Attrs& attrs);
+inline bool has_decomposition(Op op) { return op_rule(op).decompose != nullptr; }
+
+// Family registrars (one per file under src/ops/).
+using RuleTable = std::vector<OpRule>;
+void register_elementwise(RuleTable& t);
+void register_reduce(RuleTable& t);
+void register_linalg(RuleTable& t);
+void register_movement(RuleTable& t);
+void register_nn(RuleTable& t);
+void register_attention(RuleTable& t);
+void register_conv_pool(RuleTable& t);
+
+}  // namespace rlx::ops
