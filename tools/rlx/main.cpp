@@ -1,1 +1,74 @@
-int main() { return 0; }
+// `rlx` — the RLX command-line tool. Every command accepts --json; errors are one paragraph
+// on stderr and a non-zero exit code.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "commands.h"
+#include "rlx/error.h"
+#include "util/flags.h"
+#include "util/strings.h"
+
+namespace rlx::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> cmds = {
+      {"devices", "[--json]", "list devices, whether they are available, and their native-op counts", cmd_devices},
+      {"compile", "FILE.rlx [--device D] [--emit hir|mir|lir] [--report] [--policy P] [--stop-after PASS] [--dump-dir DIR] [--bind S=N,…] [--json]",
+       "compile a graph, print IR at any level and the dispatch report", cmd_compile},
+      {"demo", "[--json]", "the main job on embedded defaults", cmd_demo},
+  };
+  return cmds;
+}
+
+}  // namespace rlx::cli
+
+namespace {
+
+void print_usage() {
+  std::printf("usage: rlx <command> [options]\n\ncommands:\n");
+  for (const auto& c : rlx::cli::commands()) std::printf("  %-10s %s\n", c.name, c.summary);
+  std::printf("\n  rlx <command> --help     options of one command\n  rlx --list-flags [--markdown]  environment flags (RLX_*)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace rlx;
+  std::vector<std::string> tokens(argv + 1, argv + argc);
+  if (tokens.empty() || tokens[0] == "--help" || tokens[0] == "-h" || tokens[0] == "help") {
+    print_usage();
+    return tokens.empty() ? 2 : 0;
+  }
+  try {
+    if (tokens[0] == "--list-flags") {
+      if (tokens.size() > 1 && tokens[1] == "--markdown") {
+        std::fputs(flags_markdown().c_str(), stdout);
+      } else {
+        for (const auto& f : flag_infos())
+          std::printf("%-22s %-7s = %-14s %s\n", f.name, f.type, flag_value_text(f.name).c_str(), f.doc);
+      }
+      return 0;
+    }
+    for (const auto& c : cli::commands()) {
+      if (tokens[0] != c.name) continue;
+      std::vector<std::string> rest(tokens.begin() + 1, tokens.end());
+      for (const auto& t : rest)
+        if (t == "--help" || t == "-h") {
+          std::printf("usage: rlx %s %s\n  %s\n", c.name, c.usage, c.summary);
+          return 0;
+        }
+      cli::Args args(c.name, rest);
+      return c.run(args);
+    }
+    std::fprintf(stderr, "rlx: unknown command '%s'\n\n", tokens[0].c_str());
+    print_usage();
+    return 2;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "rlx %s: %s: %s\n", tokens[0].c_str(), error_kind_name(e.kind()), e.what());
+    return e.kind() == ErrorKind::invalid_argument ? 2 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rlx %s: internal error: %s\n", tokens[0].c_str(), e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,23 @@
+// The subcommands of `rlx` (DESIGN §8). Each lives in its own file and returns an exit code.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "args.h"
+
+namespace rlx::cli {
+
+struct Command {
+  const char* name;
+  const char* usage;    // one line: arguments
+  const char* summary;  // one line: what it does
+  int (*run)(Args& args);
+};
+
+const std::vector<Command>& commands();
+
+int cmd_devices(Args& args);
+int cmd_compile(Args& args);
+int cmd_demo(Args& args);
+
+}  // namespace rlx::cli
