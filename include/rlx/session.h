@@ -1,0 +1,61 @@
+// Compiling and running graphs: rlx::Session(device).compile(graph) → CompiledModel.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rlx/graph.h"
+#include "rlx/tensor.h"
+
+namespace rlx {
+
+struct SessionOptions {
+  std::string policy;                            // "prefer-native" / "force-common"; "" → RLX_POLICY
+  std::map<std::string, std::string> overrides;  // per-op dispatch: {"softmax": "common"}
+};
+
+// A graph compiled for one device. Symbolic dims are specialised per concrete input shapes
+// on first use and cached. run() is thread-safe.
+class CompiledModel {
+ public:
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs) const;
+
+  const std::string& device() const;
+  std::vector<std::string> input_names() const;
+  std::vector<std::string> output_names() const;
+  std::string dispatch_report() const;       // the table of `rlx compile --report`
+  std::string dispatch_report_json() const;
+  std::string mir_text() const;              // the legalized graph
+  std::string lir_text(const std::map<std::string, int64_t>& bindings) const;
+
+  struct Impl;
+  explicit CompiledModel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+class Session {
+ public:
+  explicit Session(std::string device = "cpu", SessionOptions options = {});
+  // Legalizes for the device (throws rlx::Error(unsupported) listing every op it cannot run).
+  CompiledModel compile(const Graph& graph) const;
+  const std::string& device() const { return device_; }
+
+ private:
+  std::string device_;
+  SessionOptions options_;
+};
+
+struct DeviceInfo {
+  std::string name;
+  std::string description;
+  bool available = false;
+  std::string reason;  // why it is unavailable
+  int native_ops = 0;
+};
+std::vector<DeviceInfo> devices();
+
+}  // namespace rlx

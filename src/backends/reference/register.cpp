@@ -1,0 +1,67 @@
+// The reference device: claims every op and dtype the IR defines; runs them naively.
+#include "backends/reference/kernels.h"
+#include "runtime/registry.h"
+
+namespace rlx::backends::reference {
+
+const KernelTable& kernels() {
+  static const KernelTable t = [] {
+    KernelTable k{};
+    register_elementwise(k);
+    register_reduce(k);
+    register_linalg(k);
+    register_movement(k);
+    register_nn(k);
+    return k;
+  }();
+  return t;
+}
+
+namespace {
+
+class ReferenceBackend : public runtime::Backend {
+ public:
+  std::string name() const override { return "reference"; }
+  std::string description() const override { return "naive loops with f64 accumulation: the definition of every op (oracle)"; }
+  bool claims(ir::Op op, const std::vector<ir::Type>&, const std::vector<ir::Type>&, const ir::Attrs&) const override {
+    return claims_op(op);
+  }
+  bool claims_op(ir::Op op) const override { return op == ir::Op::constant || kernels()[static_cast<size_t>(op)] != nullptr; }
+
+  std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
+    return runtime::make_host_executable(lir, [](const ir::Node& n, const ir::Graph&) -> runtime::HostKernel {
+      Kernel k = kernels()[static_cast<size_t>(n.op)];
+      if (!k) return {};
+      return [k](const KernelArgs& a) { k(a); };
+    });
+  }
+
+  passes::NodeEvaluator evaluator() const override {
+    return [](ir::Op op, const ir::Attrs& attrs, const std::vector<Tensor>& in, const std::vector<ir::Type>& out_types) {
+      ir::Node node;
+      node.op = op;
+      node.attrs = attrs;
+      std::vector<HostView> iv, ov;
+      std::vector<Tensor> keep, outs;
+      for (const Tensor& t : in) {
+        Tensor c = t.contiguous();
+        keep.push_back(c);
+        iv.push_back({c.data(), c.dtype(), c.shape(), c.numel()});
+      }
+      for (const auto& t : out_types) {
+        Tensor o = Tensor::zeros(t.dtype, shape_values(t.shape));
+        outs.push_back(o);
+        ov.push_back({o.data(), o.dtype(), o.shape(), o.numel()});
+      }
+      if (op == ir::Op::constant) return std::vector<Tensor>{attrs.tensor("value")};
+      kernels()[static_cast<size_t>(op)](KernelArgs{node, iv, ov});
+      return outs;
+    };
+  }
+};
+
+}  // namespace
+
+void register_backend() { runtime::register_backend(std::make_unique<ReferenceBackend>()); }
+
+}  // namespace rlx::backends::reference

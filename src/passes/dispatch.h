@@ -1,0 +1,45 @@
+// The dispatch contract (DESIGN §3): every node resolves to native, common-ir (decomposed),
+// rewritten, or unsupported — and unsupported fails compilation listing every such node.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace rlx::passes {
+
+// What a device can run natively. Backends implement it; the legalizer only asks.
+class KernelClaims {
+ public:
+  virtual ~KernelClaims() = default;
+  virtual std::string name() const = 0;
+  // Does the device have a kernel for this op with these types and attributes?
+  virtual bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const = 0;
+};
+
+enum class Policy { prefer_native, force_common };
+Policy policy_from_name(const std::string& name);  // throws rlx::Error naming the choices
+const char* policy_name(Policy p);
+
+struct DispatchOptions {
+  Policy policy = Policy::prefer_native;
+  // Per-op overrides: "native" or "common" by op name ("softmax", "hir.softmax").
+  std::map<std::string, std::string> overrides;
+};
+
+struct DispatchReport {
+  struct Row {
+    int native = 0, common_ir = 0, rewritten = 0, unsupported = 0;
+  };
+  std::string device;
+  Policy policy = Policy::prefer_native;
+  std::map<std::string, Row> rows;          // by op keyword
+  std::vector<std::string> unsupported;     // one line per unsupported node
+  std::vector<std::string> rewrites;        // which rewrite made which op legal
+  std::string str() const;                  // the table printed by --report
+  std::string json() const;
+  bool ok() const { return unsupported.empty(); }
+};
+
+}  // namespace rlx::passes

@@ -1,0 +1,132 @@
+#include "passes/memory_plan.h"
+
+#include <algorithm>
+
+#include "passes/rewrite.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::passes {
+
+using ir::Placement;
+
+ir::ValueId placement_root(const ir::Graph& lir, ir::ValueId v) {
+  while (lir.placement[static_cast<size_t>(v)].kind == Placement::Kind::view) v = lir.placement[static_cast<size_t>(v)].index;
+  return v;
+}
+
+namespace {
+
+int64_t align(int64_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+
+struct Buffer {
+  int64_t bytes = 0;
+  int first = 0, last = 0;  // node indices of the live range (inclusive)
+  int64_t offset = -1;
+};
+
+}  // namespace
+
+ir::Graph plan_memory(const ir::Graph& in, const PlanOptions& opts) {
+  ir::Graph g = in;
+  size_t nv = g.num_values();
+  int n_nodes = g.num_nodes();
+  g.placement.assign(nv, Placement{});
+  std::vector<int> buffer_of(nv, -1);
+  std::vector<Buffer> buffers;
+  std::vector<int> last_use(nv, -1);
+  for (int i = 0; i < n_nodes; ++i)
+    for (ValueId v : g.node(i).inputs) last_use[static_cast<size_t>(v)] = i;
+  std::vector<bool> is_output(nv, false);
+  for (ValueId v : g.outputs()) is_output[static_cast<size_t>(v)] = true;
+
+  for (size_t k = 0; k < g.inputs().size(); ++k) g.placement[static_cast<size_t>(g.inputs()[k])] = {Placement::Kind::input, 0, 0, static_cast<int32_t>(k)};
+
+  auto root_buffer = [&](ValueId v) { return buffer_of[static_cast<size_t>(placement_root(g, v))]; };
+
+  for (int i = 0; i < n_nodes; ++i) {
+    const ir::Node& n = g.node(i);
+    for (ValueId out : n.outputs) {
+      const Type& t = g.type(out);
+      if (!shape_is_static(t.shape))
+        throw Error(ErrorKind::internal, cat("memory planning needs static shapes; value of ", ir::op_keyword(n.op), " is ", ir::type_str(t)));
+      int64_t bytes = static_cast<int64_t>(dtype_bytes(t.dtype, shape_numel(t.shape).value()));
+      auto& p = g.placement[static_cast<size_t>(out)];
+      if (n.op == Op::constant) {
+        p = {Placement::Kind::constant, 0, bytes, -1};
+        continue;
+      }
+      if (opts.views && ir::has_trait(n.op, ir::kView)) {
+        p = {Placement::Kind::view, 0, bytes, n.inputs[0]};
+        continue;
+      }
+      // In place: an elementwise output may take over an input buffer that dies here.
+      if (opts.in_place && ir::has_trait(n.op, ir::kElementwise) && n.outputs.size() == 1) {
+        for (ValueId src : n.inputs) {
+          ValueId root = placement_root(g, src);
+          int b = buffer_of[static_cast<size_t>(root)];
+          if (b < 0 || g.type(src) != Type{g.type(src).dtype, t.shape}) continue;
+          if (dtype_bytes(g.type(src).dtype, 1) != dtype_bytes(t.dtype, 1) || buffers[b].bytes != bytes) continue;
+          if (buffers[b].last > i) continue;  // still read later (or is a graph output)
+          bool only_here = true;           // every reader of the buffer is at or before node i
+          for (size_t v = 0; v < nv && only_here; ++v)
+            if (buffer_of[v] == b || (g.placement[v].kind == Placement::Kind::view && root_buffer(static_cast<ValueId>(v)) == b))
+              only_here = last_use[v] <= i && !is_output[v];
+          if (!only_here) continue;
+          p = {Placement::Kind::arena, 0, bytes, -1};
+          buffer_of[static_cast<size_t>(out)] = b;
+          buffers[b].last = std::max(buffers[b].last, i);
+          break;
+        }
+        if (buffer_of[static_cast<size_t>(out)] >= 0) continue;
+      }
+      p = {Placement::Kind::arena, 0, bytes, -1};
+      buffer_of[static_cast<size_t>(out)] = static_cast<int>(buffers.size());
+      buffers.push_back({bytes, i, i, -1});
+    }
+    // Reading a value keeps its root buffer alive through this node.
+    for (ValueId v : n.inputs) {
+      int b = root_buffer(v);
+      if (b >= 0) buffers[b].last = std::max(buffers[b].last, i);
+    }
+  }
+  for (ValueId v : g.outputs()) {
+    int b = root_buffer(v);
+    if (b >= 0) buffers[b].last = n_nodes;
+  }
+
+  // Offsets: largest buffers first, each at the lowest offset free during its live range.
+  std::vector<int> order(buffers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    if (buffers[a].bytes != buffers[b].bytes) return buffers[a].bytes > buffers[b].bytes;
+    return buffers[a].first < buffers[b].first;
+  });
+  std::vector<int> placed;
+  int64_t arena = 0;
+  for (int bi : order) {
+    Buffer& b = buffers[bi];
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (int pi : placed) {
+      const Buffer& o = buffers[pi];
+      if (o.first <= b.last && b.first <= o.last) busy.push_back({o.offset, o.offset + align(o.bytes)});
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t off = 0;
+    for (const auto& [s, e] : busy) {
+      if (off + align(b.bytes) <= s) break;
+      off = std::max(off, e);
+    }
+    b.offset = off;
+    arena = std::max(arena, off + align(b.bytes));
+    placed.push_back(bi);
+  }
+  for (size_t v = 0; v < nv; ++v)
+    if (buffer_of[v] >= 0) g.placement[v].offset = buffers[buffer_of[v]].offset;
+  g.arena_bytes = arena;
+  g.is_lir = true;
+  after_pass(g, "plan-memory");
+  return g;
+}
+
+}  // namespace rlx::passes

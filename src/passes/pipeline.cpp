@@ -1,0 +1,64 @@
+#include "passes/pipeline.h"
+
+#include <algorithm>
+
+#include "ir/text.h"
+#include "ops/verify.h"
+#include "passes/legalize.h"
+#include "passes/memory_plan.h"
+#include "passes/specialize.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace rlx::passes {
+
+const std::vector<std::string>& mir_stages() {
+  static const std::vector<std::string> s = {"verify", "legalize", "fold", "cse", "dce"};
+  return s;
+}
+
+const std::vector<std::string>& lir_stages() {
+  static const std::vector<std::string> s = {"specialize", "fold-static", "cse-static", "dce-static", "plan"};
+  return s;
+}
+
+bool is_stage(const std::string& name) {
+  const auto& a = mir_stages();
+  const auto& b = lir_stages();
+  return std::find(a.begin(), a.end(), name) != a.end() || std::find(b.begin(), b.end(), name) != b.end();
+}
+
+bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOptions& opts, const NodeEvaluator& eval,
+                    DispatchReport& report) {
+  auto stop = [&](const char* stage) { return opts.stop_after == stage; };
+  ops::verify(g, ir::Level::HIR);
+  if (stop("verify")) return true;
+  g = legalize(g, device, opts.dispatch, report);
+  if (debug_at(2) || flags().RLX_DISPATCH_REPORT) log_line(report.str());
+  if (stop("legalize")) return true;
+  g = fold_constants(g, eval);
+  if (stop("fold")) return true;
+  g = eliminate_common_subexpressions(g);
+  if (stop("cse")) return true;
+  g = eliminate_dead_code(g);
+  return stop("dce");
+}
+
+bool lower_to_lir(ir::Graph& g, const Bindings& bindings, const PipelineOptions& opts, const NodeEvaluator& eval) {
+  auto stop = [&](const char* stage) { return opts.stop_after == stage; };
+  std::string device = g.device;
+  g = specialize(g, bindings);
+  if (stop("specialize")) return true;
+  g = fold_constants(g, eval);
+  if (stop("fold-static")) return true;
+  g = eliminate_common_subexpressions(g);
+  if (stop("cse-static")) return true;
+  g = eliminate_dead_code(g);
+  if (stop("dce-static")) return true;
+  g = plan_memory(g);
+  g.device = device;
+  if (debug_at(4)) log_line(cat("LIR for ", device, ":\n", ir::print_graph(g)));
+  return stop("plan");
+}
+
+}  // namespace rlx::passes

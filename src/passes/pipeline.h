@@ -1,0 +1,30 @@
+// The compilation pipeline: HIR → (legalize, fold, cse, dce) → MIR for a device, then per
+// shape binding → (specialize, fold, cse, dce, plan) → LIR. Each stage has a name for
+// --stop-after.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "passes/dispatch.h"
+#include "passes/simplify.h"
+#include "rlx/shape.h"
+
+namespace rlx::passes {
+
+struct PipelineOptions {
+  DispatchOptions dispatch;
+  std::string stop_after;  // a stage name, or "" to run everything
+};
+
+// Stage names in order (device stages, then per-binding stages).
+const std::vector<std::string>& mir_stages();  // verify legalize fold cse dce
+const std::vector<std::string>& lir_stages();  // specialize fold-static cse-static dce-static plan
+bool is_stage(const std::string& name);
+
+// Returns true when the pipeline stopped early at opts.stop_after.
+bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOptions& opts, const NodeEvaluator& eval,
+                    DispatchReport& report);
+bool lower_to_lir(ir::Graph& g, const Bindings& bindings, const PipelineOptions& opts, const NodeEvaluator& eval);
+
+}  // namespace rlx::passes

@@ -1,0 +1,43 @@
+// The backend interface (DESIGN §4): device → compile → execute → buffers. A backend is one
+// folder under src/backends with one public entry point, register_backend().
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "passes/dispatch.h"
+#include "passes/simplify.h"
+#include "rlx/tensor.h"
+
+namespace rlx::runtime {
+
+struct Availability {
+  bool available = true;
+  std::string reason;  // why not, when unavailable ("no NVIDIA driver", …)
+};
+
+// One compiled LIR program. run() may be called from many threads at once; each call brings
+// its own scratch arena.
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // `inputs` are contiguous host tensors of the LIR's input types; returns the outputs.
+  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) = 0;
+};
+
+class Backend : public passes::KernelClaims {
+ public:
+  virtual std::string description() const = 0;
+  virtual Availability availability() const { return {}; }
+  // Number of (op) kinds with at least one native kernel, for `rlx devices`.
+  int native_op_count() const;
+  // LIR → executable. Throws rlx::Error when the device cannot run it.
+  virtual std::unique_ptr<Executable> compile(const ir::Graph& lir) = 0;
+  // Whether the backend claims `op` for some dtype at all (support tables).
+  virtual bool claims_op(ir::Op op) const = 0;
+  // Evaluates single nodes on host tensors (constant folding); empty when the device can't.
+  virtual passes::NodeEvaluator evaluator() const { return {}; }
+};
+
+}  // namespace rlx::runtime

@@ -1,0 +1,136 @@
+#include "runtime/host_executable.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "passes/memory_plan.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::runtime {
+
+namespace {
+
+using ir::Placement;
+
+struct Step {
+  int node;
+  HostKernel kernel;
+};
+
+// Scratch state of one run: the arena and the views handed to kernels. Pooled so that
+// concurrent runs never share one and steady-state runs allocate nothing here.
+struct RunContext {
+  std::shared_ptr<void> arena;
+  std::vector<void*> ptr;  // per value
+  std::vector<std::vector<HostView>> in, out;  // per step
+};
+
+class HostExecutable : public Executable {
+ public:
+  HostExecutable(const ir::Graph& lir, const KernelLookup& lookup) : lir_(lir) {
+    for (int i = 0; i < lir_.num_nodes(); ++i) {
+      const ir::Node& n = lir_.node(i);
+      if (n.op == ir::Op::constant) continue;
+      bool all_views = true;
+      for (ir::ValueId v : n.outputs) all_views = all_views && lir_.placement[static_cast<size_t>(v)].kind == Placement::Kind::view;
+      if (all_views) continue;  // reshape of contiguous memory: no work
+      HostKernel k = lookup(n, lir_);
+      if (!k)
+        throw Error(ErrorKind::internal, cat("device ", lir_.device, " has no kernel for ", ir::op_keyword(n.op), " although it claimed it"));
+      steps_.push_back({i, std::move(k)});
+    }
+    for (size_t v = 0; v < lir_.num_values(); ++v) {
+      const ir::Value& val = lir_.value(static_cast<ir::ValueId>(v));
+      shapes_.push_back(shape_values(val.type.shape));
+    }
+  }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
+    if (inputs.size() != lir_.inputs().size())
+      throw Error(ErrorKind::invalid_argument, cat("expected ", lir_.inputs().size(), " inputs, got ", inputs.size()));
+    std::unique_ptr<RunContext> ctx = acquire();
+    size_t nv = lir_.num_values();
+    for (size_t v = 0; v < nv; ++v) {
+      const Placement& p = lir_.placement[v];
+      switch (p.kind) {
+        case Placement::Kind::input: ctx->ptr[v] = inputs[static_cast<size_t>(p.index)].data(); break;
+        case Placement::Kind::arena: ctx->ptr[v] = static_cast<uint8_t*>(ctx->arena.get()) + p.offset; break;
+        case Placement::Kind::constant:
+          ctx->ptr[v] = lir_.node(lir_.value(static_cast<ir::ValueId>(v)).node).attrs.tensor("value").data();
+          break;
+        default: break;
+      }
+    }
+    for (size_t v = 0; v < nv; ++v)
+      if (lir_.placement[v].kind == Placement::Kind::view) ctx->ptr[v] = ctx->ptr[static_cast<size_t>(passes::placement_root(lir_, static_cast<ir::ValueId>(v)))];
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      const ir::Node& n = lir_.node(steps_[s].node);
+      for (size_t k = 0; k < n.inputs.size(); ++k) ctx->in[s][k].data = ctx->ptr[static_cast<size_t>(n.inputs[k])];
+      for (size_t k = 0; k < n.outputs.size(); ++k) ctx->out[s][k].data = ctx->ptr[static_cast<size_t>(n.outputs[k])];
+      steps_[s].kernel(KernelArgs{n, ctx->in[s], ctx->out[s]});
+    }
+    std::vector<Tensor> outs;
+    for (ir::ValueId v : lir_.outputs()) {
+      const ir::Type& t = lir_.type(v);
+      std::vector<int64_t> shape = shapes_[static_cast<size_t>(v)];
+      outs.push_back(Tensor::from_bytes(t.dtype, shape, ctx->ptr[static_cast<size_t>(v)], dtype_bytes(t.dtype, shape_numel(t.shape).value())));
+    }
+    release(std::move(ctx));
+    return outs;
+  }
+
+ private:
+  std::unique_ptr<RunContext> acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!pool_.empty()) {
+        auto c = std::move(pool_.back());
+        pool_.pop_back();
+        return c;
+      }
+    }
+    auto c = std::make_unique<RunContext>();
+    size_t bytes = static_cast<size_t>(std::max<int64_t>(lir_.arena_bytes, 64));
+    void* mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!mem) throw Error(ErrorKind::out_of_memory, cat("could not allocate the ", bytes, "-byte arena of graph @", lir_.name));
+    c->arena = std::shared_ptr<void>(mem, [](void* p) { std::free(p); });
+    c->ptr.assign(lir_.num_values(), nullptr);
+    for (const auto& st : steps_) {
+      const ir::Node& n = lir_.node(st.node);
+      std::vector<HostView> in, out;
+      for (ir::ValueId v : n.inputs) in.push_back(view_of(v));
+      for (ir::ValueId v : n.outputs) out.push_back(view_of(v));
+      c->in.push_back(std::move(in));
+      c->out.push_back(std::move(out));
+    }
+    return c;
+  }
+  HostView view_of(ir::ValueId v) const {
+    HostView h;
+    h.dtype = lir_.type(v).dtype;
+    h.shape = shapes_[static_cast<size_t>(v)];
+    h.numel = 1;
+    for (int64_t d : h.shape) h.numel *= d;
+    return h;
+  }
+  void release(std::unique_ptr<RunContext> c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pool_.push_back(std::move(c));
+  }
+
+  ir::Graph lir_;
+  std::vector<Step> steps_;
+  std::vector<std::vector<int64_t>> shapes_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<RunContext>> pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executable> make_host_executable(const ir::Graph& lir, const KernelLookup& lookup) {
+  return std::make_unique<HostExecutable>(lir, lookup);
+}
+
+}  // namespace rlx::runtime

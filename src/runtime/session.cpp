@@ -1,0 +1,148 @@
+#include "rlx/session.h"
+
+#include <mutex>
+
+#include "ir/text.h"
+#include "passes/pipeline.h"
+#include "passes/specialize.h"
+#include "rlx/error.h"
+#include "runtime/registry.h"
+#include "util/flags.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace rlx {
+
+struct CompiledModel::Impl {
+  std::string device;
+  runtime::Backend* backend = nullptr;
+  ir::Graph mir;
+  passes::DispatchReport report;
+  passes::PipelineOptions pipeline;
+  passes::NodeEvaluator evaluator;
+  std::mutex mu;
+  std::map<Bindings, std::shared_ptr<runtime::Executable>> cache;  // one executable per shape binding
+
+  std::shared_ptr<runtime::Executable> executable_for(const Bindings& b) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(b);
+      if (it != cache.end()) return it->second;
+    }
+    ir::Graph lir = mir;
+    passes::PipelineOptions opts = pipeline;
+    opts.stop_after.clear();
+    passes::lower_to_lir(lir, b, opts, evaluator);
+    std::shared_ptr<runtime::Executable> exe = backend->compile(lir);
+    std::lock_guard<std::mutex> lock(mu);
+    return cache.emplace(b, std::move(exe)).first->second;
+  }
+};
+
+namespace {
+
+passes::NodeEvaluator reference_evaluator() {
+  runtime::Backend* ref = runtime::find_backend("reference");
+  if (!ref) throw Error(ErrorKind::internal, "the reference backend is not built; constant folding needs it");
+  return ref->evaluator();
+}
+
+std::string value_label(const ir::Graph& g, ir::ValueId v, size_t index, const char* kind) {
+  const std::string& n = g.value(v).name;
+  return n.empty() ? cat(kind, " ", index) : n;
+}
+
+}  // namespace
+
+Session::Session(std::string device, SessionOptions options) : device_(std::move(device)), options_(std::move(options)) {
+  runtime::Backend& b = runtime::backend(device_);  // unknown names fail here, listing the devices
+  runtime::Availability a = b.availability();
+  if (!a.available) throw Error(ErrorKind::unsupported, cat("device ", device_, " is not available: ", a.reason));
+}
+
+CompiledModel Session::compile(const Graph& graph) const {
+  auto impl = std::make_shared<CompiledModel::Impl>();
+  impl->device = device_;
+  impl->backend = &runtime::backend(device_);
+  impl->pipeline.dispatch.policy = passes::policy_from_name(options_.policy.empty() ? flags().RLX_POLICY : options_.policy);
+  impl->pipeline.dispatch.overrides = options_.overrides;
+  impl->evaluator = reference_evaluator();
+  impl->mir = graph.ir();
+  passes::compile_to_mir(impl->mir, *impl->backend, impl->pipeline, impl->evaluator, impl->report);
+  return CompiledModel(impl);
+}
+
+std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) const {
+  const ir::Graph& g = impl_->mir;
+  if (inputs.size() != g.inputs().size())
+    throw Error(ErrorKind::invalid_argument, cat("graph @", g.name, " takes ", g.inputs().size(), " inputs, got ", inputs.size()));
+  std::vector<Tensor> contiguous;
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Type& want = g.type(g.inputs()[i]);
+    if (!inputs[i].defined()) throw Error(ErrorKind::invalid_argument, cat(value_label(g, g.inputs()[i], i, "input"), " is an empty tensor"));
+    if (inputs[i].dtype() != want.dtype)
+      throw Error(ErrorKind::invalid_argument, cat(value_label(g, g.inputs()[i], i, "input"), " must be ", dtype_name(want.dtype), ", got ",
+                                                   dtype_name(inputs[i].dtype())));
+    contiguous.push_back(inputs[i].contiguous());
+    shapes.push_back(inputs[i].shape());
+  }
+  Bindings b = passes::bind_inputs(g, shapes);
+  return impl_->executable_for(b)->run(contiguous);
+}
+
+std::vector<Tensor> CompiledModel::run(const std::map<std::string, Tensor>& inputs) const {
+  const ir::Graph& g = impl_->mir;
+  std::vector<Tensor> ordered;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const std::string& n = g.value(g.inputs()[i]).name;
+    auto it = inputs.find(n);
+    if (it == inputs.end()) throw Error(ErrorKind::invalid_argument, cat("missing input '", n, "'"));
+    ordered.push_back(it->second);
+  }
+  if (inputs.size() != ordered.size()) {
+    for (const auto& [name, t] : inputs) {
+      bool known = false;
+      for (ir::ValueId v : g.inputs()) known = known || g.value(v).name == name;
+      if (!known) throw Error(ErrorKind::invalid_argument, cat("graph @", g.name, " has no input named '", name, "'"));
+    }
+  }
+  return run(ordered);
+}
+
+const std::string& CompiledModel::device() const { return impl_->device; }
+
+std::vector<std::string> CompiledModel::input_names() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < impl_->mir.inputs().size(); ++i) out.push_back(value_label(impl_->mir, impl_->mir.inputs()[i], i, "input"));
+  return out;
+}
+
+std::vector<std::string> CompiledModel::output_names() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < impl_->mir.outputs().size(); ++i) out.push_back(value_label(impl_->mir, impl_->mir.outputs()[i], i, "output"));
+  return out;
+}
+
+std::string CompiledModel::dispatch_report() const { return impl_->report.str(); }
+std::string CompiledModel::dispatch_report_json() const { return impl_->report.json(); }
+std::string CompiledModel::mir_text() const { return ir::print_graph(impl_->mir); }
+
+std::string CompiledModel::lir_text(const std::map<std::string, int64_t>& bindings) const {
+  ir::Graph lir = impl_->mir;
+  passes::PipelineOptions opts = impl_->pipeline;
+  opts.stop_after.clear();
+  passes::lower_to_lir(lir, bindings, opts, impl_->evaluator);
+  return ir::print_graph(lir);
+}
+
+std::vector<DeviceInfo> devices() {
+  std::vector<DeviceInfo> out;
+  for (runtime::Backend* b : runtime::backends()) {
+    runtime::Availability a = b->availability();
+    out.push_back({b->name(), b->description(), a.available, a.reason, b->native_op_count()});
+  }
+  return out;
+}
+
+}  // namespace rlx
