@@ -1,5 +1,6 @@
 #include "passes/legalize.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ops/rules.h"
@@ -105,9 +106,17 @@ ir::Graph legalize(const ir::Graph& g, const KernelClaims& device, const Dispatc
                           join(std::vector<std::string>(kinds.begin(), kinds.end())), ")");
     if (!sources.empty()) msg += cat("; they come from ", join(std::vector<std::string>(sources.begin(), sources.end())));
     msg += ":";
-    constexpr size_t kMax = 40;
-    for (size_t i = 0; i < report.unsupported.size() && i < kMax; ++i) msg += "\n  " + report.unsupported[i];
-    if (report.unsupported.size() > kMax) msg += cat("\n  … and ", report.unsupported.size() - kMax, " more");
+    // Identical nodes (same op, types and source) are listed once with their count.
+    std::vector<std::pair<std::string, int>> lines;
+    for (const auto& u : report.unsupported) {
+      auto it = std::find_if(lines.begin(), lines.end(), [&](const auto& l) { return l.first == u; });
+      if (it == lines.end()) lines.push_back({u, 1});
+      else ++it->second;
+    }
+    constexpr size_t kMax = 60;
+    for (size_t i = 0; i < lines.size() && i < kMax; ++i)
+      msg += cat("\n  ", lines[i].first, lines[i].second > 1 ? cat("  (×", lines[i].second, ")") : std::string());
+    if (lines.size() > kMax) msg += cat("\n  … and ", lines.size() - kMax, " more distinct nodes");
     msg += "\n" + report.str();
     throw Error(ErrorKind::unsupported, msg);
   }

@@ -1,0 +1,347 @@
+// Elementwise kernels: unary, binary with numpy broadcasting, select, cast, iota.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "backends/cpu/kernels.h"
+
+namespace rlx::backends::cpu {
+
+namespace {
+
+using ir::Op;
+
+// ---- broadcasting: walk the output row by row; each input has a stride per output dim
+// (0 where it is broadcast).
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& out, const std::vector<int64_t>& in) {
+  std::vector<int64_t> st(out.size(), 0), cs = contiguous_strides(in);
+  size_t off = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d) st[off + d] = in[d] == 1 ? 0 : cs[d];
+  return st;
+}
+
+// Calls row(dst_offset, {src offsets}, inner_strides, n) for each innermost row of `out`.
+template <size_t N, class F>
+void for_each_row(const std::vector<int64_t>& out, const std::array<std::vector<int64_t>, N>& in_shapes, F row) {
+  size_t r = out.size();
+  std::array<std::vector<int64_t>, N> st;
+  for (size_t k = 0; k < N; ++k) st[k] = broadcast_strides(out, in_shapes[k]);
+  int64_t inner = r ? out[r - 1] : 1;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < r; ++d) rows *= out[d];
+  if (inner == 0) return;
+#pragma omp parallel for num_threads(num_threads()) if (rows * inner > 32768)
+  for (int64_t row_i = 0; row_i < rows; ++row_i) {
+    std::array<int64_t, N> base{};
+    int64_t rem = row_i;
+    for (size_t d = r ? r - 1 : 0; d-- > 0;) {
+      int64_t c = rem % out[d];
+      rem /= out[d];
+      for (size_t k = 0; k < N; ++k) base[k] += c * st[k][d];
+    }
+    std::array<int64_t, N> inner_st{};
+    for (size_t k = 0; k < N; ++k) inner_st[k] = r ? st[k][r - 1] : 0;
+    row(row_i * inner, base, inner_st, inner);
+  }
+}
+
+template <class T>
+T unary_op(Op op, T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    switch (op) {
+      case Op::neg: return -x;
+      case Op::abs: return std::fabs(x);
+      case Op::sign: return std::isnan(x) ? x : static_cast<T>((x > 0) - (x < 0));
+      case Op::exp: return std::exp(x);
+      case Op::expm1: return std::expm1(x);
+      case Op::log: return std::log(x);
+      case Op::log1p: return std::log1p(x);
+      case Op::sqrt: return std::sqrt(x);
+      case Op::rsqrt: return T(1) / std::sqrt(x);
+      case Op::reciprocal: return T(1) / x;
+      case Op::sin: return std::sin(x);
+      case Op::cos: return std::cos(x);
+      case Op::tanh: return std::tanh(x);
+      case Op::sigmoid: return T(1) / (T(1) + std::exp(-x));
+      case Op::erf: return std::erf(x);
+      case Op::floor: return std::floor(x);
+      case Op::ceil: return std::ceil(x);
+      case Op::round: return std::nearbyint(x);
+      default: return x;
+    }
+  } else {
+    using U = std::make_unsigned_t<T>;
+    switch (op) {
+      case Op::neg: return static_cast<T>(U(0) - static_cast<U>(x));
+      case Op::abs: return x < 0 ? static_cast<T>(U(0) - static_cast<U>(x)) : x;
+      case Op::sign: return static_cast<T>((x > 0) - (x < 0));
+      case Op::logical_not: return static_cast<T>(x == 0);
+      default: return x;
+    }
+  }
+}
+
+HostKernel make_unary(const ir::Node& n, const ir::Graph&) {
+  Op op = n.op;
+  return [op](const KernelArgs& a) {
+    dispatch_typed(a.in[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = a.in[0].as<T>();
+      T* y = a.out[0].as<T>();
+      int64_t n = a.out[0].numel;
+#pragma omp parallel for num_threads(num_threads()) if (n > 32768)
+      for (int64_t i = 0; i < n; ++i) y[i] = unary_op(op, x[i]);
+    });
+  };
+}
+
+template <class T>
+T int_div(T a, T b) {
+  if (b == 0) return 0;
+  if constexpr (std::is_signed_v<T>)
+    if (b == -1) return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
+  return static_cast<T>(a / b);
+}
+
+template <class T>
+T binary_op(Op op, T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    switch (op) {
+      case Op::add: return a + b;
+      case Op::sub: return a - b;
+      case Op::mul: return a * b;
+      case Op::div: return a / b;
+      case Op::rem: return std::fmod(a, b);
+      case Op::pow: return std::pow(a, b);
+      case Op::max: return (std::isnan(a) || std::isnan(b)) ? std::numeric_limits<T>::quiet_NaN() : std::max(a, b);
+      case Op::min: return (std::isnan(a) || std::isnan(b)) ? std::numeric_limits<T>::quiet_NaN() : std::min(a, b);
+      default: return 0;
+    }
+  } else {
+    using U = std::make_unsigned_t<T>;
+    switch (op) {
+      case Op::add: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      case Op::sub: return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+      case Op::mul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+      case Op::div: return int_div(a, b);
+      case Op::rem: return (b == 0 || (std::is_signed_v<T> && b == static_cast<T>(-1))) ? T(0) : static_cast<T>(a % b);
+      case Op::max: return std::max(a, b);
+      case Op::min: return std::min(a, b);
+      case Op::logical_and: return (a != 0) && (b != 0);
+      case Op::logical_or: return (a != 0) || (b != 0);
+      case Op::logical_xor: return (a != 0) != (b != 0);
+      default: return 0;
+    }
+  }
+}
+
+template <class T>
+uint8_t compare_op(Op op, T a, T b) {
+  switch (op) {
+    case Op::eq: return a == b;
+    case Op::ne: return a != b;
+    case Op::lt: return a < b;
+    case Op::le: return a <= b;
+    case Op::gt: return a > b;
+    case Op::ge: return a >= b;
+    default: return 0;
+  }
+}
+
+bool is_compare(Op op) { return op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge; }
+
+HostKernel make_binary(const ir::Node& n, const ir::Graph&) {
+  Op op = n.op;
+  return [op](const KernelArgs& a) {
+    dispatch_typed(a.in[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = a.in[0].as<T>();
+      const T* z = a.in[1].as<T>();
+      bool same = a.in[0].shape == a.out[0].shape && a.in[1].shape == a.out[0].shape;
+      if (is_compare(op)) {
+        uint8_t* y = a.out[0].as<uint8_t>();
+        if (same) {
+          for (int64_t i = 0; i < a.out[0].numel; ++i) y[i] = compare_op(op, x[i], z[i]);
+          return;
+        }
+        for_each_row<2>(a.out[0].shape, {a.in[0].shape, a.in[1].shape}, [&](int64_t o, auto base, auto st, int64_t len) {
+          for (int64_t i = 0; i < len; ++i) y[o + i] = compare_op(op, x[base[0] + i * st[0]], z[base[1] + i * st[1]]);
+        });
+        return;
+      }
+      T* y = a.out[0].as<T>();
+      if (same) {
+        int64_t n = a.out[0].numel;
+#pragma omp parallel for num_threads(num_threads()) if (n > 32768)
+        for (int64_t i = 0; i < n; ++i) y[i] = binary_op(op, x[i], z[i]);
+        return;
+      }
+      for_each_row<2>(a.out[0].shape, {a.in[0].shape, a.in[1].shape}, [&](int64_t o, auto base, auto st, int64_t len) {
+        for (int64_t i = 0; i < len; ++i) y[o + i] = binary_op(op, x[base[0] + i * st[0]], z[base[1] + i * st[1]]);
+      });
+    });
+  };
+}
+
+template <size_t B>
+struct Bytes {
+  uint8_t b[B];
+};
+
+HostKernel make_select(const ir::Node&, const ir::Graph&) {
+  return [](const KernelArgs& a) {
+    const uint8_t* c = a.in[0].as<uint8_t>();
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      const T* t = a.in[1].as<T>();
+      const T* f = a.in[2].as<T>();
+      T* y = a.out[0].as<T>();
+      for_each_row<3>(a.out[0].shape, {a.in[0].shape, a.in[1].shape, a.in[2].shape}, [&](int64_t o, auto base, auto st, int64_t len) {
+        for (int64_t i = 0; i < len; ++i) y[o + i] = c[base[0] + i * st[0]] ? t[base[1] + i * st[1]] : f[base[2] + i * st[2]];
+      });
+    };
+    switch (dtype_size(a.out[0].dtype)) {
+      case 1: run(uint8_t{}); break;
+      case 2: run(uint16_t{}); break;
+      case 4: run(uint32_t{}); break;
+      case 8: run(uint64_t{}); break;
+    }
+  };
+}
+
+// ---- cast, with the semantics of mir.cast (see util/scalar.h)
+struct F16 {
+  uint16_t v;
+};
+struct BF16 {
+  uint16_t v;
+};
+
+template <class T>
+constexpr bool is_half_tag = std::is_same_v<T, F16> || std::is_same_v<T, BF16>;
+
+template <class S>
+auto widen(S s) {
+  if constexpr (std::is_same_v<S, F16>) return f16_to_f32(s.v);
+  else if constexpr (std::is_same_v<S, BF16>) return bf16_to_f32(s.v);
+  else return s;
+}
+
+template <class D, class S>
+D convert(S s, bool dst_bool) {
+  auto w = widen(s);
+  using W = decltype(w);
+  if (dst_bool) return static_cast<D>(w != W(0));
+  if constexpr (std::is_same_v<D, F16>) return F16{f32_to_f16(static_cast<float>(w))};
+  else if constexpr (std::is_same_v<D, BF16>) return BF16{f32_to_bf16(static_cast<float>(w))};
+  else if constexpr (std::is_floating_point_v<D>) return static_cast<D>(w);
+  else if constexpr (std::is_floating_point_v<W>) {
+    if (std::isnan(w)) return 0;
+    double t = std::trunc(static_cast<double>(w));
+    if (t <= static_cast<double>(std::numeric_limits<D>::min())) return std::numeric_limits<D>::min();
+    if (t >= static_cast<double>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+    return static_cast<D>(t);
+  } else {
+    return static_cast<D>(static_cast<int64_t>(w));  // modular
+  }
+}
+
+template <class F>
+void dispatch_cast_type(DType d, F&& f) {
+  switch (d) {
+    case DType::f32: f(float{}); break;
+    case DType::f64: f(double{}); break;
+    case DType::f16: f(F16{}); break;
+    case DType::bf16: f(BF16{}); break;
+    case DType::i8: f(int8_t{}); break;
+    case DType::u8:
+    case DType::boolean: f(uint8_t{}); break;
+    case DType::i16: f(int16_t{}); break;
+    case DType::i32: f(int32_t{}); break;
+    case DType::i64: f(int64_t{}); break;
+    default: break;
+  }
+}
+
+HostKernel make_cast(const ir::Node&, const ir::Graph&) {
+  return [](const KernelArgs& a) {
+    bool dst_bool = a.out[0].dtype == DType::boolean;
+    dispatch_cast_type(a.in[0].dtype, [&](auto stag) {
+      dispatch_cast_type(a.out[0].dtype, [&](auto dtag) {
+        using S = decltype(stag);
+        using D = decltype(dtag);
+        const S* x = a.in[0].as<S>();
+        D* y = a.out[0].as<D>();
+        int64_t n = a.out[0].numel;
+#pragma omp parallel for num_threads(num_threads()) if (n > 32768)
+        for (int64_t i = 0; i < n; ++i) y[i] = convert<D>(x[i], dst_bool);
+      });
+    });
+  };
+}
+
+HostKernel make_iota(const ir::Node& n, const ir::Graph&) {
+  int64_t axis_attr = n.attrs.i("axis");
+  return [axis_attr](const KernelArgs& a) {
+    const auto& shape = a.out[0].shape;
+    int64_t axis = normalize_axis(axis_attr, shape.size());
+    int64_t inner = 1;
+    for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+    int64_t len = shape[static_cast<size_t>(axis)];
+    dispatch_typed(a.out[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      T* y = a.out[0].as<T>();
+      for (int64_t i = 0; i < a.out[0].numel; ++i) y[i] = static_cast<T>((i / inner) % len);
+    });
+  };
+}
+
+const std::initializer_list<DType> kReal = {DType::f32, DType::f64};
+const std::initializer_list<DType> kArith = {DType::f32, DType::f64, DType::i32, DType::i64};
+
+bool claims_unary(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  DType d = in[0].dtype;
+  if (op == Op::logical_not) return d == DType::boolean;
+  if (op == Op::neg || op == Op::abs || op == Op::sign) return is_one_of(d, kArith);
+  return is_one_of(d, kReal);
+}
+
+bool claims_binary(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  DType d = in[0].dtype;
+  switch (op) {
+    case Op::logical_and:
+    case Op::logical_or:
+    case Op::logical_xor: return d == DType::boolean;
+    case Op::eq:
+    case Op::ne: return is_one_of(d, kArith) || d == DType::boolean;
+    case Op::pow: return is_one_of(d, kReal);
+    default: return is_one_of(d, kArith);
+  }
+}
+
+bool claims_select(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  return in[1].dtype != DType::i4;
+}
+
+bool castable(DType d) { return d != DType::c64 && d != DType::i4; }
+bool claims_cast(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
+  return castable(in[0].dtype) && castable(out[0].dtype);
+}
+
+bool claims_iota(Op, const std::vector<ir::Type>&, const std::vector<ir::Type>& out, const ir::Attrs&) { return is_one_of(out[0].dtype, kArith); }
+
+}  // namespace
+
+void register_elementwise(KernelTable& t) {
+  for (Op op : {Op::neg, Op::abs, Op::sign, Op::exp, Op::expm1, Op::log, Op::log1p, Op::sqrt, Op::rsqrt, Op::reciprocal, Op::sin,
+                Op::cos, Op::tanh, Op::sigmoid, Op::erf, Op::floor, Op::ceil, Op::round, Op::logical_not})
+    t[static_cast<size_t>(op)] = {claims_unary, make_unary};
+  for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::rem, Op::pow, Op::max, Op::min, Op::logical_and, Op::logical_or,
+                Op::logical_xor, Op::eq, Op::ne, Op::lt, Op::le, Op::gt, Op::ge})
+    t[static_cast<size_t>(op)] = {claims_binary, make_binary};
+  t[static_cast<size_t>(Op::select)] = {claims_select, make_select};
+  t[static_cast<size_t>(Op::cast)] = {claims_cast, make_cast};
+  t[static_cast<size_t>(Op::iota)] = {claims_iota, make_iota};
+}
+
+}  // namespace rlx::backends::cpu

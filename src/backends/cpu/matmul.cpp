@@ -1,0 +1,160 @@
+// dot_general: operands are packed into [batch, M, K] and [batch, K, N] (any dim order in,
+// one copy each), then multiplied row by row; conv by direct loops.
+#include <algorithm>
+
+#include "backends/cpu/kernels.h"
+
+namespace rlx::backends::cpu {
+
+namespace {
+
+using ir::Op;
+
+bool has(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// Packs x so that the listed dim groups become three row-major blocks [g0][g1][g2].
+template <class T>
+std::vector<T> pack(const T* x, const std::vector<int64_t>& shape, const std::vector<std::vector<int64_t>>& groups) {
+  std::vector<int64_t> st = contiguous_strides(shape), dims, strides;
+  for (const auto& g : groups)
+    for (int64_t d : g) {
+      dims.push_back(shape[static_cast<size_t>(d)]);
+      strides.push_back(st[static_cast<size_t>(d)]);
+    }
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<T> out(static_cast<size_t>(n));
+  std::vector<int64_t> c(dims.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    out[static_cast<size_t>(i)] = x[off];
+    for (size_t d = dims.size(); d-- > 0;) {  // odometer
+      off += strides[d];
+      if (++c[d] < dims[d]) break;
+      off -= c[d] * strides[d];
+      c[d] = 0;
+    }
+  }
+  return out;
+}
+
+template <class T>
+void gemm_batched(const T* A, const T* B, T* C, int64_t batch, int64_t M, int64_t K, int64_t N) {
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+#pragma omp parallel for collapse(2) num_threads(num_threads()) if (batch * M * N * K > 65536)
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t m = 0; m < M; ++m) {
+      std::vector<Acc> row(static_cast<size_t>(N), Acc(0));
+      const T* a = A + (b * M + m) * K;
+      const T* bb = B + b * K * N;
+      for (int64_t k = 0; k < K; ++k) {
+        Acc av = static_cast<Acc>(a[k]);
+        const T* brow = bb + k * N;
+        for (int64_t n = 0; n < N; ++n) row[static_cast<size_t>(n)] += av * static_cast<Acc>(brow[n]);
+      }
+      T* c = C + (b * M + m) * N;
+      for (int64_t n = 0; n < N; ++n) c[n] = static_cast<T>(row[static_cast<size_t>(n)]);
+    }
+}
+
+HostKernel make_dot_general(const ir::Node& node, const ir::Graph&) {
+  ir::Intss batch = node.attrs.intss("batch"), contract = node.attrs.intss("contract");
+  return [=](const KernelArgs& a) {
+    const auto &xs = a.in[0].shape, &ws = a.in[1].shape;
+    auto norm = [](std::vector<int64_t> v, size_t r) {
+      for (auto& d : v) d = normalize_axis(d, r);
+      return v;
+    };
+    std::vector<int64_t> lb = norm(batch[0], xs.size()), rb = norm(batch[1], ws.size());
+    std::vector<int64_t> lc = norm(contract[0], xs.size()), rc = norm(contract[1], ws.size());
+    std::vector<int64_t> lf, rf;
+    for (size_t d = 0; d < xs.size(); ++d)
+      if (!has(lb, d) && !has(lc, d)) lf.push_back(static_cast<int64_t>(d));
+    for (size_t d = 0; d < ws.size(); ++d)
+      if (!has(rb, d) && !has(rc, d)) rf.push_back(static_cast<int64_t>(d));
+    auto prod = [](const std::vector<int64_t>& shape, const std::vector<int64_t>& dims) {
+      int64_t p = 1;
+      for (int64_t d : dims) p *= shape[static_cast<size_t>(d)];
+      return p;
+    };
+    int64_t Bn = prod(xs, lb), M = prod(xs, lf), K = prod(xs, lc), N = prod(ws, rf);
+    dispatch_typed(a.in[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      std::vector<T> A = pack(a.in[0].as<T>(), xs, {lb, lf, lc});
+      std::vector<T> B = pack(a.in[1].as<T>(), ws, {rb, rc, rf});
+      gemm_batched(A.data(), B.data(), a.out[0].as<T>(), Bn, M, K, N);
+    });
+  };
+}
+
+HostKernel make_conv(const ir::Node& node, const ir::Graph&) {
+  ir::Ints strides = node.attrs.ints("strides"), dilation = node.attrs.ints("dilation");
+  ir::Intss padding = node.attrs.intss("padding");
+  int64_t groups = node.attrs.i("groups");
+  return [=](const KernelArgs& a) {
+    const auto &xs = a.in[0].shape, &ws = a.in[1].shape, &ys = a.out[0].shape;
+    size_t sp = xs.size() - 2;
+    int64_t N = xs[0], C = xs[1], O = ws[0], Cg = C / groups, Og = O / groups;
+    int64_t K = 1, P = 1, X = 1;
+    for (size_t s = 0; s < sp; ++s) {
+      K *= ws[2 + s];
+      P *= ys[2 + s];
+      X *= xs[2 + s];
+    }
+    dispatch_typed(a.in[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = a.in[0].as<T>();
+      const T* w = a.in[1].as<T>();
+      T* y = a.out[0].as<T>();
+#pragma omp parallel for collapse(2) num_threads(num_threads())
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t o = 0; o < O; ++o) {
+          int64_t g = o / Og;
+          std::vector<int64_t> pc(sp), kc(sp);
+          for (int64_t p = 0; p < P; ++p) {
+            int64_t rem = p;
+            for (size_t s = sp; s-- > 0;) {
+              pc[s] = rem % ys[2 + s];
+              rem /= ys[2 + s];
+            }
+            T acc = 0;
+            for (int64_t c = 0; c < Cg; ++c) {
+              const T* xc = x + (n * C + g * Cg + c) * X;
+              const T* wc = w + (o * Cg + c) * K;
+              for (int64_t k = 0; k < K; ++k) {
+                int64_t kr = k, xoff = 0, xstride = 1;
+                bool inside = true;
+                for (size_t s = sp; s-- > 0;) {
+                  kc[s] = kr % ws[2 + s];
+                  kr /= ws[2 + s];
+                  int64_t pos = pc[s] * strides[s] - padding[s][0] + kc[s] * dilation[s];
+                  inside = inside && pos >= 0 && pos < xs[2 + s];
+                  xoff += pos * xstride;
+                  xstride *= xs[2 + s];
+                }
+                if (inside) acc += xc[xoff] * wc[k];
+              }
+            }
+            y[(n * O + o) * P + p] = acc;
+          }
+        }
+    });
+  };
+}
+
+bool claims_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
+  return is_one_of(in[0].dtype, {DType::f32, DType::f64, DType::i32, DType::i64}) && out[0].dtype == in[0].dtype;
+}
+
+bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  return is_one_of(in[0].dtype, {DType::f32, DType::f64});
+}
+
+}  // namespace
+
+void register_matmul(KernelTable& t) {
+  t[static_cast<size_t>(Op::dot_general)] = {claims_dot, make_dot_general};
+  t[static_cast<size_t>(Op::conv)] = {claims_conv, make_conv};
+}
+
+}  // namespace rlx::backends::cpu

@@ -1,0 +1,110 @@
+// Native f32 kernels for the hot HIR ops: activations, softmax, layer/RMS norm. Rows are
+// independent, so they split across threads.
+#include <cmath>
+
+#include "backends/cpu/kernels.h"
+
+namespace rlx::backends::cpu {
+
+namespace {
+
+using ir::Op;
+
+HostKernel make_activation(const ir::Node& n, const ir::Graph&) {
+  Op op = n.op;
+  return [op](const KernelArgs& a) {
+    const float* x = a.in[0].as<float>();
+    float* y = a.out[0].as<float>();
+    int64_t n = a.out[0].numel;
+#pragma omp parallel for num_threads(num_threads()) if (n > 32768)
+    for (int64_t i = 0; i < n; ++i) {
+      float v = x[i];
+      switch (op) {
+        case Op::gelu: y[i] = 0.5f * v * (1.0f + std::erf(v * static_cast<float>(M_SQRT1_2))); break;
+        case Op::gelu_tanh: y[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v))); break;
+        case Op::silu: y[i] = v / (1.0f + std::exp(-v)); break;
+        default: y[i] = std::isnan(v) ? v : (v > 0.0f ? v : 0.0f); break;
+      }
+    }
+  };
+}
+
+// Rows of the last `inner` elements (softmax over the last axis, norms over trailing dims).
+template <class F>
+void rows(const HostView& x, int64_t inner, F f) {
+  int64_t n = inner ? x.numel / inner : 0;
+#pragma omp parallel for num_threads(num_threads()) if (n > 16)
+  for (int64_t r = 0; r < n; ++r) f(r * inner);
+}
+
+HostKernel make_softmax(const ir::Node& n, const ir::Graph&) {
+  bool log = n.op == Op::log_softmax;
+  return [log](const KernelArgs& a) {
+    int64_t inner = a.in[0].shape.back();
+    const float* x = a.in[0].as<float>();
+    float* y = a.out[0].as<float>();
+    rows(a.in[0], inner, [&](int64_t base) {
+      float m = -INFINITY;
+      for (int64_t k = 0; k < inner; ++k) m = std::fmax(m, x[base + k]);
+      double s = 0;
+      for (int64_t k = 0; k < inner; ++k) s += std::exp(x[base + k] - m);
+      float ls = static_cast<float>(std::log(s)), inv = static_cast<float>(1.0 / s);
+      for (int64_t k = 0; k < inner; ++k) y[base + k] = log ? x[base + k] - m - ls : std::exp(x[base + k] - m) * inv;
+    });
+  };
+}
+
+HostKernel make_norm(const ir::Node& n, const ir::Graph&) {
+  bool rms = n.op == Op::rms_norm;
+  int64_t axis_attr = n.attrs.i("axis");
+  double eps = n.attrs.f("eps");
+  return [=](const KernelArgs& a) {
+    const auto& s = a.in[0].shape;
+    int64_t axis = normalize_axis(axis_attr, s.size());
+    int64_t inner = 1;
+    for (size_t d = static_cast<size_t>(axis); d < s.size(); ++d) inner *= s[d];
+    const float* x = a.in[0].as<float>();
+    const float* g = a.in.size() > 1 ? a.in[1].as<float>() : nullptr;
+    const float* b = a.in.size() > 2 ? a.in[2].as<float>() : nullptr;
+    float* y = a.out[0].as<float>();
+    rows(a.in[0], inner, [&](int64_t base) {
+      double mean = 0, sq = 0;
+      if (!rms) {
+        for (int64_t k = 0; k < inner; ++k) mean += x[base + k];
+        mean /= static_cast<double>(inner);
+      }
+      for (int64_t k = 0; k < inner; ++k) {
+        double c = x[base + k] - mean;
+        sq += c * c;
+      }
+      float inv = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(inner) + eps));
+      float mf = static_cast<float>(mean);
+      for (int64_t k = 0; k < inner; ++k) {
+        float v = (x[base + k] - mf) * inv;
+        if (g) v *= g[k];
+        if (b) v += b[k];
+        y[base + k] = v;
+      }
+    });
+  };
+}
+
+bool claims_f32(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) { return in[0].dtype == DType::f32; }
+
+bool claims_softmax(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
+  // The kernel works on the last axis; other axes decompose.
+  int64_t axis = a.i("axis");
+  return claims_f32(op, in, out, a) && (axis == -1 || axis == static_cast<int64_t>(in[0].shape.size()) - 1);
+}
+
+}  // namespace
+
+void register_nn(KernelTable& t) {
+  for (Op op : {Op::gelu, Op::gelu_tanh, Op::silu, Op::relu}) t[static_cast<size_t>(op)] = {claims_f32, make_activation};
+  t[static_cast<size_t>(Op::softmax)] = {claims_softmax, make_softmax};
+  t[static_cast<size_t>(Op::log_softmax)] = {claims_softmax, make_softmax};
+  t[static_cast<size_t>(Op::layer_norm)] = {claims_f32, make_norm};
+  t[static_cast<size_t>(Op::rms_norm)] = {claims_f32, make_norm};
+}
+
+}  // namespace rlx::backends::cpu

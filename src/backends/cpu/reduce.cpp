@@ -1,0 +1,245 @@
+// Reductions (any set of axes), cumsum, sort and top-k, threaded over output positions.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+
+#include "backends/cpu/kernels.h"
+
+namespace rlx::backends::cpu {
+
+namespace {
+
+using ir::Op;
+
+// Splits a shape into kept and reduced dims: the base offset of every output element and the
+// offsets of every element of one reduction window.
+struct ReducePlan {
+  std::vector<int64_t> base, window;
+};
+
+ReducePlan plan_reduce(const std::vector<int64_t>& shape, const std::vector<bool>& reduced) {
+  std::vector<int64_t> st = contiguous_strides(shape);
+  std::vector<int64_t> kept_dims, kept_st, red_dims, red_st;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    (reduced[d] ? red_dims : kept_dims).push_back(shape[d]);
+    (reduced[d] ? red_st : kept_st).push_back(st[d]);
+  }
+  auto offsets = [](const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<int64_t> out(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t rem = i, off = 0;
+      for (size_t d = dims.size(); d-- > 0;) {
+        off += (rem % dims[d]) * strides[d];
+        rem /= dims[d];
+      }
+      out[static_cast<size_t>(i)] = off;
+    }
+    return out;
+  };
+  return {offsets(kept_dims, kept_st), offsets(red_dims, red_st)};
+}
+
+template <class T>
+bool greater_nan_first(T a, T b) {  // a > b with NaN above everything
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(b)) return false;
+    if (std::isnan(a)) return true;
+  }
+  return a > b;
+}
+
+template <class T>
+bool less_nan_first(T a, T b) {  // a < b, but a NaN wins (numpy's argmin)
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(b)) return false;
+    if (std::isnan(a)) return true;
+  }
+  return a < b;
+}
+
+template <class T>
+void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan& p) {
+  const T* x = a.in[0].as<T>();
+  int64_t n_out = static_cast<int64_t>(p.base.size());
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  if (kind == "argmax" || kind == "argmin") {
+    int64_t* y = a.out[0].as<int64_t>();
+    bool mx = kind == "argmax";
+#pragma omp parallel for num_threads(num_threads()) if (n_out > 64)
+    for (int64_t o = 0; o < n_out; ++o) {
+      const T* row = x + p.base[static_cast<size_t>(o)];
+      int64_t best = 0;
+      for (size_t k = 1; k < p.window.size(); ++k) {
+        T v = row[p.window[k]], b = row[p.window[static_cast<size_t>(best)]];
+        if (mx ? greater_nan_first(v, b) : less_nan_first(v, b)) best = static_cast<int64_t>(k);
+      }
+      y[o] = best;
+    }
+    return;
+  }
+  T* y = a.out[0].as<T>();
+#pragma omp parallel for num_threads(num_threads()) if (n_out > 64)
+  for (int64_t o = 0; o < n_out; ++o) {
+    const T* row = x + p.base[static_cast<size_t>(o)];
+    if (kind == "sum" || kind == "prod") {
+      bool sum = kind == "sum";
+      Acc acc = sum ? 0 : 1;
+      for (int64_t off : p.window) {
+        if constexpr (std::is_floating_point_v<T>) acc = sum ? acc + row[off] : acc * row[off];
+        else acc = static_cast<Acc>(sum ? static_cast<uint64_t>(acc) + static_cast<uint64_t>(row[off])
+                                        : static_cast<uint64_t>(acc) * static_cast<uint64_t>(row[off]));
+      }
+      y[o] = static_cast<T>(acc);
+    } else {
+      bool mx = kind == "max";
+      T acc = mx ? (std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest())
+                 : (std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max());
+      if (std::is_same_v<T, uint8_t> && a.in[0].dtype == DType::boolean) acc = mx ? 0 : 1;
+      for (int64_t off : p.window) {
+        T v = row[off];
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(v) || std::isnan(acc)) {
+            acc = std::numeric_limits<T>::quiet_NaN();
+            continue;
+          }
+        }
+        acc = mx ? std::max(acc, v) : std::min(acc, v);
+      }
+      y[o] = acc;
+    }
+  }
+}
+
+HostKernel make_reduce(const ir::Node& n, const ir::Graph&) {
+  std::string kind = n.attrs.s("kind");
+  std::vector<int64_t> axes = n.attrs.ints("axes");
+  return [kind, axes](const KernelArgs& a) {
+    std::vector<bool> reduced(a.in[0].shape.size(), false);
+    for (int64_t ax : axes) reduced[static_cast<size_t>(normalize_axis(ax, reduced.size()))] = true;
+    ReducePlan p = plan_reduce(a.in[0].shape, reduced);
+    dispatch_typed(a.in[0].dtype, [&](auto tag) { reduce_typed<decltype(tag)>(a, kind, p); });
+  };
+}
+
+// Calls f(base, stride, n) for every line along `axis`.
+template <class F>
+void lines(const std::vector<int64_t>& shape, int64_t axis, F f) {
+  int64_t n = shape[static_cast<size_t>(axis)], inner = 1, outer = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+  if (n == 0) return;
+#pragma omp parallel for collapse(2) num_threads(num_threads()) if (outer * inner > 64)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) f(o * n * inner + i, inner, n);
+}
+
+HostKernel make_cumsum(const ir::Node& node, const ir::Graph&) {
+  int64_t axis_attr = node.attrs.i("axis");
+  bool exclusive = node.attrs.b("exclusive"), reverse = node.attrs.b("reverse");
+  return [=](const KernelArgs& a) {
+    int64_t axis = normalize_axis(axis_attr, a.in[0].shape.size());
+    dispatch_typed(a.in[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+      const T* x = a.in[0].as<T>();
+      T* y = a.out[0].as<T>();
+      lines(a.in[0].shape, axis, [&](int64_t base, int64_t st, int64_t n) {
+        Acc s = 0;
+        for (int64_t k = 0; k < n; ++k) {
+          int64_t j = base + (reverse ? n - 1 - k : k) * st;
+          T v = x[j];
+          if (exclusive) y[j] = static_cast<T>(s);
+          s = static_cast<Acc>(s + v);
+          if (!exclusive) y[j] = static_cast<T>(s);
+        }
+      });
+    });
+  };
+}
+
+template <class T>
+void sorted_order(const T* x, int64_t base, int64_t st, int64_t n, bool descending, std::vector<int64_t>& idx) {
+  idx.resize(static_cast<size_t>(n));
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](int64_t p, int64_t q) {
+    T u = x[base + p * st], v = x[base + q * st];
+    return descending ? greater_nan_first(u, v) : greater_nan_first(v, u);
+  });
+}
+
+HostKernel make_sort(const ir::Node& node, const ir::Graph&) {
+  int64_t axis_attr = node.attrs.i("axis");
+  bool desc = node.attrs.b("descending");
+  return [=](const KernelArgs& a) {
+    int64_t axis = normalize_axis(axis_attr, a.in[0].shape.size());
+    dispatch_typed(a.in[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = a.in[0].as<T>();
+      T* y = a.out[0].as<T>();
+      int64_t* ix = a.out[1].as<int64_t>();
+      lines(a.in[0].shape, axis, [&](int64_t base, int64_t st, int64_t n) {
+        std::vector<int64_t> idx;
+        sorted_order(x, base, st, n, desc, idx);
+        for (int64_t k = 0; k < n; ++k) {
+          y[base + k * st] = x[base + idx[static_cast<size_t>(k)] * st];
+          ix[base + k * st] = idx[static_cast<size_t>(k)];
+        }
+      });
+    });
+  };
+}
+
+HostKernel make_topk(const ir::Node& node, const ir::Graph&) {
+  int64_t axis_attr = node.attrs.i("axis"), k = node.attrs.i("k");
+  bool largest = node.attrs.b("largest");
+  return [=](const KernelArgs& a) {
+    const auto& shape = a.in[0].shape;
+    int64_t axis = normalize_axis(axis_attr, shape.size());
+    int64_t inner = 1;
+    for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+    int64_t n = shape[static_cast<size_t>(axis)];
+    dispatch_typed(a.in[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      const T* x = a.in[0].as<T>();
+      T* y = a.out[0].as<T>();
+      int64_t* ix = a.out[1].as<int64_t>();
+      lines(shape, axis, [&](int64_t base, int64_t st, int64_t) {
+        std::vector<int64_t> idx;
+        sorted_order(x, base, st, n, largest, idx);
+        int64_t outer_i = base / (n * inner), inner_i = base % inner;
+        int64_t obase = outer_i * k * inner + inner_i;
+        for (int64_t j = 0; j < k; ++j) {
+          y[obase + j * inner] = x[base + idx[static_cast<size_t>(j)] * st];
+          ix[obase + j * inner] = idx[static_cast<size_t>(j)];
+        }
+      });
+    });
+  };
+}
+
+const std::initializer_list<DType> kArith = {DType::f32, DType::f64, DType::i32, DType::i64};
+
+bool claims_reduce(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& a) {
+  const std::string& kind = a.s("kind");
+  if (in[0].dtype == DType::boolean) return kind == "max" || kind == "min";
+  return is_one_of(in[0].dtype, kArith);
+}
+
+bool claims_arith(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  return is_one_of(in[0].dtype, kArith);
+}
+
+}  // namespace
+
+void register_reduce(KernelTable& t) {
+  t[static_cast<size_t>(Op::reduce)] = {claims_reduce, make_reduce};
+  t[static_cast<size_t>(Op::cumsum)] = {claims_arith, make_cumsum};
+  t[static_cast<size_t>(Op::sort)] = {claims_arith, make_sort};
+  t[static_cast<size_t>(Op::topk)] = {claims_arith, make_topk};
+}
+
+}  // namespace rlx::backends::cpu

@@ -1,0 +1,45 @@
+// The cpu device: native kernels where this folder has them; everything else reaches it
+// through decompositions and rewrites.
+#include "backends/cpu/kernels.h"
+#include "runtime/registry.h"
+
+namespace rlx::backends::cpu {
+
+namespace {
+
+const KernelTable& table() {
+  static const KernelTable t = [] {
+    KernelTable k{};
+    register_elementwise(k);
+    register_reduce(k);
+    register_matmul(k);
+    register_movement(k);
+    register_nn(k);
+    return k;
+  }();
+  return t;
+}
+
+class CpuBackend : public runtime::Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::string description() const override { return "host CPU, typed kernels with OpenMP threads"; }
+  bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {
+    if (op == ir::Op::constant) return true;
+    const KernelEntry& e = table()[static_cast<size_t>(op)];
+    return e.claims && e.claims(op, in, out, attrs);
+  }
+  bool claims_op(ir::Op op) const override { return op == ir::Op::constant || table()[static_cast<size_t>(op)].claims != nullptr; }
+  std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
+    return runtime::make_host_executable(lir, [](const ir::Node& n, const ir::Graph& g) -> HostKernel {
+      const KernelEntry& e = table()[static_cast<size_t>(n.op)];
+      return e.make ? e.make(n, g) : HostKernel{};
+    });
+  }
+};
+
+}  // namespace
+
+void register_backend() { runtime::register_backend(std::make_unique<CpuBackend>()); }
+
+}  // namespace rlx::backends::cpu

@@ -1,0 +1,103 @@
+// rlx compile FILE.rlx: runs the compiler for a device and prints any stage of it — the IR
+// (hir, mir, lir), the dispatch report, or the graph after any pass (--stop-after).
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "ir/text.h"
+#include "json.h"
+#include "ops/verify.h"
+#include "passes/pipeline.h"
+#include "rlx/error.h"
+#include "runtime/registry.h"
+#include "util/flags.h"
+
+namespace rlx::cli {
+
+namespace {
+
+Bindings parse_bindings(const std::string& text) {
+  Bindings b;
+  if (text.empty()) return b;
+  for (const auto& item : split(text, ',')) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) throw Error(ErrorKind::invalid_argument, cat("--bind expects SYMBOL=VALUE pairs, got '", item, "'"));
+    char* end = nullptr;
+    std::string v = item.substr(eq + 1);
+    long long n = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end || n < 0) throw Error(ErrorKind::invalid_argument, cat("--bind ", item, ": the value must be a non-negative integer"));
+    b[std::string(trim(item.substr(0, eq)))] = n;
+  }
+  return b;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(ErrorKind::io, cat("cannot open ", path));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+int cmd_compile(Args& args) {
+  bool json = args.flag("json");
+  bool report = args.flag("report");
+  std::string device = args.value_or("device", flags().RLX_DEVICE);
+  std::string emit = args.value_or("emit", report ? "" : "mir");
+  std::string stop_after = args.value_or("stop-after", "");
+  std::string policy = args.value_or("policy", flags().RLX_POLICY);
+  std::string bind = args.value_or("bind", "");
+  if (auto dir = args.value("dump-dir")) mutable_flags().RLX_DUMP_DIR = *dir;
+  std::vector<std::string> overrides = args.values("override");
+  std::vector<std::string> files = args.positionals();
+  args.finish();
+  if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx compile takes exactly one FILE.rlx");
+  if (!emit.empty() && emit != "hir" && emit != "mir" && emit != "lir")
+    throw Error(ErrorKind::invalid_argument, cat("--emit must be hir, mir or lir, got '", emit, "'"));
+  if (!stop_after.empty() && !passes::is_stage(stop_after))
+    throw Error(ErrorKind::invalid_argument, cat("--stop-after: unknown pass '", stop_after, "' (passes: ", join(passes::mir_stages(), " "), " ",
+                                                 join(passes::lir_stages(), " "), ")"));
+
+  ir::Graph g = ir::parse_graph(read_file(files[0]), files[0]);
+  ops::verify(g, g.level());
+  std::string out_text;
+  passes::DispatchReport rep;
+  if (emit == "hir") {
+    out_text = ir::print_graph(g);
+  } else {
+    runtime::Backend& backend = runtime::backend(device);
+    passes::PipelineOptions opts;
+    opts.dispatch.policy = passes::policy_from_name(policy);
+    for (const auto& o : overrides) {
+      size_t eq = o.find('=');
+      if (eq == std::string::npos) throw Error(ErrorKind::invalid_argument, cat("--override expects OP=native|common, got '", o, "'"));
+      opts.dispatch.overrides[o.substr(0, eq)] = o.substr(eq + 1);
+    }
+    opts.stop_after = stop_after;
+    passes::NodeEvaluator eval = runtime::backend("reference").evaluator();
+    bool stopped = passes::compile_to_mir(g, backend, opts, eval, rep);
+    if (!stopped && emit == "lir") {
+      Bindings b = parse_bindings(bind);
+      for (const auto& s : g.symbols())
+        if (!b.count(s)) {
+          b[s] = 1;
+          std::fprintf(stderr, "rlx compile: symbol %s is not bound; specializing with %s=1 (use --bind)\n", s.c_str(), s.c_str());
+        }
+      passes::lower_to_lir(g, b, opts, eval);
+    }
+    if (!emit.empty()) out_text = ir::print_graph(g);
+  }
+  if (json) {
+    std::printf("{\"device\":%s,\"level\":%s,\"report\":%s,\"ir\":%s}\n", json_quote(device).c_str(),
+                json_quote(emit.empty() ? "mir" : emit).c_str(), rep.device.empty() ? "null" : rep.json().c_str(), json_quote(out_text).c_str());
+    return 0;
+  }
+  std::fputs(out_text.c_str(), stdout);
+  if (report) std::fputs(rep.str().c_str(), emit.empty() ? stdout : stderr);
+  return 0;
+}
+
+}  // namespace rlx::cli
