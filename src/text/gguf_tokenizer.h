@@ -1,0 +1,34 @@
+// A byte-level BPE tokenizer from GGUF tokenizer metadata (llama.cpp's tokenizer.ggml.* keys).
+// Plain vectors in, so this does not depend on the GGUF reader.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "text/tokenizer.h"
+
+namespace rlx::text {
+
+// llama.cpp's token types (tokenizer.ggml.token_type).
+enum class GgufTokenType : int32_t { undefined = 0, normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6 };
+
+struct GgufTokenizerData {
+  std::string model;                // tokenizer.ggml.model: "gpt2" (byte-level BPE)
+  std::string pre;                  // tokenizer.ggml.pre: "qwen2", "llama-bpe", "gpt-2", …
+  std::vector<std::string> tokens;  // tokenizer.ggml.tokens, index = id
+  std::vector<std::string> merges;  // tokenizer.ggml.merges, "a b" in rank order
+  std::vector<int32_t> token_type;  // tokenizer.ggml.token_type (may be empty: all normal)
+  std::optional<int32_t> bos_id, eos_id, eot_id, unk_id, pad_id;
+  std::optional<bool> add_bos, add_eos;  // tokenizer.ggml.add_bos_token / add_eos_token
+};
+
+// Control tokens become special added tokens and user-defined ones plain added tokens, as in the
+// Hugging Face files GGUF converters read. Throws rlx::Error(unsupported) for other models or an
+// unknown `pre`, naming the supported ones.
+Tokenizer tokenizer_from_gguf(const GgufTokenizerData& data);
+
+// The pre-tokenizer regex for a tokenizer.ggml.pre name, or nullopt when unknown.
+std::optional<std::string> gguf_pre_tokenizer_regex(const std::string& pre);
+
+}  // namespace rlx::text

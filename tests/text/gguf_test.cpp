@@ -1,0 +1,73 @@
+// The BPE tokenizer built from GGUF tokenizer metadata must tokenize exactly like the Hugging
+// Face files it was converted from (the same vocabulary and merges laid out as llama.cpp does).
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+#include "rlx/error.h"
+#include "text/gguf_tokenizer.h"
+
+namespace rlx::text {
+namespace {
+
+using testing::fixture_path;
+
+// Lays a tokenizer.json out as a GGUF converter would: tokens by id, "a b" merges, token types.
+GgufTokenizerData gguf_from_tokenizer_json(const nlohmann::json& tj, const std::string& pre) {
+  GgufTokenizerData d;
+  d.model = "gpt2";
+  d.pre = pre;
+  const auto& vocab = tj.at("model").at("vocab");
+  size_t n = vocab.size() + tj.at("added_tokens").size();
+  d.tokens.resize(n);
+  d.token_type.assign(n, static_cast<int32_t>(GgufTokenType::normal));
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) d.tokens.at(it.value().get<size_t>()) = it.key();
+  for (const auto& t : tj.at("added_tokens")) {
+    size_t id = t.at("id").get<size_t>();
+    d.tokens.at(id) = t.at("content").get<std::string>();
+    d.token_type[id] = static_cast<int32_t>(t.at("special").get<bool>() ? GgufTokenType::control : GgufTokenType::user_defined);
+  }
+  for (const auto& m : tj.at("model").at("merges"))
+    d.merges.push_back(m.is_string() ? m.get<std::string>() : m[0].get<std::string>() + " " + m[1].get<std::string>());
+  return d;
+}
+
+TEST(Gguf, Qwen2MetadataMatchesReference) {
+  GgufTokenizerData d = gguf_from_tokenizer_json(testing::read_json(fixture_path("qwen2/tokenizer.json")), "qwen2");
+  Tokenizer tok = tokenizer_from_gguf(d);
+  testing::check_cases(tok, testing::expected("qwen2"));
+}
+
+TEST(Gguf, Llama3MetadataWithBosMatchesReference) {
+  auto tj = testing::read_json(fixture_path("llama3/tokenizer.json"));
+  GgufTokenizerData d = gguf_from_tokenizer_json(tj, "llama-bpe");
+  for (const auto& t : tj.at("added_tokens")) {
+    if (t.at("content") == "<|begin_of_text|>") d.bos_id = t.at("id").get<int32_t>();
+    if (t.at("content") == "<|eot_id|>") d.eos_id = t.at("id").get<int32_t>();
+  }
+  d.add_bos = true;
+  Tokenizer tok = tokenizer_from_gguf(d);
+  testing::check_cases(tok, testing::expected("llama3"));
+  EXPECT_EQ(tok.special_ids().bos, d.bos_id);
+  EXPECT_EQ(tok.special_ids().eos, d.eos_id);
+}
+
+TEST(Gguf, RejectsUnknownPreTokenizerAndBadIds) {
+  GgufTokenizerData d = gguf_from_tokenizer_json(testing::read_json(fixture_path("qwen2/tokenizer.json")), "no-such-pre");
+  try {
+    tokenizer_from_gguf(d);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::unsupported);
+    EXPECT_NE(std::string(e.what()).find("no-such-pre"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("qwen2"), std::string::npos);  // lists what is supported
+  }
+  d.pre = "qwen2";
+  d.eos_id = static_cast<int32_t>(d.tokens.size());
+  EXPECT_THROW(tokenizer_from_gguf(d), Error);
+  d.eos_id.reset();
+  d.merges.push_back("nosuchtoken x");
+  EXPECT_THROW(tokenizer_from_gguf(d), Error);
+}
+
+}  // namespace
+}  // namespace rlx::text
