@@ -77,6 +77,9 @@ void AddedVocabulary::add(const std::vector<AddedToken>& tokens, const Model& mo
 void AddedVocabulary::rebuild(const Model& model, const Normalizer* normalizer) {
   raw_ = Matcher();
   normalized_ = Matcher();
+  decode_form_.clear();
+  for (const auto& [id, t] : by_id_)
+    decode_form_[id] = t.normalized && normalizer ? normalizer->normalize(t.content) : t.content;
   auto insert = [&](const AddedToken& t) {
     auto id = id_of(t.content);
     if (!id) id = model.vocab().find(t.content);
@@ -98,6 +101,11 @@ std::optional<int32_t> AddedVocabulary::id_of(std::string_view content) const {
   auto it = by_content_.find(content);
   if (it == by_content_.end()) return std::nullopt;
   return it->second;
+}
+
+const std::string* AddedVocabulary::decode_form(int32_t id) const {
+  auto it = decode_form_.find(id);
+  return it == decode_form_.end() ? nullptr : &it->second;
 }
 
 const AddedToken* AddedVocabulary::token_of(int32_t id) const {

@@ -44,6 +44,9 @@ class AddedVocabulary {
 
   std::optional<int32_t> id_of(std::string_view content) const;
   const AddedToken* token_of(int32_t id) const;
+  // The string an added token decodes as: its normalized form when it is matched normalized
+  // (tokenizers caches that so decoders can invert it), else its content.
+  const std::string* decode_form(int32_t id) const;
   bool is_special(std::string_view content) const { return special_set_.count(std::string(content)) > 0; }
   size_t size() const { return by_content_.size(); }
   const std::unordered_map<int32_t, AddedToken>& by_id() const { return by_id_; }
@@ -59,6 +62,7 @@ class AddedVocabulary {
 
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> by_content_;
   std::unordered_map<int32_t, AddedToken> by_id_;
+  std::unordered_map<int32_t, std::string> decode_form_;
   std::vector<AddedToken> special_tokens_, added_tokens_;  // in the order given
   std::unordered_set<std::string> special_set_;
   Matcher raw_, normalized_;

@@ -227,8 +227,7 @@ std::unique_ptr<PreTokenizer> pre_tokenizer_from_json(const Json& j, const std::
     return std::make_unique<CharSplitPreTokenizer>(is_bert_punctuation, behavior_from_json(j, where, SplitBehavior::isolated));
   if (type == "Digits") {
     bool individual = json_bool(j, "individual_digits", false, where);
-    return std::make_unique<CharSplitPreTokenizer>([](char32_t c) { return c >= '0' && c <= '9'; },
-                                                   individual ? SplitBehavior::isolated : SplitBehavior::contiguous);
+    return std::make_unique<CharSplitPreTokenizer>(is_numeric, individual ? SplitBehavior::isolated : SplitBehavior::contiguous);
   }
   if (type == "Sequence") {
     const Json& list = json_required(j, "pretokenizers", where);

@@ -129,9 +129,9 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int32_t id : ids) {
-    if (const AddedToken* t = added_.token_of(id)) {
-      if (skip_special_tokens && added_.is_special(t->content)) continue;
-      tokens.push_back(t->content);
+    if (const std::string* t = added_.decode_form(id)) {
+      if (skip_special_tokens && added_.is_special(*t)) continue;
+      tokens.push_back(*t);
     } else if (const std::string* tok = model_->vocab().token(id)) {
       if (skip_special_tokens && added_.is_special(*tok)) continue;
       tokens.push_back(*tok);
@@ -149,7 +149,7 @@ std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
 }
 
 std::optional<std::string> Tokenizer::id_to_token(int32_t id) const {
-  if (const AddedToken* t = added_.token_of(id)) return t->content;
+  if (const std::string* t = added_.decode_form(id)) return *t;
   if (const std::string* tok = model_->vocab().token(id)) return *tok;
   return std::nullopt;
 }

@@ -19,7 +19,8 @@ class DecodeStreamFixture : public ::testing::TestWithParam<std::string> {};
 TEST_P(DecodeStreamFixture, ChunksAreCompleteAndConcatenateToDecode) {
   Tokenizer tok = load_tokenizer(fixture_path(GetParam()));
   size_t held_back = 0;
-  for (const auto& c : expected(GetParam()).at("cases")) {
+  const nlohmann::json exp = expected(GetParam());
+  for (const auto& c : exp.at("cases")) {
     SCOPED_TRACE(c.at("name").get<std::string>() + ": " + c.at("text").dump());
     DecodeStream stream = tok.decode_stream(false);
     std::string all;
@@ -32,7 +33,9 @@ TEST_P(DecodeStreamFixture, ChunksAreCompleteAndConcatenateToDecode) {
     all += stream.finish();
     EXPECT_EQ(all, c.at("decoded").get<std::string>());
   }
-  EXPECT_GT(held_back, 0u);
+  // Byte-level vocabularies split multi-byte characters somewhere in the corpus; WordPiece never does.
+  if (std::string(tok.model_type()) == "BPE") EXPECT_GT(held_back, 0u);
+  else EXPECT_EQ(held_back, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, DecodeStreamFixture, ::testing::Values("qwen2", "llama3", "gpt2", "bert_uncased"));
