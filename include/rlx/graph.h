@@ -26,7 +26,7 @@ class Value {
  public:
   Value() = default;
   DType dtype() const;
-  const Shape& shape() const;
+  Shape shape() const;  // by value: building more ops may move the graph's storage
   size_t rank() const { return shape().size(); }
   bool valid() const { return g_ != nullptr; }
   ir::Graph* ir_graph() const { return g_; }

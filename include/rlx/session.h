@@ -20,7 +20,7 @@ struct SessionOptions {
 class CompiledModel {
  public:
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
-  std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs) const;
+  std::vector<Tensor> run_named(const std::map<std::string, Tensor>& inputs) const;
 
   const std::string& device() const;
   std::vector<std::string> input_names() const;

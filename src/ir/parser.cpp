@@ -35,9 +35,10 @@ class Parser {
       }
     }
     if (g.is_lir) {
-      expect_word("device");
-      expect("=");
-      g.device = name_token("device name");
+      if (eat_word("device")) {
+        expect("=");
+        g.device = name_token("device name");
+      }
       expect_word("arena");
       expect("=");
       g.arena_bytes = integer();
@@ -141,6 +142,7 @@ class Parser {
       expect(")");
     }
     auto outs = g.add_node(*op, std::move(inputs), std::move(attrs), std::move(types), node_name, origin);
+    if (g.is_lir) g.node(g.num_nodes() - 1).path = Path::native;  // an LIR program holds only device kernels
     for (size_t i = 0; i < outs.size(); ++i) {
       if (names_.count(results[i])) fail(cat("value %", results[i], " is defined twice"));
       names_[results[i]] = outs[i];

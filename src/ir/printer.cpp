@@ -65,7 +65,7 @@ std::string print_graph(const Graph& g) {
     out += cat(i ? ", " : "", name(v), ": ", type_str(g.type(v)));
   }
   out += ")";
-  if (g.is_lir) out += cat(" device=", g.device, " arena=", g.arena_bytes);
+  if (g.is_lir) out += cat(g.device.empty() ? "" : " device=" + g.device, " arena=", g.arena_bytes);
   out += " {\n";
   for (const auto& n : g.nodes()) {
     out += "  ";

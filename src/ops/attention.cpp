@@ -118,6 +118,8 @@ std::vector<ValueId> decompose_rope(Builder& b, const std::vector<ValueId>& in, 
   ValueId pos = b.reshape(b.cast(in[1], DType::f32), ps1);
   ValueId ang = b.mul(pos, inv_freq);  // [S, half] or [B, S, half]
   if (ps.size() == 2) ang = b.reshape(ang, {ps[0], Dim(1), ps[1], Dim(half)});
+  // Angles are f32 by definition; cos/sin are taken at f64 when x is f64.
+  if (d == DType::f64) ang = b.cast(ang, DType::f64);
   int64_t last = static_cast<int64_t>(xs.size()) - 1;
   ValueId xr = b.slice_axis(x, last, Dim(0), Dim(dims));
   ValueId out;

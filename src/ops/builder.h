@@ -28,9 +28,10 @@ class Builder {
   ValueId emit1(Op op, std::vector<ValueId> inputs, Attrs attrs = {}) { return emit(op, std::move(inputs), std::move(attrs))[0]; }
 
   Graph& graph() { return g_; }
-  const Type& type(ValueId v) const { return g_.type(v); }
+  // By value: emitting nodes may move the graph's value storage.
+  Type type(ValueId v) const { return g_.type(v); }
   DType dtype(ValueId v) const { return g_.type(v).dtype; }
-  const Shape& shape(ValueId v) const { return g_.type(v).shape; }
+  Shape shape(ValueId v) const { return g_.type(v).shape; }
   size_t rank(ValueId v) const { return g_.type(v).shape.size(); }
 
   // Emitted nodes carry this name and origin (the model-level node they implement).

@@ -75,7 +75,9 @@ ir::Graph legalize(const ir::Graph& g, const KernelClaims& device, const Dispatc
       if (std::find(report.rewrites.begin(), report.rewrites.end(), note) == report.rewrites.end()) report.rewrites.push_back(note);
       std::string name = b.context_name(), origin = b.context_origin();
       b.set_context(name, origin.empty() ? ir::op_keyword(op) : origin);
+      int native_before = report.rows[ir::op_keyword(op)].native;
       auto out = rw.apply(b, op, in, attrs);
+      report.rows[ir::op_keyword(op)].native = native_before;  // the rewritten node is counted once, as rewritten
       b.set_context(name, origin);
       for (ValueId v : out) {
         ir::Node& n = b.graph().node(b.graph().value(v).node);

@@ -16,7 +16,7 @@ using ir::Attrs;
 using ir::Op;
 
 DType Value::dtype() const { return g_->type(id_).dtype; }
-const Shape& Value::shape() const { return g_->type(id_).shape; }
+Shape Value::shape() const { return g_->type(id_).shape; }
 
 Graph::Graph(std::string name) : impl_(std::make_shared<ir::Graph>()) { impl_->name = std::move(name); }
 

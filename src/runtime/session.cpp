@@ -49,7 +49,7 @@ passes::NodeEvaluator reference_evaluator() {
 
 std::string value_label(const ir::Graph& g, ir::ValueId v, size_t index, const char* kind) {
   const std::string& n = g.value(v).name;
-  return n.empty() ? cat(kind, " ", index) : n;
+  return n.empty() ? cat(kind, " ", index) : cat(kind, " '", n, "'");
 }
 
 }  // namespace
@@ -91,7 +91,7 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) const 
   return impl_->executable_for(b)->run(contiguous);
 }
 
-std::vector<Tensor> CompiledModel::run(const std::map<std::string, Tensor>& inputs) const {
+std::vector<Tensor> CompiledModel::run_named(const std::map<std::string, Tensor>& inputs) const {
   const ir::Graph& g = impl_->mir;
   std::vector<Tensor> ordered;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
@@ -114,13 +114,19 @@ const std::string& CompiledModel::device() const { return impl_->device; }
 
 std::vector<std::string> CompiledModel::input_names() const {
   std::vector<std::string> out;
-  for (size_t i = 0; i < impl_->mir.inputs().size(); ++i) out.push_back(value_label(impl_->mir, impl_->mir.inputs()[i], i, "input"));
+  for (size_t i = 0; i < impl_->mir.inputs().size(); ++i) {
+    const std::string& n = impl_->mir.value(impl_->mir.inputs()[i]).name;
+    out.push_back(n.empty() ? cat("input", i) : n);
+  }
   return out;
 }
 
 std::vector<std::string> CompiledModel::output_names() const {
   std::vector<std::string> out;
-  for (size_t i = 0; i < impl_->mir.outputs().size(); ++i) out.push_back(value_label(impl_->mir, impl_->mir.outputs()[i], i, "output"));
+  for (size_t i = 0; i < impl_->mir.outputs().size(); ++i) {
+    const std::string& n = impl_->mir.value(impl_->mir.outputs()[i]).name;
+    out.push_back(n.empty() ? cat("output", i) : n);
+  }
   return out;
 }
 

@@ -204,6 +204,8 @@ Tokenizer load_bert_vocab(const std::string& vocab_path, const BertVocabOptions&
 Tokenizer load_tokenizer(const std::string& path) {
   std::error_code ec;
   fs::path p(path);
+  if (!fs::exists(p, ec))
+    throw Error(ErrorKind::io, cat(path, ": no such file or directory (expected a Hugging Face model directory or a tokenizer.json)"));
   fs::path dir = fs::is_directory(p, ec) ? p : p.parent_path();
   fs::path tokenizer_json = fs::is_directory(p, ec) ? dir / "tokenizer.json" : p;
   Json config = read_optional_json(dir / "tokenizer_config.json").value_or(Json::object());

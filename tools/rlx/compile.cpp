@@ -17,6 +17,9 @@ namespace rlx::cli {
 
 namespace {
 
+// LIR needs concrete shapes; symbols the user did not bind get this value (announced on stderr).
+constexpr int kDefaultSymbolValue = 8;
+
 Bindings parse_bindings(const std::string& text) {
   Bindings b;
   if (text.empty()) return b;
@@ -83,8 +86,9 @@ int cmd_compile(Args& args) {
       Bindings b = parse_bindings(bind);
       for (const auto& s : g.symbols())
         if (!b.count(s)) {
-          b[s] = 1;
-          std::fprintf(stderr, "rlx compile: symbol %s is not bound; specializing with %s=1 (use --bind)\n", s.c_str(), s.c_str());
+          b[s] = kDefaultSymbolValue;
+          std::fprintf(stderr, "rlx compile: symbol %s is not bound; specializing with %s=%d (use --bind)\n", s.c_str(), s.c_str(),
+                       kDefaultSymbolValue);
         }
       passes::lower_to_lir(g, b, opts, eval);
     }

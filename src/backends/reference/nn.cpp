@@ -131,7 +131,7 @@ void embedding(const KernelArgs& a) {
   int64_t D = t.shape[1], V = t.shape[0];
   for (int64_t k = 0; k < ids.numel; ++k) {
     int64_t id = ri(ids, k);
-    if (id < 0 || id >= V) throw Error(ErrorKind::runtime, cat("hir.embedding: id ", id, " is out of range [0, ", V, ")"));
+    if (id < 0 || id >= V) throw Error(ErrorKind::runtime, cat("hir.embedding", a.node.name.empty() ? "" : cat(" \"", a.node.name, "\""), ": index ", id, " is out of range [0, ", V, ")"));
     for (int64_t d = 0; d < D; ++d) copy_element(y, k * D + d, t, id * D + d);
   }
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# DESIGN §1: lower layers never include higher ones. Prints every violating include.
+set -u
+SRC=$1/src
+rank() {
+  case $1 in
+    util) echo 0 ;; ir) echo 1 ;; ops) echo 2 ;; passes) echo 3 ;; runtime) echo 4 ;;
+    backends|codegen) echo 5 ;; formats|text|dist|science) echo 6 ;; models) echo 7 ;; *) echo 9 ;;
+  esac
+}
+fail=0
+for dir in "$SRC"/*/; do
+  layer=$(basename "$dir")
+  mine=$(rank "$layer")
+  while IFS=: read -r file line inc; do
+    target=$(echo "$inc" | sed -E 's/.*#include "([a-z_]+)\/.*/\1/')
+    [ "$target" = rlx ] && continue  # public headers
+    theirs=$(rank "$target")
+    if [ "$theirs" -gt "$mine" ]; then
+      echo "layering: ${file#$SRC/}:$line includes $target/ (layer $layer may not depend on it)"
+      fail=1
+    fi
+  done < <(grep -rnE '#include "[a-z_]+/' "$dir" --include='*.h' --include='*.cpp' || true)
+done
+[ $fail = 0 ] && echo "layering ok"
+exit $fail

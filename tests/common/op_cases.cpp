@@ -1,0 +1,419 @@
+#include "common/op_cases.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "ops/builder.h"
+#include "ops/rules.h"
+#include "rlx/error.h"
+#include "util/scalar.h"
+#include "util/strings.h"
+
+namespace rlx::testing {
+
+namespace {
+
+using ir::Attrs;
+using ir::Op;
+using ir::Type;
+
+enum class Fill { normal, positive, unit, distinct, boolean, index, label, small_int };
+
+struct Operand {
+  Type type;
+  Fill fill = Fill::normal;
+  int64_t range = 0;  // index/label: values in [0, range)
+};
+
+struct Spec {
+  std::vector<Operand> in;
+  Attrs attrs;
+  std::string note;
+};
+
+const std::vector<DType> kAll = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i32, DType::i64,
+                                 DType::i8,  DType::u8,  DType::i16, DType::boolean, DType::c64};
+const std::vector<DType> kFloats = {DType::f32, DType::f64, DType::f16, DType::bf16};
+
+Shape S(std::vector<int64_t> d) { return shape_of(d); }
+
+Tensor make_input(const Operand& o, std::mt19937& rng, bool transposed_view) {
+  std::vector<int64_t> shape = shape_values(o.type.shape);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<double> v(static_cast<size_t>(n));
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> uni(0.1, 2.0);
+  DType d = o.type.dtype;
+  bool is_int = is_integer(d);
+  for (size_t i = 0; i < v.size(); ++i) {
+    switch (o.fill) {
+      case Fill::normal:
+        v[i] = is_int ? std::round(normal(rng) * 20) : normal(rng);
+        if (d == DType::u8) v[i] = std::fabs(v[i]);
+        break;
+      case Fill::positive: v[i] = is_int ? 1 + static_cast<int>(rng() % 20) : uni(rng); break;
+      case Fill::unit: v[i] = std::uniform_real_distribution<double>(-0.9, 0.9)(rng); break;
+      case Fill::boolean: v[i] = rng() % 2; break;
+      case Fill::index: v[i] = static_cast<double>(rng() % static_cast<uint32_t>(o.range)); break;
+      case Fill::label: v[i] = static_cast<double>(rng() % static_cast<uint32_t>(o.range)); break;
+      case Fill::small_int: v[i] = static_cast<double>(static_cast<int>(rng() % 7) - 3); break;
+      case Fill::distinct: v[i] = static_cast<double>(i); break;
+    }
+  }
+  if (o.fill == Fill::distinct) {
+    std::shuffle(v.begin(), v.end(), rng);
+    if (is_float(d) && d != DType::bf16) for (auto& x : v) x = x * 0.37 - 3;
+  }
+  if (!transposed_view || shape.size() < 2 || d == DType::i4) return Tensor::from_f64(d, shape, v);
+  // Same values, held as the transpose of a transposed buffer: a non-contiguous view.
+  std::vector<int64_t> tshape = shape;
+  std::swap(tshape[0], tshape[1]);
+  std::vector<double> tv(v.size());
+  int64_t inner = n / (shape[0] * shape[1]);
+  for (int64_t a = 0; a < shape[0]; ++a)
+    for (int64_t b = 0; b < shape[1]; ++b)
+      for (int64_t k = 0; k < inner; ++k) tv[static_cast<size_t>((b * shape[0] + a) * inner + k)] = v[static_cast<size_t>((a * shape[1] + b) * inner + k)];
+  std::vector<int64_t> perm(shape.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[0], perm[1]);
+  return Tensor::from_f64(d, tshape, tv).transpose(perm);
+}
+
+bool valid(Op op, const Spec& s) {
+  std::vector<Type> in;
+  for (const auto& o : s.in) in.push_back(o.type);
+  Attrs a = s.attrs;
+  try {
+    ir::normalize_attrs(op, a);
+    ops::infer_types(op, in, a);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// ---- per-family specs
+
+std::vector<Spec> elementwise_specs(Op op) {
+  std::vector<Spec> out;
+  bool unary = ir::op_info(op).min_inputs == 1;
+  Fill fill = Fill::normal;
+  if (op == Op::log || op == Op::sqrt || op == Op::rsqrt || op == Op::reciprocal) fill = Fill::positive;
+  if (op == Op::log1p) fill = Fill::positive;
+  if (op == Op::logical_not) fill = Fill::boolean;
+  for (DType d : kAll) {
+    Fill f = d == DType::boolean ? Fill::boolean : fill;
+    if (unary) {
+      out.push_back({{{{d, S({7, 13})}, f}}, {}, ""});
+      out.push_back({{{{d, S({3, 1, 5})}, f}}, {}, ""});
+    } else {
+      Fill rhs = f;
+      if (op == Op::div || op == Op::rem) rhs = d == DType::boolean ? f : Fill::positive;
+      if (op == Op::pow) {
+        f = is_integer(d) ? Fill::small_int : Fill::positive;
+        rhs = is_integer(d) ? Fill::small_int : Fill::normal;
+        if (is_integer(d)) rhs = Fill::positive;
+      }
+      out.push_back({{{{d, S({5, 7})}, f}, {{d, S({5, 7})}, rhs}}, {}, "same shape"});
+      out.push_back({{{{d, S({4, 3, 5})}, f}, {{d, S({5})}, rhs}}, {}, "broadcast rhs"});
+      out.push_back({{{{d, S({3, 1})}, f}, {{d, S({1, 6})}, rhs}}, {}, "broadcast both"});
+      out.push_back({{{{d, S({})}, f}, {{d, S({2, 9})}, rhs}}, {}, "scalar lhs"});
+    }
+  }
+  return out;
+}
+
+std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
+  std::vector<Spec> out;
+  auto add = [&](std::vector<Operand> in, Attrs a = {}, std::string note = "") { out.push_back({std::move(in), std::move(a), std::move(note)}); };
+  switch (op) {
+    case Op::constant:
+      for (DType d : kAll) {
+        Operand o{{d, S({3, 2})}, d == DType::boolean ? Fill::boolean : Fill::normal};
+        add({}, Attrs{{"value", make_input(o, rng, false)}});
+      }
+      break;
+    case Op::iota:
+      for (DType d : {DType::f32, DType::f64, DType::i32, DType::i64, DType::bf16, DType::i8})
+        for (int64_t axis : {0, 1, -1}) add({}, Attrs{{"shape", S({4, 6})}, {"dtype", d}, {"axis", axis}});
+      break;
+    case Op::select:
+      for (DType d : kAll) {
+        add({{{DType::boolean, S({4, 5})}, Fill::boolean}, {{d, S({4, 5})}}, {{d, S({4, 5})}}});
+        add({{{DType::boolean, S({3, 1})}, Fill::boolean}, {{d, S({1, 7})}}, {{d, S({})}}}, {}, "broadcast");
+      }
+      break;
+    case Op::cast:
+      for (DType from : kAll)
+        for (DType to : kAll) add({{{from, S({6, 5})}, from == DType::boolean ? Fill::boolean : Fill::normal}}, Attrs{{"to", to}});
+      break;
+    case Op::reduce:
+      for (DType d : kAll)
+        for (const char* kind : {"sum", "prod", "max", "min", "argmax", "argmin"}) {
+          bool arg = std::string(kind).substr(0, 3) == "arg";
+          Fill f = d == DType::boolean ? Fill::boolean : (arg || std::string(kind) == "max" || std::string(kind) == "min") ? Fill::distinct : Fill::unit;
+          if (std::string(kind) == "prod" && is_integer(d)) f = Fill::small_int;
+          if (!arg) add({{{d, S({4, 6, 5})}, f}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{0, 2}}});
+          add({{{d, S({5, 7})}, f}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{-1}}, {"keepdims", true}});
+          add({{{d, S({3, 9})}, f}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{0}}});
+        }
+      break;
+    case Op::cumsum:
+      for (DType d : kAll)
+        for (bool ex : {false, true}) {
+          add({{{d, S({4, 7})}, is_integer(d) ? Fill::small_int : Fill::normal}}, Attrs{{"axis", int64_t{1}}, {"exclusive", ex}});
+          add({{{d, S({5, 3})}, is_integer(d) ? Fill::small_int : Fill::normal}}, Attrs{{"axis", int64_t{0}}, {"exclusive", ex}, {"reverse", true}});
+        }
+      break;
+    case Op::sort:
+      for (DType d : kAll)
+        for (bool desc : {false, true}) {
+          add({{{d, S({4, 9})}, Fill::distinct}}, Attrs{{"axis", int64_t{-1}}, {"descending", desc}});
+          add({{{d, S({6, 3})}, Fill::distinct}}, Attrs{{"axis", int64_t{0}}, {"descending", desc}});
+        }
+      break;
+    case Op::topk:
+      for (DType d : kAll)
+        for (bool largest : {true, false}) {
+          add({{{d, S({4, 9})}, Fill::distinct}}, Attrs{{"k", int64_t{3}}, {"largest", largest}});
+          add({{{d, S({7, 5})}, Fill::distinct}}, Attrs{{"k", int64_t{2}}, {"axis", int64_t{0}}, {"largest", largest}});
+        }
+      break;
+    case Op::dot_general:
+      for (DType d : kAll) {
+        Fill f = is_integer(d) ? Fill::small_int : Fill::normal;
+        add({{{d, S({5, 7})}, f}, {{d, S({7, 3})}, f}}, Attrs{{"contract", ir::Intss{{1}, {0}}}}, "matmul");
+        add({{{d, S({13, 8})}, f}, {{d, S({6, 8})}, f}}, Attrs{{"contract", ir::Intss{{1}, {1}}}}, "x·wᵀ");
+        add({{{d, S({2, 4, 5})}, f}, {{d, S({2, 5, 3})}, f}}, Attrs{{"batch", ir::Intss{{0}, {0}}}, {"contract", ir::Intss{{2}, {1}}}}, "batched");
+        add({{{d, S({3, 2, 4})}, f}, {{d, S({4, 2, 5})}, f}}, Attrs{{"batch", ir::Intss{{1}, {1}}}, {"contract", ir::Intss{{2}, {0}}}}, "batch in the middle");
+        add({{{d, S({4, 3, 2})}, f}, {{d, S({3, 2, 5})}, f}}, Attrs{{"contract", ir::Intss{{1, 2}, {0, 1}}}}, "two contracting dims");
+      }
+      add({{{DType::bf16, S({4, 6})}}, {{DType::bf16, S({6, 3})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"out", DType::f32}}, "bf16→f32");
+      add({{{DType::i8, S({4, 6})}, Fill::small_int}, {{DType::i8, S({6, 3})}, Fill::small_int}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"out", DType::i32}}, "i8→i32");
+      break;
+    case Op::conv:
+      for (DType d : kAll) {
+        Fill f = is_integer(d) ? Fill::small_int : Fill::normal;
+        add({{{d, S({2, 3, 7, 6})}, f}, {{d, S({4, 3, 3, 3})}, f}},
+            Attrs{{"strides", ir::Ints{1, 1}}, {"padding", ir::Intss{{1, 1}, {0, 1}}}, {"dilation", ir::Ints{1, 1}}});
+        add({{{d, S({1, 4, 9, 8})}, f}, {{d, S({6, 2, 3, 2})}, f}},
+            Attrs{{"strides", ir::Ints{2, 1}}, {"padding", ir::Intss{{0, 0}, {1, 1}}}, {"dilation", ir::Ints{1, 2}}, {"groups", int64_t{2}}});
+        add({{{d, S({2, 2, 11})}, f}, {{d, S({3, 2, 4})}, f}}, Attrs{{"strides", ir::Ints{2}}, {"padding", ir::Intss{{2, 1}}}, {"dilation", ir::Ints{1}}}, "1-D");
+      }
+      break;
+    case Op::reshape:
+      for (DType d : kAll) {
+        add({{{d, S({4, 6})}}}, Attrs{{"shape", S({2, 12})}});
+        add({{{d, S({2, 3, 4})}}}, Attrs{{"shape", Shape{Dim(6), Dim(-1)}}});
+      }
+      break;
+    case Op::transpose:
+      for (DType d : kAll) {
+        add({{{d, S({5, 7})}}}, Attrs{{"perm", ir::Ints{1, 0}}});
+        add({{{d, S({2, 3, 4})}}}, Attrs{{"perm", ir::Ints{2, 0, 1}}});
+      }
+      break;
+    case Op::broadcast:
+      for (DType d : kAll) {
+        add({{{d, S({3, 1})}}}, Attrs{{"shape", S({2, 3, 5})}});
+        add({{{d, S({})}}}, Attrs{{"shape", S({4, 2})}});
+      }
+      break;
+    case Op::slice:
+      for (DType d : kAll) {
+        add({{{d, S({7, 9})}}}, Attrs{{"start", S({1, 2})}, {"limit", S({6, 9})}, {"stride", ir::Ints{2, 3}}});
+        add({{{d, S({4, 5, 6})}}}, Attrs{{"start", S({0, 1, 0})}, {"limit", S({4, 3, 6})}, {"stride", ir::Ints{1, 1, 1}}});
+      }
+      break;
+    case Op::concat:
+      for (DType d : kAll) {
+        add({{{d, S({2, 3})}}, {{d, S({2, 5})}}, {{d, S({2, 1})}}}, Attrs{{"axis", int64_t{1}}});
+        add({{{d, S({1, 4})}}, {{d, S({3, 4})}}}, Attrs{{"axis", int64_t{0}}});
+      }
+      break;
+    case Op::pad:
+      for (DType d : kAll) {
+        add({{{d, S({3, 4})}}}, Attrs{{"lo", ir::Ints{1, 2}}, {"hi", ir::Ints{2, 0}}, {"value", 1.5}});
+        add({{{d, S({4, 5})}}}, Attrs{{"lo", ir::Ints{-1, 2}}, {"hi", ir::Ints{1, -2}}}, "negative crops");
+        add({{{d, S({4, 5})}}}, Attrs{{"lo", ir::Ints{2, 1}}, {"hi", ir::Ints{1, 3}}, {"mode", std::string("reflect")}});
+        add({{{d, S({3, 4})}}}, Attrs{{"lo", ir::Ints{0, 3}}, {"hi", ir::Ints{2, 1}}, {"mode", std::string("edge")}});
+      }
+      break;
+    case Op::gather:
+      for (DType d : kAll)
+        for (DType it : {DType::i32, DType::i64}) {
+          add({{{d, S({6, 4})}}, {{it, S({5})}, Fill::index, 6}}, Attrs{{"axis", int64_t{0}}});
+          add({{{d, S({3, 7, 2})}}, {{it, S({2, 2})}, Fill::index, 7}}, Attrs{{"axis", int64_t{1}}});
+        }
+      break;
+    case Op::scatter:
+      for (DType d : kAll)
+        for (const char* red : {"none", "add", "max", "min"}) {
+          // "none" with repeated indices would make the result depend on write order.
+          Fill idx = std::string(red) == "none" ? Fill::distinct : Fill::index;
+          add({{{d, S({6, 3})}}, {{DType::i64, S({4})}, idx, 6}, {{d, S({4, 3})}}}, Attrs{{"axis", int64_t{0}}, {"reduce", std::string(red)}});
+        }
+      break;
+    case Op::linear:
+      for (DType d : kFloats) {
+        add({{{d, S({5, 8})}}, {{d, S({3, 8})}}});
+        add({{{d, S({2, 3, 8})}}, {{d, S({6, 8})}}, {{d, S({6})}}}, {}, "bias");
+      }
+      break;
+    case Op::matmul:
+      for (DType d : kFloats) {
+        add({{{d, S({5, 8})}}, {{d, S({8, 3})}}});
+        add({{{d, S({2, 1, 4, 5})}}, {{d, S({3, 5, 2})}}}, {}, "broadcast batch");
+        add({{{d, S({7})}}, {{d, S({2, 7, 3})}}}, {}, "1-D lhs");
+        add({{{d, S({2, 4, 7})}}, {{d, S({7})}}}, {}, "1-D rhs");
+      }
+      break;
+    case Op::attention:
+      for (DType d : kFloats) {
+        add({{{d, S({2, 4, 5, 8})}}, {{d, S({2, 2, 5, 8})}}, {{d, S({2, 2, 5, 8})}}}, {}, "GQA, no mask");
+        add({{{d, S({1, 2, 3, 4})}}, {{d, S({1, 2, 7, 4})}}, {{d, S({1, 2, 7, 6})}}}, Attrs{{"mask", std::string("causal")}}, "causal, cached keys");
+        add({{{d, S({1, 2, 6, 4})}}, {{d, S({1, 1, 6, 4})}}, {{d, S({1, 1, 6, 4})}}},
+            Attrs{{"mask", std::string("sliding_window")}, {"window", int64_t{3}}, {"softcap", 5.0}}, "sliding window + softcap");
+        add({{{d, S({2, 2, 3, 4})}}, {{d, S({2, 2, 5, 4})}}, {{d, S({2, 2, 5, 4})}}, {{d, S({2, 1, 1, 5})}}},
+            Attrs{{"mask", std::string("additive")}, {"scale", 0.3}}, "additive bias");
+      }
+      break;
+    case Op::layer_norm:
+    case Op::rms_norm:
+      for (DType d : kFloats) {
+        add({{{d, S({4, 16})}}});
+        add({{{d, S({3, 2, 8})}}, {{d, S({8})}}}, {}, "gamma");
+        if (op == Op::layer_norm) add({{{d, S({2, 3, 4})}}, {{d, S({3, 4})}}, {{d, S({3, 4})}}}, Attrs{{"axis", int64_t{1}}}, "gamma, beta, two dims");
+      }
+      break;
+    case Op::rope:
+      for (DType d : kFloats)
+        for (bool inter : {false, true}) {
+          add({{{d, S({1, 2, 5, 8})}}, {{DType::i64, S({5})}, Fill::index, 40}}, Attrs{{"interleaved", inter}});
+          add({{{d, S({2, 3, 4, 10})}}, {{DType::i32, S({2, 4})}, Fill::index, 100}}, Attrs{{"interleaved", inter}, {"dims", int64_t{6}}, {"theta", 500.0}}, "partial, batched positions");
+        }
+      break;
+    case Op::embedding:
+      for (DType d : kFloats) add({{{d, S({11, 6})}}, {{DType::i64, S({2, 5})}, Fill::index, 11}});
+      break;
+    case Op::gelu:
+    case Op::gelu_tanh:
+    case Op::silu:
+    case Op::relu:
+      for (DType d : kFloats) add({{{d, S({7, 9})}}});
+      if (op == Op::relu) add({{{DType::i32, S({5, 3})}}});
+      break;
+    case Op::softmax:
+    case Op::log_softmax:
+      for (DType d : kFloats) {
+        add({{{d, S({4, 9})}}});
+        add({{{d, S({3, 5, 2})}}}, Attrs{{"axis", int64_t{1}}});
+      }
+      break;
+    case Op::cross_entropy:
+      for (DType d : kFloats) {
+        add({{{d, S({6, 5})}}, {{DType::i64, S({6})}, Fill::label, 5}});
+        add({{{d, S({4, 3})}}, {{DType::i32, S({4})}, Fill::label, 3}}, Attrs{{"reduction", std::string("sum")}});
+        add({{{d, S({2, 4, 3})}}, {{DType::i64, S({2, 3})}, Fill::label, 4}}, Attrs{{"reduction", std::string("none")}}, "spatial");
+      }
+      break;
+    case Op::conv2d:
+      for (DType d : kFloats) {
+        add({{{d, S({2, 3, 6, 5})}}, {{d, S({4, 3, 3, 3})}}, {{d, S({4})}}}, Attrs{{"pads", ir::Ints{1, 0, 1, 2}}});
+        add({{{d, S({1, 4, 7, 7})}}, {{d, S({4, 2, 3, 3})}}}, Attrs{{"strides", ir::Ints{2, 2}}, {"groups", int64_t{2}}, {"dilations", ir::Ints{1, 2}}});
+      }
+      break;
+    case Op::max_pool:
+    case Op::avg_pool:
+      for (DType d : kFloats) {
+        add({{{d, S({2, 3, 7, 6})}}}, Attrs{{"kernel", ir::Ints{2, 2}}, {"strides", ir::Ints{2, 2}}});
+        add({{{d, S({1, 2, 5, 5})}}}, Attrs{{"kernel", ir::Ints{3, 3}}, {"pads", ir::Ints{1, 1, 1, 1}}}, "padded");
+        if (op == Op::avg_pool)
+          add({{{d, S({1, 2, 5, 5})}}}, Attrs{{"kernel", ir::Ints{3, 3}}, {"pads", ir::Ints{1, 1, 1, 1}}, {"count_include_pad", true}}, "count pads");
+      }
+      if (op == Op::max_pool) add({{{DType::i32, S({1, 2, 6, 6})}}}, Attrs{{"kernel", ir::Ints{2, 3}}, {"strides", ir::Ints{2, 3}}});
+      break;
+    default:
+      return elementwise_specs(op);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<OpCase> op_cases(Op op, uint32_t seed) {
+  std::mt19937 rng(seed * 7919u + static_cast<uint32_t>(op));
+  std::vector<OpCase> out;
+  for (Spec& s : specs_for(op, rng)) {
+    if (!valid(op, s)) continue;
+    OpCase c;
+    c.op = op;
+    c.dtype = s.in.empty() ? (s.attrs.has("dtype") ? s.attrs.dtype("dtype") : s.attrs.tensor("value").dtype()) : s.in[0].type.dtype;
+    if (op == Op::select) c.dtype = s.in[1].type.dtype;
+    ops::Builder b(c.graph);
+    c.graph.name = ir::op_name(op);
+    std::vector<ir::ValueId> ins;
+    std::string desc;
+    for (size_t i = 0; i < s.in.size(); ++i) {
+      ins.push_back(c.graph.add_input(s.in[i].type, cat("in", i)));
+      desc += (i ? ", " : "") + ir::type_str(s.in[i].type);
+      c.inputs.push_back(make_input(s.in[i], rng, i == 0 && (rng() % 3 == 0)));
+    }
+    auto outs = b.emit(op, ins, s.attrs);
+    c.graph.set_outputs(outs);
+    c.name = cat(ir::op_name(op), "(", desc, ")");
+    for (const auto& [k, v] : c.graph.node(0).attrs.items())
+      if (k != "value") c.name += cat(" ", k, "=", ir::attr_to_text(v, ir::find_attr_spec(op, k)->type));
+    if (op == Op::constant) c.name += cat(" ", dtype_name(c.dtype));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string compare_tensors(const Tensor& expected, const Tensor& got, DType compute_dtype) {
+  if (expected.dtype() != got.dtype()) return cat("dtype ", dtype_name(got.dtype()), " instead of ", dtype_name(expected.dtype()));
+  if (expected.shape() != got.shape()) return "shape differs";
+  DType d = expected.dtype();
+  double rtol = 0, atol = 0;
+  DType tol_dtype = is_float(d) || is_complex(d) ? d : compute_dtype;
+  switch (tol_dtype) {
+    case DType::f64: rtol = 1e-9; atol = 1e-10; break;
+    case DType::f32:
+    case DType::c64: rtol = 2e-4; atol = 2e-5; break;
+    case DType::f16: rtol = 5e-3; atol = 2e-3; break;
+    case DType::bf16: rtol = 3e-2; atol = 2e-2; break;
+    default: break;
+  }
+  Tensor e = expected.contiguous(), g = got.contiguous();
+  double worst = 0;
+  int64_t worst_i = -1;
+  for (int64_t i = 0; i < e.numel(); ++i) {
+    c128 a = load_c128(e.data(), d, i), b = load_c128(g.data(), d, i);
+    bool nan_a = std::isnan(a.real()) || std::isnan(a.imag()), nan_b = std::isnan(b.real()) || std::isnan(b.imag());
+    if (nan_a || nan_b) {
+      if (nan_a != nan_b) return cat("element ", i, ": expected ", a.real(), ", got ", b.real());
+      continue;
+    }
+    if (!is_float(d) && !is_complex(d)) {
+      if (load_i64(e.data(), d, i) != load_i64(g.data(), d, i))
+        return cat("element ", i, ": expected ", load_i64(e.data(), d, i), ", got ", load_i64(g.data(), d, i));
+      continue;
+    }
+    if (std::isinf(a.real()) || std::isinf(b.real())) {
+      if (a.real() != b.real()) return cat("element ", i, ": expected ", a.real(), ", got ", b.real());
+      continue;
+    }
+    double err = std::abs(a - b), bound = atol + rtol * std::abs(a);
+    if (err > bound && err / bound > worst) {
+      worst = err / bound;
+      worst_i = i;
+    }
+  }
+  if (worst_i < 0) return "";
+  c128 a = load_c128(e.data(), d, worst_i), b = load_c128(g.data(), d, worst_i);
+  return cat("element ", worst_i, ": expected ", a.real(), ", got ", b.real(), " (", worst, "x the tolerance)");
+}
+
+}  // namespace rlx::testing
