@@ -29,7 +29,7 @@ build: setup configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && RLX_VERIFY=2 ctest --output-on-failure -j $(JOBS)
 
 demo: build
 	$(BUILD)/bin/rlx demo

@@ -1,6 +1,7 @@
 #include "passes/pipeline.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "ir/text.h"
 #include "ops/verify.h"
@@ -28,9 +29,33 @@ bool is_stage(const std::string& name) {
   return std::find(a.begin(), a.end(), name) != a.end() || std::find(b.begin(), b.end(), name) != b.end();
 }
 
+namespace {
+
+// RLX_DEBUG=1: how long each stage took and how big the graph came out.
+class StageTimer {
+ public:
+  explicit StageTimer(const ir::Graph& g) : g_(g), t_(std::chrono::steady_clock::now()) {}
+  void done(const char* stage) {
+    auto now = std::chrono::steady_clock::now();
+    if (debug_at(1))
+      log_line(cat(stage, ": ", std::chrono::duration<double, std::milli>(now - t_).count(), " ms, ", g_.num_nodes(), " nodes"));
+    t_ = now;
+  }
+
+ private:
+  const ir::Graph& g_;
+  std::chrono::steady_clock::time_point t_;
+};
+
+}  // namespace
+
 bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOptions& opts, const NodeEvaluator& eval,
                     DispatchReport& report) {
-  auto stop = [&](const char* stage) { return opts.stop_after == stage; };
+  StageTimer timer(g);
+  auto stop = [&](const char* stage) {
+    timer.done(stage);
+    return opts.stop_after == stage;
+  };
   ops::verify(g, ir::Level::HIR);
   if (stop("verify")) return true;
   g = legalize(g, device, opts.dispatch, report);
@@ -45,7 +70,11 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
 }
 
 bool lower_to_lir(ir::Graph& g, const Bindings& bindings, const PipelineOptions& opts, const NodeEvaluator& eval) {
-  auto stop = [&](const char* stage) { return opts.stop_after == stage; };
+  StageTimer timer(g);
+  auto stop = [&](const char* stage) {
+    timer.done(stage);
+    return opts.stop_after == stage;
+  };
   std::string device = g.device;
   g = specialize(g, bindings);
   if (stop("specialize")) return true;

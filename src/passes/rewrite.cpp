@@ -38,6 +38,14 @@ std::vector<ValueId> RewriteBuilder::emit(Op op, std::vector<ValueId> inputs, At
     --depth_;
     if (out) {
       ++applied_;
+      // RLX_VERIFY=2 (CI): the graph built so far must stay well typed after every rewrite.
+      if (flags().RLX_VERIFY >= 2) {
+        try {
+          ops::verify(g_, ir::Level::HIR);
+        } catch (const Error& e) {
+          throw Error(ErrorKind::internal, cat(pass_, ": rule ", rule.name, " broke the graph while rewriting ", ir::op_keyword(op), ": ", e.what()));
+        }
+      }
       if (debug_at(3)) log_line(cat(pass_, ": ", rule.name, " rewrote ", ir::op_keyword(op), name_.empty() ? "" : cat(" \"", name_, "\"")));
       return *out;
     }

@@ -57,6 +57,7 @@ std::string value_label(const ir::Graph& g, ir::ValueId v, size_t index, const c
 Session::Session(std::string device, SessionOptions options) : device_(std::move(device)), options_(std::move(options)) {
   runtime::Backend& b = runtime::backend(device_);  // unknown names fail here, listing the devices
   runtime::Availability a = b.availability();
+  if (debug_at(1)) log_line(cat("device ", device_, ": ", a.available ? "available" : "unavailable (" + a.reason + ")", ", ", b.native_op_count(), " native op kinds"));
   if (!a.available) throw Error(ErrorKind::unsupported, cat("device ", device_, " is not available: ", a.reason));
 }
 
