@@ -1,6 +1,7 @@
 // Malformed inputs fail with rlx::Error of the right kind and a message naming the file/field.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "fixtures.h"
@@ -21,7 +22,13 @@ void expect_error(const std::function<void()>& f, ErrorKind kind, const std::vec
 }
 
 TEST(TokenizerErrors, MissingDirectory) {
-  expect_error([] { load_tokenizer("/nonexistent/rlx-model"); }, ErrorKind::io, {"/nonexistent/rlx-model", "vocab.txt"});
+  expect_error([] { load_tokenizer("/nonexistent/rlx-model"); }, ErrorKind::io, {"/nonexistent/rlx-model", "no such"});
+  namespace fs = std::filesystem;
+  fs::path empty = fs::temp_directory_path() / "rlx_text_empty_model";
+  fs::remove_all(empty);
+  fs::create_directories(empty);
+  expect_error([&] { load_tokenizer(empty.string()); }, ErrorKind::io, {"tokenizer.json", "vocab.txt"});
+  fs::remove_all(empty);
 }
 
 TEST(TokenizerErrors, BadJson) {
