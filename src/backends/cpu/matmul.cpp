@@ -1,6 +1,9 @@
 // dot_general: operands are packed into [batch, M, K] and [batch, K, N] (any dim order in,
 // one copy each), then multiplied row by row; conv by direct loops.
+#include <cblas.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include "backends/cpu/kernels.h"
 
@@ -57,6 +60,56 @@ void gemm_batched(const T* A, const T* B, T* C, int64_t batch, int64_t M, int64_
     }
 }
 
+// Memory order of one operand: [batch…, a…, b…] with both groups in attribute/ascending order?
+bool is_layout(const std::vector<int64_t>& batch, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> order = batch;
+  order.insert(order.end(), a.begin(), a.end());
+  order.insert(order.end(), b.begin(), b.end());
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, const float* B, float* C) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(M), static_cast<int>(N),
+              static_cast<int>(K), 1.0f, A, static_cast<int>(ta ? M : K), B, static_cast<int>(tb ? K : N), 0.0f, C, static_cast<int>(N));
+}
+void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, const double* B, double* C) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(M), static_cast<int>(N),
+              static_cast<int>(K), 1.0, A, static_cast<int>(ta ? M : K), B, static_cast<int>(tb ? K : N), 0.0, C, static_cast<int>(N));
+}
+
+// f32/f64 through BLAS: operands already laid out as [batch][M][K] or [batch][K][M] (and
+// [batch][K][N] or [batch][N][K]) go straight in with transpose flags; others are packed.
+template <class T>
+void dot_blas(const KernelArgs& a, const std::vector<int64_t>& lb, const std::vector<int64_t>& lf, const std::vector<int64_t>& lc,
+              const std::vector<int64_t>& rb, const std::vector<int64_t>& rf, const std::vector<int64_t>& rc, int64_t Bn, int64_t M,
+              int64_t K, int64_t N) {
+  static const bool threads_set = [] {
+    openblas_set_num_threads(num_threads());
+    return true;
+  }();
+  (void)threads_set;
+  const T* x = a.in[0].as<T>();
+  const T* w = a.in[1].as<T>();
+  std::vector<T> xp, wp;
+  bool ta = false, tb = false;
+  if (is_layout(lb, lf, lc)) ta = false;
+  else if (is_layout(lb, lc, lf)) ta = true;
+  else {
+    xp = pack(x, a.in[0].shape, {lb, lf, lc});
+    x = xp.data();
+  }
+  if (is_layout(rb, rc, rf)) tb = false;
+  else if (is_layout(rb, rf, rc)) tb = true;
+  else {
+    wp = pack(w, a.in[1].shape, {rb, rc, rf});
+    w = wp.data();
+  }
+  T* y = a.out[0].as<T>();
+  for (int64_t b = 0; b < Bn; ++b) blas_gemm(ta, tb, M, N, K, x + b * M * K, w + b * K * N, y + b * M * N);
+}
+
 HostKernel make_dot_general(const ir::Node& node, const ir::Graph&) {
   ir::Intss batch = node.attrs.intss("batch"), contract = node.attrs.intss("contract");
   return [=](const KernelArgs& a) {
@@ -78,6 +131,13 @@ HostKernel make_dot_general(const ir::Node& node, const ir::Graph&) {
       return p;
     };
     int64_t Bn = prod(xs, lb), M = prod(xs, lf), K = prod(xs, lc), N = prod(ws, rf);
+    if (M == 0 || N == 0 || Bn == 0) return;
+    if (K == 0) {
+      std::memset(a.out[0].data, 0, dtype_bytes(a.out[0].dtype, a.out[0].numel));
+      return;
+    }
+    if (a.in[0].dtype == DType::f32) return dot_blas<float>(a, lb, lf, lc, rb, rf, rc, Bn, M, K, N);
+    if (a.in[0].dtype == DType::f64) return dot_blas<double>(a, lb, lf, lc, rb, rf, rc, Bn, M, K, N);
     dispatch_typed(a.in[0].dtype, [&](auto tag) {
       using T = decltype(tag);
       std::vector<T> A = pack(a.in[0].as<T>(), xs, {lb, lf, lc});
