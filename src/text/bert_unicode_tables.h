@@ -1,5 +1,5 @@
-// Character classes of BERT's normalizer and pre-tokenizer as Hugging Face `tokenizers` sees
-// them (generated tables; see bert_unicode_tables.cpp).
+// Character classes of BERT's normalizer and pre-tokenizer and of StripAccents as Hugging Face
+// `tokenizers` sees them (generated tables; see bert_unicode_tables.cpp).
 #pragma once
 #include <cstddef>
 
@@ -21,5 +21,7 @@ extern const CodeRangeTable kBertPunctuationTable;
 extern const CodeRangeTable kBertOtherTable;
 // Non-spacing marks (Mn) dropped after NFD when stripping accents.
 extern const CodeRangeTable kBertNonspacingMarkTable;
+// Combining marks (Mn, Mc, Me as of its crate's Unicode) dropped by the StripAccents normalizer.
+extern const CodeRangeTable kCombiningMarkTable;
 
 }  // namespace rlx::text

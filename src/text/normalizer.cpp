@@ -72,12 +72,12 @@ class LowercaseNormalizer : public Normalizer {
 
 class StripAccentsNormalizer : public Normalizer {
  public:
-  // tokenizers' StripAccents only drops Mn characters; pair it with NFD to remove accents.
+  // StripAccents only drops combining marks; tokenizer.json pairs it with NFD to remove accents.
   std::string normalize(std::string_view text) const override {
     std::string s;
     for (size_t i = 0; i < text.size();) {
       char32_t c = utf8_next(text, i);
-      if (!is_nonspacing_mark(c)) utf8_append(s, c);
+      if (!is_combining_mark(c)) utf8_append(s, c);
     }
     return s;
   }

@@ -217,10 +217,10 @@ std::unique_ptr<PreTokenizer> pre_tokenizer_from_json(const Json& j, const std::
                                                       behavior_from_json(j, where, SplitBehavior::isolated),
                                                       json_bool(j, "invert", false, where));
   if (type == "Whitespace") {
-    // Rust regex's \w and \s (Unicode); PCRE2's \s lacks U+0085, so it is named.
+    // `\w+|[^\w\s]+` with Rust regex's Unicode \w spelled out (PCRE2's lacks marks).
     const char* w = R"(\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D})";
-    return std::make_unique<PatternSplitPreTokenizer>(
-        Pattern::regex(cat("[", w, "]+|[^", w, "\\s\\x{85}]+"), where), SplitBehavior::removed, true);
+    return std::make_unique<PatternSplitPreTokenizer>(Pattern::regex(cat("[", w, "]+|[^", w, "\\s]+"), where),
+                                                      SplitBehavior::removed, true);
   }
   if (type == "WhitespaceSplit") return std::make_unique<CharSplitPreTokenizer>(is_whitespace, SplitBehavior::removed);
   if (type == "Punctuation")

@@ -8,6 +8,48 @@
 
 namespace rlx::text {
 
+namespace {
+
+// Unicode White_Space, which \s means in Oniguruma and Rust's regex; PCRE2's \s also takes
+// U+180E (in its horizontal-space list), so the class is spelled out.
+constexpr const char* kWhiteSpace =
+    R"(\t\n\x{0B}\f\r\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})";
+
+// Rewrites \s and \S (outside classes) to the White_Space class; everything else is copied.
+std::string to_pcre2(std::string_view p) {
+  std::string out;
+  bool in_class = false;
+  for (size_t i = 0; i < p.size();) {
+    char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      char d = p[i + 1];
+      if (d == 's') out += in_class ? std::string(kWhiteSpace) : cat("[", kWhiteSpace, "]");
+      else if (d == 'S' && !in_class) out += cat("[^", kWhiteSpace, "]");
+      else out.append(p.substr(i, 2));
+      i += 2;
+      continue;
+    }
+    out += c;
+    ++i;
+    if (!in_class && c == '[') {
+      in_class = true;
+      if (i < p.size() && p[i] == '^') out += p[i++];
+      if (i < p.size() && p[i] == ']') out += p[i++];  // a leading ']' is literal
+    } else if (in_class && c == '[' && i < p.size() && p[i] == ':') {
+      size_t end = p.find(":]", i);  // a POSIX class such as [:alpha:]
+      if (end != std::string_view::npos) {
+        out.append(p.substr(i, end + 2 - i));
+        i = end + 2;
+      }
+    } else if (in_class && c == ']') {
+      in_class = false;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 struct Regex::Impl {
   pcre2_code* code = nullptr;
   ~Impl() {
@@ -18,7 +60,8 @@ struct Regex::Impl {
 Regex::Regex(std::string_view pattern, std::string_view where) : pattern_(pattern), impl_(std::make_unique<Impl>()) {
   int err = 0;
   PCRE2_SIZE offset = 0;
-  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+  std::string translated = to_pcre2(pattern);
+  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
                               PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &err, &offset, nullptr);
   if (!impl_->code) {
     PCRE2_UCHAR msg[256];

@@ -40,6 +40,8 @@ bool is_bert_punctuation(char32_t c) {
 
 bool is_nonspacing_mark(char32_t c) { return kBertNonspacingMarkTable.contains(c); }
 
+bool is_combining_mark(char32_t c) { return kCombiningMarkTable.contains(c); }
+
 bool is_chinese_char(char32_t c) {
   return (c >= 0x4e00 && c <= 0x9fff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x20000 && c <= 0x2a6df) ||
          (c >= 0x2a700 && c <= 0x2b73f) || (c >= 0x2b740 && c <= 0x2b81f) || (c >= 0x2b920 && c <= 0x2ceaf) ||

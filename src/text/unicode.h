@@ -15,6 +15,8 @@ bool is_bert_control(char32_t c);
 // BERT's punctuation: ASCII 33–47, 58–64, 91–96, 123–126 and the P* categories.
 bool is_bert_punctuation(char32_t c);
 bool is_nonspacing_mark(char32_t c);
+// The combining marks the StripAccents normalizer removes.
+bool is_combining_mark(char32_t c);
 // The CJK ideograph blocks BERT surrounds with spaces.
 bool is_chinese_char(char32_t c);
 // The Rust regex class \w (Unicode): alphabetic, marks, decimal digits, connector punctuation.

@@ -1,7 +1,8 @@
 // Byte-level BPE parity with Hugging Face tokenizers: a Qwen2-style tokenizer (NFC, the Qwen2
 // Split regex, "a b" merges, <|im_start|>-style special tokens), a Llama-3-style one ([a, b]
 // merges, ignore_merges, BOS template), GPT-2's ByteLevel regex with add_prefix_space, and one
-// exercising normalizer/pre-tokenizer variety and the added-token flags.
+// exercising normalizer/pre-tokenizer variety and the added-token flags, and a SentencePiece-style
+// BPE (Llama-2 layout: "▁" spaces, byte_fallback, fuse_unk, Replace/ByteFallback/Fuse/Strip).
 #include <gtest/gtest.h>
 
 #include "fixtures.h"
@@ -22,7 +23,7 @@ TEST_P(BpeFixture, MatchesReference) {
   check_cases(tok, expected(GetParam()));
 }
 
-INSTANTIATE_TEST_SUITE_P(ByteLevel, BpeFixture, ::testing::Values("qwen2", "llama3", "gpt2", "bpe_features"));
+INSTANTIATE_TEST_SUITE_P(Bpe, BpeFixture, ::testing::Values("qwen2", "llama3", "gpt2", "bpe_features", "spm_bpe"));
 
 TEST(Bpe, Qwen2TruncationAndLeftPadding) {
   Tokenizer tok = load_tokenizer(fixture_path("qwen2"));

@@ -35,7 +35,7 @@ TEST(ByteLevel, TableIsABijectionOnBytes) {
 }
 
 TEST(BertTables, RangesAreSortedAndDisjoint) {
-  for (const CodeRangeTable* t : {&kBertPunctuationTable, &kBertOtherTable, &kBertNonspacingMarkTable}) {
+  for (const CodeRangeTable* t : {&kBertPunctuationTable, &kBertOtherTable, &kBertNonspacingMarkTable, &kCombiningMarkTable}) {
     ASSERT_GT(t->size, 0u);
     for (size_t i = 0; i < t->size; ++i) {
       EXPECT_LE(t->ranges[i].first, t->ranges[i].last);

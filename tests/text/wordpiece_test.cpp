@@ -62,6 +62,13 @@ TEST_P(WordPieceFixture, SpecialIds) {
 
 INSTANTIATE_TEST_SUITE_P(Bert, WordPieceFixture, ::testing::Values("bert_uncased", "bert_cased"));
 
+TEST(WordPiece, OtherPipelinePartsMatchReference) {
+  // NFD/StripAccents/Lowercase/Strip normalizers, Whitespace + Digits pre-tokenizers,
+  // BertProcessing, a decoder without cleanup and max_input_chars_per_word = 12.
+  Tokenizer tok = load_tokenizer(fixture_path("wordpiece_features"));
+  check_cases(tok, expected("wordpiece_features"));
+}
+
 TEST(WordPiece, ConfigOverridesLowercaseOfTokenizerJson) {
   // transformers rebuilds BertNormalizer from tokenizer_config.json's do_lower_case: the cased
   // tokenizer.json with do_lower_case=true must tokenize like the uncased normalizer would.
