@@ -31,6 +31,7 @@ void check_cases(const Tokenizer& tok, const nlohmann::json& exp, int only_add_s
     EXPECT_EQ(e.tokens, c.at("tokens").get<std::vector<std::string>>());
     EXPECT_EQ(e.type_ids, c.at("type_ids").get<std::vector<int32_t>>());
     EXPECT_EQ(e.attention_mask, c.at("attention_mask").get<std::vector<int32_t>>());
+    EXPECT_EQ(e.special_tokens_mask, c.at("special_tokens_mask").get<std::vector<int32_t>>());
     EXPECT_EQ(tok.decode(e.ids, false), c.at("decoded").get<std::string>());
     EXPECT_EQ(tok.decode(e.ids, true), c.at("decoded_skip_special").get<std::string>());
     ++checked;
