@@ -1,0 +1,221 @@
+// Quantizers for the types RLX writes. Each rounds to nearest; the K-quants refit each group's
+// scale (and min) by least squares before the 6/8-bit scale quantization, then re-round every
+// element against the scale that will actually be stored.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "formats/quant.h"
+#include "rlx/error.h"
+#include "util/half.h"
+#include "util/strings.h"
+
+namespace rlx::formats {
+
+namespace {
+
+void put_half(uint8_t* p, float v) {
+  uint16_t h = f32_to_f16(v);
+  std::memcpy(p, &h, 2);
+}
+float stored_half(float v) { return f16_to_f32(f32_to_f16(v)); }
+int clamp_int(int v, int lo, int hi) { return std::min(hi, std::max(lo, v)); }
+int round_int(float v) { return static_cast<int>(std::lround(v)); }
+
+void q8_0(const float* x, uint8_t* b) {
+  float amax = 0;
+  for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+  float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+  put_half(b, d);
+  for (int j = 0; j < 32; ++j) b[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(clamp_int(round_int(x[j] * id), -127, 127)));
+}
+
+void q4_0(const float* x, uint8_t* b) {
+  // The element of largest magnitude maps to -8 exactly, so the sign of d carries its sign.
+  float amax = 0, max = 0;
+  for (int j = 0; j < 32; ++j)
+    if (std::fabs(x[j]) > amax) amax = std::fabs(x[j]), max = x[j];
+  float d = max / -8.0f, id = d != 0 ? 1.0f / d : 0.0f;
+  put_half(b, d);
+  for (int j = 0; j < 16; ++j) {
+    int q0 = clamp_int(round_int(x[j] * id) + 8, 0, 15);
+    int q1 = clamp_int(round_int(x[j + 16] * id) + 8, 0, 15);
+    b[2 + j] = static_cast<uint8_t>(q0 | (q1 << 4));
+  }
+}
+
+// Fits x ≈ scale * L - min with L in [0, nmax] and min >= 0 for one group: start from the
+// range, then alternate rounding and a least-squares refit, keeping the best.
+void fit_scale_min(const float* x, int n, int nmax, float* scale, float* min) {
+  float lo = x[0], hi = x[0];
+  for (int i = 1; i < n; ++i) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
+  lo = std::min(lo, 0.0f);  // ggml's K-quants subtract a non-negative min
+  float s = (hi - lo) / static_cast<float>(nmax), m = -lo;
+  if (s == 0) {
+    *scale = 0, *min = m;
+    return;
+  }
+  auto error = [&](float sc, float mn) {
+    float e = 0;
+    for (int i = 0; i < n; ++i) {
+      int l = clamp_int(round_int((x[i] + mn) / sc), 0, nmax);
+      float r = sc * static_cast<float>(l) - mn - x[i];
+      e += r * r;
+    }
+    return e;
+  };
+  float best = error(s, m);
+  *scale = s, *min = m;
+  for (int it = 0; it < 4; ++it) {
+    double sl = 0, sll = 0, sx = 0, slx = 0;
+    for (int i = 0; i < n; ++i) {
+      double l = clamp_int(round_int((x[i] + m) / s), 0, nmax);
+      sl += l, sll += l * l, sx += x[i], slx += l * x[i];
+    }
+    double det = n * sll - sl * sl;
+    if (det <= 0) break;
+    double ns = (n * slx - sl * sx) / det, nm = -(sx - ns * sl) / n;  // x ≈ ns*l - nm
+    if (ns <= 0) break;
+    if (nm < 0) nm = 0, ns = sll > 0 ? slx / sll : ns;
+    s = static_cast<float>(ns), m = static_cast<float>(nm);
+    float e = error(s, m);
+    if (!(e < best)) break;
+    best = e, *scale = s, *min = m;
+  }
+}
+
+void q4_k(const float* x, uint8_t* b) {
+  float scales[8], mins[8];
+  float max_scale = 0, max_min = 0;
+  for (int g = 0; g < 8; ++g) {
+    fit_scale_min(x + 32 * g, 32, 15, &scales[g], &mins[g]);
+    max_scale = std::max(max_scale, scales[g]);
+    max_min = std::max(max_min, mins[g]);
+  }
+  float d = max_scale / 63.0f, dmin = max_min / 63.0f;
+  put_half(b, d);
+  put_half(b + 2, dmin);
+  float ds = stored_half(d), dm = stored_half(dmin);
+  int sc[8], mn[8];
+  for (int g = 0; g < 8; ++g) {
+    sc[g] = ds > 0 ? clamp_int(round_int(scales[g] / ds), 0, 63) : 0;
+    mn[g] = dm > 0 ? clamp_int(round_int(mins[g] / dm), 0, 63) : 0;
+  }
+  uint8_t* s = b + 4;
+  std::memset(s, 0, 12);
+  for (int j = 0; j < 8; ++j) {
+    if (j < 4) {
+      s[j] = static_cast<uint8_t>(sc[j]);
+      s[j + 4] = static_cast<uint8_t>(mn[j]);
+    } else {
+      s[j + 4] = static_cast<uint8_t>((sc[j] & 0x0f) | ((mn[j] & 0x0f) << 4));
+      s[j - 4] |= static_cast<uint8_t>((sc[j] >> 4) << 6);
+      s[j] |= static_cast<uint8_t>((mn[j] >> 4) << 6);
+    }
+  }
+  uint8_t L[256];
+  for (int g = 0; g < 8; ++g) {
+    float gs = ds * static_cast<float>(sc[g]), gm = dm * static_cast<float>(mn[g]);
+    for (int i = 0; i < 32; ++i)
+      L[32 * g + i] = static_cast<uint8_t>(gs > 0 ? clamp_int(round_int((x[32 * g + i] + gm) / gs), 0, 15) : 0);
+  }
+  uint8_t* qs = b + 16;
+  for (int j = 0; j < 4; ++j)
+    for (int l = 0; l < 32; ++l) qs[32 * j + l] = static_cast<uint8_t>(L[64 * j + l] | (L[64 * j + 32 + l] << 4));
+}
+
+void q6_k(const float* x, uint8_t* b) {
+  // Groups of 16 with a signed scale mapping the largest magnitude to -32 (as Q4_0 does), then
+  // a least-squares refit given the rounded levels.
+  float scales[16];
+  float max_abs_scale = 0, max_scale = 0;
+  for (int g = 0; g < 16; ++g) {
+    const float* v = x + 16 * g;
+    float amax = 0, max = 0;
+    for (int i = 0; i < 16; ++i)
+      if (std::fabs(v[i]) > amax) amax = std::fabs(v[i]), max = v[i];
+    float s = max / -32.0f;
+    if (s != 0) {
+      double num = 0, den = 0;
+      for (int i = 0; i < 16; ++i) {
+        int l = clamp_int(round_int(v[i] / s), -32, 31);
+        num += static_cast<double>(l) * v[i], den += static_cast<double>(l) * l;
+      }
+      if (den > 0) s = static_cast<float>(num / den);
+    }
+    scales[g] = s;
+    if (std::fabs(s) > max_abs_scale) max_abs_scale = std::fabs(s), max_scale = s;
+  }
+  float d = max_scale / -128.0f;
+  float ds = stored_half(d);
+  uint8_t* ql = b;
+  uint8_t* qh = b + 128;
+  auto* sc = reinterpret_cast<int8_t*>(b + 192);
+  put_half(b + 208, d);
+  uint8_t L[256];
+  for (int g = 0; g < 16; ++g) {
+    sc[g] = static_cast<int8_t>(ds != 0 ? clamp_int(round_int(scales[g] / ds), -128, 127) : 0);
+    float gs = ds * static_cast<float>(sc[g]);
+    for (int i = 0; i < 16; ++i)
+      L[16 * g + i] = static_cast<uint8_t>((gs != 0 ? clamp_int(round_int(x[16 * g + i] / gs), -32, 31) : 0) + 32);
+  }
+  for (int c = 0; c < 2; ++c) {
+    const uint8_t* q = L + 128 * c;
+    for (int l = 0; l < 32; ++l) {
+      int q1 = q[l], q2 = q[l + 32], q3 = q[l + 64], q4 = q[l + 96];
+      ql[64 * c + l] = static_cast<uint8_t>((q1 & 0x0f) | ((q3 & 0x0f) << 4));
+      ql[64 * c + l + 32] = static_cast<uint8_t>((q2 & 0x0f) | ((q4 & 0x0f) << 4));
+      qh[32 * c + l] = static_cast<uint8_t>((q1 >> 4) | ((q2 >> 4) << 2) | ((q3 >> 4) << 4) | ((q4 >> 4) << 6));
+    }
+  }
+}
+
+}  // namespace
+
+bool can_quantize(WeightType t) {
+  switch (t) {
+    case WeightType::f32:
+    case WeightType::f16:
+    case WeightType::bf16:
+    case WeightType::q8_0:
+    case WeightType::q4_0:
+    case WeightType::q4_k:
+    case WeightType::q6_k: return true;
+    default: return false;
+  }
+}
+
+std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n) {
+  if (!can_quantize(t))
+    throw Error(ErrorKind::unsupported, cat("RLX cannot quantize to ", weight_type_name(t),
+                                            "; it writes F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K"));
+  auto nbytes = n >= 0 ? weight_type_bytes(t, static_cast<uint64_t>(n)) : std::nullopt;
+  if (!nbytes)
+    throw Error(ErrorKind::invalid_argument, cat(weight_type_name(t), " packs whole blocks of ",
+                                                 weight_type_block_elems(t), " values; got ", n));
+  std::vector<uint8_t> out(static_cast<size_t>(*nbytes));
+  switch (t) {
+    case WeightType::f32:
+      if (n) std::memcpy(out.data(), src, out.size());
+      return out;
+    case WeightType::f16:
+      for (int64_t i = 0; i < n; ++i) put_half(out.data() + 2 * i, src[i]);
+      return out;
+    case WeightType::bf16:
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h = f32_to_bf16(src[i]);
+        std::memcpy(out.data() + 2 * i, &h, 2);
+      }
+      return out;
+    default: break;
+  }
+  void (*fn)(const float*, uint8_t*) = t == WeightType::q8_0   ? q8_0
+                                       : t == WeightType::q4_0 ? q4_0
+                                       : t == WeightType::q4_k ? q4_k
+                                                               : q6_k;
+  int64_t be = weight_type_block_elems(t), bb = weight_type_block_bytes(t);
+  for (int64_t i = 0; i < n / be; ++i) fn(src + i * be, out.data() + i * bb);
+  return out;
+}
+
+}  // namespace rlx::formats
