@@ -9,7 +9,8 @@
 
 namespace rlx::text {
 
-// A tokenizer.json document; `source` names it in error messages.
+// A tokenizer.json document; `source` names it in error messages. Its "truncation" and
+// "padding" apply as in tokenizers (transformers-style callers reset them per call).
 Tokenizer tokenizer_from_json(std::string_view json_text, const std::string& source);
 Tokenizer load_tokenizer_json(const std::string& path);
 

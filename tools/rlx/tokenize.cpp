@@ -39,6 +39,10 @@ int cmd_tokenize(Args& args) {
   // BERT inputs always carry [CLS]/[SEP]; causal LMs get BOS etc. only when asked (as generation
   // prompts are usually templated first).
   bool add_special = special || (wordpiece && !no_special);
+  // Like transformers' tokenizer(text): tokenizer.json's own padding (MiniLM ships Fixed 128)
+  // does not apply; truncation is decided here.
+  tok.set_padding(std::nullopt);
+  tok.set_truncation(std::nullopt);
   if (max_length > 0 || wordpiece) {
     text::TruncationOptions t;
     t.max_length = max_length > 0 ? static_cast<size_t>(max_length) : tok.model_max_length().value_or(512);
