@@ -69,6 +69,14 @@ TEST(WordPiece, OtherPipelinePartsMatchReference) {
   check_cases(tok, expected("wordpiece_features"));
 }
 
+TEST(WordPiece, TokenizerJsonTruncationAndPaddingApply) {
+  // max_length 10 and Fixed(12) padding from tokenizer.json itself, as tokenizers applies them.
+  Tokenizer tok = load_tokenizer(fixture_path("bert_padded"));
+  ASSERT_TRUE(tok.truncation().has_value());
+  ASSERT_TRUE(tok.padding().has_value());
+  check_cases(tok, expected("bert_padded"));
+}
+
 TEST(WordPiece, ConfigOverridesLowercaseOfTokenizerJson) {
   // transformers rebuilds BertNormalizer from tokenizer_config.json's do_lower_case: the cased
   // tokenizer.json with do_lower_case=true must tokenize like the uncased normalizer would.
