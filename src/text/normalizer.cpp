@@ -40,7 +40,7 @@ class BertNormalizer : public Normalizer {
       }
     }
     if (strip_accents_) {
-      std::string d = normalize_form(s, NormalForm::nfd);
+      std::string d = text::normalize(s, NormalForm::nfd);
       s.clear();
       for (size_t i = 0; i < d.size();) {
         char32_t c = utf8_next(d, i);
@@ -52,7 +52,6 @@ class BertNormalizer : public Normalizer {
   }
 
  private:
-  static std::string normalize_form(const std::string& s, NormalForm f) { return text::normalize(s, f); }
   bool clean_text_, chinese_, strip_accents_, lowercase_;
 };
 
