@@ -17,6 +17,7 @@ const std::vector<Command>& commands() {
       {"compile", "FILE.rlx [--device D] [--emit hir|mir|lir] [--report] [--policy P] [--stop-after PASS] [--dump-dir DIR] [--bind S=N,…] [--json]",
        "compile a graph, print IR at any level and the dispatch report", cmd_compile},
       {"demo", "[--json]", "the main job on embedded defaults", cmd_demo},
+      {"info", "FILE|DIR [--json]", "format, metadata and tensors of a safetensors/GGUF file or model directory", cmd_info},
       {"tokenize", "--model DIR --text T [--pair T2] [--special|--no-special] [--max-length N] [--json]", "token ids and tokens of a text (WordPiece or BPE, Hugging Face-exact)", cmd_tokenize},
   };
   return cmds;

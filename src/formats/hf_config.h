@@ -1,0 +1,66 @@
+// config.json of a Hugging Face model directory, typed for the architectures RLX builds:
+// BERT family encoders (bert, roberta, xlm-roberta, distilbert …) and llama-family decoders
+// (llama, mistral, qwen2, qwen3). Defaults are those of the transformers config classes.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rlx::formats {
+
+enum class HfFamily { bert, llama };
+const char* hf_family_name(HfFamily f);
+
+struct HfRope {
+  double theta = 10000.0;
+  std::string type = "default";  // "default", "linear", "dynamic", "yarn", "llama3" …
+  double factor = 1.0;
+  std::optional<double> low_freq_factor, high_freq_factor;  // llama3
+  std::optional<int64_t> original_max_position_embeddings;
+};
+
+struct HfConfig {
+  std::string model_type;  // "bert", "qwen3" …
+  std::vector<std::string> architectures;
+  HfFamily family = HfFamily::bert;
+
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_hidden_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;  // = num_attention_heads when absent
+  int64_t head_dim = 0;             // = hidden_size / num_attention_heads when absent
+  int64_t max_position_embeddings = 0;
+  std::string hidden_act;
+  double norm_eps = 0;  // rms_norm_eps (decoders) or layer_norm_eps (encoders)
+  std::string dtype;    // "dtype" or the older "torch_dtype" ("bfloat16"); empty when absent
+
+  // Decoders.
+  HfRope rope;
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;  // q/k/v projection biases (always on for qwen2)
+  bool qk_norm = false;         // RMSNorm on q and k per head (qwen3)
+  std::optional<int64_t> sliding_window;
+  std::optional<int64_t> bos_token_id;
+  std::vector<int64_t> eos_token_ids;  // one or several
+
+  // Encoders.
+  int64_t type_vocab_size = 0;
+  int64_t pad_token_id = 0;
+  int64_t position_offset = 0;  // roberta family: positions start at pad_token_id + 1
+  std::string position_embedding_type = "absolute";
+
+  nlohmann::json raw;  // the whole file, for fields not typed here
+};
+
+// Throws rlx::Error(format) naming the key for wrong types or inconsistent sizes, and
+// rlx::Error(unsupported) for a model_type outside the families above.
+HfConfig parse_hf_config(const std::string& json_text, const std::string& source);
+HfConfig read_hf_config(const std::string& path);
+nlohmann::json hf_config_json(const HfConfig& c);  // the typed fields, for `rlx info --json`
+
+}  // namespace rlx::formats
