@@ -106,15 +106,24 @@ std::vector<Type> infer_pad(Op op, const std::vector<Type>& in, const Attrs& a) 
   const Ints& hi = a.ints("hi");
   if (lo.size() != s.size() || hi.size() != s.size()) type_error(op, cat("lo and hi need one entry per dim (", s.size(), ")"));
   const std::string& mode = a.s("mode");
+  ir::Ints interior = a.has("interior") ? a.ints("interior") : ir::Ints(s.size(), 0);
+  if (interior.size() != s.size()) type_error(op, cat("interior needs one entry per dim (", s.size(), ")"));
   Shape out;
   for (size_t i = 0; i < s.size(); ++i) {
+    if (interior[i] < 0) type_error(op, "interior padding cannot be negative");
+    if (interior[i] > 0 && mode != "constant") type_error(op, "interior padding needs mode=constant");
     if (mode != "constant" && (lo[i] < 0 || hi[i] < 0)) type_error(op, cat(mode, " padding cannot be negative"));
     if (mode == "reflect") {
       if (auto n = s[i].try_value(); n && (lo[i] >= *n || hi[i] >= *n))
         type_error(op, cat("reflect padding of dim ", i, " must be smaller than its size ", *n));
     }
     if (mode == "edge" && s[i] == Dim(0) && (lo[i] || hi[i])) type_error(op, "edge padding of an empty dim");
+    // n elements with `interior` fill values between neighbours: n + (n-1)·interior
     Dim d = s[i] + Dim(lo[i] + hi[i]);
+    if (interior[i] > 0) {
+      if (auto n = s[i].try_value(); n && *n == 0) d = Dim(lo[i] + hi[i]);
+      else d = d + (s[i] - Dim(1)) * Dim(interior[i]);
+    }
     if (auto v = d.try_value(); v && *v < 0) type_error(op, cat("padding makes dim ", i, " negative"));
     out.push_back(d);
   }

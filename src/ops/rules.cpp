@@ -16,6 +16,9 @@ const RuleTable& table() {
     register_nn(r);
     register_attention(r);
     register_conv_pool(r);
+    register_vjp_elementwise(r);
+    register_vjp_structural(r);
+    register_vjp_nn(r);
     for (int i = 0; i < ir::kNumOps; ++i) {
       Op op = static_cast<Op>(i);
       if (!r[i].infer) throw Error(ErrorKind::internal, cat(ir::op_keyword(op), " has no type inference rule"));

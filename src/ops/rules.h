@@ -19,9 +19,22 @@ using InferFn = std::vector<Type> (*)(Op op, const std::vector<Type>& in, const 
 // Emits MIR (or other HIR ops, resolved recursively) computing the op; returns its outputs.
 using DecomposeFn = std::vector<ValueId> (*)(Builder& b, const std::vector<ValueId>& in, const Attrs& attrs);
 
+// Reverse-mode rule: given the op's inputs, outputs and the cotangent of each output
+// (kNoValue when that output does not reach the loss), emits and returns the gradient of each
+// input (kNoValue for inputs that receive none, such as indices).
+struct VjpArgs {
+  const std::vector<ValueId>& in;
+  const std::vector<ValueId>& out;
+  const std::vector<ValueId>& cot;
+  const Attrs& attrs;
+};
+using VjpFn = std::vector<ValueId> (*)(Builder& b, const VjpArgs& a);
+
 struct OpRule {
   InferFn infer = nullptr;
   DecomposeFn decompose = nullptr;
+  VjpFn vjp = nullptr;
+  bool no_gradient = false;  // piecewise constant or integer-valued: gradients are zero
 };
 
 const OpRule& op_rule(Op op);
@@ -37,5 +50,8 @@ void register_movement(RuleTable& t);
 void register_nn(RuleTable& t);
 void register_attention(RuleTable& t);
 void register_conv_pool(RuleTable& t);
+void register_vjp_elementwise(RuleTable& t);
+void register_vjp_structural(RuleTable& t);
+void register_vjp_nn(RuleTable& t);
 
 }  // namespace rlx::ops

@@ -239,6 +239,7 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{d, S({4, 5})}}}, Attrs{{"lo", ir::Ints{-1, 2}}, {"hi", ir::Ints{1, -2}}}, "negative crops");
         add({{{d, S({4, 5})}}}, Attrs{{"lo", ir::Ints{2, 1}}, {"hi", ir::Ints{1, 3}}, {"mode", std::string("reflect")}});
         add({{{d, S({3, 4})}}}, Attrs{{"lo", ir::Ints{0, 3}}, {"hi", ir::Ints{2, 1}}, {"mode", std::string("edge")}});
+        add({{{d, S({3, 4})}}}, Attrs{{"lo", ir::Ints{1, 0}}, {"hi", ir::Ints{0, -1}}, {"interior", ir::Ints{2, 1}}}, "interior");
       }
       break;
     case Op::gather:

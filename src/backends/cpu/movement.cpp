@@ -119,6 +119,7 @@ HostKernel make_concat(const ir::Node& n, const ir::Graph&) {
 
 HostKernel make_pad(const ir::Node& n, const ir::Graph&) {
   ir::Ints lo = n.attrs.ints("lo");
+  ir::Ints interior = n.attrs.has("interior") ? n.attrs.ints("interior") : ir::Ints(lo.size(), 0);
   std::string mode = n.attrs.s("mode");
   double value = n.attrs.f("value");
   return [=](const KernelArgs& a) {
@@ -140,6 +141,13 @@ HostKernel make_pad(const ir::Node& n, const ir::Graph&) {
         for (size_t d = ys.size(); d-- > 0;) {
           int64_t p = rem % ys[d] - lo[d], len = xs[d];
           rem /= ys[d];
+          if (interior[d] > 0 && p >= 0) {
+            if (p % (interior[d] + 1) != 0) {
+              inside = false;
+              break;
+            }
+            p /= interior[d] + 1;
+          }
           if (p < 0 || p >= len) {
             if (mode == "constant") {
               inside = false;

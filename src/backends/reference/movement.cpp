@@ -68,6 +68,7 @@ void pad(const KernelArgs& a) {
   const auto& lo = a.node.attrs.ints("lo");
   const std::string& mode = a.node.attrs.s("mode");
   double value = a.node.attrs.f("value");
+  std::vector<int64_t> interior = a.node.attrs.has("interior") ? a.node.attrs.ints("interior") : std::vector<int64_t>(x.shape.size(), 0);
   std::vector<int64_t> xs = strides_of(x.shape), coord;
   for (int64_t i = 0; i < y.numel; ++i) {
     unravel(i, y.shape, coord);
@@ -75,6 +76,13 @@ void pad(const KernelArgs& a) {
     bool inside = true;
     for (size_t d = 0; d < coord.size(); ++d) {
       int64_t p = coord[d] - lo[d], n = x.shape[d];
+      if (interior[d] > 0 && p >= 0) {
+        if (p % (interior[d] + 1) != 0) {
+          inside = false;
+          break;
+        }
+        p /= interior[d] + 1;
+      }
       if (p < 0 || p >= n) {
         if (mode == "constant") {
           inside = false;

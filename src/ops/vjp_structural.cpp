@@ -1,0 +1,296 @@
+// Reverse-mode rules of reductions, contractions and data movement.
+#include <algorithm>
+#include <numeric>
+
+#include "ops/infer_util.h"
+#include "ops/vjp_util.h"
+
+namespace rlx::ops {
+
+namespace {
+
+using V = std::vector<ValueId>;
+constexpr ValueId kNone = ir::kNoValue;
+
+Ints norm(const Ints& axes, size_t rank) {
+  Ints out;
+  for (int64_t a : axes) out.push_back(a < 0 ? a + static_cast<int64_t>(rank) : a);
+  return out;
+}
+
+// The cotangent of a reduction, reshaped to keepdims form and broadcast over the input.
+ValueId expand_reduced(Builder& b, ValueId g, ValueId x, const Ints& axes) {
+  Shape keep = b.shape(x);
+  for (int64_t a : axes) keep[static_cast<size_t>(a)] = Dim(1);
+  return b.broadcast(b.reshape(g, keep), b.shape(x));
+}
+
+V reduce(Builder& b, const VjpArgs& a) {
+  const std::string& kind = a.attrs.s("kind");
+  ValueId x = a.in[0];
+  Ints axes = norm(a.attrs.ints("axes"), b.rank(x));
+  if (kind == "argmax" || kind == "argmin") return {kNone};
+  ValueId g = expand_reduced(b, a.cot[0], x, axes);
+  if (kind == "sum") return {g};
+  ValueId y = expand_reduced(b, a.out[0], x, axes);
+  if (kind == "prod") return {b.div(b.mul(g, y), x)};
+  // max/min: shared equally between the elements that attain it.
+  ValueId hit = b.cast(b.binary(Op::eq, x, y), b.dtype(x));
+  ValueId count = expand_reduced(b, b.reduce(hit, "sum", axes, a.attrs.b("keepdims")), x, axes);
+  return {b.div(b.mul(g, hit), count)};
+}
+
+V cumsum(Builder& b, const VjpArgs& a) {
+  return {b.emit1(Op::cumsum, {a.cot[0]}, Attrs{{"axis", a.attrs.i("axis")}, {"exclusive", a.attrs.b("exclusive")}, {"reverse", !a.attrs.b("reverse")}})};
+}
+
+// Transposes the result of a gradient contraction into the operand's own dim order: `dims_of`
+// maps each operand dim to its position in `r`.
+ValueId to_operand_order(Builder& b, ValueId r, const std::vector<int64_t>& pos) { return b.transpose(r, Ints(pos.begin(), pos.end())); }
+
+int64_t rank_in(const Ints& sorted_vals, int64_t v) {
+  return std::lower_bound(sorted_vals.begin(), sorted_vals.end(), v) - sorted_vals.begin();
+}
+
+V dot_general(Builder& b, const VjpArgs& a) {
+  ValueId x = a.in[0], w = a.in[1], g = a.cot[0];
+  size_t xr = b.rank(x), wr = b.rank(w);
+  const Intss& batch = a.attrs.intss("batch");
+  const Intss& contract = a.attrs.intss("contract");
+  Ints lb = norm(batch[0], xr), rb = norm(batch[1], wr), lc = norm(contract[0], xr), rc = norm(contract[1], wr);
+  auto free_dims = [](size_t r, const Ints& bd, const Ints& cd) {
+    Ints f;
+    for (size_t i = 0; i < r; ++i)
+      if (std::find(bd.begin(), bd.end(), i) == bd.end() && std::find(cd.begin(), cd.end(), i) == cd.end()) f.push_back(static_cast<int64_t>(i));
+    return f;
+  };
+  Ints lf = free_dims(xr, lb, lc), rf = free_dims(wr, rb, rc);
+  int64_t nb = static_cast<int64_t>(lb.size()), nlf = static_cast<int64_t>(lf.size()), nrf = static_cast<int64_t>(rf.size());
+  Ints g_batch(static_cast<size_t>(nb)), g_lf(static_cast<size_t>(nlf)), g_rf(static_cast<size_t>(nrf));
+  std::iota(g_batch.begin(), g_batch.end(), 0);
+  std::iota(g_lf.begin(), g_lf.end(), nb);
+  std::iota(g_rf.begin(), g_rf.end(), nb + nlf);
+  DType xd = b.dtype(x), wd = b.dtype(w);
+  if (b.dtype(g) != xd) g = b.cast(g, xd);
+  // dx = g · w over w's free dims → [batch, x free, w contracting (ascending)]
+  ValueId dx = b.dot_general(g, w, {g_batch, rb}, {g_rf, rf});
+  Ints rc_sorted = rc;
+  std::sort(rc_sorted.begin(), rc_sorted.end());
+  std::vector<int64_t> px(xr);
+  for (size_t i = 0; i < lb.size(); ++i) px[static_cast<size_t>(lb[i])] = static_cast<int64_t>(i);
+  for (size_t j = 0; j < lf.size(); ++j) px[static_cast<size_t>(lf[j])] = nb + static_cast<int64_t>(j);
+  for (size_t i = 0; i < lc.size(); ++i) px[static_cast<size_t>(lc[i])] = nb + nlf + rank_in(rc_sorted, rc[i]);
+  // dw = x · g over x's free dims → [batch, x contracting (ascending), w free]
+  ValueId dw = b.dot_general(x, g, {lb, g_batch}, {lf, g_lf});
+  Ints lc_sorted = lc;
+  std::sort(lc_sorted.begin(), lc_sorted.end());
+  std::vector<int64_t> pw(wr);
+  for (size_t i = 0; i < rb.size(); ++i) pw[static_cast<size_t>(rb[i])] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < rc.size(); ++i) pw[static_cast<size_t>(rc[i])] = nb + rank_in(lc_sorted, lc[i]);
+  for (size_t j = 0; j < rf.size(); ++j) pw[static_cast<size_t>(rf[j])] = nb + static_cast<int64_t>(lc.size()) + static_cast<int64_t>(j);
+  // transpose(r, perm) puts r's dim perm[i] at position i: operand dim i lives at pos[i] in r.
+  return {b.cast(to_operand_order(b, dx, px), xd), b.cast(to_operand_order(b, dw, pw), wd)};
+}
+
+V reshape(Builder& b, const VjpArgs& a) { return {b.reshape(a.cot[0], b.shape(a.in[0]))}; }
+V transpose(Builder& b, const VjpArgs& a) { return {b.transpose(a.cot[0], invert_perm(a.attrs.ints("perm")))}; }
+V broadcast(Builder& b, const VjpArgs& a) { return {unbroadcast(b, a.cot[0], b.shape(a.in[0]))}; }
+
+std::vector<int64_t> static_dims(Builder& b, ValueId v, const char* op) {
+  Shape s = b.shape(v);
+  std::vector<int64_t> out;
+  for (const auto& d : s) {
+    auto x = d.try_value();
+    if (!x) throw Error(ErrorKind::unsupported, cat("autodiff: the gradient of ", op, " needs static shapes, got ", shape_str(s)));
+    out.push_back(*x);
+  }
+  return out;
+}
+
+// Places g (the slice) back into zeros of the input's shape: pad with the stride as interior.
+V slice(Builder& b, const VjpArgs& a) {
+  std::vector<int64_t> in = static_dims(b, a.in[0], "mir.slice"), out = static_dims(b, a.out[0], "mir.slice");
+  const Shape& start = a.attrs.dims("start");
+  const Ints& stride = a.attrs.ints("stride");
+  Ints lo, hi, interior;
+  for (size_t d = 0; d < in.size(); ++d) {
+    int64_t s0 = start[d].value();
+    int64_t last = out[d] ? s0 + (out[d] - 1) * stride[d] : s0 - 1;
+    lo.push_back(s0);
+    interior.push_back(stride[d] - 1);
+    hi.push_back(out[d] ? in[d] - 1 - last : in[d] - s0);  // an empty slice pads to the full size
+  }
+  return {b.emit1(Op::pad, {a.cot[0]}, Attrs{{"lo", lo}, {"hi", hi}, {"interior", interior}})};
+}
+
+V concat(Builder& b, const VjpArgs& a) {
+  int64_t axis = normalize_axis(Op::concat, a.attrs.i("axis"), b.rank(a.out[0]));
+  V out;
+  Dim offset(0);
+  for (ValueId x : a.in) {
+    Dim len = b.shape(x)[static_cast<size_t>(axis)];
+    out.push_back(b.slice_axis(a.cot[0], axis, offset, offset + len));
+    offset = offset + len;
+  }
+  return out;
+}
+
+// reflect/edge padding is a gather along each padded dim with fixed indices; its gradient
+// scatters back, one dim at a time.
+V pad_gathered(Builder& b, const VjpArgs& a, const std::vector<int64_t>& in) {
+  const Ints& lo = a.attrs.ints("lo");
+  const Ints& hi = a.attrs.ints("hi");
+  bool edge = a.attrs.s("mode") == "edge";
+  ValueId g = a.cot[0];
+  for (size_t d = in.size(); d-- > 0;) {
+    if (lo[d] == 0 && hi[d] == 0) continue;
+    int64_t n = in[d], m = n + lo[d] + hi[d];
+    std::vector<int64_t> idx(static_cast<size_t>(m));
+    for (int64_t o = 0; o < m; ++o) {
+      int64_t p = o - lo[d];
+      if (p < 0) p = edge ? 0 : -p;
+      if (p >= n) p = edge ? n - 1 : 2 * (n - 1) - p;
+      idx[static_cast<size_t>(o)] = p;
+    }
+    Shape zs = b.shape(g);
+    zs[d] = Dim(n);
+    ValueId zeros = b.broadcast(b.scalar_like(g, 0.0), zs);
+    ValueId indices = b.constant(Tensor::from_vector(idx, {m}));
+    g = b.emit1(Op::scatter, {zeros, indices, g}, Attrs{{"axis", static_cast<int64_t>(d)}, {"reduce", std::string("add")}});
+  }
+  return {g};
+}
+
+V pad(Builder& b, const VjpArgs& a) {
+  std::vector<int64_t> in = static_dims(b, a.in[0], "mir.pad");
+  if (a.attrs.s("mode") != "constant") return pad_gathered(b, a, in);
+  const Ints& lo = a.attrs.ints("lo");
+  Ints interior = a.attrs.has("interior") ? a.attrs.ints("interior") : Ints(in.size(), 0);
+  // The inverse of padding: a strided slice; negative padding (a crop) becomes padding.
+  ValueId g = a.cot[0];
+  Ints neg_lo(in.size(), 0), neg_hi(in.size(), 0);
+  bool crop = false;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (lo[d] < 0 || a.attrs.ints("hi")[d] < 0) crop = true;
+  if (crop) {
+    for (size_t d = 0; d < in.size(); ++d) {
+      neg_lo[d] = std::max<int64_t>(0, -lo[d]);
+      neg_hi[d] = std::max<int64_t>(0, -a.attrs.ints("hi")[d]);
+    }
+    g = b.emit1(Op::pad, {g}, Attrs{{"lo", neg_lo}, {"hi", neg_hi}});
+  }
+  Shape start, limit;
+  Ints stride;
+  for (size_t d = 0; d < in.size(); ++d) {
+    int64_t s0 = std::max<int64_t>(0, lo[d]);
+    start.push_back(Dim(s0));
+    limit.push_back(Dim(s0 + (in[d] ? (in[d] - 1) * (interior[d] + 1) + 1 : 0)));
+    stride.push_back(interior[d] + 1);
+  }
+  return {b.slice(g, start, limit, stride)};
+}
+
+V gather(Builder& b, const VjpArgs& a) {
+  ValueId zeros = zeros_like(b, a.in[0]);
+  return {b.emit1(Op::scatter, {zeros, a.in[1], a.cot[0]}, Attrs{{"axis", a.attrs.i("axis")}, {"reduce", std::string("add")}}), kNone};
+}
+
+// conv through its im2col form: for every kernel offset k, y += W[:, :, k] · slice_k(pad(x)).
+V conv(Builder& b, const VjpArgs& a) {
+  ValueId x = a.in[0], w = a.in[1], g = a.cot[0];
+  std::vector<int64_t> xs = static_dims(b, x, "mir.conv"), ws = static_dims(b, w, "mir.conv"), ys = static_dims(b, a.out[0], "mir.conv");
+  const Ints& strides = a.attrs.ints("strides");
+  const Ints& dil = a.attrs.ints("dilation");
+  const Intss& padding = a.attrs.intss("padding");
+  int64_t groups = a.attrs.i("groups");
+  size_t sp = xs.size() - 2;
+  Ints lo(2, 0), hi(2, 0);
+  for (size_t s = 0; s < sp; ++s) {
+    lo.push_back(padding[s][0]);
+    hi.push_back(padding[s][1]);
+  }
+  ValueId xp = b.emit1(Op::pad, {x}, Attrs{{"lo", lo}, {"hi", hi}});
+  std::vector<int64_t> xps = static_dims(b, xp, "mir.conv");
+  int64_t Cg = ws[1], Og = ws[0] / groups;
+  std::vector<int64_t> kshape(ws.begin() + 2, ws.end());
+  int64_t K = 1;
+  for (int64_t k : kshape) K *= k;
+  Ints sum_axes = {0};  // N and spatial dims of g [N, Og, *P]
+  for (size_t s = 0; s < sp; ++s) sum_axes.push_back(static_cast<int64_t>(2 + s));
+  V dw_groups, dxp_groups;
+  for (int64_t grp = 0; grp < groups; ++grp) {
+    ValueId gg = b.slice_axis(g, 1, Dim(grp * Og), Dim((grp + 1) * Og));                // [N, Og, *P]
+    ValueId xg = b.slice_axis(xp, 1, Dim(grp * Cg), Dim((grp + 1) * Cg));               // [N, Cg, *Sp]
+    ValueId wg = b.slice_axis(w, 0, Dim(grp * Og), Dim((grp + 1) * Og));                // [Og, Cg, *K]
+    V dw_k;
+    ValueId dxg = ir::kNoValue;
+    for (int64_t k = 0; k < K; ++k) {
+      std::vector<int64_t> kc(sp);
+      for (int64_t rem = k, s = static_cast<int64_t>(sp) - 1; s >= 0; --s) {
+        kc[static_cast<size_t>(s)] = rem % kshape[static_cast<size_t>(s)];
+        rem /= kshape[static_cast<size_t>(s)];
+      }
+      Shape start = {Dim(0), Dim(0)}, limit = {Dim(xs[0]), Dim(Cg)};
+      Ints stride = {1, 1}, plo = {0, 0}, phi = {0, 0}, pin = {0, 0};
+      for (size_t s = 0; s < sp; ++s) {
+        int64_t s0 = kc[s] * dil[s], last = s0 + (ys[2 + s] - 1) * strides[s];
+        start.push_back(Dim(s0));
+        limit.push_back(Dim(last + 1));
+        stride.push_back(strides[s]);
+        plo.push_back(s0);
+        phi.push_back(xps[2 + s] - 1 - last);
+        pin.push_back(strides[s] - 1);
+      }
+      ValueId xk = b.slice(xg, start, limit, stride);  // [N, Cg, *P]
+      // dW[:, :, k] = Σ_{n,p} g[n, o, p] · xk[n, c, p]  → [Og, Cg]
+      dw_k.push_back(b.dot_general(gg, xk, {{}, {}}, {sum_axes, sum_axes}));
+      // dxk = Σ_o W[o, c, k] · g[n, o, p] → [Cg, N, *P] → [N, Cg, *P], then back to place.
+      Shape wstart = {Dim(0), Dim(0)}, wlimit = {Dim(Og), Dim(Cg)};
+      for (size_t s = 0; s < sp; ++s) {
+        wstart.push_back(Dim(kc[s]));
+        wlimit.push_back(Dim(kc[s] + 1));
+      }
+      ValueId wk = b.reshape(b.slice(wg, wstart, wlimit, Ints(2 + sp, 1)), {Dim(Og), Dim(Cg)});
+      ValueId dxk = b.dot_general(wk, gg, {{}, {}}, {{0}, {1}});
+      Ints perm = {1, 0};
+      for (size_t s = 0; s < sp; ++s) perm.push_back(static_cast<int64_t>(2 + s));
+      dxk = b.transpose(dxk, perm);
+      ValueId placed = b.emit1(Op::pad, {dxk}, Attrs{{"lo", plo}, {"hi", phi}, {"interior", pin}});
+      dxg = dxg == ir::kNoValue ? placed : b.add(dxg, placed);
+    }
+    // stack the per-offset [Og, Cg] gradients into [Og, Cg, *K]
+    V flat;
+    for (ValueId d : dw_k) flat.push_back(b.reshape(d, {Dim(Og), Dim(Cg), Dim(1)}));
+    Shape wshape = {Dim(Og), Dim(Cg)};
+    for (int64_t k : kshape) wshape.push_back(Dim(k));
+    dw_groups.push_back(b.reshape(b.concat(flat, 2), wshape));
+    dxp_groups.push_back(dxg);
+  }
+  ValueId dw = b.concat(dw_groups, 0);
+  ValueId dxp = b.concat(dxp_groups, 1);
+  Shape start = {Dim(0), Dim(0)}, limit = {Dim(xs[0]), Dim(xs[1])};
+  for (size_t s = 0; s < sp; ++s) {
+    start.push_back(Dim(padding[s][0]));
+    limit.push_back(Dim(padding[s][0] + xs[2 + s]));
+  }
+  return {b.slice(dxp, start, limit, Ints(xs.size(), 1)), dw};
+}
+
+}  // namespace
+
+void register_vjp_structural(RuleTable& t) {
+  auto set = [&](Op op, VjpFn f) { t[static_cast<size_t>(op)].vjp = f; };
+  set(Op::reduce, reduce);
+  set(Op::cumsum, cumsum);
+  set(Op::dot_general, dot_general);
+  set(Op::conv, conv);
+  set(Op::reshape, reshape);
+  set(Op::transpose, transpose);
+  set(Op::broadcast, broadcast);
+  set(Op::slice, slice);
+  set(Op::concat, concat);
+  set(Op::pad, pad);
+  set(Op::gather, gather);
+}
+
+}  // namespace rlx::ops
