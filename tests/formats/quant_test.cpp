@@ -1,0 +1,169 @@
+// Quantize → dequantize error of every type RLX writes, against bounds that follow from each
+// block format (one rounding step of the stored scale, plus the f16 rounding of the scale).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "formats/quant.h"
+#include "rlx/error.h"
+#include "util/half.h"
+
+namespace rlx::formats {
+namespace {
+
+// Rows of gaussian values with some outliers, constant runs and zeros, like real weights.
+std::vector<float> weights(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g(0.0f, 0.02f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (auto& v : x) v = g(rng);
+  for (int64_t i = 0; i < n; i += 97) x[static_cast<size_t>(i)] *= 25.0f;  // outliers
+  for (int64_t i = 512; i < 768 && i < n; ++i) x[static_cast<size_t>(i)] = 0.0f;  // an all-zero super-block
+  for (int64_t i = 1024; i < 1056 && i < n; ++i) x[static_cast<size_t>(i)] = 0.75f;  // a constant block
+  return x;
+}
+
+struct Stats {
+  double rel_rmse = 0;  // RMS error / RMS value
+  double max_bound_ratio = 0;  // max over elements of |error| / bound
+};
+
+// `bound(block_values, i)` is the largest error the format allows at element i of a block.
+template <class Bound>
+Stats measure(WeightType t, const std::vector<float>& x, int64_t block, Bound&& bound) {
+  auto q = quantize(t, x.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(q.size(), *weight_type_bytes(t, x.size()));
+  std::vector<float> y(x.size());
+  dequantize_row(t, q.data(), static_cast<int64_t>(x.size()), y.data());
+  double se = 0, sx = 0;
+  Stats s;
+  for (size_t b = 0; b < x.size(); b += static_cast<size_t>(block)) {
+    const float* xb = x.data() + b;
+    for (int64_t i = 0; i < block; ++i) {
+      double e = std::fabs(static_cast<double>(y[b + i]) - xb[i]);
+      se += e * e, sx += static_cast<double>(xb[i]) * xb[i];
+      double bd = bound(xb, i);
+      s.max_bound_ratio = std::max(s.max_bound_ratio, bd > 0 ? e / bd : (e > 0 ? 1e9 : 0));
+    }
+  }
+  s.rel_rmse = std::sqrt(se / sx);
+  std::printf("[quant] %-5s relative RMSE %.5f, worst |error| / bound %.3f\n", weight_type_name(t), s.rel_rmse,
+              s.max_bound_ratio);
+  return s;
+}
+
+float amax(const float* x, int n) {
+  float m = 0;
+  for (int i = 0; i < n; ++i) m = std::max(m, std::fabs(x[i]));
+  return m;
+}
+
+constexpr double kHalfEps = 1.0 / 2048;  // relative rounding of a scale stored as f16
+
+TEST(Quant, F16AndBF16RoundToNearest) {
+  auto x = weights(4096, 1);
+  auto f16 = measure(WeightType::f16, x, 1, [](const float* v, int64_t i) {
+    return std::max(std::fabs(v[i]) * kHalfEps, 3e-8);  // half an ulp; subnormal floor
+  });
+  EXPECT_LE(f16.max_bound_ratio, 1.0);
+  auto bf16 = measure(WeightType::bf16, x, 1, [](const float* v, int64_t i) { return std::fabs(v[i]) / 256.0; });
+  EXPECT_LE(bf16.max_bound_ratio, 1.0);
+}
+
+TEST(Quant, Q8_0IsWithinHalfAStep) {
+  auto x = weights(64 * 1024, 2);
+  // |q·d' − x| ≤ d/2 + 127·|d' − d| with d = amax/127 and d' its f16 rounding.
+  auto s = measure(WeightType::q8_0, x, 32, [](const float* b, int64_t) {
+    double d = amax(b, 32) / 127.0;
+    return d * (0.5 + 127 * kHalfEps);
+  });
+  EXPECT_LE(s.max_bound_ratio, 1.0);
+  EXPECT_LT(s.rel_rmse, 0.02);  // the outliers widen d in their blocks
+}
+
+TEST(Quant, Q4_0IsWithinOneStep) {
+  auto x = weights(64 * 1024, 3);
+  // The largest magnitude maps to -8 exactly; its opposite (+8) clamps to 7: one full step.
+  auto s = measure(WeightType::q4_0, x, 32, [](const float* b, int64_t) {
+    double d = amax(b, 32) / 8.0;
+    return d * (1.0 + 8 * kHalfEps);
+  });
+  EXPECT_LE(s.max_bound_ratio, 1.0);
+  EXPECT_LT(s.rel_rmse, 0.2);
+}
+
+TEST(Quant, Q4_KIsWithinOneStepOfItsSuperBlock) {
+  auto x = weights(64 * 1024, 4);
+  // Scales and mins are 6-bit multiples of d = max_scale/63 and dmin = max_min/63; with the
+  // final re-rounding an element is at most one 4-bit step of the super-block's widest group
+  // (range/15) plus the rounding of its min away.
+  auto s = measure(WeightType::q4_k, x, 256, [](const float* b, int64_t) {
+    double worst = 0, worst_min = 0;
+    for (int g = 0; g < 8; ++g) {
+      float lo = 0, hi = b[32 * g];
+      for (int i = 0; i < 32; ++i) lo = std::min(lo, b[32 * g + i]), hi = std::max(hi, b[32 * g + i]);
+      worst = std::max(worst, static_cast<double>(hi - lo) / 15.0);
+      worst_min = std::max(worst_min, static_cast<double>(-lo));
+    }
+    return worst + worst_min / 63.0;
+  });
+  EXPECT_LE(s.max_bound_ratio, 1.0);
+  EXPECT_LT(s.rel_rmse, 0.15);
+}
+
+TEST(Quant, Q6_KIsWithinOneStepOfItsSuperBlock) {
+  auto x = weights(64 * 1024, 5);
+  // 6-bit levels of groups of 16 with 8-bit scales: at most one step of the super-block's
+  // largest group scale (amax/32) plus half a step of the scale quantization (d = max/128).
+  auto s = measure(WeightType::q6_k, x, 256, [](const float* b, int64_t) {
+    double a = amax(b, 256);
+    return a / 32.0 + a / 128.0;
+  });
+  EXPECT_LE(s.max_bound_ratio, 1.0);
+  EXPECT_LT(s.rel_rmse, 0.05);
+}
+
+TEST(Quant, ZerosStayZeroAndScalesSurviveExtremes) {
+  for (WeightType t : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k, WeightType::q6_k}) {
+    std::vector<float> z(256, 0.0f), y(256, 1.0f);
+    auto q = quantize(t, z.data(), 256);
+    dequantize_row(t, q.data(), 256, y.data());
+    for (float v : y) ASSERT_EQ(v, 0.0f) << weight_type_name(t);
+    std::vector<float> big(256, 3.0e4f), got(256);
+    big[7] = -1.0e4f;
+    q = quantize(t, big.data(), 256);
+    dequantize_row(t, q.data(), 256, got.data());
+    for (int i = 0; i < 256; ++i) ASSERT_NEAR(got[i], big[i], 0.2 * 3.0e4) << weight_type_name(t) << " " << i;
+  }
+}
+
+TEST(Quant, RejectsPartialBlocksAndUnwritableTypes) {
+  std::vector<float> x(100);
+  EXPECT_THROW(quantize(WeightType::q8_0, x.data(), 100), Error);
+  EXPECT_THROW(quantize(WeightType::q2_k, x.data(), 256), Error);
+  EXPECT_THROW(quantize(WeightType::q5_0, x.data(), 32), Error);
+}
+
+TEST(Quant, Fp8Decoders) {
+  // Defined points of the OCP FP8 formats: max normal, min subnormal, NaN, infinity.
+  EXPECT_EQ(f8_e4m3_to_f32(0x7e), 448.0f);
+  EXPECT_EQ(f8_e4m3_to_f32(0x01), std::ldexp(1.0f, -9));
+  EXPECT_TRUE(std::isnan(f8_e4m3_to_f32(0x7f)));
+  EXPECT_EQ(f8_e4m3_to_f32(0xb8), -1.0f);
+  EXPECT_EQ(f8_e5m2_to_f32(0x7b), 57344.0f);
+  EXPECT_EQ(f8_e5m2_to_f32(0x01), std::ldexp(1.0f, -16));
+  EXPECT_TRUE(std::isinf(f8_e5m2_to_f32(0x7c)));
+  EXPECT_TRUE(std::isnan(f8_e5m2_to_f32(0x7d)));
+  EXPECT_EQ(f8_e8m0_to_f32(127), 1.0f);
+  EXPECT_TRUE(std::isnan(f8_e8m0_to_f32(255)));
+  // Each F8 value agrees with the wider format it is a prefix of: E5M2 is the top byte of f16.
+  for (int v = 0; v < 256; ++v) {
+    float a = f8_e5m2_to_f32(static_cast<uint8_t>(v)), b = f16_to_f32(static_cast<uint16_t>(v << 8));
+    if (std::isnan(b)) EXPECT_TRUE(std::isnan(a));
+    else EXPECT_EQ(a, b) << v;
+  }
+}
+
+}  // namespace
+}  // namespace rlx::formats
