@@ -7,7 +7,7 @@ export CCACHE_DIR ?= $(HOME)/.cache/rlx-ccache
 # Every Debian package the build and the tests need (installed with --no-install-recommends).
 PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
   libgtest-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libhwy-dev \
-  libutf8proc-dev libpcre2-dev
+  libutf8proc-dev libpcre2-dev zlib1g-dev libpng-dev dataset-fashion-mnist
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -20,6 +20,10 @@ struct SessionOptions {
 class CompiledModel {
  public:
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+  // Writes each output into the matching tensor of `outputs` (allocating undefined ones). An
+  // output tensor may be one of the inputs: results land after every kernel has run, which is
+  // how training steps update parameters in place without allocating.
+  void run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) const;
   std::vector<Tensor> run_named(const std::map<std::string, Tensor>& inputs) const;
 
   const std::string& device() const;

@@ -108,17 +108,27 @@ std::vector<int64_t> static_dims(Builder& b, ValueId v, const char* op) {
 }
 
 // Places g (the slice) back into zeros of the input's shape: pad with the stride as interior.
+// Dims the slice leaves whole may stay symbolic.
 V slice(Builder& b, const VjpArgs& a) {
-  std::vector<int64_t> in = static_dims(b, a.in[0], "mir.slice"), out = static_dims(b, a.out[0], "mir.slice");
+  Shape in = b.shape(a.in[0]), out = b.shape(a.out[0]);
   const Shape& start = a.attrs.dims("start");
+  const Shape& limit = a.attrs.dims("limit");
   const Ints& stride = a.attrs.ints("stride");
   Ints lo, hi, interior;
   for (size_t d = 0; d < in.size(); ++d) {
-    int64_t s0 = start[d].value();
-    int64_t last = out[d] ? s0 + (out[d] - 1) * stride[d] : s0 - 1;
-    lo.push_back(s0);
+    if (start[d] == Dim(0) && limit[d] == in[d] && stride[d] == 1) {
+      lo.push_back(0);
+      hi.push_back(0);
+      interior.push_back(0);
+      continue;
+    }
+    auto n = in[d].try_value(), m = out[d].try_value(), s0 = start[d].try_value();
+    if (!n || !m || !s0)
+      throw Error(ErrorKind::unsupported, cat("autodiff: the gradient of mir.slice needs static sizes in sliced dim ", d, ", got ", shape_str(in)));
+    int64_t last = *m ? *s0 + (*m - 1) * stride[d] : *s0 - 1;
+    lo.push_back(*s0);
     interior.push_back(stride[d] - 1);
-    hi.push_back(out[d] ? in[d] - 1 - last : in[d] - s0);  // an empty slice pads to the full size
+    hi.push_back(*m ? *n - 1 - last : *n - *s0);  // an empty slice pads to the full size
   }
   return {b.emit1(Op::pad, {a.cot[0]}, Attrs{{"lo", lo}, {"hi", hi}, {"interior", interior}})};
 }
@@ -143,7 +153,7 @@ V pad_gathered(Builder& b, const VjpArgs& a, const std::vector<int64_t>& in) {
   bool edge = a.attrs.s("mode") == "edge";
   ValueId g = a.cot[0];
   for (size_t d = in.size(); d-- > 0;) {
-    if (lo[d] == 0 && hi[d] == 0) continue;
+    if (lo[d] == 0 && hi[d] == 0) continue;  // (in[d] is only known for padded dims)
     int64_t n = in[d], m = n + lo[d] + hi[d];
     std::vector<int64_t> idx(static_cast<size_t>(m));
     for (int64_t o = 0; o < m; ++o) {
@@ -162,26 +172,40 @@ V pad_gathered(Builder& b, const VjpArgs& a, const std::vector<int64_t>& in) {
 }
 
 V pad(Builder& b, const VjpArgs& a) {
-  std::vector<int64_t> in = static_dims(b, a.in[0], "mir.pad");
-  if (a.attrs.s("mode") != "constant") return pad_gathered(b, a, in);
+  Shape shape = b.shape(a.in[0]);
   const Ints& lo = a.attrs.ints("lo");
-  Ints interior = a.attrs.has("interior") ? a.attrs.ints("interior") : Ints(in.size(), 0);
+  const Ints& hi = a.attrs.ints("hi");
+  Ints interior = a.attrs.has("interior") ? a.attrs.ints("interior") : Ints(shape.size(), 0);
+  std::vector<int64_t> in(shape.size(), -1);  // static sizes of the padded dims
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (lo[d] == 0 && hi[d] == 0 && interior[d] == 0) continue;
+    auto n = shape[d].try_value();
+    if (!n) throw Error(ErrorKind::unsupported, cat("autodiff: the gradient of mir.pad needs static sizes in padded dim ", d, ", got ", shape_str(shape)));
+    in[d] = *n;
+  }
+  if (a.attrs.s("mode") != "constant") return pad_gathered(b, a, in);
   // The inverse of padding: a strided slice; negative padding (a crop) becomes padding.
   ValueId g = a.cot[0];
-  Ints neg_lo(in.size(), 0), neg_hi(in.size(), 0);
   bool crop = false;
-  for (size_t d = 0; d < in.size(); ++d)
-    if (lo[d] < 0 || a.attrs.ints("hi")[d] < 0) crop = true;
+  for (size_t d = 0; d < in.size(); ++d) crop = crop || lo[d] < 0 || hi[d] < 0;
   if (crop) {
+    Ints neg_lo(in.size(), 0), neg_hi(in.size(), 0);
     for (size_t d = 0; d < in.size(); ++d) {
       neg_lo[d] = std::max<int64_t>(0, -lo[d]);
-      neg_hi[d] = std::max<int64_t>(0, -a.attrs.ints("hi")[d]);
+      neg_hi[d] = std::max<int64_t>(0, -hi[d]);
     }
     g = b.emit1(Op::pad, {g}, Attrs{{"lo", neg_lo}, {"hi", neg_hi}});
   }
   Shape start, limit;
   Ints stride;
+  Shape gs = b.shape(g);
   for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] < 0) {
+      start.push_back(Dim(0));
+      limit.push_back(gs[d]);
+      stride.push_back(1);
+      continue;
+    }
     int64_t s0 = std::max<int64_t>(0, lo[d]);
     start.push_back(Dim(s0));
     limit.push_back(Dim(s0 + (in[d] ? (in[d] - 1) * (interior[d] + 1) + 1 : 0)));
@@ -198,7 +222,20 @@ V gather(Builder& b, const VjpArgs& a) {
 // conv through its im2col form: for every kernel offset k, y += W[:, :, k] · slice_k(pad(x)).
 V conv(Builder& b, const VjpArgs& a) {
   ValueId x = a.in[0], w = a.in[1], g = a.cot[0];
-  std::vector<int64_t> xs = static_dims(b, x, "mir.conv"), ws = static_dims(b, w, "mir.conv"), ys = static_dims(b, a.out[0], "mir.conv");
+  // Every dim but the batch must be static (the pads and slices below are sized by them).
+  auto static_tail = [&](ValueId v) {
+    Shape sh = b.shape(v);
+    sh[0] = Dim(1);
+    std::vector<int64_t> out;
+    for (const auto& d : sh) {
+      auto val = d.try_value();
+      if (!val) throw Error(ErrorKind::unsupported, cat("autodiff: the gradient of mir.conv needs static channel and spatial sizes, got ", shape_str(b.shape(v))));
+      out.push_back(*val);
+    }
+    return out;
+  };
+  Dim batch_dim = b.shape(x)[0];
+  std::vector<int64_t> xs = static_tail(x), ys = static_tail(a.out[0]), ws = static_dims(b, w, "mir.conv");
   const Ints& strides = a.attrs.ints("strides");
   const Ints& dil = a.attrs.ints("dilation");
   const Intss& padding = a.attrs.intss("padding");
@@ -210,7 +247,7 @@ V conv(Builder& b, const VjpArgs& a) {
     hi.push_back(padding[s][1]);
   }
   ValueId xp = b.emit1(Op::pad, {x}, Attrs{{"lo", lo}, {"hi", hi}});
-  std::vector<int64_t> xps = static_dims(b, xp, "mir.conv");
+  std::vector<int64_t> xps = static_tail(xp);
   int64_t Cg = ws[1], Og = ws[0] / groups;
   std::vector<int64_t> kshape(ws.begin() + 2, ws.end());
   int64_t K = 1;
@@ -230,7 +267,7 @@ V conv(Builder& b, const VjpArgs& a) {
         kc[static_cast<size_t>(s)] = rem % kshape[static_cast<size_t>(s)];
         rem /= kshape[static_cast<size_t>(s)];
       }
-      Shape start = {Dim(0), Dim(0)}, limit = {Dim(xs[0]), Dim(Cg)};
+      Shape start = {Dim(0), Dim(0)}, limit = {batch_dim, Dim(Cg)};
       Ints stride = {1, 1}, plo = {0, 0}, phi = {0, 0}, pin = {0, 0};
       for (size_t s = 0; s < sp; ++s) {
         int64_t s0 = kc[s] * dil[s], last = s0 + (ys[2 + s] - 1) * strides[s];
@@ -268,7 +305,7 @@ V conv(Builder& b, const VjpArgs& a) {
   }
   ValueId dw = b.concat(dw_groups, 0);
   ValueId dxp = b.concat(dxp_groups, 1);
-  Shape start = {Dim(0), Dim(0)}, limit = {Dim(xs[0]), Dim(xs[1])};
+  Shape start = {Dim(0), Dim(0)}, limit = {batch_dim, Dim(xs[1])};
   for (size_t s = 0; s < sp; ++s) {
     start.push_back(Dim(padding[s][0]));
     limit.push_back(Dim(padding[s][0] + xs[2 + s]));

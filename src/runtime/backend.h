@@ -22,8 +22,10 @@ struct Availability {
 class Executable {
  public:
   virtual ~Executable() = default;
-  // `inputs` are contiguous host tensors of the LIR's input types; returns the outputs.
-  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs) = 0;
+  // `inputs` are contiguous host tensors of the LIR's input types. Each output is written into
+  // the tensor in `outputs` (allocated when undefined); results are copied out only after every
+  // kernel ran, so an output tensor may also be one of the inputs (state updated in place).
+  virtual void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) = 0;
 };
 
 class Backend : public passes::KernelClaims {

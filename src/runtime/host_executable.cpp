@@ -47,7 +47,7 @@ class HostExecutable : public Executable {
     }
   }
 
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs) override {
+  void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override {
     if (inputs.size() != lir_.inputs().size())
       throw Error(ErrorKind::invalid_argument, cat("expected ", lir_.inputs().size(), " inputs, got ", inputs.size()));
     std::unique_ptr<RunContext> ctx = acquire();
@@ -71,14 +71,20 @@ class HostExecutable : public Executable {
       for (size_t k = 0; k < n.outputs.size(); ++k) ctx->out[s][k].data = ctx->ptr[static_cast<size_t>(n.outputs[k])];
       steps_[s].kernel(KernelArgs{n, ctx->in[s], ctx->out[s]});
     }
-    std::vector<Tensor> outs;
-    for (ir::ValueId v : lir_.outputs()) {
-      const ir::Type& t = lir_.type(v);
-      std::vector<int64_t> shape = shapes_[static_cast<size_t>(v)];
-      outs.push_back(Tensor::from_bytes(t.dtype, shape, ctx->ptr[static_cast<size_t>(v)], dtype_bytes(t.dtype, shape_numel(t.shape).value())));
+    outputs.resize(lir_.outputs().size());
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      ir::ValueId v = lir_.outputs()[k];
+      DType dt = lir_.type(v).dtype;
+      const std::vector<int64_t>& shape = shapes_[static_cast<size_t>(v)];
+      Tensor& o = outputs[k];
+      if (!o.defined()) o = Tensor::zeros(dt, shape);
+      else if (o.dtype() != dt || o.shape() != shape || !o.is_contiguous())
+        throw Error(ErrorKind::invalid_argument, cat("output ", k, " of graph @", lir_.name, " is ", dtype_name(dt), " of ", shape.size(),
+                                                     " dims; the tensor given for it does not match (or is not contiguous)"));
+      // memmove: an output may be an input whose buffer another output was computed from
+      if (o.nbytes()) std::memmove(o.data(), ctx->ptr[static_cast<size_t>(v)], o.nbytes());
     }
     release(std::move(ctx));
-    return outs;
   }
 
  private:

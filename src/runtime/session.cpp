@@ -74,6 +74,12 @@ CompiledModel Session::compile(const Graph& graph) const {
 }
 
 std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) const {
+  std::vector<Tensor> outputs;
+  run_into(inputs, outputs);
+  return outputs;
+}
+
+void CompiledModel::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) const {
   const ir::Graph& g = impl_->mir;
   if (inputs.size() != g.inputs().size())
     throw Error(ErrorKind::invalid_argument, cat("graph @", g.name, " takes ", g.inputs().size(), " inputs, got ", inputs.size()));
@@ -89,7 +95,7 @@ std::vector<Tensor> CompiledModel::run(const std::vector<Tensor>& inputs) const 
     shapes.push_back(inputs[i].shape());
   }
   Bindings b = passes::bind_inputs(g, shapes);
-  return impl_->executable_for(b)->run(contiguous);
+  impl_->executable_for(b)->run(contiguous, outputs);
 }
 
 std::vector<Tensor> CompiledModel::run_named(const std::map<std::string, Tensor>& inputs) const {

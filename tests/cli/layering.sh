@@ -5,7 +5,7 @@ SRC=$1/src
 rank() {
   case $1 in
     util) echo 0 ;; ir) echo 1 ;; ops) echo 2 ;; passes) echo 3 ;; runtime) echo 4 ;;
-    backends|codegen) echo 5 ;; formats|text|dist|science) echo 6 ;; models) echo 7 ;; *) echo 9 ;;
+    backends|codegen) echo 5 ;; formats|text|dist|science) echo 6 ;; train) echo 7 ;; models) echo 8 ;; *) echo 9 ;;
   esac
 }
 fail=0

@@ -190,6 +190,13 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{d, S({3, 2, 4})}, f}, {{d, S({4, 2, 5})}, f}}, Attrs{{"batch", ir::Intss{{1}, {1}}}, {"contract", ir::Intss{{2}, {0}}}}, "batch in the middle");
         add({{{d, S({4, 3, 2})}, f}, {{d, S({3, 2, 5})}, f}}, Attrs{{"contract", ir::Intss{{1, 2}, {0, 1}}}}, "two contracting dims");
       }
+      for (DType d : {DType::f32, DType::f64}) {  // big enough for the threaded GEMM paths
+        add({{{d, S({64, 96})}}, {{d, S({96, 80})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}}, "rows split");
+        add({{{d, S({96, 66})}}, {{d, S({70, 96})}}}, Attrs{{"contract", ir::Intss{{0}, {1}}}}, "transposed rows split");
+        add({{{d, S({3, 256})}}, {{d, S({256, 301})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}}, "columns split");
+        add({{{d, S({256, 3})}}, {{d, S({301, 256})}}}, Attrs{{"contract", ir::Intss{{0}, {1}}}}, "transposed columns split");
+        add({{{d, S({6, 40, 32})}}, {{d, S({6, 32, 40})}}}, Attrs{{"batch", ir::Intss{{0}, {0}}}, {"contract", ir::Intss{{2}, {1}}}}, "batches split");
+      }
       add({{{DType::bf16, S({4, 6})}}, {{DType::bf16, S({6, 3})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"out", DType::f32}}, "bf16→f32");
       add({{{DType::i8, S({4, 6})}, Fill::small_int}, {{DType::i8, S({6, 3})}, Fill::small_int}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"out", DType::i32}}, "i8→i32");
       break;

@@ -19,6 +19,7 @@ const std::vector<Command>& commands();
 int cmd_devices(Args& args);
 int cmd_compile(Args& args);
 int cmd_demo(Args& args);
+int cmd_train(Args& args);
 int cmd_info(Args& args);
 int cmd_tokenize(Args& args);
 

@@ -1,6 +1,7 @@
 // dot_general: operands are packed into [batch, M, K] and [batch, K, N] (any dim order in,
 // one copy each), then multiplied row by row; conv by direct loops.
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -85,8 +86,10 @@ template <class T>
 void dot_blas(const KernelArgs& a, const std::vector<int64_t>& lb, const std::vector<int64_t>& lf, const std::vector<int64_t>& lc,
               const std::vector<int64_t>& rb, const std::vector<int64_t>& rf, const std::vector<int64_t>& rc, int64_t Bn, int64_t M,
               int64_t K, int64_t N) {
+  // OpenBLAS runs single-threaded inside our OpenMP threads: two thread pools spinning on two
+  // cores starve each other (measured: 20x slower training steps).
   static const bool threads_set = [] {
-    openblas_set_num_threads(num_threads());
+    openblas_set_num_threads(1);
     return true;
   }();
   (void)threads_set;
@@ -107,7 +110,60 @@ void dot_blas(const KernelArgs& a, const std::vector<int64_t>& lb, const std::ve
     w = wp.data();
   }
   T* y = a.out[0].as<T>();
-  for (int64_t b = 0; b < Bn; ++b) blas_gemm(ta, tb, M, N, K, x + b * M * K, w + b * K * N, y + b * M * N);
+  int nt = num_threads();
+  double flops = 2.0 * static_cast<double>(Bn) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  if (nt <= 1 || flops < 2e5) {
+    for (int64_t b = 0; b < Bn; ++b) blas_gemm(ta, tb, M, N, K, x + b * M * K, w + b * K * N, y + b * M * N);
+    return;
+  }
+  if (Bn >= nt) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t b = 0; b < Bn; ++b) blas_gemm(ta, tb, M, N, K, x + b * M * K, w + b * K * N, y + b * M * N);
+    return;
+  }
+  // Few large products: split the rows of C (or its columns when M is small) across threads.
+  for (int64_t b = 0; b < Bn; ++b) {
+    const T* xb = x + b * M * K;
+    const T* wb = w + b * K * N;
+    T* yb = y + b * M * N;
+    bool by_rows = M >= N || M >= 16 * nt;
+    int64_t len = by_rows ? M : N;
+#pragma omp parallel num_threads(nt)
+    {
+      int t = omp_get_thread_num(), n = omp_get_num_threads();
+      int64_t chunk = (len + n - 1) / n, lo = t * chunk, hi = std::min(len, lo + chunk);
+      if (lo < hi) {
+        if (by_rows) {
+          // rows lo..hi of C need rows lo..hi of op(A): offset by row (no trans) or column (trans)
+          const T* a0 = ta ? xb + lo : xb + lo * K;
+          if (!ta) {
+            blas_gemm(false, tb, hi - lo, N, K, a0, wb, yb + lo * N);
+          } else {
+            // op(A) = Aᵀ with A [K, M]: a column block of A is strided; use the full-lda call
+            if constexpr (std::is_same_v<T, float>)
+              cblas_sgemm(CblasRowMajor, CblasTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(hi - lo), static_cast<int>(N),
+                          static_cast<int>(K), 1.0f, a0, static_cast<int>(M), wb, static_cast<int>(tb ? K : N), 0.0f, yb + lo * N,
+                          static_cast<int>(N));
+            else
+              cblas_dgemm(CblasRowMajor, CblasTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(hi - lo), static_cast<int>(N),
+                          static_cast<int>(K), 1.0, a0, static_cast<int>(M), wb, static_cast<int>(tb ? K : N), 0.0, yb + lo * N,
+                          static_cast<int>(N));
+          }
+        } else {
+          // columns lo..hi of C: columns of op(B), and C's row stride stays N
+          const T* b0 = tb ? wb + lo * K : wb + lo;
+          if constexpr (std::is_same_v<T, float>)
+            cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(M),
+                        static_cast<int>(hi - lo), static_cast<int>(K), 1.0f, xb, static_cast<int>(ta ? M : K), b0,
+                        static_cast<int>(tb ? K : N), 0.0f, yb + lo, static_cast<int>(N));
+          else
+            cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(M),
+                        static_cast<int>(hi - lo), static_cast<int>(K), 1.0, xb, static_cast<int>(ta ? M : K), b0,
+                        static_cast<int>(tb ? K : N), 0.0, yb + lo, static_cast<int>(N));
+        }
+      }
+    }
+  }
 }
 
 HostKernel make_dot_general(const ir::Node& node, const ir::Graph&) {

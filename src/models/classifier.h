@@ -1,0 +1,30 @@
+// Image classifiers for training: an MLP and a small CNN, as HIR graphs with their loss.
+// Inputs: [params…, images f32[B, 1, 28, 28] (or [B, 784]), labels i64[B]];
+// outputs: [mean softmax cross-entropy, number of correct predictions (f32), logits].
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "train/trainer.h"
+
+namespace rlx::models {
+
+struct ClassifierSpec {
+  std::string kind = "mlp";           // mlp | cnn
+  std::vector<int64_t> hidden = {128};  // mlp hidden widths; cnn conv channels
+  int64_t height = 28, width = 28, channels = 1, classes = 10;
+};
+
+struct Classifier {
+  ir::Graph forward;
+  std::vector<train::NamedTensor> params;  // initial values, in input order
+};
+
+// Throws rlx::Error naming the bad field.
+Classifier build_classifier(const ClassifierSpec& spec, uint64_t seed);
+// The flattened or image shape the model's image input expects, with batch B.
+std::vector<int64_t> classifier_input_shape(const ClassifierSpec& spec, int64_t batch);
+
+}  // namespace rlx::models

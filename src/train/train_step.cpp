@@ -1,0 +1,81 @@
+#include "train/train_step.h"
+
+#include "ops/builder.h"
+#include "passes/autodiff.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::train {
+
+TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, const OptimizerConfig& opt) {
+  validate(opt);
+  if (num_params > forward.inputs().size())
+    throw Error(ErrorKind::invalid_argument, cat("the forward graph has ", forward.inputs().size(), " inputs, fewer than ", num_params, " parameters"));
+  if (forward.outputs().empty()) throw Error(ErrorKind::invalid_argument, "the forward graph needs the loss as its first output");
+  std::vector<ValueId> wrt(forward.inputs().begin(), forward.inputs().begin() + static_cast<long>(num_params));
+  ir::Graph vg = passes::value_and_grad(forward, 0, wrt);  // outputs: loss, extras…, grads…
+  size_t n_out = forward.outputs().size();
+
+  // Re-host the value-and-grad graph behind the step's input order.
+  TrainStepGraph t;
+  t.num_params = num_params;
+  t.num_data = forward.inputs().size() - num_params;
+  t.num_extras = n_out - 1;
+  int slots_per = optimizer_slots(opt);
+  t.num_slots = num_params * static_cast<size_t>(slots_per);
+  ir::Graph& g = t.graph;
+  g.name = forward.name + "_train_step";
+  std::vector<ValueId> map(vg.num_values(), ir::kNoValue);
+  std::vector<ValueId> params, slots;
+  for (size_t i = 0; i < num_params; ++i) {
+    ValueId v = vg.inputs()[i];
+    params.push_back(map[static_cast<size_t>(v)] = g.add_input(vg.type(v), vg.value(v).name));
+  }
+  for (size_t i = 0; i < num_params; ++i)
+    for (int s = 0; s < slots_per; ++s) slots.push_back(g.add_input(vg.type(vg.inputs()[i]), cat(vg.value(vg.inputs()[i]).name, ".slot", s)));
+  for (size_t i = num_params; i < vg.inputs().size(); ++i) {
+    ValueId v = vg.inputs()[i];
+    map[static_cast<size_t>(v)] = g.add_input(vg.type(v), vg.value(v).name);
+  }
+  ValueId lr = g.add_input({DType::f32, {}}, "lr");
+  ValueId step = g.add_input({DType::f32, {}}, "step");
+  ops::Builder b(g);
+  for (const auto& n : vg.nodes()) {
+    std::vector<ValueId> in;
+    for (ValueId v : n.inputs) in.push_back(map[static_cast<size_t>(v)]);
+    b.set_context(n.name, n.origin);
+    auto outs = b.emit(n.op, in, n.attrs);
+    for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
+  }
+  std::vector<ValueId> grads;
+  for (size_t i = 0; i < num_params; ++i) grads.push_back(map[static_cast<size_t>(vg.outputs()[n_out + i])]);
+  b.set_context("optimizer", "");
+  if (opt.clip_norm > 0) {
+    // global L2 norm over every gradient, in f32
+    ValueId total = ir::kNoValue;
+    for (ValueId gr : grads) {
+      ir::Ints axes;
+      for (size_t d = 0; d < b.rank(gr); ++d) axes.push_back(static_cast<int64_t>(d));
+      ValueId sq = b.reduce(b.cast(b.mul(gr, gr), DType::f32), "sum", axes, false);
+      total = total == ir::kNoValue ? sq : b.add(total, sq);
+    }
+    ValueId norm = b.unary(ir::Op::sqrt, total);
+    ValueId scale = b.min(b.scalar(DType::f32, 1.0), b.div(b.scalar(DType::f32, opt.clip_norm), b.add(norm, b.scalar(DType::f32, 1e-6))));
+    for (auto& gr : grads) gr = b.mul(gr, b.cast(scale, b.dtype(gr)));
+  }
+  std::vector<ValueId> new_params, new_slots;
+  for (size_t i = 0; i < num_params; ++i) {
+    std::vector<ValueId> my_slots(slots.begin() + static_cast<long>(i) * slots_per, slots.begin() + static_cast<long>(i + 1) * slots_per);
+    b.set_context(cat("optimizer.", g.value(params[i]).name), "");
+    Update u = emit_update(b, opt, params[i], grads[i], my_slots, lr, step);
+    new_params.push_back(u.param);
+    new_slots.insert(new_slots.end(), u.slots.begin(), u.slots.end());
+  }
+  std::vector<ValueId> outs = new_params;
+  outs.insert(outs.end(), new_slots.begin(), new_slots.end());
+  for (size_t k = 0; k < n_out; ++k) outs.push_back(map[static_cast<size_t>(vg.outputs()[k])]);
+  g.set_outputs(outs);
+  return t;
+}
+
+}  // namespace rlx::train

@@ -1,0 +1,19 @@
+// The training step as one graph: forward, backward (autodiff), gradient clipping and the
+// optimizer update, compiled and memory-planned together.
+#pragma once
+#include "ir/graph.h"
+#include "train/optimizer.h"
+
+namespace rlx::train {
+
+// forward: inputs = [params…, data…], outputs = [loss (f32 scalar), extras…].
+// The step graph: inputs = [params…, slots…, data…, lr, step],
+//                 outputs = [new params…, new slots…, loss, extras…].
+struct TrainStepGraph {
+  ir::Graph graph;
+  size_t num_params = 0, num_slots = 0, num_data = 0, num_extras = 0;
+};
+
+TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, const OptimizerConfig& opt);
+
+}  // namespace rlx::train

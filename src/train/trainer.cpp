@@ -1,0 +1,61 @@
+#include "train/trainer.h"
+
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::train {
+
+Trainer::Trainer(const std::string& device, const ir::Graph& forward, std::vector<NamedTensor> params, const OptimizerConfig& opt,
+                 const SessionOptions& options)
+    : params_(std::move(params)),
+      step_(Session(device, options).compile(Graph(std::make_shared<ir::Graph>(build_train_step(forward, params_.size(), opt).graph)))),
+      forward_(Session(device, options).compile(Graph(std::make_shared<ir::Graph>(forward)))) {
+  num_data_ = forward.inputs().size() - params_.size();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const ir::Type& t = forward.type(forward.inputs()[i]);
+    if (params_[i].tensor.dtype() != t.dtype || params_[i].tensor.shape() != shape_values(t.shape))
+      throw Error(ErrorKind::invalid_argument, cat("parameter '", params_[i].name, "' must be ", ir::type_str(t)));
+    params_[i].tensor = params_[i].tensor.clone();
+  }
+  int per = optimizer_slots(opt);
+  for (const auto& p : params_)
+    for (int s = 0; s < per; ++s) slots_.push_back(Tensor::zeros(p.tensor.dtype(), p.tensor.shape()));
+}
+
+double Trainer::step(const std::vector<Tensor>& data, double lr) {
+  if (data.size() != num_data_) throw Error(ErrorKind::invalid_argument, cat("a training step takes ", num_data_, " data tensors, got ", data.size()));
+  ++steps_;
+  inputs_.clear();
+  for (const auto& p : params_) inputs_.push_back(p.tensor);
+  inputs_.insert(inputs_.end(), slots_.begin(), slots_.end());
+  inputs_.insert(inputs_.end(), data.begin(), data.end());
+  inputs_.push_back(Tensor::scalar(DType::f32, lr));
+  inputs_.push_back(Tensor::scalar(DType::f32, static_cast<double>(steps_)));
+  // Parameters and slots are written back into their own tensors; loss and extras are new.
+  outputs_.resize(params_.size() + slots_.size());
+  for (size_t i = 0; i < params_.size(); ++i) outputs_[i] = params_[i].tensor;
+  for (size_t i = 0; i < slots_.size(); ++i) outputs_[params_.size() + i] = slots_[i];
+  size_t base = params_.size() + slots_.size();
+  outputs_.resize(base);  // loss and extras: fresh tensors (their shapes follow the batch)
+  step_.run_into(inputs_, outputs_);
+  extras_.assign(outputs_.begin() + static_cast<long>(base) + 1, outputs_.end());
+  return outputs_[base].at_f64(0);
+}
+
+std::vector<Tensor> Trainer::evaluate(const std::vector<Tensor>& data) const {
+  std::vector<Tensor> in;
+  for (const auto& p : params_) in.push_back(p.tensor);
+  in.insert(in.end(), data.begin(), data.end());
+  return forward_.run(in);
+}
+
+void Trainer::set_params(const std::vector<NamedTensor>& params) {
+  if (params.size() != params_.size()) throw Error(ErrorKind::invalid_argument, "set_params: wrong number of parameters");
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].tensor.dtype() != params_[i].tensor.dtype() || params[i].tensor.shape() != params_[i].tensor.shape())
+      throw Error(ErrorKind::invalid_argument, cat("set_params: '", params[i].name, "' has the wrong dtype or shape"));
+    params_[i].tensor = params[i].tensor.clone();
+  }
+}
+
+}  // namespace rlx::train

@@ -1,0 +1,45 @@
+// Runs training steps: holds the parameters and optimizer state, feeds batches, and updates
+// everything in place through CompiledModel::run_into (no allocation per step).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "rlx/session.h"
+#include "train/train_step.h"
+
+namespace rlx::train {
+
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+class Trainer {
+ public:
+  // forward: inputs = [params…, data…], outputs = [loss, extras…]; `params` give the initial
+  // values in input order.
+  Trainer(const std::string& device, const ir::Graph& forward, std::vector<NamedTensor> params, const OptimizerConfig& opt,
+          const SessionOptions& options = {});
+
+  // One optimizer step on a batch; returns the loss. extras() holds the step's extra outputs.
+  double step(const std::vector<Tensor>& data, double lr);
+  const std::vector<Tensor>& extras() const { return extras_; }
+  // The forward graph on a batch with the current parameters: [loss, extras…].
+  std::vector<Tensor> evaluate(const std::vector<Tensor>& data) const;
+
+  const std::vector<NamedTensor>& params() const { return params_; }
+  void set_params(const std::vector<NamedTensor>& params);
+  int64_t steps() const { return steps_; }
+  const CompiledModel& step_model() const { return step_; }
+
+ private:
+  std::vector<NamedTensor> params_;
+  std::vector<Tensor> slots_, extras_;
+  std::vector<Tensor> inputs_, outputs_;  // reused every step
+  size_t num_data_ = 0;
+  int64_t steps_ = 0;
+  CompiledModel step_, forward_;
+};
+
+}  // namespace rlx::train

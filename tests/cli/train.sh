@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `rlx train mnist` end to end on Fashion-MNIST (issue #8): ≥ 0.85 test accuracy in 3 epochs,
+# a PNG plot and a safetensors checkpoint that reloads to the same accuracy.
+set -u
+RLX=$1
+DATA=/usr/share/datasets/fashion-mnist
+if [ ! -e "$DATA/train-images-idx3-ubyte.gz" ]; then
+  echo "SKIP: $DATA is missing (apt-get install dataset-fashion-mnist; make setup installs it)"
+  exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+"$RLX" train mnist --epochs 3 --json --plot "$tmp/curves.png" --save "$tmp/ckpt.safetensors" >"$tmp/out.json" || { echo "FAIL: training failed"; exit 1; }
+cat "$tmp/out.json"
+acc=$(grep -oE '"test_accuracy":[0-9.]+' "$tmp/out.json" | head -1 | cut -d: -f2)
+awk -v a="$acc" 'BEGIN { exit !(a >= 0.85) }' || { echo "FAIL: test accuracy $acc < 0.85"; fail=1; }
+head -c 8 "$tmp/curves.png" | od -An -c | grep -q 'P   N   G' || { echo "FAIL: the plot is not a PNG"; fail=1; }
+"$RLX" train mnist --epochs 0 --load "$tmp/ckpt.safetensors" --json >"$tmp/eval.json" || { echo "FAIL: evaluating the checkpoint failed"; exit 1; }
+acc2=$(grep -oE '"test_accuracy":[0-9.]+' "$tmp/eval.json" | head -1 | cut -d: -f2)
+[ "$acc" = "$acc2" ] || { echo "FAIL: the checkpoint evaluates to $acc2, training reported $acc"; fail=1; }
+"$RLX" train mnist --epochs 1 --model cnn --hidden 4,8 --batch 50 --lr 0.005 --limit 3000 --json >"$tmp/cnn.json" || { echo "FAIL: cnn training failed"; fail=1; }
+cat "$tmp/cnn.json"
+acc3=$(grep -oE '"test_accuracy":[0-9.]+' "$tmp/cnn.json" | head -1 | cut -d: -f2)
+awk -v a="$acc3" 'BEGIN { exit !(a >= 0.65) }' || { echo "FAIL: the small cnn reaches only $acc3 after one epoch on 3000 images"; fail=1; }
+"$RLX" train mnist --data /nonexistent --epochs 1 >/dev/null 2>"$tmp/err"; [ $? = 1 ] || { echo "FAIL: a missing dataset must exit 1"; fail=1; }
+grep -q "dataset-fashion-mnist" "$tmp/err" || { echo "FAIL: the missing-dataset error does not say how to get one"; fail=1; }
+exit $fail

@@ -1,0 +1,190 @@
+// rlx train mnist: trains an MLP or CNN classifier on an MNIST-format dataset (Fashion-MNIST
+// by default) with one compiled training step per batch shape, then reports test accuracy,
+// draws the curves and writes a safetensors checkpoint.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "commands.h"
+#include "formats/safetensors.h"
+#include "json.h"
+#include "models/classifier.h"
+#include "plot.h"
+#include "progress.h"
+#include "rlx/error.h"
+#include "train/image_dataset.h"
+#include "train/trainer.h"
+#include "util/flags.h"
+
+namespace rlx::cli {
+
+namespace {
+
+std::vector<int64_t> parse_widths(const std::string& s) {
+  std::vector<int64_t> out;
+  for (const auto& part : split(s, ',')) {
+    char* end = nullptr;
+    long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end || v <= 0) throw Error(ErrorKind::invalid_argument, cat("--hidden expects widths like 128 or 256,128; got '", s, "'"));
+    out.push_back(v);
+  }
+  return out;
+}
+
+double scheduled_lr(const std::string& schedule, double lr, int64_t step, int64_t total_steps) {
+  if (schedule == "constant") return lr;
+  double progress = total_steps > 0 ? static_cast<double>(step) / static_cast<double>(total_steps) : 0;
+  if (schedule == "cosine") return 0.5 * lr * (1 + std::cos(M_PI * progress));
+  if (schedule == "step") return lr * std::pow(0.1, std::floor(progress * 3));  // ÷10 at 1/3 and 2/3
+  throw Error(ErrorKind::invalid_argument, cat("--lr-schedule must be constant, step or cosine, got '", schedule, "'"));
+}
+
+Tensor images_for(const models::ClassifierSpec& spec, const Tensor& flat) {
+  return Tensor(flat).reshape(models::classifier_input_shape(spec, flat.shape()[0]));
+}
+
+struct EvalResult {
+  double loss = 0, accuracy = 0;
+};
+
+EvalResult evaluate(const train::Trainer& t, const models::ClassifierSpec& spec, const train::ImageDataset& d) {
+  train::BatchIterator it(d, 1000, false, 0);
+  Tensor x, y;
+  double loss = 0, correct = 0;
+  while (it.next(x, y)) {
+    auto out = t.evaluate({images_for(spec, x), y});
+    loss += out[0].at_f64(0) * static_cast<double>(x.shape()[0]);
+    correct += out[1].at_f64(0);
+  }
+  return {loss / static_cast<double>(d.count), correct / static_cast<double>(d.count)};
+}
+
+void load_checkpoint(train::Trainer& t, const std::string& path) {
+  formats::SafetensorsFile f = formats::read_safetensors(path);
+  std::vector<train::NamedTensor> params = t.params();
+  for (auto& p : params) {
+    const formats::TensorView* v = f.find(p.name);
+    if (!v) throw Error(ErrorKind::format, cat(path, ": no tensor '", p.name, "' (was it saved from a different model?)"));
+    Tensor loaded = formats::to_tensor(*v);
+    if (loaded.dtype() != p.tensor.dtype() || loaded.shape() != p.tensor.shape())
+      throw Error(ErrorKind::format, cat(path, ": tensor '", p.name, "' has the wrong dtype or shape for this model"));
+    p.tensor = loaded;
+  }
+  t.set_params(params);
+}
+
+}  // namespace
+
+int cmd_train(Args& args) {
+  bool json = args.flag("json");
+  std::string data = args.value_or("data", "/usr/share/datasets/fashion-mnist");
+  models::ClassifierSpec spec;
+  spec.kind = args.value_or("model", "mlp");
+  spec.hidden = parse_widths(args.value_or("hidden", spec.kind == "cnn" ? "16,32" : "128"));
+  int64_t epochs = args.int_or("epochs", 3), batch = args.int_or("batch", 128), seed = args.int_or("seed", 0);
+  int64_t limit = args.int_or("limit", 0);  // train on the first N images only (quick runs)
+  train::OptimizerConfig opt;
+  opt.kind = args.value_or("optimizer", "adam");
+  double lr = args.float_or("lr", opt.kind == "sgd" ? 0.05 : 1e-3);
+  opt.momentum = args.float_or("momentum", opt.kind == "sgd" ? 0.9 : 0.0);
+  opt.nesterov = args.flag("nesterov");
+  opt.weight_decay = args.float_or("weight-decay", 0.0);
+  opt.clip_norm = args.float_or("clip-norm", 0.0);
+  std::string schedule = args.value_or("lr-schedule", "constant");
+  std::string device = args.value_or("device", flags().RLX_DEVICE);
+  std::string save = args.value_or("save", ""), load = args.value_or("load", ""), plot = args.value_or("plot", "");
+  if (auto th = args.value("threads")) set_flag("RLX_NUM_THREADS", *th);
+  std::vector<std::string> pos = args.positionals();
+  args.finish();
+  if (pos.size() != 1 || pos[0] != "mnist") throw Error(ErrorKind::invalid_argument, "usage: rlx train mnist [options] (the only task is mnist)");
+  if (epochs < 0) throw Error(ErrorKind::invalid_argument, "--epochs must be ≥ 0");
+  scheduled_lr(schedule, lr, 0, 1);  // validates the schedule name early
+
+  train::ImageDataset train_set = train::load_mnist_split(data, "train"), test_set = train::load_mnist_split(data, "t10k");
+  if (limit < 0) throw Error(ErrorKind::invalid_argument, "--limit must be ≥ 0");
+  if (limit > 0 && limit < train_set.count) {
+    train_set.count = limit;
+    train_set.images = train_set.images.slice(0, 0, limit).contiguous();
+    train_set.labels = train_set.labels.slice(0, 0, limit).contiguous();
+  }
+  spec.height = train_set.height;
+  spec.width = train_set.width;
+  models::Classifier model = models::build_classifier(spec, static_cast<uint64_t>(seed));
+  train::Trainer trainer(device, model.forward, model.params, opt);
+  if (!load.empty()) load_checkpoint(trainer, load);
+  if (!json)
+    std::printf("training %s %s on %s: %lld train / %lld test images, batch %lld, %s lr %g, device %s\n", spec.kind.c_str(),
+                args.value_or("hidden", "").c_str(), data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
+                static_cast<long long>(batch), opt.kind.c_str(), lr, device.c_str());
+
+  train::BatchIterator it(train_set, batch, true, static_cast<uint64_t>(seed) + 1);
+  int64_t total_steps = epochs * it.batches_per_epoch();
+  std::vector<double> step_x, step_loss, epoch_x, train_acc, test_acc;
+  std::vector<std::string> epoch_rows;
+  double images_per_second = 0, smoothed = NAN;
+  double train_seconds = 0;
+  int64_t trained_images = 0;
+  for (int64_t e = 1; e <= epochs; ++e) {
+    it.new_epoch();
+    Progress bar(cat("epoch ", e, "/", epochs), it.batches_per_epoch(), !json);
+    Tensor x, y;
+    double correct = 0, loss_sum = 0;
+    int64_t seen = 0, b = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    while (it.next(x, y)) {
+      double l = trainer.step({images_for(spec, x), y}, scheduled_lr(schedule, lr, trainer.steps(), total_steps));
+      if (!std::isfinite(l)) throw Error(ErrorKind::runtime, cat("the loss became ", l, " at step ", trainer.steps(), " (lower --lr?)"));
+      correct += trainer.extras()[0].at_f64(0);
+      loss_sum += l * static_cast<double>(x.shape()[0]);
+      seen += x.shape()[0];
+      smoothed = std::isnan(smoothed) ? l : 0.98 * smoothed + 0.02 * l;
+      step_x.push_back(static_cast<double>(trainer.steps()));
+      step_loss.push_back(smoothed);
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      char status[128];
+      std::snprintf(status, sizeof(status), "loss %.4f acc %.3f %.1fk img/s", loss_sum / seen, correct / seen, seen / std::max(secs, 1e-9) / 1000);
+      bar.update(++b, status);
+    }
+    bar.finish();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    train_seconds += secs;
+    trained_images += seen;
+    EvalResult test = evaluate(trainer, spec, test_set);
+    epoch_x.push_back(static_cast<double>(e));
+    train_acc.push_back(correct / static_cast<double>(seen));
+    test_acc.push_back(test.accuracy);
+    if (!json)
+      std::printf("epoch %lld: train loss %.4f acc %.4f | test loss %.4f acc %.4f | %.0f images/s\n", static_cast<long long>(e),
+                  loss_sum / seen, correct / seen, test.loss, test.accuracy, seen / secs);
+    epoch_rows.push_back(cat("{\"epoch\":", e, ",\"train_loss\":", loss_sum / seen, ",\"train_accuracy\":", correct / seen,
+                             ",\"test_loss\":", test.loss, ",\"test_accuracy\":", test.accuracy, ",\"images_per_second\":", seen / secs, "}"));
+  }
+  images_per_second = train_seconds > 0 ? static_cast<double>(trained_images) / train_seconds : 0;
+  EvalResult final_test = evaluate(trainer, spec, test_set);
+  if (!plot.empty()) {
+    Panel loss_panel{"training loss (smoothed)", "step", {{"loss", step_x, step_loss, 0x1f77b4}}};
+    Panel acc_panel{"accuracy", "epoch", {{"train", epoch_x, train_acc, 0x2ca02c}, {"test", epoch_x, test_acc, 0xd62728}}};
+    write_plot_png(plot, {loss_panel, acc_panel});
+  }
+  if (!save.empty()) {
+    std::vector<formats::TensorView> views;
+    for (const auto& p : trainer.params()) views.push_back(formats::view_of(p.name, p.tensor));
+    formats::write_safetensors(save, views,
+                               {{"rlx.model", spec.kind}, {"rlx.hidden", join(spec.hidden, ",")}, {"rlx.epochs", std::to_string(epochs)},
+                                {"rlx.test_accuracy", std::to_string(final_test.accuracy)}});
+  }
+  if (json) {
+    std::printf("{\"task\":\"mnist\",\"model\":%s,\"device\":%s,\"epochs\":%lld,\"batch\":%lld,\"test_accuracy\":%.6f,\"test_loss\":%.6f,"
+                "\"images_per_second\":%.1f,\"per_epoch\":%s,\"checkpoint\":%s,\"plot\":%s}\n",
+                json_quote(spec.kind).c_str(), json_quote(device).c_str(), static_cast<long long>(epochs), static_cast<long long>(batch),
+                final_test.accuracy, final_test.loss, images_per_second, json_array(epoch_rows).c_str(),
+                save.empty() ? "null" : json_quote(save).c_str(), plot.empty() ? "null" : json_quote(plot).c_str());
+  } else {
+    std::printf("test accuracy %.4f (loss %.4f)%s%s\n", final_test.accuracy, final_test.loss, save.empty() ? "" : cat(", checkpoint ", save).c_str(),
+                plot.empty() ? "" : cat(", plot ", plot).c_str());
+  }
+  return 0;
+}
+
+}  // namespace rlx::cli
