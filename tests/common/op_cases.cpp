@@ -105,6 +105,10 @@ std::vector<Spec> elementwise_specs(Op op) {
   if (op == Op::logical_not) fill = Fill::boolean;
   for (DType d : kAll) {
     Fill f = d == DType::boolean ? Fill::boolean : fill;
+    if (d == DType::f32) {  // large enough to take the threaded paths
+      if (unary) out.push_back({{{{d, S({301, 150})}, f}}, {}, "threaded"});
+      else out.push_back({{{{d, S({301, 150})}, f}, {{d, S({150})}, f == Fill::positive ? f : Fill::positive}}, {}, "threaded broadcast"});
+    }
     if (unary) {
       out.push_back({{{{d, S({7, 13})}, f}}, {}, ""});
       out.push_back({{{{d, S({3, 1, 5})}, f}}, {}, ""});
@@ -150,6 +154,8 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         for (DType to : kAll) add({{{from, S({6, 5})}, from == DType::boolean ? Fill::boolean : Fill::normal}}, Attrs{{"to", to}});
       break;
     case Op::reduce:
+      add({{{DType::f32, S({300, 170})}, Fill::unit}}, Attrs{{"kind", std::string("sum")}, {"axes", ir::Ints{1}}}, "threaded");
+      add({{{DType::f32, S({300, 170})}, Fill::distinct}}, Attrs{{"kind", std::string("argmax")}, {"axes", ir::Ints{0}}}, "threaded");
       for (DType d : kAll)
         for (const char* kind : {"sum", "prod", "max", "min", "argmax", "argmin"}) {
           bool arg = std::string(kind).substr(0, 3) == "arg";
@@ -217,6 +223,7 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
       }
       break;
     case Op::transpose:
+      add({{{DType::f32, S({250, 3, 90})}}}, Attrs{{"perm", ir::Ints{2, 0, 1}}}, "threaded");
       for (DType d : kAll) {
         add({{{d, S({5, 7})}}}, Attrs{{"perm", ir::Ints{1, 0}}});
         add({{{d, S({2, 3, 4})}}}, Attrs{{"perm", ir::Ints{2, 0, 1}}});

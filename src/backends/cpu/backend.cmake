@@ -7,3 +7,8 @@ if(RLX_OPENBLAS_INCLUDE AND RLX_OPENBLAS_LIB)
 else()
   message(FATAL_ERROR "the cpu backend needs OpenBLAS: apt-get install libopenblas-dev (make setup does this)")
 endif()
+
+# Kernels assume AVX2 + FMA (x86-64-v3, every x86 server since 2013; register.cpp reports the
+# device unavailable elsewhere) and pick AVX-512 variants at run time where they pay.
+# -fno-math-errno lets loops over sqrt & co. vectorize (nothing in RLX reads errno).
+set(RLX_BACKEND_CPU_COMPILE_OPTIONS -march=x86-64-v3 -mtune=generic -fno-math-errno)

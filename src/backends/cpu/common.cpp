@@ -1,14 +1,6 @@
-#include <omp.h>
-
 #include "backends/cpu/kernels.h"
-#include "util/flags.h"
 
 namespace rlx::backends::cpu {
-
-int num_threads() {
-  int64_t n = flags().RLX_NUM_THREADS;
-  return n > 0 ? static_cast<int>(n) : omp_get_max_threads();
-}
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> st(shape.size());

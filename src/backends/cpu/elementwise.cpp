@@ -30,8 +30,7 @@ void for_each_row(const std::vector<int64_t>& out, const std::array<std::vector<
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < r; ++d) rows *= out[d];
   if (inner == 0) return;
-#pragma omp parallel for num_threads(num_threads()) if (rows * inner > 32768)
-  for (int64_t row_i = 0; row_i < rows; ++row_i) {
+  parallel_items(rows, 16384 / std::max<int64_t>(1, inner), [&](int64_t row_i) {
     std::array<int64_t, N> base{};
     int64_t rem = row_i;
     for (size_t d = r ? r - 1 : 0; d-- > 0;) {
@@ -42,11 +41,13 @@ void for_each_row(const std::vector<int64_t>& out, const std::array<std::vector<
     std::array<int64_t, N> inner_st{};
     for (size_t k = 0; k < N; ++k) inner_st[k] = r ? st[k][r - 1] : 0;
     row(row_i * inner, base, inner_st, inner);
-  }
+  });
 }
 
+// The semantics, one switch per element; every kernel below instantiates it with a constant op
+// so the switch folds away and the loop vectorizes.
 template <class T>
-T unary_op(Op op, T x) {
+[[gnu::always_inline]] inline T unary_op(Op op, T x) {
   if constexpr (std::is_floating_point_v<T>) {
     switch (op) {
       case Op::neg: return -x;
@@ -81,18 +82,31 @@ T unary_op(Op op, T x) {
   }
 }
 
-HostKernel make_unary(const ir::Node& n, const ir::Graph&) {
-  Op op = n.op;
-  return [op](const KernelArgs& a) {
+template <Op OP>
+HostKernel unary_kernel() {
+  return [](const KernelArgs& a) {
     dispatch_typed(a.in[0].dtype, [&](auto tag) {
       using T = decltype(tag);
       const T* x = a.in[0].as<T>();
       T* y = a.out[0].as<T>();
-      int64_t n = a.out[0].numel;
-#pragma omp parallel for num_threads(num_threads()) if (n > 32768)
-      for (int64_t i = 0; i < n; ++i) y[i] = unary_op(op, x[i]);
+      rlx::parallel_for(a.out[0].numel, 16384, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) y[i] = unary_op(OP, x[i]);
+      });
     });
   };
+}
+
+#define RLX_CPU_UNARY_OPS(X) X(neg) X(abs) X(sign) X(exp) X(expm1) X(log) X(log1p) X(sqrt) X(rsqrt) X(reciprocal) X(sin) X(cos) X(tanh) X(sigmoid) X(erf) X(floor) X(ceil) X(round) X(logical_not)
+#define RLX_CPU_BINARY_OPS(X) X(add) X(sub) X(mul) X(div) X(rem) X(pow) X(max) X(min) X(logical_and) X(logical_or) X(logical_xor) X(eq) X(ne) X(lt) X(le) X(gt) X(ge)
+
+HostKernel make_unary(const ir::Node& n, const ir::Graph&) {
+  switch (n.op) {
+#define X(name) \
+  case Op::name: return unary_kernel<Op::name>();
+    RLX_CPU_UNARY_OPS(X)
+#undef X
+    default: return {};
+  }
 }
 
 template <class T>
@@ -104,7 +118,7 @@ T int_div(T a, T b) {
 }
 
 template <class T>
-T binary_op(Op op, T a, T b) {
+[[gnu::always_inline]] inline T binary_op(Op op, T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     switch (op) {
       case Op::add: return a + b;
@@ -113,8 +127,9 @@ T binary_op(Op op, T a, T b) {
       case Op::div: return a / b;
       case Op::rem: return std::fmod(a, b);
       case Op::pow: return std::pow(a, b);
-      case Op::max: return (std::isnan(a) || std::isnan(b)) ? std::numeric_limits<T>::quiet_NaN() : std::max(a, b);
-      case Op::min: return (std::isnan(a) || std::isnan(b)) ? std::numeric_limits<T>::quiet_NaN() : std::min(a, b);
+      // NaN-propagating, written as selects so the loop vectorizes
+      case Op::max: return a != a ? a : (b != b ? b : (a > b ? a : b));
+      case Op::min: return a != a ? a : (b != b ? b : (a < b ? a : b));
       default: return 0;
     }
   } else {
@@ -150,9 +165,10 @@ uint8_t compare_op(Op op, T a, T b) {
 
 bool is_compare(Op op) { return op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge; }
 
-HostKernel make_binary(const ir::Node& n, const ir::Graph&) {
-  Op op = n.op;
-  return [op](const KernelArgs& a) {
+template <Op OP>
+HostKernel binary_kernel() {
+  [[maybe_unused]] constexpr Op op = OP;
+  return [](const KernelArgs& a) {
     dispatch_typed(a.in[0].dtype, [&](auto tag) {
       using T = decltype(tag);
       const T* x = a.in[0].as<T>();
@@ -172,8 +188,9 @@ HostKernel make_binary(const ir::Node& n, const ir::Graph&) {
       T* y = a.out[0].as<T>();
       if (same) {
         int64_t n = a.out[0].numel;
-#pragma omp parallel for num_threads(num_threads()) if (n > 32768)
-        for (int64_t i = 0; i < n; ++i) y[i] = binary_op(op, x[i], z[i]);
+        rlx::parallel_for(n, 16384, [&](int64_t lo, int64_t hi) {
+          for (int64_t i = lo; i < hi; ++i) y[i] = binary_op(op, x[i], z[i]);
+        });
         return;
       }
       for_each_row<2>(a.out[0].shape, {a.in[0].shape, a.in[1].shape}, [&](int64_t o, auto base, auto st, int64_t len) {
@@ -181,6 +198,16 @@ HostKernel make_binary(const ir::Node& n, const ir::Graph&) {
       });
     });
   };
+}
+
+HostKernel make_binary(const ir::Node& n, const ir::Graph&) {
+  switch (n.op) {
+#define X(name) \
+  case Op::name: return binary_kernel<Op::name>();
+    RLX_CPU_BINARY_OPS(X)
+#undef X
+    default: return {};
+  }
 }
 
 template <size_t B>
@@ -273,8 +300,7 @@ HostKernel make_cast(const ir::Node&, const ir::Graph&) {
         const S* x = a.in[0].as<S>();
         D* y = a.out[0].as<D>();
         int64_t n = a.out[0].numel;
-#pragma omp parallel for num_threads(num_threads()) if (n > 32768)
-        for (int64_t i = 0; i < n; ++i) y[i] = convert<D>(x[i], dst_bool);
+  parallel_items(n, 16384, [&](int64_t i) { y[i] = convert<D>(x[i], dst_bool); });
       });
     });
   };

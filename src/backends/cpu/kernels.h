@@ -1,6 +1,7 @@
 // The cpu device: typed kernels with OpenMP threads. Simple and correct for now; the fast
 // paths (oneDNN/AMX GEMM, SIMD, fusion) replace them one op at a time.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "ir/graph.h"
 #include "runtime/host_executable.h"
 #include "util/half.h"
+#include "util/thread_pool.h"
 
 namespace rlx::backends::cpu {
 
@@ -29,7 +31,16 @@ void register_matmul(KernelTable& t);
 void register_movement(KernelTable& t);
 void register_nn(KernelTable& t);
 
-int num_threads();
+using rlx::num_threads;
+
+// Runs f(i) for i in [0, n) across the thread pool, at least `grain` items per chunk (small
+// loops stay on the calling thread).
+template <class F>
+void parallel_items(int64_t n, int64_t grain, F&& f) {
+  rlx::parallel_for(n, std::max<int64_t>(1, grain), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) f(i);
+  });
+}
 
 inline bool is_one_of(DType d, std::initializer_list<DType> set) {
   for (DType s : set)

@@ -1,7 +1,6 @@
 // dot_general: operands are packed into [batch, M, K] and [batch, K, N] (any dim order in,
 // one copy each), then multiplied row by row; conv by direct loops.
 #include <cblas.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -45,9 +44,8 @@ std::vector<T> pack(const T* x, const std::vector<int64_t>& shape, const std::ve
 template <class T>
 void gemm_batched(const T* A, const T* B, T* C, int64_t batch, int64_t M, int64_t K, int64_t N) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
-#pragma omp parallel for collapse(2) num_threads(num_threads()) if (batch * M * N * K > 65536)
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t m = 0; m < M; ++m) {
+  parallel_items(batch * M, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, N * K)), [&](int64_t bm) {
+      int64_t b = bm / M, m = bm % M;
       std::vector<Acc> row(static_cast<size_t>(N), Acc(0));
       const T* a = A + (b * M + m) * K;
       const T* bb = B + b * K * N;
@@ -58,7 +56,7 @@ void gemm_batched(const T* A, const T* B, T* C, int64_t batch, int64_t M, int64_
       }
       T* c = C + (b * M + m) * N;
       for (int64_t n = 0; n < N; ++n) c[n] = static_cast<T>(row[static_cast<size_t>(n)]);
-    }
+    });
 }
 
 // Memory order of one operand: [batch…, a…, b…] with both groups in attribute/ascending order?
@@ -117,8 +115,7 @@ void dot_blas(const KernelArgs& a, const std::vector<int64_t>& lb, const std::ve
     return;
   }
   if (Bn >= nt) {
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t b = 0; b < Bn; ++b) blas_gemm(ta, tb, M, N, K, x + b * M * K, w + b * K * N, y + b * M * N);
+    parallel_items(Bn, 1, [&](int64_t b) { blas_gemm(ta, tb, M, N, K, x + b * M * K, w + b * K * N, y + b * M * N); });
     return;
   }
   // Few large products: split the rows of C (or its columns when M is small) across threads.
@@ -128,11 +125,8 @@ void dot_blas(const KernelArgs& a, const std::vector<int64_t>& lb, const std::ve
     T* yb = y + b * M * N;
     bool by_rows = M >= N || M >= 16 * nt;
     int64_t len = by_rows ? M : N;
-#pragma omp parallel num_threads(nt)
-    {
-      int t = omp_get_thread_num(), n = omp_get_num_threads();
-      int64_t chunk = (len + n - 1) / n, lo = t * chunk, hi = std::min(len, lo + chunk);
-      if (lo < hi) {
+    rlx::parallel_for(len, 16, [&](int64_t lo, int64_t hi) {
+      {
         if (by_rows) {
           // rows lo..hi of C need rows lo..hi of op(A): offset by row (no trans) or column (trans)
           const T* a0 = ta ? xb + lo : xb + lo * K;
@@ -162,7 +156,7 @@ void dot_blas(const KernelArgs& a, const std::vector<int64_t>& lb, const std::ve
                         static_cast<int>(tb ? K : N), 0.0, yb + lo, static_cast<int>(N));
         }
       }
-    }
+    });
   }
 }
 
@@ -222,9 +216,8 @@ HostKernel make_conv(const ir::Node& node, const ir::Graph&) {
       const T* x = a.in[0].as<T>();
       const T* w = a.in[1].as<T>();
       T* y = a.out[0].as<T>();
-#pragma omp parallel for collapse(2) num_threads(num_threads())
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t o = 0; o < O; ++o) {
+      parallel_items(N * O, 1, [&](int64_t no) {
+          int64_t n = no / O, o = no % O;
           int64_t g = o / Og;
           std::vector<int64_t> pc(sp), kc(sp);
           for (int64_t p = 0; p < P; ++p) {
@@ -253,7 +246,7 @@ HostKernel make_conv(const ir::Node& node, const ir::Graph&) {
             }
             y[(n * O + o) * P + p] = acc;
           }
-        }
+        });
     });
   };
 }

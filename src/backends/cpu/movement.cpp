@@ -36,8 +36,7 @@ void gather_strided(T* y, const T* x, const std::vector<int64_t>& out_shape, con
     return;
   }
   int64_t inner = out_shape[r - 1], ist = src_strides[r - 1], rows = n / inner;
-#pragma omp parallel for num_threads(num_threads()) if (n > 65536)
-  for (int64_t row = 0; row < rows; ++row) {
+  parallel_items(rows, 16384 / std::max<int64_t>(1, inner), [&](int64_t row) {
     int64_t rem = row, off = src_base;
     for (size_t d = r - 1; d-- > 0;) {
       off += (rem % out_shape[d]) * src_strides[d];
@@ -45,7 +44,7 @@ void gather_strided(T* y, const T* x, const std::vector<int64_t>& out_shape, con
     }
     T* yr = y + row * inner;
     for (int64_t i = 0; i < inner; ++i) yr[i] = x[off + i * ist];
-  }
+  });
 }
 
 HostKernel make_reshape(const ir::Node&, const ir::Graph&) {
@@ -134,8 +133,7 @@ HostKernel make_pad(const ir::Node& n, const ir::Graph&) {
       T fill;
       std::memcpy(&fill, &fill_bits, sizeof(T));
       int64_t total = a.out[0].numel;
-#pragma omp parallel for num_threads(num_threads()) if (total > 65536)
-      for (int64_t i = 0; i < total; ++i) {
+  parallel_items(total, 16384, [&](int64_t i) {
         int64_t rem = i, src = 0;
         bool inside = true;
         for (size_t d = ys.size(); d-- > 0;) {
@@ -159,7 +157,7 @@ HostKernel make_pad(const ir::Node& n, const ir::Graph&) {
           src += p * st[d];
         }
         y[i] = inside ? x[src] : fill;
-      }
+      });
     });
   };
 }
@@ -186,9 +184,10 @@ HostKernel make_gather(const ir::Node& n, const ir::Graph&) {
     size_t row = static_cast<size_t>(inner) * dtype_size(a.in[0].dtype);
     const uint8_t* x = static_cast<const uint8_t*>(a.in[0].data);
     uint8_t* y = static_cast<uint8_t*>(a.out[0].data);
-#pragma omp parallel for collapse(2) num_threads(num_threads()) if (outer * K * inner > 65536)
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t k = 0; k < K; ++k) std::memcpy(y + (o * K + k) * row, x + (o * len + index_at(a.in[1], k)) * row, row);
+    parallel_items(outer * K, 16384 / std::max<int64_t>(1, inner), [&](int64_t ok) {
+      int64_t o = ok / K, k = ok % K;
+      std::memcpy(y + (o * K + k) * row, x + (o * len + index_at(a.in[1], k)) * row, row);
+    });
   };
 }
 

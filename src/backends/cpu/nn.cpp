@@ -16,8 +16,7 @@ HostKernel make_activation(const ir::Node& n, const ir::Graph&) {
     const float* x = a.in[0].as<float>();
     float* y = a.out[0].as<float>();
     int64_t n = a.out[0].numel;
-#pragma omp parallel for num_threads(num_threads()) if (n > 32768)
-    for (int64_t i = 0; i < n; ++i) {
+  parallel_items(n, 16384, [&](int64_t i) {
       float v = x[i];
       switch (op) {
         case Op::gelu: y[i] = 0.5f * v * (1.0f + std::erf(v * static_cast<float>(M_SQRT1_2))); break;
@@ -25,7 +24,7 @@ HostKernel make_activation(const ir::Node& n, const ir::Graph&) {
         case Op::silu: y[i] = v / (1.0f + std::exp(-v)); break;
         default: y[i] = std::isnan(v) ? v : (v > 0.0f ? v : 0.0f); break;
       }
-    }
+    });
   };
 }
 
@@ -33,8 +32,7 @@ HostKernel make_activation(const ir::Node& n, const ir::Graph&) {
 template <class F>
 void rows(const HostView& x, int64_t inner, F f) {
   int64_t n = inner ? x.numel / inner : 0;
-#pragma omp parallel for num_threads(num_threads()) if (n > 16)
-  for (int64_t r = 0; r < n; ++r) f(r * inner);
+  parallel_items(n, 16, [&](int64_t r) { f(r * inner); });
 }
 
 HostKernel make_softmax(const ir::Node& n, const ir::Graph&) {

@@ -69,8 +69,7 @@ void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan
   if (kind == "argmax" || kind == "argmin") {
     int64_t* y = a.out[0].as<int64_t>();
     bool mx = kind == "argmax";
-#pragma omp parallel for num_threads(num_threads()) if (n_out > 64)
-    for (int64_t o = 0; o < n_out; ++o) {
+  parallel_items(n_out, 16, [&](int64_t o) {
       const T* row = x + p.base[static_cast<size_t>(o)];
       int64_t best = 0;
       for (size_t k = 1; k < p.window.size(); ++k) {
@@ -78,12 +77,11 @@ void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan
         if (mx ? greater_nan_first(v, b) : less_nan_first(v, b)) best = static_cast<int64_t>(k);
       }
       y[o] = best;
-    }
+    });
     return;
   }
   T* y = a.out[0].as<T>();
-#pragma omp parallel for num_threads(num_threads()) if (n_out > 64)
-  for (int64_t o = 0; o < n_out; ++o) {
+  parallel_items(n_out, 16, [&](int64_t o) {
     const T* row = x + p.base[static_cast<size_t>(o)];
     if (kind == "sum" || kind == "prod") {
       bool sum = kind == "sum";
@@ -111,7 +109,7 @@ void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan
       }
       y[o] = acc;
     }
-  }
+  });
 }
 
 HostKernel make_reduce(const ir::Node& n, const ir::Graph&) {
@@ -132,9 +130,7 @@ void lines(const std::vector<int64_t>& shape, int64_t axis, F f) {
   for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
   for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
   if (n == 0) return;
-#pragma omp parallel for collapse(2) num_threads(num_threads()) if (outer * inner > 64)
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) f(o * n * inner + i, inner, n);
+  parallel_items(outer * inner, 64, [&](int64_t oi) { f((oi / inner) * n * inner + oi % inner, inner, n); });
 }
 
 HostKernel make_cumsum(const ir::Node& node, const ir::Graph&) {

@@ -23,7 +23,12 @@ const KernelTable& table() {
 class CpuBackend : public runtime::Backend {
  public:
   std::string name() const override { return "cpu"; }
-  std::string description() const override { return "host CPU, typed kernels with OpenMP threads"; }
+  std::string description() const override { return "host CPU: OpenBLAS GEMM, AVX2/AVX-512 kernels, thread pool"; }
+  runtime::Availability availability() const override {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return {false, "the cpu device needs AVX2 and FMA (x86-64-v3)"};
+    return {};
+  }
   bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {
     if (op == ir::Op::constant) return true;
     const KernelEntry& e = table()[static_cast<size_t>(op)];
