@@ -9,6 +9,9 @@ PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
   libgtest-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libhwy-dev \
   libutf8proc-dev libpcre2-dev zlib1g-dev libpng-dev dataset-fashion-mnist
 
+# src/formats tests: the numpy reference decoder and the clang libFuzzer + sanitizer build.
+PACKAGES += python3-numpy clang libclang-rt-14-dev
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup configure build test demo docs clean
@@ -40,3 +43,42 @@ docs: build
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- src/formats: independent references and fuzzing ----
+# npm packages the format tests use as independent references, kept outside the clone.
+NPM_DIR ?= $(HOME)/.cache/rlx-npm
+setup: npm-packages
+npm-packages:
+	@if command -v npm >/dev/null; then \
+	  [ -f $(NPM_DIR)/node_modules/@huggingface/gguf/package.json ] || \
+	  npm install --silent --no-audit --no-fund --prefix $(NPM_DIR) @huggingface/gguf || \
+	  echo "make setup: npm could not install @huggingface/gguf; its test will skip"; \
+	else echo "make setup: no npm; the @huggingface/gguf test will skip"; fi
+
+# The formats layer under AddressSanitizer + UBSan with clang's libFuzzer: the malformed-file
+# catalogue and every format test, then each fuzz target for FUZZ_TIME seconds.
+# `make fuzz FUZZ_TIME=600` fuzzes longer; `make test` runs it briefly.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TIME ?= 120
+FUZZ_TARGETS := fuzz_safetensors fuzz_gguf fuzz_hf_config fuzz_safetensors_index
+.PHONY: fuzz fuzz-smoke npm-packages
+fuzz: setup
+	@if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then \
+	  echo "make fuzz: skipped: needs clang and libclang-rt-14-dev (make setup installs them)"; exit 0; fi; \
+	set -e; \
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLX_SANITIZE=ON -DRLX_FUZZ=ON -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link >/dev/null; \
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target rlx_format_tests $(FUZZ_TARGETS); \
+	$(FUZZ_BUILD)/bin/rlx_format_tests --gtest_brief=1; \
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  if $(FUZZ_BUILD)/bin/$$t -max_total_time=$(FUZZ_TIME) -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
+	      -artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t > $(FUZZ_BUILD)/$$t.log 2>&1; then \
+	    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(FUZZ_BUILD)/$$t.log | sed "s/^/$$t: /"; \
+	  else tail -40 $(FUZZ_BUILD)/$$t.log; echo "make fuzz: $$t failed (log and crash input in $(FUZZ_BUILD)/)"; exit 1; fi; \
+	done
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_TIME=10
+
+test: fuzz-smoke

@@ -154,6 +154,7 @@ class GgufParser {
     for (uint64_t i = 0; i < n_kv; ++i) {
       size_t at = r_.offset();
       std::string key = string(cat("metadata key #", i));
+      if (key.empty()) r_.fail(at, cat("metadata key #", i), "the key is empty");
       if (!keys.insert(key).second) r_.fail(at, cat("metadata key '", key, "'"), "the key appears twice");
       std::string field = cat("metadata '", key, "'");
       GgufType t = value_type(field);
@@ -173,6 +174,7 @@ class GgufParser {
     for (uint64_t i = 0; i < n_tensors; ++i) {
       size_t at = r_.offset();
       std::string name = string(cat("tensor name #", i));
+      if (name.empty()) r_.fail(at, cat("tensor name #", i), "the name is empty");
       if (name.size() > kMaxNameBytes) r_.fail(at, cat("tensor name #", i), cat("is ", name.size(), " bytes long"));
       if (!names.insert(name).second) r_.fail(at, cat("tensor '", name, "'"), "the name appears twice");
       std::string field = cat("tensor '", name, "'");

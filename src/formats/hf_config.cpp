@@ -20,7 +20,7 @@ const char* const kLlamaTypes[] = {"llama", "mistral", "qwen2", "qwen3"};
 
 class Fields {
  public:
-  Fields(const json& j, const std::string& source) : j_(j), source_(source) {}
+  Fields(const json& j, std::string source) : j_(j), source_(std::move(source)) {}
 
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
     throw Error(ErrorKind::format, cat(source_, ": \"", key, "\" ", msg));
@@ -64,7 +64,7 @@ class Fields {
 
  private:
   const json& j_;
-  const std::string& source_;
+  std::string source_;  // by value: callers pass temporaries
 };
 
 HfRope parse_rope(const Fields& top, const std::string& source) {

@@ -47,6 +47,9 @@ nlohmann::json parse_json_checked(std::string_view text, const std::string& sour
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
     throw Error(ErrorKind::format, cat(source, ": malformed JSON at byte offset ", off, ": ", what));
+  } catch (const nlohmann::json::exception& e) {
+    // e.g. out_of_range for a number beyond double's range (1e999).
+    throw Error(ErrorKind::format, cat(source, ": unreadable JSON: ", e.what()));
   }
 }
 

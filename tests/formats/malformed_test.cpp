@@ -20,13 +20,26 @@ std::atomic<size_t> g_largest{0};
 
 // GCC cannot see that this operator new pairs with the free() below.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(size_t n) {
+// Every non-aligned form is replaced, so that new and delete always pair (ASan checks it).
+namespace {
+void* probed_alloc(size_t n) noexcept {
   if (g_probe.load(std::memory_order_relaxed) && n > g_largest.load(std::memory_order_relaxed)) g_largest = n;
-  if (void* p = std::malloc(n ? n : 1)) return p;
+  return std::malloc(n ? n : 1);
+}
+}  // namespace
+void* operator new(size_t n) {
+  if (void* p = probed_alloc(n)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](size_t n) { return operator new(n); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return probed_alloc(n); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return probed_alloc(n); }
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace rlx::formats {
 namespace {
