@@ -46,21 +46,23 @@ class GgufWriter {
   // Sets (or replaces) a key; insertion order is kept. "general.alignment" also sets alignment.
   void set(const std::string& key, GgufValue value);
   void set_alignment(uint32_t alignment);  // a power of two; default 32
-  // A tensor already in its file type (e.g. copied from another file).
+  // A tensor already in its file type (e.g. copied from another file). Its bytes are not
+  // copied: views from the readers and owned_view() keep them alive through their owner;
+  // any other view must stay valid until write().
   void add_tensor(const TensorView& tensor);
   // f32 values quantized to `type` (F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K); the last dim must hold
   // whole blocks of the type.
   void add_tensor_f32(const std::string& name, const std::vector<int64_t>& shape, const float* data, WeightType type);
 
   std::vector<uint8_t> bytes() const;
+  // Streams the tensors to the file one by one, never holding the whole file in memory.
   void write(const std::string& path) const;
 
  private:
-  struct Entry {
-    TensorView view;  // owns a copy of the bytes
-  };
+  // Header, metadata and tensor infos, padded to the data section; the offset of each tensor.
+  std::vector<uint8_t> header(std::vector<uint64_t>* offsets, uint64_t* data_bytes) const;
   std::vector<std::pair<std::string, GgufValue>> metadata_;
-  std::vector<Entry> tensors_;
+  std::vector<TensorView> tensors_;
   uint32_t alignment_ = 32;
 };
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -101,14 +102,13 @@ void GgufWriter::add_tensor(const TensorView& t) {
   if (t.name.empty() || !is_valid_utf8(t.name))
     throw Error(ErrorKind::invalid_argument, cat("tensor name '", t.name, "' must be non-empty UTF-8"));
   for (const auto& e : tensors_)
-    if (e.view.name == t.name) throw Error(ErrorKind::invalid_argument, cat("tensor '", t.name, "' is added twice"));
+    if (e.name == t.name) throw Error(ErrorKind::invalid_argument, cat("tensor '", t.name, "' is added twice"));
   int64_t row = t.shape.empty() ? 1 : t.shape.back();
   auto need = weight_type_bytes(t.type, static_cast<uint64_t>(t.numel()));
   if (row % weight_type_block_elems(t.type) != 0 || !need || *need != t.nbytes)
     throw Error(ErrorKind::invalid_argument, cat("tensor '", t.name, "': ", t.nbytes, " bytes of ", t.type_name(),
                                                  " do not make shape [", join(t.shape), "] (rows of whole blocks)"));
-  std::vector<uint8_t> copy(t.data, t.data + t.nbytes);
-  tensors_.push_back({owned_view(t.name, t.type, t.shape, std::move(copy))});
+  tensors_.push_back(t);
 }
 
 void GgufWriter::add_tensor_f32(const std::string& name, const std::vector<int64_t>& shape, const float* data,
@@ -122,7 +122,7 @@ void GgufWriter::add_tensor_f32(const std::string& name, const std::vector<int64
   add_tensor(owned_view(name, type, shape, quantize(type, data, n)));
 }
 
-std::vector<uint8_t> GgufWriter::bytes() const {
+std::vector<uint8_t> GgufWriter::header(std::vector<uint64_t>* offsets, uint64_t* data_bytes) const {
   Out o;
   o.append("GGUF", 4);
   o.put<uint32_t>(3);
@@ -140,29 +140,48 @@ std::vector<uint8_t> GgufWriter::bytes() const {
     o.put<uint32_t>(alignment_);
   }
   uint64_t offset = 0;
-  std::vector<uint64_t> offsets;
-  for (const auto& e : tensors_) {
-    const TensorView& t = e.view;
+  for (const TensorView& t : tensors_) {
     o.str(t.name);
     o.put<uint32_t>(static_cast<uint32_t>(t.shape.size()));
     for (size_t d = t.shape.size(); d-- > 0;) o.put<uint64_t>(static_cast<uint64_t>(t.shape[d]));  // innermost first
     o.put<uint32_t>(*weight_type_ggml_id(t.type));
     o.put<uint64_t>(offset);
-    offsets.push_back(offset);
+    offsets->push_back(offset);
     offset = (offset + t.nbytes + alignment_ - 1) / alignment_ * alignment_;
   }
   o.pad(alignment_);
-  size_t data_start = o.bytes.size();
-  o.bytes.resize(data_start + offset, 0);
+  *data_bytes = offset;
+  return std::move(o.bytes);
+}
+
+std::vector<uint8_t> GgufWriter::bytes() const {
+  std::vector<uint64_t> offsets;
+  uint64_t data_bytes = 0;
+  std::vector<uint8_t> out = header(&offsets, &data_bytes);
+  size_t start = out.size();
+  out.resize(start + data_bytes, 0);
   for (size_t i = 0; i < tensors_.size(); ++i)
-    if (tensors_[i].view.nbytes)
-      std::memcpy(o.bytes.data() + data_start + offsets[i], tensors_[i].view.data, tensors_[i].view.nbytes);
-  return o.bytes;
+    if (tensors_[i].nbytes) std::memcpy(out.data() + start + offsets[i], tensors_[i].data, tensors_[i].nbytes);
+  return out;
 }
 
 void GgufWriter::write(const std::string& path) const {
-  std::vector<uint8_t> b = bytes();
-  write_file_atomic(path, [&](const auto& put) { put(b.data(), b.size()); });
+  std::vector<uint64_t> offsets;
+  uint64_t data_bytes = 0;
+  std::vector<uint8_t> head = header(&offsets, &data_bytes);
+  static const uint8_t kZeros[256] = {};
+  write_file_atomic(path, [&](const auto& put) {
+    put(head.data(), head.size());
+    uint64_t at = 0;
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+      for (; at < offsets[i]; at += std::min<uint64_t>(offsets[i] - at, sizeof kZeros))
+        put(kZeros, static_cast<size_t>(std::min<uint64_t>(offsets[i] - at, sizeof kZeros)));
+      put(tensors_[i].data, tensors_[i].nbytes);
+      at += tensors_[i].nbytes;
+    }
+    for (; at < data_bytes; at += std::min<uint64_t>(data_bytes - at, sizeof kZeros))
+      put(kZeros, static_cast<size_t>(std::min<uint64_t>(data_bytes - at, sizeof kZeros)));
+  });
 }
 
 }  // namespace rlx::formats

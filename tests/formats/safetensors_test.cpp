@@ -49,7 +49,9 @@ TEST(Safetensors, RoundTripEveryDtypeIsByteIdentical) {
     EXPECT_EQ(got->type, want.type) << want.name;
     EXPECT_EQ(got->shape, want.shape) << want.name;
     ASSERT_EQ(got->nbytes, want.nbytes) << want.name;
-    if (want.nbytes) EXPECT_EQ(0, std::memcmp(got->data, want.data, want.nbytes)) << want.name;
+    if (want.nbytes) {
+      EXPECT_EQ(0, std::memcmp(got->data, want.data, want.nbytes)) << want.name;
+    }
     // Larger elements are laid out first, so every tensor is aligned for its own type.
     int64_t elem = weight_type_block_elems(got->type) == 1 ? weight_type_block_bytes(got->type) : 1;
     EXPECT_EQ(got->file_offset % static_cast<uint64_t>(elem), 0u) << want.name;
