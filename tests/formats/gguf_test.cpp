@@ -126,7 +126,7 @@ TEST(Gguf, ReadsVersion2) {
   GgufWriter w;
   w.set("general.architecture", GgufValue("llama"));
   std::vector<float> x(32, 2.0f);
-  w.add_tensor_f32("w", {32}, x.data(), WeightType::q8_0);
+  w.add_tensor_f32("w", {32}, x.data(), WeightType::f32);
   auto bytes = w.bytes();
   bytes[4] = 2;
   GgufFile f = parse_gguf(bytes.data(), bytes.size(), nullptr, "v2.gguf");
