@@ -24,7 +24,7 @@ void verify_structure(const Graph& g, std::vector<std::string>& problems) {
                                                               : cat(info.min_inputs, " to ", info.max_inputs);
       problems.push_back(cat(describe_node(g, i), ": takes ", want, " inputs, has ", nin));
     }
-    if (static_cast<int>(n.outputs.size()) != info.num_outputs)
+    if (info.num_outputs >= 0 && static_cast<int>(n.outputs.size()) != info.num_outputs)
       problems.push_back(cat(describe_node(g, i), ": defines ", info.num_outputs, " outputs, has ", n.outputs.size()));
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       ValueId v = n.inputs[k];

@@ -16,6 +16,7 @@ const RuleTable& table() {
     register_nn(r);
     register_attention(r);
     register_conv_pool(r);
+    register_region(r);
     register_vjp_elementwise(r);
     register_vjp_structural(r);
     register_vjp_nn(r);

@@ -5,6 +5,7 @@
 
 #include "ir/text.h"
 #include "ops/verify.h"
+#include "passes/fuse.h"
 #include "passes/legalize.h"
 #include "passes/memory_plan.h"
 #include "passes/specialize.h"
@@ -14,7 +15,7 @@
 namespace rlx::passes {
 
 const std::vector<std::string>& mir_stages() {
-  static const std::vector<std::string> s = {"verify", "legalize", "fold", "cse", "dce"};
+  static const std::vector<std::string> s = {"verify", "legalize", "fold", "cse", "dce", "fuse"};
   return s;
 }
 
@@ -66,7 +67,9 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
   g = eliminate_common_subexpressions(g);
   if (stop("cse")) return true;
   g = eliminate_dead_code(g);
-  return stop("dce");
+  if (stop("dce")) return true;
+  if (opts.fuse) g = eliminate_dead_code(fuse_elementwise(g, device));
+  return stop("fuse");
 }
 
 bool lower_to_lir(ir::Graph& g, const Bindings& bindings, const PipelineOptions& opts, const NodeEvaluator& eval) {

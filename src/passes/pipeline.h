@@ -15,10 +15,11 @@ namespace rlx::passes {
 struct PipelineOptions {
   DispatchOptions dispatch;
   std::string stop_after;  // a stage name, or "" to run everything
+  bool fuse = true;        // elementwise fusion (off: every op runs as its own kernel)
 };
 
 // Stage names in order (device stages, then per-binding stages).
-const std::vector<std::string>& mir_stages();  // verify legalize fold cse dce
+const std::vector<std::string>& mir_stages();  // verify legalize fold cse dce fuse
 const std::vector<std::string>& lir_stages();  // specialize fold-static cse-static dce-static plan
 bool is_stage(const std::string& name);
 

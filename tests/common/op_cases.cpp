@@ -271,6 +271,24 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           add({{{d, S({6, 3})}}, {{DType::i64, S({4})}, idx, 6}, {{d, S({4, 3})}}}, Attrs{{"axis", int64_t{0}}, {"reduce", std::string(red)}});
         }
       break;
+    case Op::elementwise_region: {
+      // what fusion makes of a bias + GELU + residual, and of a masked select chain
+      const char* body1 =
+          "graph @region(%x: f32[5,70], %b: f32[70], %r: f32[5,70]) {\n"
+          "  %h = mir.add(%x, %b) : f32[5,70]\n  %g = hir.gelu(%h) : f32[5,70]\n  %y = mir.add(%g, %r) : f32[5,70]\n"
+          "  %c = mir.constant() {value=tensor<f32[]>[0.5]} : f32[]\n  %s = mir.mul(%y, %c) : f32[5,70]\n  return %s, %h\n}\n";
+      add({{{DType::f32, S({5, 70})}}, {{DType::f32, S({70})}}, {{DType::f32, S({5, 70})}}}, Attrs{{"body", std::string(body1)}}, "bias gelu residual");
+      const char* body2 =
+          "graph @region(%x: f32[3,600], %m: bool[3,1]) {\n"
+          "  %z = mir.constant() {value=tensor<f32[]>[0.0]} : f32[]\n  %p = mir.gt(%x, %z) : bool[3,600]\n"
+          "  %q = mir.logical_and(%p, %m) : bool[3,600]\n  %e = mir.exp(%x) : f32[3,600]\n  %t = hir.silu(%x) : f32[3,600]\n"
+          "  %y = mir.select(%q, %e, %t) : f32[3,600]\n  %f = mir.cast(%q) {to=f32} : f32[3,600]\n  %o = mir.sub(%y, %f) : f32[3,600]\n"
+          "  return %o, %q\n}\n";
+      add({{{DType::f32, S({3, 600})}}, {{DType::boolean, S({3, 1})}, Fill::boolean}}, Attrs{{"body", std::string(body2)}}, "masks, tiles");
+      const char* body3 = "graph @region(%x: f32[], %y: f32[]) {\n  %a = mir.mul(%x, %y) : f32[]\n  %b = mir.exp(%a) : f32[]\n  return %b\n}\n";
+      add({{{DType::f32, S({})}}, {{DType::f32, S({})}}}, Attrs{{"body", std::string(body3)}}, "scalars");
+      break;
+    }
     case Op::linear:
       for (DType d : kFloats) {
         add({{{d, S({5, 8})}}, {{d, S({3, 8})}}});

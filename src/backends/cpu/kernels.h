@@ -30,6 +30,7 @@ void register_reduce(KernelTable& t);
 void register_matmul(KernelTable& t);
 void register_movement(KernelTable& t);
 void register_nn(KernelTable& t);
+void register_fused(KernelTable& t);
 
 using rlx::num_threads;
 

@@ -15,6 +15,7 @@ const KernelTable& table() {
     register_matmul(k);
     register_movement(k);
     register_nn(k);
+    register_fused(k);
     return k;
   }();
   return t;

@@ -1,0 +1,219 @@
+// elementwise_region on the cpu: the body becomes a short program over tiles of up to 512
+// elements of the innermost dim. Each instruction is one tight loop (vectorized), inputs that
+// are contiguous are read in place, broadcast ones are splatted, and outputs are written
+// straight into their buffers — one pass over memory for the whole chain.
+#include <cmath>
+
+#include "backends/cpu/kernels.h"
+#include "ops/region.h"
+#include "rlx/error.h"
+
+namespace rlx::backends::cpu {
+
+namespace {
+
+using ir::Op;
+using ir::ValueId;
+
+constexpr int64_t kTile = 512;
+
+bool region_op(Op op) {
+  switch (op) {
+    case Op::neg: case Op::abs: case Op::sign: case Op::exp: case Op::expm1: case Op::log: case Op::log1p: case Op::sqrt:
+    case Op::rsqrt: case Op::reciprocal: case Op::sin: case Op::cos: case Op::tanh: case Op::sigmoid: case Op::erf:
+    case Op::floor: case Op::ceil: case Op::round: case Op::logical_not: case Op::add: case Op::sub: case Op::mul:
+    case Op::div: case Op::pow: case Op::max: case Op::min: case Op::logical_and: case Op::logical_or: case Op::logical_xor:
+    case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::select: case Op::cast:
+    case Op::constant: case Op::gelu: case Op::gelu_tanh: case Op::silu: case Op::relu:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool region_dtype(DType d) { return d == DType::f32 || d == DType::boolean; }
+
+struct Instr {
+  Op op;
+  int dst;
+  int a = -1, b = -1, c = -1;
+};
+
+// Registers hold f32 tiles; booleans are 0/1.
+struct Program {
+  int num_regs = 0;
+  std::vector<int> input_reg;                  // per external input
+  std::vector<std::pair<int, float>> consts;   // register, value
+  std::vector<Instr> code;
+  std::vector<int> output_reg;                 // per output
+};
+
+Program compile_body(const ir::Graph& body) {
+  Program p;
+  std::vector<int> reg(body.num_values(), -1);
+  auto fresh = [&] { return p.num_regs++; };
+  for (ValueId v : body.inputs()) p.input_reg.push_back(reg[static_cast<size_t>(v)] = fresh());
+  for (const auto& n : body.nodes()) {
+    int dst = reg[static_cast<size_t>(n.outputs[0])] = fresh();
+    if (n.op == Op::constant) {
+      p.consts.push_back({dst, static_cast<float>(n.attrs.tensor("value").at_f64(0))});
+      continue;
+    }
+    Instr in{n.op, dst};
+    if (n.inputs.size() > 0) in.a = reg[static_cast<size_t>(n.inputs[0])];
+    if (n.inputs.size() > 1) in.b = reg[static_cast<size_t>(n.inputs[1])];
+    if (n.inputs.size() > 2) in.c = reg[static_cast<size_t>(n.inputs[2])];
+    p.code.push_back(in);
+  }
+  for (ValueId v : body.outputs()) p.output_reg.push_back(reg[static_cast<size_t>(v)]);
+  return p;
+}
+
+// One instruction over n elements. The switch is outside the loops.
+void execute(const Instr& in, float* const* r, int64_t n) {
+  float* d = r[in.dst];
+  const float* a = in.a >= 0 ? r[in.a] : nullptr;
+  const float* b = in.b >= 0 ? r[in.b] : nullptr;
+  const float* c = in.c >= 0 ? r[in.c] : nullptr;
+#define LOOP(expr) \
+  for (int64_t i = 0; i < n; ++i) d[i] = (expr);
+  switch (in.op) {
+    case Op::neg: LOOP(-a[i]) break;
+    case Op::abs: LOOP(std::fabs(a[i])) break;
+    case Op::sign: LOOP(a[i] != a[i] ? a[i] : static_cast<float>((a[i] > 0) - (a[i] < 0))) break;
+    case Op::exp: LOOP(std::exp(a[i])) break;
+    case Op::expm1: LOOP(std::expm1(a[i])) break;
+    case Op::log: LOOP(std::log(a[i])) break;
+    case Op::log1p: LOOP(std::log1p(a[i])) break;
+    case Op::sqrt: LOOP(std::sqrt(a[i])) break;
+    case Op::rsqrt: LOOP(1.0f / std::sqrt(a[i])) break;
+    case Op::reciprocal: LOOP(1.0f / a[i]) break;
+    case Op::sin: LOOP(std::sin(a[i])) break;
+    case Op::cos: LOOP(std::cos(a[i])) break;
+    case Op::tanh: LOOP(std::tanh(a[i])) break;
+    case Op::sigmoid: LOOP(1.0f / (1.0f + std::exp(-a[i]))) break;
+    case Op::erf: LOOP(std::erf(a[i])) break;
+    case Op::floor: LOOP(std::floor(a[i])) break;
+    case Op::ceil: LOOP(std::ceil(a[i])) break;
+    case Op::round: LOOP(std::nearbyint(a[i])) break;
+    case Op::logical_not: LOOP(a[i] == 0.0f ? 1.0f : 0.0f) break;
+    case Op::add: LOOP(a[i] + b[i]) break;
+    case Op::sub: LOOP(a[i] - b[i]) break;
+    case Op::mul: LOOP(a[i] * b[i]) break;
+    case Op::div: LOOP(a[i] / b[i]) break;
+    case Op::pow: LOOP(std::pow(a[i], b[i])) break;
+    case Op::max: LOOP(a[i] != a[i] ? a[i] : (b[i] != b[i] ? b[i] : (a[i] > b[i] ? a[i] : b[i]))) break;
+    case Op::min: LOOP(a[i] != a[i] ? a[i] : (b[i] != b[i] ? b[i] : (a[i] < b[i] ? a[i] : b[i]))) break;
+    case Op::logical_and: LOOP((a[i] != 0.0f && b[i] != 0.0f) ? 1.0f : 0.0f) break;
+    case Op::logical_or: LOOP((a[i] != 0.0f || b[i] != 0.0f) ? 1.0f : 0.0f) break;
+    case Op::logical_xor: LOOP(((a[i] != 0.0f) != (b[i] != 0.0f)) ? 1.0f : 0.0f) break;
+    case Op::eq: LOOP(a[i] == b[i] ? 1.0f : 0.0f) break;
+    case Op::ne: LOOP(a[i] != b[i] ? 1.0f : 0.0f) break;
+    case Op::lt: LOOP(a[i] < b[i] ? 1.0f : 0.0f) break;
+    case Op::le: LOOP(a[i] <= b[i] ? 1.0f : 0.0f) break;
+    case Op::gt: LOOP(a[i] > b[i] ? 1.0f : 0.0f) break;
+    case Op::ge: LOOP(a[i] >= b[i] ? 1.0f : 0.0f) break;
+    case Op::select: LOOP(a[i] != 0.0f ? b[i] : c[i]) break;
+    case Op::cast: LOOP(a[i] != 0.0f ? 1.0f : 0.0f) break;  // f32→bool, or bool→f32 (already 0/1)
+    case Op::gelu: LOOP(0.5f * a[i] * (1.0f + std::erf(a[i] * 0.70710678118654752f))) break;
+    case Op::gelu_tanh: LOOP(0.5f * a[i] * (1.0f + std::tanh(0.7978845608028654f * (a[i] + 0.044715f * a[i] * a[i] * a[i])))) break;
+    case Op::silu: LOOP(a[i] / (1.0f + std::exp(-a[i]))) break;
+    case Op::relu: LOOP(a[i] != a[i] ? a[i] : (a[i] > 0.0f ? a[i] : 0.0f)) break;
+    default: break;
+  }
+#undef LOOP
+}
+
+HostKernel make_region(const ir::Node& node, const ir::Graph&) {
+  auto body = ops::region_body(node.attrs.s("body"));
+  auto prog = std::make_shared<Program>(compile_body(*body));
+  std::vector<DType> out_types;
+  for (ValueId v : body->outputs()) out_types.push_back(body->type(v).dtype);
+  return [prog, out_types](const KernelArgs& a) {
+    const Program& p = *prog;
+    const auto& shape = a.out[0].shape;
+    size_t r = shape.size();
+    int64_t inner = r ? shape[r - 1] : 1;
+    int64_t rows = inner ? a.out[0].numel / inner : 0;
+    // per input: element strides over the output's dims (0 where broadcast)
+    std::vector<std::vector<int64_t>> st(a.in.size());
+    for (size_t k = 0; k < a.in.size(); ++k) {
+      std::vector<int64_t> cs = contiguous_strides(a.in[k].shape);
+      st[k].assign(r, 0);
+      size_t off = r - a.in[k].shape.size();
+      for (size_t d = 0; d < a.in[k].shape.size(); ++d) st[k][off + d] = a.in[k].shape[d] == 1 ? 0 : cs[d];
+    }
+    int64_t tiles_per_row = (inner + kTile - 1) / kTile;
+    rlx::parallel_for(rows * tiles_per_row, std::max<int64_t>(1, 16384 / kTile), [&](int64_t lo, int64_t hi) {
+      std::vector<float> scratch(static_cast<size_t>(p.num_regs * kTile));
+      std::vector<float*> reg(static_cast<size_t>(p.num_regs));
+      for (int i = 0; i < p.num_regs; ++i) reg[static_cast<size_t>(i)] = scratch.data() + i * kTile;
+      std::vector<float*> home = reg;
+      for (int64_t t = lo; t < hi; ++t) {
+        int64_t row = t / tiles_per_row, c0 = (t % tiles_per_row) * kTile, n = std::min(kTile, inner - c0);
+        for (int i = 0; i < p.num_regs; ++i) reg[static_cast<size_t>(i)] = home[static_cast<size_t>(i)];
+        for (size_t k = 0; k < a.in.size(); ++k) {
+          int64_t base = 0, rem = row;
+          for (size_t d = r ? r - 1 : 0; d-- > 0;) {
+            base += (rem % shape[d]) * st[k][d];
+            rem /= shape[d];
+          }
+          int64_t is = r ? st[k][r - 1] : 0;
+          float* dst = home[static_cast<size_t>(p.input_reg[k])];
+          if (a.in[k].dtype == DType::f32) {
+            const float* src = a.in[k].as<float>() + base + c0 * is;
+            if (is == 1) reg[static_cast<size_t>(p.input_reg[k])] = const_cast<float*>(src);  // read in place
+            else std::fill(dst, dst + n, src[0]);
+          } else {
+            const uint8_t* src = a.in[k].as<uint8_t>() + base + c0 * is;
+            for (int64_t i = 0; i < n; ++i) dst[i] = src[i * is] ? 1.0f : 0.0f;
+          }
+        }
+        for (const auto& [rg, v] : p.consts) std::fill(reg[static_cast<size_t>(rg)], reg[static_cast<size_t>(rg)] + n, v);
+        // Outputs computed straight into their buffers when f32.
+        for (size_t o = 0; o < p.output_reg.size(); ++o)
+          if (out_types[o] == DType::f32) reg[static_cast<size_t>(p.output_reg[o])] = a.out[o].as<float>() + row * inner + c0;
+        for (const Instr& in : p.code) execute(in, reg.data(), n);
+        for (size_t o = 0; o < p.output_reg.size(); ++o) {
+          if (out_types[o] == DType::f32) {
+            float* dst = a.out[o].as<float>() + row * inner + c0;
+            const float* src = reg[static_cast<size_t>(p.output_reg[o])];
+            if (src != dst) std::copy(src, src + n, dst);  // an output that is an input or a constant
+          } else {
+            uint8_t* dst = a.out[o].as<uint8_t>() + row * inner + c0;
+            const float* src = reg[static_cast<size_t>(p.output_reg[o])];
+            for (int64_t i = 0; i < n; ++i) dst[i] = src[i] != 0.0f;
+          }
+        }
+      }
+    });
+  };
+}
+
+bool claims_region(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
+  for (const auto& t : in)
+    if (!region_dtype(t.dtype)) return false;
+  for (const auto& t : out)
+    if (!region_dtype(t.dtype)) return false;
+  std::shared_ptr<const ir::Graph> body;
+  try {
+    body = ops::region_body(attrs.s("body"));
+  } catch (const Error&) {
+    return false;
+  }
+  for (const auto& n : body->nodes()) {
+    if (!region_op(n.op)) return false;
+    for (ValueId v : n.outputs)
+      if (!region_dtype(body->type(v).dtype)) return false;
+    if (n.op == Op::constant && !body->type(n.outputs[0]).shape.empty()) return false;
+    // casts only between f32 and bool (both are 0/1 tests on the tile)
+    if (n.op == Op::cast && body->type(n.inputs[0]).dtype == body->type(n.outputs[0]).dtype) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void register_fused(KernelTable& t) { t[static_cast<size_t>(Op::elementwise_region)] = {claims_region, make_region}; }
+
+}  // namespace rlx::backends::cpu

@@ -1,0 +1,172 @@
+#include "passes/fuse.h"
+
+#include <map>
+
+#include "ir/text.h"
+#include "ops/builder.h"
+#include "ops/rules.h"
+#include "passes/rewrite.h"
+#include "util/strings.h"
+
+namespace rlx::passes {
+
+namespace {
+
+bool fusible(const ir::Node& n) {
+  return ir::has_trait(n.op, ir::kElementwise) && n.outputs.size() == 1 && n.op != Op::elementwise_region;
+}
+
+bool is_scalar_constant(const ir::Graph& g, ValueId v) {
+  const ir::Node* p = g.producer(v);
+  return p && p->op == Op::constant && g.type(v).shape.empty();
+}
+
+struct Region {
+  Shape shape;
+  std::vector<int> members;  // node indices, in order
+  bool closed = false;       // a node outside consumed a member's value: no more members
+};
+
+}  // namespace
+
+ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
+  int n = g.num_nodes();
+  std::vector<int> region_of(static_cast<size_t>(n), -1);
+  std::vector<Region> regions;
+  for (int i = 0; i < n; ++i) {
+    const ir::Node& node = g.node(i);
+    // A consumer outside a region closes it: the region must be complete before that node.
+    auto close_producers = [&](int except) {
+      for (ValueId v : node.inputs) {
+        int p = g.value(v).node;
+        if (p >= 0 && region_of[static_cast<size_t>(p)] >= 0 && region_of[static_cast<size_t>(p)] != except)
+          regions[static_cast<size_t>(region_of[static_cast<size_t>(p)])].closed = true;
+      }
+    };
+    if (!fusible(node)) {
+      close_producers(-1);
+      continue;
+    }
+    const Shape& shape = g.type(node.outputs[0]).shape;
+    int target = -1;
+    for (ValueId v : node.inputs) {
+      int p = g.value(v).node;
+      if (p < 0) continue;
+      int r = region_of[static_cast<size_t>(p)];
+      if (r >= 0 && !regions[static_cast<size_t>(r)].closed && regions[static_cast<size_t>(r)].shape == shape) {
+        target = r;
+        break;
+      }
+    }
+    close_producers(target);
+    if (target < 0) {
+      target = static_cast<int>(regions.size());
+      regions.push_back({shape, {}, false});
+    }
+    regions[static_cast<size_t>(target)].members.push_back(i);
+    region_of[static_cast<size_t>(i)] = target;
+  }
+  for (ValueId v : g.outputs())
+    if (g.value(v).node >= 0 && region_of[static_cast<size_t>(g.value(v).node)] >= 0)
+      regions[static_cast<size_t>(region_of[static_cast<size_t>(g.value(v).node)])].closed = true;
+
+  // Body of each region with ≥ 2 members; a region the device does not claim stays unfused.
+  std::vector<int> uses = g.use_counts();
+  struct Built {
+    std::string body;
+    std::vector<ValueId> inputs, outputs;
+    int last = -1;
+  };
+  std::map<int, Built> built;
+  for (size_t r = 0; r < regions.size(); ++r) {
+    const Region& reg = regions[r];
+    if (reg.members.size() < 2) continue;
+    ir::Graph body;
+    body.name = "region";
+    ops::Builder b(body);
+    std::map<ValueId, ValueId> map;
+    Built out;
+    auto arg = [&](ValueId v) -> ValueId {
+      auto it = map.find(v);
+      if (it != map.end()) return it->second;
+      ValueId m;
+      if (is_scalar_constant(g, v)) {
+        m = b.constant(g.producer(v)->attrs.tensor("value"));
+      } else {
+        m = body.add_input(g.type(v));
+        out.inputs.push_back(v);
+      }
+      map[v] = m;
+      return m;
+    };
+    for (int i : reg.members) {
+      const ir::Node& node = g.node(i);
+      std::vector<ValueId> in;
+      for (ValueId v : node.inputs) in.push_back(arg(v));
+      map[node.outputs[0]] = b.emit1(node.op, in, node.attrs);
+    }
+    // Outputs: member values read outside the region (or by the graph).
+    std::vector<bool> member(static_cast<size_t>(n), false);
+    for (int i : reg.members) member[static_cast<size_t>(i)] = true;
+    std::vector<int> inside_uses(g.num_values(), 0);
+    for (int i : reg.members)
+      for (ValueId v : g.node(i).inputs) ++inside_uses[static_cast<size_t>(v)];
+    std::vector<ValueId> body_outs;
+    for (int i : reg.members) {
+      ValueId v = g.node(i).outputs[0];
+      if (uses[static_cast<size_t>(v)] > inside_uses[static_cast<size_t>(v)]) {
+        out.outputs.push_back(v);
+        body_outs.push_back(map[v]);
+      }
+    }
+    if (out.inputs.empty() || out.outputs.empty()) continue;
+    body.set_outputs(body_outs);
+    out.body = ir::print_graph(body);
+    std::vector<Type> in_types, out_types;
+    for (ValueId v : out.inputs) in_types.push_back(g.type(v));
+    for (ValueId v : out.outputs) out_types.push_back(g.type(v));
+    if (!device.claims(Op::elementwise_region, in_types, out_types, Attrs{{"body", out.body}})) continue;
+    out.last = reg.members.back();
+    built[static_cast<int>(r)] = std::move(out);
+  }
+
+  // Rebuild: members vanish, each region appears where its last member was.
+  ir::Graph res;
+  res.name = g.name;
+  res.device = g.device;
+  std::vector<ValueId> map(g.num_values(), ir::kNoValue);
+  for (ValueId v : g.inputs()) map[static_cast<size_t>(v)] = res.add_input(g.type(v), g.value(v).name);
+  ops::Builder b(res);
+  for (int i = 0; i < n; ++i) {
+    const ir::Node& node = g.node(i);
+    int r = region_of[static_cast<size_t>(i)];
+    auto it = r >= 0 ? built.find(r) : built.end();
+    if (it == built.end()) {
+      std::vector<ValueId> in;
+      for (ValueId v : node.inputs) in.push_back(map[static_cast<size_t>(v)]);
+      b.set_context(node.name, node.origin);
+      auto outs = b.emit(node.op, in, node.attrs);
+      res.node(res.num_nodes() - 1).path = node.path;
+      for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(node.outputs[k])] = outs[k];
+      continue;
+    }
+    if (it->second.last != i) continue;
+    std::vector<ValueId> in;
+    for (ValueId v : it->second.inputs) in.push_back(map[static_cast<size_t>(v)]);
+    b.set_context(cat("fused"), "");
+    auto outs = b.emit(Op::elementwise_region, in, Attrs{{"body", it->second.body}});
+    res.node(res.num_nodes() - 1).path = ir::Path::native;
+    for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(it->second.outputs[k])] = outs[k];
+  }
+  std::vector<ValueId> outs;
+  for (ValueId v : g.outputs()) outs.push_back(map[static_cast<size_t>(v)]);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const std::string& name = g.value(g.outputs()[k]).name;
+    if (!name.empty() && res.value(outs[k]).name.empty()) res.value(outs[k]).name = name;
+  }
+  res.set_outputs(outs);
+  after_pass(res, "fuse");
+  return res;
+}
+
+}  // namespace rlx::passes
