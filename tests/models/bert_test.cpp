@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -13,6 +12,7 @@
 
 #include "models/bert.h"
 #include "models/sentence_embedder.h"
+#include "parity.h"
 #include "rlx/error.h"
 #include "rlx/session.h"
 
@@ -30,19 +30,6 @@ json expected(const std::string& model) {
   return json::parse(f);
 }
 
-// The largest error seen by the running test, printed at its end (the parity figure).
-double g_worst = 0;
-class ParityReport : public ::testing::EmptyTestEventListener {
-  void OnTestStart(const ::testing::TestInfo&) override { g_worst = 0; }
-  void OnTestEnd(const ::testing::TestInfo& t) override {
-    std::printf("    %s: max abs error vs the PyTorch reference %.3g\n", t.name(), g_worst);
-  }
-};
-const bool g_listener = [] {
-  ::testing::UnitTest::GetInstance()->listeners().Append(new ParityReport);
-  return true;
-}();
-
 double max_abs_diff(const Tensor& got, int64_t row, const json& want) {
   Tensor c = got.contiguous();
   int64_t D = c.shape().back();
@@ -50,7 +37,7 @@ double max_abs_diff(const Tensor& got, int64_t row, const json& want) {
   double worst = 0;
   const float* p = c.data_as<float>() + row * D;
   for (int64_t i = 0; i < D; ++i) worst = std::max(worst, std::abs(static_cast<double>(p[i]) - want[static_cast<size_t>(i)].get<double>()));
-  g_worst = std::max(g_worst, worst);
+  test::record_error(worst);
   return worst;
 }
 

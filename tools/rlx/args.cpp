@@ -73,6 +73,12 @@ std::vector<std::string> Args::positionals() {
   return out;
 }
 
+std::optional<std::string> Args::subcommand() {
+  if (tokens_.empty() || used_[0] || starts_with(tokens_[0], "--")) return std::nullopt;
+  used_[0] = true;
+  return tokens_[0];
+}
+
 void Args::finish() {
   for (size_t i = 0; i < tokens_.size(); ++i)
     if (!used_[i])

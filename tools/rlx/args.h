@@ -21,6 +21,9 @@ class Args {
   bool flag(const std::string& key);
   // Tokens not consumed by value()/flag(); call after every option query.
   std::vector<std::string> positionals();
+  // The first token when it is not an option (`rlx bench minilm --batch 8`), consumed; lets a
+  // command dispatch on a sub-command before its options are queried.
+  std::optional<std::string> subcommand();
   // Throws rlx::Error(invalid_argument) naming the first unknown option.
   void finish();
 

@@ -22,5 +22,7 @@ int cmd_demo(Args& args);
 int cmd_train(Args& args);
 int cmd_info(Args& args);
 int cmd_tokenize(Args& args);
+int cmd_embed(Args& args);
+int cmd_bench(Args& args);
 
 }  // namespace rlx::cli

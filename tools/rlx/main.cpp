@@ -23,6 +23,8 @@ const std::vector<Command>& commands() {
        "train an image classifier on MNIST-format data (Fashion-MNIST by default)", cmd_train},
       {"info", "FILE|DIR [--json]", "format, metadata and tensors of a safetensors/GGUF file or model directory", cmd_info},
       {"tokenize", "--model DIR --text T [--pair T2] [--special|--no-special] [--max-length N] [--json]", "token ids and tokens of a text (WordPiece or BPE, Hugging Face-exact)", cmd_tokenize},
+      {"embed", "--model DIR [--text T]… [--file F|-] [--batch N] [--device D] [--precision f32] [--threads N] [--json]", "sentence embeddings with a BERT-family model directory (sentence-transformers pooling)", cmd_embed},
+      {"bench", "WORKLOAD [options] (minilm; `rlx bench` lists them)", "benchmarks: p50/p90 latency of a workload", cmd_bench},
   };
   return cmds;
 }

@@ -1,0 +1,96 @@
+// rlx bench: dispatches to the workload named first and holds the shared timing loop.
+#include "bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+
+#include "commands.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::cli {
+
+const std::vector<BenchWorkload>& bench_workloads() {
+  // One line per workload; its code lives in bench_<name>.cpp.
+  static const std::vector<BenchWorkload> w = {
+      {"minilm", "[--batch 1,8,32] [--seq 128] [--device D] [--precision f32] [--threads N] [--warmup N] [--runs N] [--min-time S] [--seed N] [--json]",
+       "sentence-embedding latency on the all-MiniLM-L6-v2 architecture (random weights)", bench_minilm},
+  };
+  return w;
+}
+
+namespace {
+
+std::string workload_list() {
+  std::string s;
+  for (const auto& w : bench_workloads()) s += cat("\n  rlx bench ", w.name, " ", w.usage, "\n      ", w.summary);
+  return s;
+}
+
+}  // namespace
+
+int cmd_bench(Args& args) {
+  auto name = args.subcommand();
+  if (!name) throw Error(ErrorKind::invalid_argument, cat("name a workload first:", workload_list()));
+  for (const auto& w : bench_workloads())
+    if (*name == w.name) return w.run(args);
+  throw Error(ErrorKind::invalid_argument, cat("unknown workload '", *name, "'; the workloads are:", workload_list()));
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = p / 100.0 * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+Timing time_runs(const std::function<void()>& fn, const TimingOptions& o) {
+  using clock = std::chrono::steady_clock;
+  Timing t;
+  t.warmup = o.warmup;
+  for (int i = 0; i < o.warmup; ++i) fn();
+  auto start = clock::now();
+  for (;;) {
+    int n = t.runs();
+    if (o.runs > 0 ? n >= o.runs
+                   : n >= o.max_runs || (n >= o.min_runs && std::chrono::duration<double>(clock::now() - start).count() >= o.min_seconds))
+      break;
+    auto a = clock::now();
+    fn();
+    t.ms.push_back(std::chrono::duration<double, std::milli>(clock::now() - a).count());
+  }
+  t.p50 = percentile(t.ms, 50);
+  t.p90 = percentile(t.ms, 90);
+  t.mean = std::accumulate(t.ms.begin(), t.ms.end(), 0.0) / static_cast<double>(std::max(1, t.runs()));
+  t.min = t.ms.empty() ? 0 : *std::min_element(t.ms.begin(), t.ms.end());
+  return t;
+}
+
+TimingOptions timing_options(Args& args) {
+  TimingOptions o;
+  o.warmup = static_cast<int>(args.int_or("warmup", o.warmup));
+  o.runs = static_cast<int>(args.int_or("runs", 0));
+  o.min_seconds = args.float_or("min-time", o.min_seconds);
+  if (o.warmup < 0 || o.runs < 0 || !(o.min_seconds >= 0))
+    throw Error(ErrorKind::invalid_argument, "--warmup, --runs and --min-time must not be negative");
+  return o;
+}
+
+std::vector<int64_t> parse_int_list(const std::string& option, const std::string& text) {
+  std::vector<int64_t> out;
+  for (const auto& part : split(text, ',')) {
+    char* end = nullptr;
+    long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end || v <= 0)
+      throw Error(ErrorKind::invalid_argument, cat("--", option, " expects positive integers like 8 or 1,8,32; got '", text, "'"));
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace rlx::cli

@@ -1,0 +1,114 @@
+// rlx bench minilm: latency of sentence embeddings on the all-MiniLM-L6-v2 architecture (6
+// layers, hidden 384, 12 heads, FFN 1536, vocab 30522) with seeded random weights — the whole
+// encoder plus mean pooling and L2 normalization, on full (unpadded) sequences, the shapes the
+// peer scripts in bench/ time.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "bench.h"
+#include "json.h"
+#include "models/bert.h"
+#include "rlx/error.h"
+#include "rlx/session.h"
+#include "util/flags.h"
+
+namespace rlx::cli {
+
+namespace {
+
+struct Inputs {
+  Tensor ids, mask, types;
+};
+
+// Ids spread over the vocabulary the way the peer scripts pick them; no padding.
+Inputs make_inputs(int64_t batch, int64_t seq, int64_t vocab) {
+  Inputs in{Tensor::zeros(DType::i64, {batch, seq}), Tensor::zeros(DType::i64, {batch, seq}),
+            Tensor::zeros(DType::i64, {batch, seq})};
+  int64_t* ids = in.ids.data_as<int64_t>();
+  int64_t* mask = in.mask.data_as<int64_t>();
+  for (int64_t i = 0; i < batch * seq; ++i) {
+    ids[i] = 1000 + (i * 7919) % std::min<int64_t>(29000, vocab - 1000);
+    mask[i] = 1;
+  }
+  return in;
+}
+
+// A timing of wrong numbers is worthless: every vector must be finite with unit norm.
+void check_output(const Tensor& out, int64_t batch, int64_t dim) {
+  Tensor c = out.contiguous();
+  if (c.shape() != std::vector<int64_t>{batch, dim})
+    throw Error(ErrorKind::internal, cat("minilm: output has shape [", join(c.shape(), ","), "], expected [", batch, ",", dim, "]"));
+  const float* p = c.data_as<float>();
+  for (int64_t b = 0; b < batch; ++b) {
+    double sq = 0;
+    for (int64_t j = 0; j < dim; ++j) sq += static_cast<double>(p[b * dim + j]) * p[b * dim + j];
+    if (!std::isfinite(sq) || std::abs(sq - 1.0) > 1e-3)
+      throw Error(ErrorKind::internal, cat("minilm: embedding ", b, " has squared norm ", sq, " instead of 1"));
+  }
+}
+
+}  // namespace
+
+int bench_minilm(Args& args) {
+  std::vector<int64_t> batches = parse_int_list("batch", args.value_or("batch", "1,8,32"));
+  std::vector<int64_t> seqs = parse_int_list("seq", args.value_or("seq", "128"));
+  std::string device = args.value_or("device", flags().RLX_DEVICE);
+  std::string precision = args.value_or("precision", "f32");
+  auto threads = args.value("threads");
+  int64_t seed = args.int_or("seed", 0);
+  TimingOptions timing = timing_options(args);
+  bool json = args.flag("json");
+  args.finish();
+  if (precision != "f32")
+    throw Error(ErrorKind::unsupported, cat("--precision ", precision, " is not supported by the minilm benchmark yet; use f32"));
+  if (threads) set_flag("RLX_NUM_THREADS", *threads);
+  int64_t nthreads = flags().RLX_NUM_THREADS > 0 ? flags().RLX_NUM_THREADS : std::thread::hardware_concurrency();
+
+  models::BertSpec spec = models::minilm_l6_spec();
+  for (int64_t s : seqs)
+    if (s > spec.max_tokens()) throw Error(ErrorKind::invalid_argument, cat("--seq ", s, " exceeds MiniLM's ", spec.max_tokens(), " positions"));
+  models::PoolingSpec pooling;  // mean + L2 normalize, as all-MiniLM-L6-v2 ships
+  auto t0 = std::chrono::steady_clock::now();
+  models::BertWeights weights = models::random_bert_weights(spec, static_cast<uint64_t>(seed));
+  CompiledModel model = Session(device).compile(
+      Graph(std::make_shared<ir::Graph>(models::build_bert_graph(spec, pooling, weights))));
+  double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  if (!json)
+    std::printf("minilm: all-MiniLM-L6-v2 architecture (6 layers, hidden 384, 12 heads, FFN 1536), random weights\n"
+                "device %s, %s, %lld threads, graph built and compiled in %.0f ms\n\n"
+                "%6s %5s %10s %10s %10s %6s %14s\n",
+                device.c_str(), precision.c_str(), static_cast<long long>(nthreads), compile_ms, "batch", "seq", "p50 ms",
+                "p90 ms", "mean ms", "runs", "first run ms");
+  std::vector<std::string> rows;
+  for (int64_t s : seqs)
+    for (int64_t b : batches) {
+      Inputs in = make_inputs(b, s, spec.vocab_size);
+      std::vector<Tensor> feed = {in.ids, in.mask, in.types};
+      // The first run of a shape specializes the graph for it; reported apart from the timings.
+      auto f0 = std::chrono::steady_clock::now();
+      check_output(model.run(feed)[0], b, spec.hidden_size);
+      double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - f0).count();
+      Timing t = time_runs([&] { model.run(feed); }, timing);
+      rows.push_back(cat("{\"batch\":", b, ",\"seq\":", s, ",\"p50_ms\":", format_double(t.p50), ",\"p90_ms\":", format_double(t.p90),
+                         ",\"mean_ms\":", format_double(t.mean), ",\"min_ms\":", format_double(t.min), ",\"runs\":", t.runs(),
+                         ",\"warmup\":", t.warmup, ",\"first_run_ms\":", format_double(first_ms), "}"));
+      if (!json)
+        std::printf("%6lld %5lld %10.2f %10.2f %10.2f %6d %14.1f\n", static_cast<long long>(b), static_cast<long long>(s), t.p50,
+                    t.p90, t.mean, t.runs(), first_ms);
+      std::fflush(stdout);
+    }
+  if (json)
+    std::printf("{\"workload\":\"minilm\",\"device\":%s,\"precision\":%s,\"threads\":%lld,\"model\":{\"layers\":%lld,\"hidden\":%lld,"
+                "\"heads\":%lld,\"ffn\":%lld,\"vocab\":%lld,\"pooling\":\"mean\",\"normalize\":true},\"compile_ms\":%s,\"results\":%s}\n",
+                json_quote(device).c_str(), json_quote(precision).c_str(), static_cast<long long>(nthreads),
+                static_cast<long long>(spec.num_layers), static_cast<long long>(spec.hidden_size),
+                static_cast<long long>(spec.num_heads), static_cast<long long>(spec.intermediate_size),
+                static_cast<long long>(spec.vocab_size), format_double(compile_ms).c_str(), json_array(rows).c_str());
+  return 0;
+}
+
+}  // namespace rlx::cli
