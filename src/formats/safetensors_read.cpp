@@ -36,9 +36,15 @@ const TensorView* SafetensorsFile::find(std::string_view name) const {
 SafetensorsFile parse_safetensors(const uint8_t* data, size_t size, std::shared_ptr<void> owner,
                                   const std::string& source, const SafetensorsLimits& limits) {
   ByteReader r(data, size, source);
-  if (std::string other = sniff_other_format(data, size); !other.empty())
-    r.fail(0, "file header", cat("this is ", other));
+  // Only a file that fails as safetensors is sniffed: a valid header length may begin with
+  // the same bytes as a pickle (0x80 0x02 is a 640-byte header).
+  auto sniff = [&] {
+    if (std::string other = sniff_other_format(data, size); !other.empty())
+      r.fail(0, "file header", cat("this is ", other));
+  };
+  if (size < 8) sniff();
   uint64_t header_len = r.u64("header length");
+  if (header_len > limits.max_header_bytes || header_len > r.remaining() || header_len < 2 || data[8] != '{') sniff();
   if (header_len > limits.max_header_bytes)
     r.fail(0, "header length", cat("is ", header_len, " bytes, above the ", limits.max_header_bytes,
                                    "-byte limit; this is not a safetensors file or it is corrupt"));

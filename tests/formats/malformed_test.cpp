@@ -127,6 +127,13 @@ TEST(Malformed, SafetensorsCatalogue) {
   // Files of other kinds renamed to .safetensors.
   expect_rejected(S, Bytes().raw("\x80\x02").raw("ctorch._utils\n_rebuild_tensor_v2\nq\x00").b, {"file header", "Python pickle"});
   expect_rejected(S, Bytes().raw("PK\x03\x04").zeros(40).b, {"zip archive"});
+  // A 640-byte header starts with the bytes 80 02, like a pickle, and is valid all the same.
+  std::string h640 = R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})";
+  h640.append(640 - h640.size(), ' ');
+  auto valid = st(h640, 2);
+  ASSERT_EQ(valid[0], 0x80);
+  ASSERT_EQ(valid[1], 0x02);
+  EXPECT_EQ(parse_safetensors(valid.data(), valid.size(), nullptr, "h640").tensors.size(), 1u);
   expect_rejected(S, Bytes().raw("GGUF").put<uint32_t>(3).zeros(16).b, {"a GGUF file, not safetensors"});
 }
 
