@@ -43,6 +43,10 @@ class Graph {
   explicit Graph(std::string name = "main");
   Value input(const std::string& name, DType dtype, Shape shape);
   void set_outputs(const std::vector<Value>& outputs);
+  // Lets output `output_index` reuse the buffer of input `input_index` (same type): state such
+  // as a KV cache is then updated in place by CompiledModel::run_into, and that input's tensor
+  // is overwritten by every run.
+  void donate(size_t output_index, size_t input_index);
   std::vector<Value> inputs() const;
   std::vector<Value> outputs() const;
 

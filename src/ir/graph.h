@@ -84,6 +84,11 @@ class Graph {
   // Symbols appearing in any type.
   std::set<std::string> symbols() const;
 
+  // Donated inputs: (output index, input index) pairs. The output may be computed in the
+  // input's own buffer (a KV cache updated by a scatter), so a donated input's tensor is
+  // overwritten by the run. Passes keep inputs and outputs in order, so indices stay valid.
+  std::vector<std::pair<int32_t, int32_t>> donations;
+
   // LIR only: the memory plan.
   bool is_lir = false;
   std::string device;  // the device the graph was legalized for ("" before legalization)

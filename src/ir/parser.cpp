@@ -34,6 +34,20 @@ class Parser {
         break;
       }
     }
+    if (eat_word("donate")) {  // [output:input, …]
+      expect("[");
+      if (!eat("]")) {
+        for (;;) {
+          int64_t o = integer();
+          expect(":");
+          int64_t i = integer();
+          g.donations.push_back({static_cast<int32_t>(o), static_cast<int32_t>(i)});
+          if (eat(",")) continue;
+          expect("]");
+          break;
+        }
+      }
+    }
     if (g.is_lir) {
       if (eat_word("device")) {
         expect("=");

@@ -65,6 +65,11 @@ std::string print_graph(const Graph& g) {
     out += cat(i ? ", " : "", name(v), ": ", type_str(g.type(v)));
   }
   out += ")";
+  if (!g.donations.empty()) {
+    out += " donate[";
+    for (size_t i = 0; i < g.donations.size(); ++i) out += cat(i ? "," : "", g.donations[i].first, ":", g.donations[i].second);
+    out += "]";
+  }
   if (g.is_lir) out += cat(g.device.empty() ? "" : " device=" + g.device, " arena=", g.arena_bytes);
   out += " {\n";
   for (const auto& n : g.nodes()) {

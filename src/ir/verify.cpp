@@ -47,6 +47,14 @@ void verify_structure(const Graph& g, std::vector<std::string>& problems) {
       problems.push_back(cat(describe_node(g, i), ": ", e.what()));
     }
   }
+  for (const auto& [o, i] : g.donations) {
+    if (o < 0 || static_cast<size_t>(o) >= g.outputs().size() || i < 0 || static_cast<size_t>(i) >= g.inputs().size()) {
+      problems.push_back(cat("donation ", o, ":", i, " names an output or input that does not exist"));
+      continue;
+    }
+    if (g.type(g.outputs()[static_cast<size_t>(o)]) != g.type(g.inputs()[static_cast<size_t>(i)]))
+      problems.push_back(cat("donation ", o, ":", i, ": output ", o, " and input ", i, " must have the same type"));
+  }
   for (size_t k = 0; k < g.outputs().size(); ++k) {
     ValueId v = g.outputs()[k];
     if (v < 0 || static_cast<size_t>(v) >= g.num_values()) problems.push_back(cat("graph output ", k, " refers to a value that does not exist"));

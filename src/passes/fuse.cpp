@@ -134,6 +134,7 @@ ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
   ir::Graph res;
   res.name = g.name;
   res.device = g.device;
+  res.donations = g.donations;
   std::vector<ValueId> map(g.num_values(), ir::kNoValue);
   for (ValueId v : g.inputs()) map[static_cast<size_t>(v)] = res.add_input(g.type(v), g.value(v).name);
   ops::Builder b(res);

@@ -82,6 +82,7 @@ Graph rewrite(const Graph& in, std::vector<Rule> rules, const std::string& pass_
   Graph out;
   out.name = in.name;
   out.device = in.device;
+  out.donations = in.donations;
   std::vector<ValueId> map(in.num_values(), ir::kNoValue);
   for (ValueId v : in.inputs()) {
     const ir::Value& val = in.value(v);

@@ -35,6 +35,16 @@ void Graph::set_outputs(const std::vector<Value>& outputs) {
   impl_->set_outputs(std::move(ids));
 }
 
+void Graph::donate(size_t output_index, size_t input_index) {
+  if (output_index >= impl_->outputs().size() || input_index >= impl_->inputs().size())
+    throw Error(ErrorKind::invalid_argument, cat("donate: graph @", impl_->name, " has ", impl_->outputs().size(), " outputs and ",
+                                                 impl_->inputs().size(), " inputs; ", output_index, ":", input_index, " is out of range"));
+  const ir::Type& o = impl_->type(impl_->outputs()[output_index]);
+  const ir::Type& i = impl_->type(impl_->inputs()[input_index]);
+  if (o != i) throw Error(ErrorKind::invalid_argument, cat("donate: output ", output_index, " is ", ir::type_str(o), " but input ", input_index, " is ", ir::type_str(i)));
+  impl_->donations.push_back({static_cast<int32_t>(output_index), static_cast<int32_t>(input_index)});
+}
+
 std::vector<Value> Graph::inputs() const {
   std::vector<Value> out;
   for (ir::ValueId v : impl_->inputs()) out.emplace_back(impl_.get(), v);

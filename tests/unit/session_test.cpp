@@ -127,3 +127,28 @@ TEST(Session, RuntimeIndexErrorsAreErrorsNotCrashes) {
     }
   }
 }
+
+TEST(Session, DonatedStateIsUpdatedInPlace) {
+  // A cache updated by a scatter at run-time positions: the KV-cache pattern of decoding.
+  Graph g;
+  Value cache = g.input("cache", DType::f32, {6, 4});
+  Value pos = g.input("pos", DType::i64, {1});
+  Value row = g.input("row", DType::f32, {1, 4});
+  Value updated = op("scatter", {cache, pos, row}, "axis=0")[0];
+  g.set_outputs({updated, reduce_sum(updated, {0, 1})});
+  g.donate(0, 0);
+  for (const char* dev : {"cpu", "reference"}) {
+    CompiledModel m = Session(dev).compile(g);
+    EXPECT_NE(m.lir_text({}).find("@input[0]"), std::string::npos) << dev << " did not plan the scatter in place:\n" << m.lir_text({});
+    Tensor state = Tensor::zeros(DType::f32, {6, 4});
+    void* before = state.data();
+    std::vector<Tensor> outs = {state};
+    for (int64_t p = 0; p < 6; ++p) {
+      Tensor r = Tensor::from_f64(DType::f32, {1, 4}, {1.0 * p, 2.0, 3.0, 4.0});
+      m.run_into({state, Tensor::from_vector(std::vector<int64_t>{p}, {1}), r}, outs);
+      ASSERT_EQ(outs[0].data(), before);
+    }
+    for (int64_t p = 0; p < 6; ++p) EXPECT_EQ(state.at_f64(p * 4), static_cast<double>(p)) << dev;
+    EXPECT_EQ(outs[1].at_f64(0), 15.0 + 6 * 9.0) << dev;
+  }
+}
