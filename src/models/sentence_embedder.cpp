@@ -29,6 +29,11 @@ void configure_tokenizer(text::Tokenizer& tok, const BertModel& m) {
   tok.set_padding(std::nullopt);
 }
 
+// Padded lengths are rounded up to a multiple of 16 (within the model's limit): the compiled
+// model keeps one specialization per input shape, so a corpus of every length would otherwise
+// compile and hold hundreds of them. Padding is masked, so the vectors do not change.
+int64_t bucket_length(int64_t n, int64_t limit) { return std::min(std::max<int64_t>(16, (n + 15) / 16 * 16), std::max(n, limit)); }
+
 }  // namespace
 
 SentenceEmbedder SentenceEmbedder::open(const std::string& dir, const std::string& device) {
@@ -91,7 +96,7 @@ Tensor SentenceEmbedder::embed_rows(const std::vector<Row>& rows, size_t batch,
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a].ids->size() > rows[b].ids->size(); });
   for (size_t start = 0; start < order.size(); start += batch) {
     size_t n = std::min(batch, order.size() - start);
-    int64_t S = static_cast<int64_t>(rows[order[start]].ids->size());
+    int64_t S = bucket_length(static_cast<int64_t>(rows[order[start]].ids->size()), model_.spec.max_tokens());
     int64_t B = static_cast<int64_t>(n);
     Tensor ids = Tensor::zeros(DType::i64, {B, S}), mask = Tensor::zeros(DType::i64, {B, S}),
            types = Tensor::zeros(DType::i64, {B, S});

@@ -1,7 +1,8 @@
 // Texts in, sentence vectors out: a BERT model directory's tokenizer and compiled graph, with
 // batching. Texts are tokenized with truncation to the model's max_tokens, sorted by length so
 // that each batch pads little (as sentence-transformers does), run B at a time padded to the
-// batch's longest, and returned in the caller's order.
+// batch's longest (rounded up to a multiple of 16, to bound the shapes compiled), and returned
+// in the caller's order.
 #pragma once
 #include <cstdint>
 #include <functional>
