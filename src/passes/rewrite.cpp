@@ -82,7 +82,6 @@ Graph rewrite(const Graph& in, std::vector<Rule> rules, const std::string& pass_
   Graph out;
   out.name = in.name;
   out.device = in.device;
-  out.donations = in.donations;
   std::vector<ValueId> map(in.num_values(), ir::kNoValue);
   for (ValueId v : in.inputs()) {
     const ir::Value& val = in.value(v);
@@ -115,6 +114,7 @@ Graph rewrite(const Graph& in, std::vector<Rule> rules, const std::string& pass_
   std::vector<ValueId> outs;
   for (ValueId v : in.outputs()) outs.push_back(map[static_cast<size_t>(v)]);
   out.set_outputs(std::move(outs));
+  out.donations = in.donations;  // after the outputs exist: RLX_VERIFY=2 checks partial graphs
   if (debug_at(3) && b.rewrites_applied()) log_line(cat(pass_name, ": ", b.rewrites_applied(), " rewrites"));
   after_pass(out, pass_name, opts.verify);
   return out;
