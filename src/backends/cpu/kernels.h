@@ -31,6 +31,7 @@ void register_matmul(KernelTable& t);
 void register_movement(KernelTable& t);
 void register_nn(KernelTable& t);
 void register_fused(KernelTable& t);
+void register_attention(KernelTable& t);
 
 using rlx::num_threads;
 

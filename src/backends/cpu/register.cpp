@@ -16,6 +16,7 @@ const KernelTable& table() {
     register_movement(k);
     register_nn(k);
     register_fused(k);
+    register_attention(k);
     return k;
   }();
   return t;
