@@ -60,7 +60,7 @@ SafetensorsModel open_safetensors_model(const std::string& path, const Safetenso
 struct SafetensorsIndex {
   std::map<std::string, std::string> metadata;    // values rendered as JSON text unless strings
   std::map<std::string, std::string> weight_map;  // tensor name -> shard file name
-  std::vector<std::string> shards;                // distinct shard names in first-use order
+  std::vector<std::string> shards;                // distinct shard names, sorted
 };
 SafetensorsIndex parse_safetensors_index(const std::string& text, const std::string& source);
 

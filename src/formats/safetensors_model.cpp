@@ -54,6 +54,7 @@ SafetensorsIndex parse_safetensors_index(const std::string& text, const std::str
     }
     idx.weight_map[it.key()] = std::move(shard);
   }
+  std::sort(idx.shards.begin(), idx.shards.end());  // model-00001-of-… first
   return idx;
 }
 
