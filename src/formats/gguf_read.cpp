@@ -17,6 +17,7 @@ namespace {
 constexpr uint64_t kMinKvBytes = 8 + 4 + 1;          // empty key, type, 1-byte value
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // empty name, n_dims = 0, type, offset
 constexpr uint64_t kMaxNameBytes = 4096;              // ggml itself stops at 64
+constexpr uint64_t kMaxAlignment = 1u << 20;          // real files use 32; pages are 4 KiB
 
 std::string hex_bytes(std::string_view b) {
   std::string out;
@@ -164,6 +165,8 @@ class GgufParser {
         auto a = v.type() == GgufType::u32 ? v.as_uint() : std::nullopt;
         if (!a || *a == 0 || (*a & (*a - 1)) != 0)
           r_.fail(at, field, cat("must be a uint32 power of two, found ", gguf_type_name(v.type()), " ", v.summary()));
+        if (*a > kMaxAlignment)
+          r_.fail(at, field, cat(*a, " is above the ", kMaxAlignment, "-byte limit RLX accepts"));
         f.alignment = static_cast<uint32_t>(*a);
       }
     }

@@ -91,8 +91,8 @@ void GgufWriter::set(const std::string& key, GgufValue value) {
 }
 
 void GgufWriter::set_alignment(uint32_t alignment) {
-  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
-    throw Error(ErrorKind::invalid_argument, cat("GGUF alignment ", alignment, " is not a power of two"));
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > (1u << 20))
+    throw Error(ErrorKind::invalid_argument, cat("GGUF alignment ", alignment, " is not a power of two up to 1 MiB"));
   alignment_ = alignment;
 }
 

@@ -187,6 +187,8 @@ TEST(Malformed, GgufCatalogue) {
   expect_rejected(G, deep.zeros(16).b, {"metadata 'k'", "nested more than 8 deep"});
   expect_rejected(G, gguf(0, 2).str("k").put<uint32_t>(0).put<uint8_t>(1).str("k").put<uint32_t>(0).put<uint8_t>(1).b,
                   {"metadata key 'k' at byte offset 38", "appears twice"});
+  expect_rejected(G, gguf(0, 1).str("general.alignment").put<uint32_t>(4).put<uint32_t>(1u << 31).b,
+                  {"metadata 'general.alignment'", "above the 1048576-byte limit"});
   for (uint32_t bad : {0u, 3u, 48u})
     expect_rejected(G, gguf(0, 1).str("general.alignment").put<uint32_t>(4).put<uint32_t>(bad).b,
                     {"metadata 'general.alignment'", "must be a uint32 power of two"});
