@@ -1,0 +1,229 @@
+// Indexing operators composed from mir.gather/scatter on flattened data: Gather,
+// GatherElements, GatherND, Scatter/ScatterElements, ScatterND, OneHot, Compress,
+// ReverseSequence, MaxUnpool.
+#include "formats/onnx/ops_util.h"
+#include "rlx/error.h"
+
+namespace rlx::formats::onnx {
+
+namespace {
+
+std::vector<ValueId> one(ValueId v) { return {v}; }
+
+std::vector<int64_t> strides_of(const std::vector<int64_t>& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+// Flat positions in `data` (static shape ds) of elements addressed like GatherElements:
+// coordinates of `idx` everywhere except `axis`, where the index value is used.
+ValueId element_positions(FoldingBuilder& b, const std::vector<int64_t>& ds, ValueId idx, int64_t axis) {
+  Shape is = b.shape(idx);
+  std::vector<int64_t> st = strides_of(ds);
+  ValueId i64 = wrap_negative(b, b.cast(idx, DType::i64), Dim(ds[static_cast<size_t>(axis)]));
+  ValueId flat = b.mul(i64, b.scalar(DType::i64, static_cast<double>(st[static_cast<size_t>(axis)])));
+  for (size_t d = 0; d < is.size(); ++d) {
+    if (static_cast<int64_t>(d) == axis || st[d] == 0) continue;
+    ValueId coord = b.iota(is, DType::i64, static_cast<int64_t>(d));
+    flat = b.add(flat, b.mul(coord, b.scalar(DType::i64, static_cast<double>(st[d]))));
+  }
+  return flat;
+}
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (int64_t x : v) n *= x;
+  return n;
+}
+
+ValueId gather_elements(FoldingBuilder& b, ValueId data, ValueId idx, int64_t axis, const std::vector<int64_t>& ds) {
+  ValueId flat = element_positions(b, ds, idx, axis);
+  return b.gather(reshape_to(b, data, {product(ds)}), flat, 0);
+}
+
+std::vector<ValueId> gather(NodeCtx& c) {
+  ValueId x = c.in(0), idx = c.in(1);
+  int64_t axis = c.axis(c.attr_i("axis", 0), c.rank(x));
+  if (c.dtype(idx) != DType::i64 && c.dtype(idx) != DType::i32) idx = c.b.cast(idx, DType::i64);
+  idx = wrap_negative(c.b, idx, c.shape(x)[static_cast<size_t>(axis)]);
+  return one(c.b.gather(x, idx, axis));
+}
+
+std::vector<ValueId> gather_elements_op(NodeCtx& c) {
+  ValueId x = c.in(0);
+  auto ds = c.static_shape(x, "GatherElements data");
+  int64_t axis = c.axis(c.attr_i("axis", 0), c.rank(x));
+  return one(gather_elements(c.b, x, c.in(1), axis, ds));
+}
+
+std::string reduction_of(NodeCtx& c) {
+  std::string r = c.attr_s("reduction", "none");
+  if (r == "none" || r == "add" || r == "max" || r == "min") return r;
+  c.fail(cat("reduction '", r, "' (mir.scatter combines with none, add, max or min)"));
+}
+
+std::vector<ValueId> scatter_elements(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = c.in(0);
+  auto ds = c.static_shape(x, "ScatterElements data");
+  int64_t axis = c.axis(c.attr_i("axis", 0), c.rank(x));
+  ValueId flat = element_positions(b, ds, c.in(1), axis);
+  int64_t m = shape_numel(b.shape(flat)).value();
+  ValueId y = b.emit1(Op::scatter, {reshape_to(b, x, {product(ds)}), reshape_to(b, flat, {m}), reshape_to(b, c.in(2), {m})},
+                      Attrs{{"axis", int64_t{0}}, {"reduce", reduction_of(c)}});
+  return one(reshape_to(b, y, ds));
+}
+
+// Flat index over data dims [first, first + k) from the last axis of `indices`.
+ValueId nd_positions(FoldingBuilder& b, const std::vector<int64_t>& ds, ValueId indices, int64_t first, int64_t k) {
+  Shape is = b.shape(indices);
+  Shape lead(is.begin(), is.end() - 1);
+  ValueId idx = b.cast(indices, DType::i64);
+  ValueId flat = b.scalar(DType::i64, 0);
+  int64_t stride = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    int64_t n = ds[static_cast<size_t>(first + j)];
+    ValueId col = b.reshape(b.slice_axis(idx, static_cast<int64_t>(is.size()) - 1, Dim(j), Dim(j + 1)), lead);
+    col = wrap_negative(b, col, Dim(n));
+    flat = b.add(flat, b.mul(col, b.scalar(DType::i64, static_cast<double>(stride))));
+    stride *= n;
+  }
+  return b.broadcast(flat, lead);
+}
+
+std::vector<ValueId> gather_nd(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = c.in(0), indices = c.in(1);
+  auto ds = c.static_shape(x, "GatherND data");
+  auto is = c.static_shape(indices, "GatherND indices");
+  int64_t bd = c.attr_i("batch_dims", 0);
+  int64_t k = is.back();
+  int64_t r = static_cast<int64_t>(ds.size());
+  if (bd + k > r) c.invalid(cat("indices address ", k, " dims after ", bd, " batch dims of a rank-", r, " tensor"));
+  ValueId flat = nd_positions(b, ds, indices, bd, k);
+  int64_t span = 1;
+  for (int64_t j = bd; j < bd + k; ++j) span *= ds[static_cast<size_t>(j)];
+  int64_t batch = 1;
+  for (int64_t j = 0; j < bd; ++j) batch *= ds[static_cast<size_t>(j)];
+  if (bd > 0) {
+    // Batch coordinate of every index row, from the leading dims of `indices`.
+    Shape lead = b.shape(flat);
+    std::vector<int64_t> bshape(is.begin(), is.begin() + bd);
+    std::vector<int64_t> bst = strides_of(bshape);
+    for (int64_t j = 0; j < bd; ++j)
+      flat = b.add(flat, b.mul(b.iota(lead, DType::i64, j), b.scalar(DType::i64, static_cast<double>(bst[static_cast<size_t>(j)] * span))));
+  }
+  std::vector<int64_t> flat_data = {batch * span};
+  flat_data.insert(flat_data.end(), ds.begin() + bd + k, ds.end());
+  return one(b.gather(reshape_to(b, x, flat_data), flat, 0));
+}
+
+std::vector<ValueId> scatter_nd(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = c.in(0), indices = c.in(1), upd = c.in(2);
+  auto ds = c.static_shape(x, "ScatterND data");
+  auto is = c.static_shape(indices, "ScatterND indices");
+  int64_t k = is.back();
+  ValueId flat = nd_positions(b, ds, indices, 0, k);
+  int64_t m = product(std::vector<int64_t>(is.begin(), is.end() - 1));
+  int64_t span = 1;
+  for (int64_t j = 0; j < k; ++j) span *= ds[static_cast<size_t>(j)];
+  std::vector<int64_t> rest(ds.begin() + k, ds.end());
+  std::vector<int64_t> data2 = {span}, upd2 = {m};
+  data2.insert(data2.end(), rest.begin(), rest.end());
+  upd2.insert(upd2.end(), rest.begin(), rest.end());
+  ValueId y = b.emit1(Op::scatter, {reshape_to(b, x, data2), reshape_to(b, flat, {m}), reshape_to(b, upd, upd2)},
+                      Attrs{{"axis", int64_t{0}}, {"reduce", reduction_of(c)}});
+  return one(reshape_to(b, y, ds));
+}
+
+std::vector<ValueId> one_hot(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId idx = c.in(0), vals = c.in(2);
+  int64_t depth = static_cast<int64_t>(c.scalar(1, "depth"));
+  Shape is = c.shape(idx);
+  int64_t r = static_cast<int64_t>(is.size()) + 1;
+  int64_t axis = c.axis(c.attr_i("axis", -1), r);
+  ValueId i = wrap_negative(b, b.cast(idx, DType::i64), Dim(depth));
+  Shape os = is;
+  os.insert(os.begin() + axis, Dim(depth));
+  ValueId hot = b.binary(Op::eq, b.iota(os, DType::i64, axis), insert_axes(b, i, {axis}));
+  ValueId off = b.reshape(b.slice_axis(vals, 0, Dim(0), Dim(1)), {});
+  ValueId on = b.reshape(b.slice_axis(vals, 0, Dim(1), Dim(2)), {});
+  return one(b.select(hot, on, off));
+}
+
+std::vector<ValueId> compress(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = c.in(0);
+  Tensor cond = c.value(1, "condition (it decides the output's shape)");
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < cond.numel(); ++i)
+    if (cond.at_f64(i) != 0) keep.push_back(i);
+  int64_t axis = 0;
+  if (c.has_attr("axis")) {
+    axis = c.axis(c.attr_i("axis", 0), c.rank(x));
+  } else {
+    x = b.reshape(x, {shape_numel(c.shape(x))});
+  }
+  int64_t n = static_cast<int64_t>(keep.size());
+  return one(b.gather(x, b.constant(Tensor::from_vector(keep, {n})), axis));
+}
+
+std::vector<ValueId> reverse_sequence(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = c.in(0);
+  auto ds = c.static_shape(x, "ReverseSequence input");
+  int64_t bax = c.attr_i("batch_axis", 1), tax = c.attr_i("time_axis", 0);
+  Shape s = c.shape(x);
+  ValueId t = b.iota(s, DType::i64, tax);
+  // lens along the batch axis, broadcast over the rest
+  Shape ls(s.size(), Dim(1));
+  ls[static_cast<size_t>(bax)] = s[static_cast<size_t>(bax)];
+  ValueId len = b.reshape(b.cast(c.in(1), DType::i64), ls);
+  ValueId rev = b.sub(b.sub(len, b.scalar(DType::i64, 1)), t);
+  ValueId idx = b.select(b.binary(Op::lt, t, len), rev, t);
+  return one(gather_elements(b, x, idx, tax, ds));
+}
+
+std::vector<ValueId> max_unpool(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = c.in(0), idx = c.in(1);
+  auto xs = c.static_shape(x, "MaxUnpool input");
+  std::vector<int64_t> out;
+  if (c.has(2)) {
+    out = c.ints(2, "output_shape");
+  } else {
+    auto k = c.attr_ints("kernel_shape");
+    size_t sp = xs.size() - 2;
+    auto st = c.attr_ints("strides", std::vector<int64_t>(sp, 1));
+    auto pads = c.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
+    out = {xs[0], xs[1]};
+    for (size_t i = 0; i < sp; ++i) out.push_back((xs[2 + i] - 1) * st[i] + k[i] - pads[i] - pads[sp + i]);
+  }
+  int64_t total = product(out), m = product(xs);
+  ValueId zeros = full(b, c.dtype(x), {Dim(total)}, 0.0);
+  ValueId y = b.emit1(Op::scatter, {zeros, reshape_to(b, b.cast(idx, DType::i64), {m}), reshape_to(b, x, {m})},
+                      Attrs{{"axis", int64_t{0}}, {"reduce", std::string("none")}});
+  return one(reshape_to(b, y, out));
+}
+
+}  // namespace
+
+void register_index(OpTable& t) {
+  t.insert(t.end(), {
+                        {"", "Gather", 1, gather},
+                        {"", "GatherElements", 11, gather_elements_op},
+                        {"", "GatherND", 11, gather_nd},
+                        {"", "Scatter", 9, scatter_elements},
+                        {"", "ScatterElements", 11, scatter_elements},
+                        {"", "ScatterND", 11, scatter_nd},
+                        {"", "OneHot", 9, one_hot},
+                        {"", "Compress", 9, compress},
+                        {"", "ReverseSequence", 10, reverse_sequence},
+                        {"", "MaxUnpool", 9, max_unpool},
+                    });
+}
+
+}  // namespace rlx::formats::onnx

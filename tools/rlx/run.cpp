@@ -1,0 +1,83 @@
+// rlx run MODEL.onnx --input NAME=FILE.npy … [--output DIR] [--device D] [--json]: imports an
+// ONNX model specialised to the given inputs, runs it on a device and writes each output as
+// DIR/<output name>.npy.
+#include <cstdio>
+#include <filesystem>
+
+#include "commands.h"
+#include "formats/npy.h"
+#include "formats/onnx/onnx.h"
+#include "json.h"
+#include "rlx/error.h"
+#include "rlx/session.h"
+#include "util/flags.h"
+#include "util/strings.h"
+
+namespace rlx::cli {
+
+namespace fs = std::filesystem;
+namespace ox = rlx::formats::onnx;
+
+namespace {
+
+// An output name as a file name: path separators and odd characters become '_'.
+std::string file_stem(const std::string& name) {
+  std::string s;
+  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  if (s.empty() || s == "." || s == "..") s = "output";
+  return s;
+}
+
+}  // namespace
+
+int cmd_run(Args& args) {
+  bool json = args.flag("json");
+  std::string device = args.value_or("device", flags().RLX_DEVICE);
+  std::string out_dir = args.value_or("output", "");
+  std::vector<std::string> inputs = args.values("input");
+  auto pos = args.positionals();
+  args.finish();
+  if (pos.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx run takes one MODEL.onnx and --input NAME=FILE.npy for each input");
+  ox::ImportOptions opts;
+  for (const auto& item : inputs) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error(ErrorKind::invalid_argument, cat("--input expects NAME=FILE.npy, got '", item, "'"));
+    std::string name = item.substr(0, eq);
+    if (opts.inputs.count(name)) throw Error(ErrorKind::invalid_argument, cat("--input ", name, " is given twice"));
+    opts.inputs[name] = formats::read_npy(item.substr(eq + 1));
+  }
+  ox::ModelSummary summary = ox::summarize_model(pos[0]);
+  std::vector<std::string> missing;
+  for (const auto& in : summary.inputs)
+    if (!opts.inputs.count(in.name)) missing.push_back(cat(in.name, " ", in.dtype, "[", join(in.shape), "]"));
+  if (!missing.empty())
+    throw Error(ErrorKind::invalid_argument, cat(pos[0], ": missing --input for ", join(missing), " (give NAME=FILE.npy for every input)"));
+  ox::ImportedModel m = ox::import_model(pos[0], opts);
+  CompiledModel cm = Session(device).compile(Graph(m.graph));
+  std::vector<Tensor> feed;
+  for (const auto& n : m.inputs) feed.push_back(opts.inputs.at(n));
+  std::vector<Tensor> outs = cm.run(feed);
+  if (!out_dir.empty()) fs::create_directories(out_dir);
+  std::vector<std::string> rows;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Tensor& t = outs[i];
+    std::string path;
+    if (!out_dir.empty()) {
+      path = (fs::path(out_dir) / (file_stem(m.outputs[i]) + ".npy")).string();
+      formats::write_npy(path, t);
+    }
+    if (json) {
+      rows.push_back(cat("{\"name\":", json_quote(m.outputs[i]), ",\"dtype\":", json_quote(dtype_name(t.dtype())), ",\"shape\":[", join(t.shape()), "]",
+                         path.empty() ? "" : cat(",\"file\":", json_quote(path)), "}"));
+    } else {
+      std::printf("%s: %s%s\n", m.outputs[i].c_str(), t.str(8).c_str(), path.empty() ? "" : cat(" → ", path).c_str());
+    }
+  }
+  if (json)
+    std::printf("{\"model\":%s,\"device\":%s,\"specialized_inputs\":[%s],\"outputs\":%s}\n", json_quote(pos[0]).c_str(), json_quote(device).c_str(),
+                join(m.specialized_inputs, ",", [](const std::string& s) { return json_quote(s); }).c_str(), json_array(rows).c_str());
+  return 0;
+}
+
+}  // namespace rlx::cli
