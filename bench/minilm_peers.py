@@ -11,7 +11,10 @@ then timed runs until at least --min-runs and --min-time seconds (or exactly --r
 with linear interpolation.
 
 - PyTorch: the plain-PyTorch reference (tests/fixtures/bert/bert_reference.py) with seeded
-  random weights, Debian's torch 1.13 under /usr/bin/python3, torch.set_num_threads(threads).
+  random weights, Debian's torch 1.13 under /usr/bin/python3 in a fresh process with
+  OMP_NUM_THREADS=threads and torch.set_num_threads(threads) (the peer method, "Torch"), and
+  again with OMP_WAIT_POLICY=PASSIVE ("Torch*"): with 2 cores, PyTorch's spinning OpenMP workers
+  and OpenBLAS's own threads can starve each other, which the first number then shows.
 - ONNX Runtime: that same module exported with torch.onnx.export (opset 14, dynamic batch and
   length), run by onnxruntime-node (bench/minilm_ort.js) with intraOpNumThreads = threads.
   Before timing, ORT's output is compared with PyTorch's on a padded batch.
@@ -92,9 +95,14 @@ def run_ort(a, onnx_path, check_path):
     return r, {(x["batch"], x["seq"]): stats(x["ms"]) for x in r["results"]}
 
 
-def run_torch(a, torch, model):
-    log(f"PyTorch {torch.__version__}: {torch.get_num_threads()} threads")
-    out = {}
+def time_torch(a):
+    """The worker: times the reference in this process (started by run_torch with its env)."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "bert"))
+    from bert_reference import MINILM_L6, BertReference, SentenceEncoder, random_weights
+    torch.set_num_threads(a.threads)
+    model = SentenceEncoder(BertReference(MINILM_L6, random_weights(MINILM_L6, seed=0))).eval()
+    out = []
     for seq in map(int, a.seq.split(",")):
         for batch in map(int, a.batch.split(",")):
             ids = torch.tensor(ids_for(batch, seq))
@@ -110,8 +118,21 @@ def run_torch(a, torch, model):
                     t = time.perf_counter()
                     model(ids, mask)
                     ms.append((time.perf_counter() - t) * 1000)
-            out[(batch, seq)] = stats(ms)
-    return out
+            out.append({"batch": batch, "seq": seq, "ms": ms})
+    print(json.dumps({"torch": torch.__version__, "threads": torch.get_num_threads(), "results": out}))
+
+
+def run_torch(a, passive):
+    """PyTorch in a fresh process: OpenMP reads its environment once, at import."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads))
+    if passive:
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
+    cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", "--batch", a.batch, "--seq", a.seq, "--threads",
+           str(a.threads), "--warmup", str(a.warmup), "--runs", str(a.runs), "--min-runs", str(a.min_runs),
+           "--min-time", str(a.min_time)]
+    log(f"PyTorch: {a.threads} threads, OMP_NUM_THREADS={a.threads}" + (", OMP_WAIT_POLICY=PASSIVE" if passive else ""))
+    r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
+    return r, {(x["batch"], x["seq"]): stats(x["ms"]) for x in r["results"]}
 
 
 def main():
@@ -124,19 +145,21 @@ def main():
     ap.add_argument("--runs", type=int, default=0, help="exactly this many timed runs (default: adaptive)")
     ap.add_argument("--min-runs", type=int, default=10)
     ap.add_argument("--min-time", type=float, default=3.0)
-    ap.add_argument("--skip", default="", help="comma list of peers to leave out: ort,torch")
+    ap.add_argument("--skip", default="", help="comma list of peers to leave out: ort,torch,torch_passive")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.torch_worker:
+        return time_torch(a)
     skip = set(filter(None, a.skip.split(",")))
     if not os.path.exists(a.rlx):
         sys.exit(f"minilm_peers: no RLX binary at {a.rlx} (build it, or pass --rlx)")
 
-    os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
-    import torch  # Debian's python3-torch; after OMP_NUM_THREADS so its pool has the right size
+    import torch  # Debian's python3-torch; here only to export the model and check ORT
     sys.path.insert(0, os.path.join(ROOT, "tests", "fixtures", "bert"))
     from bert_reference import MINILM_L6, BertReference, SentenceEncoder, random_weights
 
-    torch.set_num_threads(a.threads)
+    torch.set_num_threads(1)  # this process must not compete with the ones being timed
     model = SentenceEncoder(BertReference(MINILM_L6, random_weights(MINILM_L6, seed=0))).eval()
     load_before = os.getloadavg()
 
@@ -163,13 +186,14 @@ def main():
             ort_check = float((got - want).abs().max())
             if ort_check > 1e-4:
                 sys.exit(f"minilm_peers: ONNX Runtime disagrees with PyTorch (max abs {ort_check:.3g}); not timing it")
-    pt = {} if "torch" in skip else run_torch(a, torch, model)
+    pt_info, pt = run_torch(a, passive=False) if "torch" not in skip else (None, {})
+    pp_info, pp = run_torch(a, passive=True) if "torch_passive" not in skip else (None, {})
     load_after = os.getloadavg()
 
     rows = []
     for key, r in rlx.items():
         row = {"batch": key[0], "seq": key[1], "rlx": {k: r[k] for k in ("p50_ms", "p90_ms", "runs")}}
-        for name, peer in (("ort", ort), ("torch", pt)):
+        for name, peer in (("ort", ort), ("torch", pt), ("torch_passive", pp)):
             if key in peer:
                 row[name] = peer[key]
                 row[f"rlx_over_{name}"] = r["p50_ms"] / peer[key]["p50_ms"]
@@ -189,16 +213,21 @@ def main():
     if ort_check is not None:
         print(f"ORT output vs PyTorch on a padded batch: max abs {ort_check:.2g}")
     print()
-    head = f"{'batch':>5} {'seq':>4} | {'RLX p50':>9} {'p90':>8} | {'ORT p50':>9} {'p90':>8} | {'Torch p50':>9} {'p90':>8} | {'RLX/ORT':>7} {'RLX/Torch':>9}"
+    cols = [("rlx", "RLX"), ("ort", "ORT"), ("torch", "Torch"), ("torch_passive", "Torch*")]
+    cols = [c for c in cols if any(c[0] in r for r in rows)]
+    head = f"{'batch':>5} {'seq':>4} | " + " | ".join(f"{t + ' p50':>12} {'p90':>8}" for _, t in cols) + " | " + \
+        " ".join(f"{'RLX/' + t:>12}" for k, t in cols if k != "rlx")
     print(head)
     print("-" * len(head))
-    cell = lambda d: f"{d['p50_ms']:9.2f} {d['p90_ms']:8.2f}" if d else f"{'—':>9} {'—':>8}"
-    ratio = lambda r, k, w: f"{r[k]:{w}.2f}" if k in r else f"{'—':>{w}}"
+    cell = lambda d: f"{d['p50_ms']:12.2f} {d['p90_ms']:8.2f}"
     for r in rows:
-        print(f"{r['batch']:>5} {r['seq']:>4} | {cell(r['rlx'])} | {cell(r.get('ort'))} | {cell(r.get('torch'))} | "
-              f"{ratio(r, 'rlx_over_ort', 7)} {ratio(r, 'rlx_over_torch', 9)}")
+        print(f"{r['batch']:>5} {r['seq']:>4} | " + " | ".join(cell(r[k]) if k in r else f"{'—':>12} {'—':>8}" for k, _ in cols) +
+              " | " + " ".join(f"{r['rlx_over_' + k]:12.2f}" if 'rlx_over_' + k in r else f"{'—':>12}" for k, _ in cols if k != "rlx"))
     print("\ntimes in ms; ratio = RLX p50 / peer p50 (below 1: RLX faster)")
-
+    if "torch" in cols[-1][0]:
+        print("Torch: the peer method (OMP_NUM_THREADS and torch threads = threads). Torch*: the same with\n"
+              "OMP_WAIT_POLICY=PASSIVE — on a 2-core machine PyTorch's spinning OpenMP workers and OpenBLAS's\n"
+              "threads can starve each other, so both are shown.")
 
 if __name__ == "__main__":
     main()
