@@ -191,22 +191,27 @@ std::vector<ValueId> max_unpool(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0), idx = c.in(1);
   auto xs = c.static_shape(x, "MaxUnpool input");
-  std::vector<int64_t> out;
-  if (c.has(2)) {
-    out = c.ints(2, "output_shape");
-  } else {
-    auto k = c.attr_ints("kernel_shape");
-    size_t sp = xs.size() - 2;
-    auto st = c.attr_ints("strides", std::vector<int64_t>(sp, 1));
-    auto pads = c.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
-    out = {xs[0], xs[1]};
-    for (size_t i = 0; i < sp; ++i) out.push_back((xs[2 + i] - 1) * st[i] + k[i] - pads[i] - pads[sp + i]);
-  }
+  // Indices address the shape MaxPool's input had (the inferred one); an explicit
+  // output_shape only pads the result at the end.
+  auto k = c.attr_ints("kernel_shape");
+  size_t sp = xs.size() - 2;
+  auto st = c.attr_ints("strides", std::vector<int64_t>(sp, 1));
+  auto pads = c.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  std::vector<int64_t> out = {xs[0], xs[1]};
+  for (size_t i = 0; i < sp; ++i) out.push_back((xs[2 + i] - 1) * st[i] + k[i] - pads[i] - pads[sp + i]);
   int64_t total = product(out), m = product(xs);
   ValueId zeros = full(b, c.dtype(x), {Dim(total)}, 0.0);
   ValueId y = b.emit1(Op::scatter, {zeros, reshape_to(b, b.cast(idx, DType::i64), {m}), reshape_to(b, x, {m})},
                       Attrs{{"axis", int64_t{0}}, {"reduce", std::string("none")}});
-  return one(reshape_to(b, y, out));
+  y = reshape_to(b, y, out);
+  if (c.has(2)) {
+    std::vector<int64_t> want = c.ints(2, "output_shape");
+    if (want.size() != out.size()) c.invalid(cat("output_shape has ", want.size(), " entries for rank ", out.size()));
+    Ints lo(out.size(), 0), hi(out.size(), 0);
+    for (size_t i = 0; i < out.size(); ++i) hi[i] = want[i] - out[i];
+    y = b.emit1(Op::pad, {y}, Attrs{{"lo", lo}, {"hi", hi}, {"value", 0.0}});
+  }
+  return one(y);
 }
 
 }  // namespace

@@ -277,7 +277,7 @@ std::vector<ValueId> einsum(NodeCtx& c) {
 std::vector<ValueId> adagrad(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId r = c.in(0), t = c.in(1);
-  double decay = c.attr_f("decay_factor", 0.0f), eps = c.attr_f("epsilon", 0.0f), norm = c.attr_f("norm_coefficient", 0.0f);
+  double decay = c.attr_f("decay_factor", 0.0f), eps = c.attr_f("epsilon", 1e-6f), norm = c.attr_f("norm_coefficient", 0.0f);
   size_t n = (c.num_inputs() - 2) / 3;
   std::vector<ValueId> xs, hs;
   for (size_t k = 0; k < n; ++k) {
@@ -318,7 +318,7 @@ std::vector<ValueId> momentum(NodeCtx& c) {
 std::vector<ValueId> adam(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId r = c.in(0), t = c.in(1);
-  double alpha = c.attr_f("alpha", 0.9f), beta = c.attr_f("beta", 0.999f), eps = c.attr_f("epsilon", 0.0f);
+  double alpha = c.attr_f("alpha", 0.9f), beta = c.attr_f("beta", 0.999f), eps = c.attr_f("epsilon", 1e-6f);
   double norm = c.attr_f("norm_coefficient", 0.0f), norm_post = c.attr_f("norm_coefficient_post", 0.0f);
   size_t n = (c.num_inputs() - 2) / 4;
   std::vector<ValueId> xs, vs, hs;

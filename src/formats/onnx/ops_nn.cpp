@@ -105,13 +105,15 @@ std::vector<ValueId> conv_transpose(NodeCtx& c) {
     int64_t full = strides[i] * (xs[2 + i] - 1) + out_pad[i] + k;
     if (!out_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       int64_t target = !out_shape.empty() ? out_shape[i] : xs[2 + i] * strides[i];
+      // The spec's floor division: a negative total extends the end with zeros.
       int64_t total = full - target;
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
       if (auto_pad == "SAME_UPPER") {
-        pads[i] = total / 2;
-        pads[sp + i] = total - total / 2;
+        pads[i] = half;
+        pads[sp + i] = total - half;
       } else {
-        pads[i] = total - total / 2;
-        pads[sp + i] = total / 2;
+        pads[i] = total - half;
+        pads[sp + i] = half;
       }
     } else if (auto_pad == "VALID") {
       pads[i] = pads[sp + i] = 0;

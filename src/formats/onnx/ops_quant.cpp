@@ -14,6 +14,9 @@ std::vector<ValueId> one(ValueId v) { return {v}; }
 // A per-axis parameter ([C] along `axis`) shaped to broadcast against a rank-r tensor.
 ValueId along(FoldingBuilder& b, ValueId p, int64_t axis, size_t r) {
   if (b.rank(p) == 0 || shape_numel(b.shape(p)) == Dim(1)) return b.reshape(p, {});
+  if (axis < 0) axis += static_cast<int64_t>(r);
+  if (axis < 0 || axis >= static_cast<int64_t>(r))
+    throw Error(ErrorKind::format, cat("a per-axis quantization parameter along axis ", axis, " of a rank-", r, " tensor"));
   Shape s(r, Dim(1));
   s[static_cast<size_t>(axis)] = b.shape(p)[0];
   return b.reshape(p, s);
@@ -44,7 +47,7 @@ ValueId quant(FoldingBuilder& b, ValueId y, ValueId scale, ValueId zp, int64_t a
 
 std::vector<ValueId> quantize_linear(NodeCtx& c) {
   ValueId x = c.in(0);
-  int64_t axis = c.axis(c.attr_i("axis", 1), std::max<int64_t>(c.rank(x), 1));
+  int64_t axis = c.attr_i("axis", 1);
   ValueId zp = c.has(2) ? c.in(2) : kNoValue;
   DType to = zp != kNoValue ? c.dtype(zp) : DType::u8;
   return one(quant(c.b, x, c.in(1), zp, axis, to));
@@ -52,7 +55,7 @@ std::vector<ValueId> quantize_linear(NodeCtx& c) {
 
 std::vector<ValueId> dequantize_linear(NodeCtx& c) {
   ValueId x = c.in(0);
-  int64_t axis = c.axis(c.attr_i("axis", 1), std::max<int64_t>(c.rank(x), 1));
+  int64_t axis = c.attr_i("axis", 1);
   DType out = c.dtype(c.in(1));
   ValueId y = dequant(c.b, x, c.in(1), c.has(2) ? c.in(2) : kNoValue, axis, out == DType::f64 ? DType::f64 : DType::f32);
   return one(c.b.cast(y, out));
