@@ -13,6 +13,7 @@ namespace rlx {
 struct SessionOptions {
   std::string policy;                            // "prefer-native" / "force-common"; "" → RLX_POLICY
   std::map<std::string, std::string> overrides;  // per-op dispatch: {"softmax": "common"}
+  std::string precision = "f32";                 // f32 | bf16 (matmuls in bf16, f32 accumulation) | amp
 };
 
 // A graph compiled for one device. Symbolic dims are specialised per concrete input shapes

@@ -50,8 +50,16 @@ size_t attr_hash(const AttrValue& v) {
         } else if constexpr (std::is_same_v<T, Shape>) {
           for (const auto& d : x) mix(std::hash<std::string>()(d.str()));
         } else {
+          // dtype, size and a sample of the bytes: equal-shaped weights must not collide
+          // (CSE would compare megabytes for every pair).
           mix(static_cast<size_t>(x.dtype()));
           mix(static_cast<size_t>(x.numel()));
+          Tensor c = x.contiguous();
+          const uint8_t* p = static_cast<const uint8_t*>(c.data());
+          size_t n = c.nbytes();
+          for (size_t i = 0; i < n && i < 64; ++i) mix(p[i]);
+          for (size_t i = n > 64 ? n - 64 : 0; i < n; ++i) mix(p[i]);
+          for (size_t i = 0; i < 64 && n > 0; ++i) mix(p[(i * 2654435761u) % n]);
         }
       },
       v);

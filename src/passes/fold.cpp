@@ -21,7 +21,12 @@ ir::Graph fold_constants(const ir::Graph& g, const NodeEvaluator& eval, int64_t 
       if (!shape_is_static(t.shape)) return std::nullopt;
       total += shape_numel(t.shape).value();
     }
-    if (total > max_elements) return std::nullopt;
+    // Ops that move or convert data without growing it (casts of weights to bf16, reshapes,
+    // transposes) always fold; the limit keeps broadcasts and iotas lazy.
+    int64_t in_total = 0;
+    for (const auto& t : values) in_total += t.numel();
+    bool no_growth = op == Op::cast || op == Op::reshape || op == Op::transpose;
+    if (total > max_elements && !(no_growth && total <= in_total)) return std::nullopt;
     std::vector<Tensor> results = eval(op, attrs, values, out_types);
     std::vector<ValueId> outs;
     for (const auto& t : results) outs.push_back(b.emit_plain(Op::constant, {}, Attrs{{"value", t}}, ir::Path::native)[0]);

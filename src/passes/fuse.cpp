@@ -79,8 +79,11 @@ ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
   };
   std::map<int, Built> built;
   for (size_t r = 0; r < regions.size(); ++r) {
-    const Region& reg = regions[r];
-    if (reg.members.size() < 2) continue;
+    Region& reg = regions[r];
+   // A region the device cannot run (say, it ends in a cast the kernel lacks) shrinks from the
+   // end until the device claims it; the dropped members run as ordinary nodes after it.
+   for (;;) {
+    if (reg.members.size() < 2) break;
     ir::Graph body;
     body.name = "region";
     ops::Builder b(body);
@@ -119,18 +122,26 @@ ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
         body_outs.push_back(map[v]);
       }
     }
-    if (out.inputs.empty() || out.outputs.empty()) continue;
+    if (out.inputs.empty() || out.outputs.empty()) break;
     body.set_outputs(body_outs);
     out.body = ir::print_graph(body);
     std::vector<Type> in_types, out_types;
     for (ValueId v : out.inputs) in_types.push_back(g.type(v));
     for (ValueId v : out.outputs) out_types.push_back(g.type(v));
-    if (!device.claims(Op::elementwise_region, in_types, out_types, Attrs{{"body", out.body}})) continue;
-    out.last = reg.members.back();
-    built[static_cast<int>(r)] = std::move(out);
+    if (device.claims(Op::elementwise_region, in_types, out_types, Attrs{{"body", out.body}})) {
+      out.last = reg.members.back();
+      built[static_cast<int>(r)] = std::move(out);
+      break;
+    }
+    region_of[static_cast<size_t>(reg.members.back())] = -1;
+    reg.members.pop_back();
+   }
   }
 
   // Rebuild: members vanish, each region appears where its last member was.
+  for (size_t r = 0; r < regions.size(); ++r)
+    if (!built.count(static_cast<int>(r)))
+      for (int i : regions[r].members) region_of[static_cast<size_t>(i)] = -1;
   ir::Graph res;
   res.name = g.name;
   res.device = g.device;

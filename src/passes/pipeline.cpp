@@ -8,6 +8,7 @@
 #include "passes/fuse.h"
 #include "passes/legalize.h"
 #include "passes/memory_plan.h"
+#include "passes/precision.h"
 #include "passes/specialize.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -15,7 +16,7 @@
 namespace rlx::passes {
 
 const std::vector<std::string>& mir_stages() {
-  static const std::vector<std::string> s = {"verify", "legalize", "fold", "cse", "dce", "fuse"};
+  static const std::vector<std::string> s = {"verify", "legalize", "precision", "fold", "cse", "dce", "fuse"};
   return s;
 }
 
@@ -62,6 +63,13 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
   g = legalize(g, device, opts.dispatch, report);
   if (debug_at(2) || flags().RLX_DISPATCH_REPORT) log_line(report.str());
   if (stop("legalize")) return true;
+  Precision prec = precision_from_name(opts.precision);
+  if (prec != Precision::f32) {
+    // The new casts and reduced-precision matmuls resolve like any other node.
+    DispatchReport again;
+    g = legalize(apply_precision(g, prec), device, opts.dispatch, again);
+  }
+  if (stop("precision")) return true;
   g = fold_constants(g, eval);
   if (stop("fold")) return true;
   g = eliminate_common_subexpressions(g);

@@ -16,10 +16,11 @@ struct PipelineOptions {
   DispatchOptions dispatch;
   std::string stop_after;  // a stage name, or "" to run everything
   bool fuse = true;        // elementwise fusion (off: every op runs as its own kernel)
+  std::string precision = "f32";  // f32 | bf16 | amp (see passes/precision.h)
 };
 
 // Stage names in order (device stages, then per-binding stages).
-const std::vector<std::string>& mir_stages();  // verify legalize fold cse dce fuse
+const std::vector<std::string>& mir_stages();  // verify legalize precision fold cse dce fuse
 const std::vector<std::string>& lir_stages();  // specialize fold-static cse-static dce-static plan
 bool is_stage(const std::string& name);
 

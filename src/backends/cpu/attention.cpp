@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/vmath.h"
 
 namespace rlx::backends::cpu {
 
@@ -57,10 +58,8 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph&) {
           float m = -std::numeric_limits<float>::infinity();
           for (int64_t j = begin; j < end; ++j) m = std::max(m, row[j]);
           float sum = 0;
-          for (int64_t j = begin; j < end; ++j) {
-            row[j] = std::exp(row[j] - m);
-            sum += row[j];
-          }
+          for (int64_t j = begin; j < end; ++j) row[j] = vm::exp(row[j] - m);
+          for (int64_t j = begin; j < end; ++j) sum += row[j];
           // Masked keys (and a fully masked row, whose result is NaN like the definition's).
           float inv = (end > begin && m > -std::numeric_limits<float>::infinity()) ? 1.0f / sum : std::numeric_limits<float>::quiet_NaN();
           for (int64_t j = 0; j < begin; ++j) row[j] = 0;

@@ -3,6 +3,12 @@ find_path(RLX_OPENBLAS_INCLUDE cblas.h PATHS /usr/include/x86_64-linux-gnu/openb
 find_library(RLX_OPENBLAS_LIB NAMES openblas PATHS /usr/lib/x86_64-linux-gnu/openblas-pthread)
 if(RLX_OPENBLAS_INCLUDE AND RLX_OPENBLAS_LIB)
   set(RLX_BACKEND_CPU_LIBS ${RLX_OPENBLAS_LIB})
+  # oneDNN (Debian's libdnnl-dev): brgemm matmuls, AMX for bf16
+  find_library(RLX_DNNL_LIB NAMES dnnl)
+  if(NOT RLX_DNNL_LIB)
+    message(FATAL_ERROR "the cpu backend needs oneDNN: apt-get install libdnnl-dev (make setup does this)")
+  endif()
+  list(APPEND RLX_BACKEND_CPU_LIBS ${RLX_DNNL_LIB})
   include_directories(SYSTEM ${RLX_OPENBLAS_INCLUDE})
 else()
   message(FATAL_ERROR "the cpu backend needs OpenBLAS: apt-get install libopenblas-dev (make setup does this)")
@@ -10,5 +16,6 @@ endif()
 
 # Kernels assume AVX2 + FMA (x86-64-v3, every x86 server since 2013; register.cpp reports the
 # device unavailable elsewhere) and pick AVX-512 variants at run time where they pay.
-# -fno-math-errno lets loops over sqrt & co. vectorize (nothing in RLX reads errno).
-set(RLX_BACKEND_CPU_COMPILE_OPTIONS -march=x86-64-v3 -mtune=generic -fno-math-errno)
+# -fno-math-errno and -fno-trapping-math let loops over sqrt, selects & co. vectorize (RLX reads
+# neither errno nor floating-point exception flags).
+set(RLX_BACKEND_CPU_COMPILE_OPTIONS -march=x86-64-v3 -mtune=generic -fno-math-errno -fno-trapping-math)

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/vmath.h"
 
 namespace rlx::backends::cpu {
 
@@ -53,7 +54,7 @@ template <class T>
       case Op::neg: return -x;
       case Op::abs: return std::fabs(x);
       case Op::sign: return std::isnan(x) ? x : static_cast<T>((x > 0) - (x < 0));
-      case Op::exp: return std::exp(x);
+      case Op::exp: if constexpr (std::is_same_v<T, float>) return vm::exp(x); else return std::exp(x);
       case Op::expm1: return std::expm1(x);
       case Op::log: return std::log(x);
       case Op::log1p: return std::log1p(x);
@@ -62,9 +63,9 @@ template <class T>
       case Op::reciprocal: return T(1) / x;
       case Op::sin: return std::sin(x);
       case Op::cos: return std::cos(x);
-      case Op::tanh: return std::tanh(x);
-      case Op::sigmoid: return T(1) / (T(1) + std::exp(-x));
-      case Op::erf: return std::erf(x);
+      case Op::tanh: if constexpr (std::is_same_v<T, float>) return vm::tanh(x); else return std::tanh(x);
+      case Op::sigmoid: if constexpr (std::is_same_v<T, float>) return vm::sigmoid(x); else return T(1) / (T(1) + std::exp(-x));
+      case Op::erf: if constexpr (std::is_same_v<T, float>) return vm::erf(x); else return std::erf(x);
       case Op::floor: return std::floor(x);
       case Op::ceil: return std::ceil(x);
       case Op::round: return std::nearbyint(x);

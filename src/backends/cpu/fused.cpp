@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/vmath.h"
 #include "ops/region.h"
 #include "rlx/error.h"
 
@@ -81,7 +82,7 @@ void execute(const Instr& in, float* const* r, int64_t n) {
     case Op::neg: LOOP(-a[i]) break;
     case Op::abs: LOOP(std::fabs(a[i])) break;
     case Op::sign: LOOP(a[i] != a[i] ? a[i] : static_cast<float>((a[i] > 0) - (a[i] < 0))) break;
-    case Op::exp: LOOP(std::exp(a[i])) break;
+    case Op::exp: LOOP(vm::exp(a[i])) break;
     case Op::expm1: LOOP(std::expm1(a[i])) break;
     case Op::log: LOOP(std::log(a[i])) break;
     case Op::log1p: LOOP(std::log1p(a[i])) break;
@@ -90,9 +91,9 @@ void execute(const Instr& in, float* const* r, int64_t n) {
     case Op::reciprocal: LOOP(1.0f / a[i]) break;
     case Op::sin: LOOP(std::sin(a[i])) break;
     case Op::cos: LOOP(std::cos(a[i])) break;
-    case Op::tanh: LOOP(std::tanh(a[i])) break;
-    case Op::sigmoid: LOOP(1.0f / (1.0f + std::exp(-a[i]))) break;
-    case Op::erf: LOOP(std::erf(a[i])) break;
+    case Op::tanh: LOOP(vm::tanh(a[i])) break;
+    case Op::sigmoid: LOOP(vm::sigmoid(a[i])) break;
+    case Op::erf: LOOP(vm::erf(a[i])) break;
     case Op::floor: LOOP(std::floor(a[i])) break;
     case Op::ceil: LOOP(std::ceil(a[i])) break;
     case Op::round: LOOP(std::nearbyint(a[i])) break;
@@ -115,9 +116,9 @@ void execute(const Instr& in, float* const* r, int64_t n) {
     case Op::ge: LOOP(a[i] >= b[i] ? 1.0f : 0.0f) break;
     case Op::select: LOOP(a[i] != 0.0f ? b[i] : c[i]) break;
     case Op::cast: LOOP(a[i] != 0.0f ? 1.0f : 0.0f) break;  // f32→bool, or bool→f32 (already 0/1)
-    case Op::gelu: LOOP(0.5f * a[i] * (1.0f + std::erf(a[i] * 0.70710678118654752f))) break;
-    case Op::gelu_tanh: LOOP(0.5f * a[i] * (1.0f + std::tanh(0.7978845608028654f * (a[i] + 0.044715f * a[i] * a[i] * a[i])))) break;
-    case Op::silu: LOOP(a[i] / (1.0f + std::exp(-a[i]))) break;
+    case Op::gelu: LOOP(vm::gelu(a[i])) break;
+    case Op::gelu_tanh: LOOP(vm::gelu_tanh(a[i])) break;
+    case Op::silu: LOOP(vm::silu(a[i])) break;
     case Op::relu: LOOP(a[i] != a[i] ? a[i] : (a[i] > 0.0f ? a[i] : 0.0f)) break;
     default: break;
   }

@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/onednn_matmul.h"
+#include "passes/memory_plan.h"
+#include "util/flags.h"
 
 namespace rlx::backends::cpu {
 
@@ -160,7 +164,60 @@ void dot_blas(const KernelArgs& a, const std::vector<int64_t>& lb, const std::ve
   }
 }
 
-HostKernel make_dot_general(const ir::Node& node, const ir::Graph&) {
+// The oneDNN path when the operands' dims form [batch…][M…][K…] / [batch…][K…][M…] (and the
+// same for B) in memory, so transposes are strides; nullopt otherwise.
+std::optional<MatmulShape> onednn_shape(const std::vector<int64_t>& xs, const std::vector<int64_t>& ws, const ir::Attrs& attrs) {
+  ir::Intss batch = attrs.intss("batch"), contract = attrs.intss("contract");
+  auto norm = [](std::vector<int64_t> v, size_t r) {
+    for (auto& d : v) d = normalize_axis(d, r);
+    return v;
+  };
+  std::vector<int64_t> lb = norm(batch[0], xs.size()), rb = norm(batch[1], ws.size());
+  std::vector<int64_t> lc = norm(contract[0], xs.size()), rc = norm(contract[1], ws.size());
+  std::vector<int64_t> lf, rf;
+  for (size_t d = 0; d < xs.size(); ++d)
+    if (!has(lb, static_cast<int64_t>(d)) && !has(lc, static_cast<int64_t>(d))) lf.push_back(static_cast<int64_t>(d));
+  for (size_t d = 0; d < ws.size(); ++d)
+    if (!has(rb, static_cast<int64_t>(d)) && !has(rc, static_cast<int64_t>(d))) rf.push_back(static_cast<int64_t>(d));
+  MatmulShape s;
+  if (is_layout(lb, lf, lc)) s.a_km = false;
+  else if (is_layout(lb, lc, lf)) s.a_km = true;
+  else return std::nullopt;
+  if (is_layout(rb, rc, rf)) s.b_nk = false;
+  else if (is_layout(rb, rf, rc)) s.b_nk = true;
+  else return std::nullopt;
+  auto prod = [](const std::vector<int64_t>& shape, const std::vector<int64_t>& dims) {
+    int64_t p = 1;
+    for (int64_t d : dims) p *= shape[static_cast<size_t>(d)];
+    return p;
+  };
+  s.batch = prod(xs, lb);
+  s.M = prod(xs, lf);
+  s.K = prod(xs, lc);
+  s.N = prod(ws, rf);
+  if (s.batch == 0 || s.M == 0 || s.N == 0 || s.K == 0) return std::nullopt;
+  return s;
+}
+
+HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
+  DType ad = lir.type(node.inputs[0]).dtype, cd = lir.type(node.outputs[0]).dtype;
+  if (!onednn_available() || (ad != DType::f32 && ad != DType::bf16)) return {};
+  auto shape = onednn_shape(shape_values(lir.type(node.inputs[0]).shape), shape_values(lir.type(node.inputs[1]).shape), node.attrs);
+  if (!shape) return {};
+  MatmulShape s = *shape;
+  s.a_dtype = ad;
+  s.b_dtype = ad;
+  s.c_dtype = cd;
+  // Weights that are constants of the program are packed once, now.
+  const void* const_b = nullptr;
+  ir::ValueId root = passes::placement_root(lir, node.inputs[1]);
+  if (const ir::Node* p = lir.producer(root); p && p->op == Op::constant) const_b = p->attrs.tensor("value").data();
+  return make_onednn_matmul(s, const_b);
+}
+
+HostKernel make_dot_general(const ir::Node& node, const ir::Graph& lir) {
+  if (flags().RLX_CPU_GEMM != "blas" || lir.type(node.inputs[0]).dtype == DType::bf16)
+    if (HostKernel k = try_onednn(node, lir)) return k;
   ir::Intss batch = node.attrs.intss("batch"), contract = node.attrs.intss("contract");
   return [=](const KernelArgs& a) {
     const auto &xs = a.in[0].shape, &ws = a.in[1].shape;
@@ -251,7 +308,13 @@ HostKernel make_conv(const ir::Node& node, const ir::Graph&) {
   };
 }
 
-bool claims_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
+bool claims_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
+  // bf16 × bf16 → f32 (or bf16) runs on AMX through oneDNN
+  if (in[0].dtype == DType::bf16) {
+    if (!onednn_available() || (out[0].dtype != DType::f32 && out[0].dtype != DType::bf16)) return false;
+    if (!shape_is_static(in[0].shape) || !shape_is_static(in[1].shape)) return true;  // decided per shape; layouts don't depend on it
+    return onednn_shape(shape_values(in[0].shape), shape_values(in[1].shape), attrs).has_value();
+  }
   return is_one_of(in[0].dtype, {DType::f32, DType::f64, DType::i32, DType::i64}) && out[0].dtype == in[0].dtype;
 }
 

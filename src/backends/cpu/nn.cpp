@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/vmath.h"
 
 namespace rlx::backends::cpu {
 
@@ -19,9 +20,9 @@ HostKernel make_activation(const ir::Node& n, const ir::Graph&) {
   parallel_items(n, 16384, [&](int64_t i) {
       float v = x[i];
       switch (op) {
-        case Op::gelu: y[i] = 0.5f * v * (1.0f + std::erf(v * static_cast<float>(M_SQRT1_2))); break;
-        case Op::gelu_tanh: y[i] = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v))); break;
-        case Op::silu: y[i] = v / (1.0f + std::exp(-v)); break;
+        case Op::gelu: y[i] = vm::gelu(v); break;
+        case Op::gelu_tanh: y[i] = vm::gelu_tanh(v); break;
+        case Op::silu: y[i] = vm::silu(v); break;
         default: y[i] = std::isnan(v) ? v : (v > 0.0f ? v : 0.0f); break;
       }
     });
@@ -45,9 +46,17 @@ HostKernel make_softmax(const ir::Node& n, const ir::Graph&) {
       float m = -INFINITY;
       for (int64_t k = 0; k < inner; ++k) m = std::fmax(m, x[base + k]);
       double s = 0;
-      for (int64_t k = 0; k < inner; ++k) s += std::exp(x[base + k] - m);
+      // exp once into y, then scale (or shift, for log-softmax)
+      float* yr = y + base;
+      for (int64_t k = 0; k < inner; ++k) yr[k] = vm::exp(x[base + k] - m);
+      float sf = 0;
+      for (int64_t k = 0; k < inner; ++k) sf += yr[k];
+      s = sf;
       float ls = static_cast<float>(std::log(s)), inv = static_cast<float>(1.0 / s);
-      for (int64_t k = 0; k < inner; ++k) y[base + k] = log ? x[base + k] - m - ls : std::exp(x[base + k] - m) * inv;
+      if (log)
+        for (int64_t k = 0; k < inner; ++k) yr[k] = x[base + k] - m - ls;
+      else
+        for (int64_t k = 0; k < inner; ++k) yr[k] *= inv;
     });
   };
 }

@@ -1,5 +1,8 @@
 // The cpu device: native kernels where this folder has them; everything else reaches it
 // through decompositions and rewrites.
+#include <cblas.h>
+#include <omp.h>
+
 #include "backends/cpu/kernels.h"
 #include "runtime/registry.h"
 
@@ -47,6 +50,13 @@ class CpuBackend : public runtime::Backend {
 
 }  // namespace
 
-void register_backend() { runtime::register_backend(std::make_unique<CpuBackend>()); }
+void register_backend() {
+  // OpenBLAS only ever runs inside our pool threads: its own threads would spin (sched_yield)
+  // against ours on every call.
+  openblas_set_num_threads(1);
+  // oneDNN's OpenMP likewise: a team started once keeps a thread spinning next to ours.
+  omp_set_num_threads(1);
+  runtime::register_backend(std::make_unique<CpuBackend>());
+}
 
 }  // namespace rlx::backends::cpu

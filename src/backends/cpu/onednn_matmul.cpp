@@ -1,0 +1,154 @@
+// dot_general through oneDNN's matmul (brgemm: AVX-512 for f32, AMX for bf16). Transposed
+// operands are plain strides (no copies); constant weights are reordered once, at compile
+// time, into the layout the kernel wants. oneDNN runs single-threaded inside each of our pool
+// threads on a slice of rows or columns, so there is only one set of threads on the machine.
+#include "backends/cpu/onednn_matmul.h"
+
+#include <omp.h>
+
+#include <dnnl.hpp>
+#include <mutex>
+
+#include "passes/memory_plan.h"
+
+namespace rlx::backends::cpu {
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dt to_dnnl(DType d) { return d == DType::bf16 ? dt::bf16 : dt::f32; }
+
+struct Slice {
+  int64_t lo = 0, hi = 0;  // rows (by_rows) or columns of C
+  dnnl::matmul prim;
+  dnnl::memory::desc a, b, c, scratch;
+  std::shared_ptr<dnnl::memory> packed_b;  // constant weights in the kernel's own layout
+};
+
+struct Plan {
+  int64_t batch = 1, M = 0, K = 0, N = 0;
+  bool a_km = false, b_nk = false;  // A stored [K, M] / B stored [N, K] (transposed)
+  bool by_rows = true;
+  size_t a_elem = 4, b_elem = 4, c_elem = 4;
+  std::vector<Slice> slices;
+};
+
+dnnl::memory::desc strided(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, DType d) {
+  return dnnl::memory::desc({rows, cols}, to_dnnl(d), dnnl::memory::dims{row_stride, col_stride});
+}
+
+// Slice of B (rows k, columns [lo, hi)) as a strided desc over the full B buffer.
+std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b) {
+  omp_set_num_threads(1);  // the weight reorders below must not start an OpenMP team either
+  auto p = std::make_shared<Plan>();
+  p->batch = s.batch;
+  p->M = s.M;
+  p->K = s.K;
+  p->N = s.N;
+  p->a_km = s.a_km;
+  p->b_nk = s.b_nk;
+  p->a_elem = dtype_size(s.a_dtype);
+  p->b_elem = dtype_size(s.b_dtype);
+  p->c_elem = dtype_size(s.c_dtype);
+  int T = num_threads();
+  // Split the rows of C when there are enough, otherwise its columns (decode: M = 1).
+  p->by_rows = s.batch > 1 || s.M >= 32 * T || s.N < 64 * T;
+  int64_t len = s.batch > 1 ? s.M : (p->by_rows ? s.M : s.N);
+  int parts = (s.batch > 1) ? 1 : std::max<int>(1, std::min<int64_t>(T, len / (p->by_rows ? 16 : 64)));
+  if (s.M * s.N * s.K < 32768) parts = 1;
+  for (int i = 0; i < parts; ++i) {
+    Slice sl;
+    int64_t chunk = (len + parts - 1) / parts;
+    sl.lo = i * chunk;
+    sl.hi = std::min(len, sl.lo + chunk);
+    if (sl.lo >= sl.hi) continue;
+    int64_t m = p->by_rows ? sl.hi - sl.lo : s.M, n = p->by_rows ? s.N : sl.hi - sl.lo;
+    sl.a = p->a_km ? strided(m, s.K, 1, s.M, s.a_dtype) : strided(m, s.K, s.K, 1, s.a_dtype);
+    dnnl::memory::desc b_user = p->b_nk ? strided(s.K, n, 1, s.K, s.b_dtype) : strided(s.K, n, s.N, 1, s.b_dtype);
+    sl.c = strided(m, n, s.N, 1, s.c_dtype);
+    dnnl::memory::desc b_want = const_b ? dnnl::memory::desc({s.K, n}, to_dnnl(s.b_dtype), dnnl::memory::format_tag::any) : b_user;
+    // User scratchpads: the same primitive may run in several threads at once (thread-safe run).
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(sl.a, b_want, sl.c), attr, engine());
+    sl.prim = dnnl::matmul(pd);
+    sl.b = pd.weights_desc();
+    sl.scratch = pd.scratchpad_desc();
+    if (const_b) {
+      // Reorder this slice's columns of the constant weights once, into the kernel's layout.
+      const uint8_t* base = static_cast<const uint8_t*>(const_b) +
+                            (p->by_rows ? 0 : (p->b_nk ? sl.lo * s.K : sl.lo) * static_cast<int64_t>(p->b_elem));
+      dnnl::memory src(b_user, engine(), const_cast<uint8_t*>(base));
+      sl.packed_b = std::make_shared<dnnl::memory>(sl.b, engine());
+      dnnl::stream st(engine());
+      dnnl::reorder(src, *sl.packed_b).execute(st, src, *sl.packed_b);
+      st.wait();
+    }
+    p->slices.push_back(std::move(sl));
+  }
+  return p;
+}
+
+void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b, uint8_t* c) {
+  omp_set_num_threads(1);  // oneDNN's OpenMP stays single-threaded inside our pool threads
+  thread_local dnnl::stream stream(engine());
+  int64_t a_off = p.by_rows ? (p.a_km ? sl.lo : sl.lo * p.K) : 0;
+  int64_t c_off = p.by_rows ? sl.lo * p.N : sl.lo;
+  int64_t b_off = p.by_rows ? 0 : (p.b_nk ? sl.lo * p.K : sl.lo);
+  thread_local std::vector<uint8_t> scratch_bytes;
+  size_t need = sl.scratch.get_size();
+  if (scratch_bytes.size() < need) scratch_bytes.resize(need);
+  dnnl::memory am(sl.a, engine(), const_cast<uint8_t*>(a) + a_off * static_cast<int64_t>(p.a_elem));
+  dnnl::memory cm(sl.c, engine(), c + c_off * static_cast<int64_t>(p.c_elem));
+  dnnl::memory sm(sl.scratch, engine(), scratch_bytes.data());
+  if (sl.packed_b) {
+    sl.prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, *sl.packed_b}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
+  } else {
+    dnnl::memory bm(sl.b, engine(), const_cast<uint8_t*>(b) + b_off * static_cast<int64_t>(p.b_elem));
+    sl.prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
+  }
+}
+
+}  // namespace
+
+bool onednn_available() {
+  static const bool ok = [] {
+    try {
+      engine();
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }();
+  return ok;
+}
+
+HostKernel make_onednn_matmul(const MatmulShape& s, const void* const_b) {
+  std::shared_ptr<Plan> plan = build_plan(s, s.batch == 1 ? const_b : nullptr);
+  return [plan](const KernelArgs& a) {
+    const Plan& p = *plan;
+    const uint8_t* A = static_cast<const uint8_t*>(a.in[0].data);
+    const uint8_t* B = static_cast<const uint8_t*>(a.in[1].data);
+    uint8_t* C = static_cast<uint8_t*>(a.out[0].data);
+    if (p.batch > 1) {
+      // one primitive over [M, K]·[K, N], run per batch item across the pool
+      int64_t as = p.M * p.K * static_cast<int64_t>(p.a_elem), bs = p.K * p.N * static_cast<int64_t>(p.b_elem),
+              cs = p.M * p.N * static_cast<int64_t>(p.c_elem);
+      rlx::parallel_for(p.batch, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) execute(p, p.slices[0], A + i * as, B + i * bs, C + i * cs);
+      });
+      return;
+    }
+    rlx::parallel_for(static_cast<int64_t>(p.slices.size()), 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) execute(p, p.slices[static_cast<size_t>(i)], A, B, C);
+    });
+  };
+}
+
+}  // namespace rlx::backends::cpu

@@ -1,0 +1,19 @@
+// oneDNN matmul for the cpu device's dot_general (see onednn_matmul.cpp).
+#pragma once
+#include "backends/cpu/kernels.h"
+
+namespace rlx::backends::cpu {
+
+// C[b] = op(A[b]) · op(B[b]) with A stored [M, K] (or [K, M] when a_km) and B stored [K, N]
+// (or [N, K] when b_nk); C is [batch, M, N] contiguous.
+struct MatmulShape {
+  int64_t batch = 1, M = 0, K = 0, N = 0;
+  bool a_km = false, b_nk = false;
+  DType a_dtype = DType::f32, b_dtype = DType::f32, c_dtype = DType::f32;
+};
+
+bool onednn_available();
+// `const_b`: B's bytes when B is a compile-time constant (reordered once); null otherwise.
+HostKernel make_onednn_matmul(const MatmulShape& shape, const void* const_b);
+
+}  // namespace rlx::backends::cpu

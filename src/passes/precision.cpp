@@ -1,0 +1,37 @@
+#include "passes/precision.h"
+
+#include "ops/builder.h"
+#include "passes/rewrite.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::passes {
+
+Precision precision_from_name(const std::string& name) {
+  if (name == "f32" || name.empty()) return Precision::f32;
+  if (name == "bf16") return Precision::bf16;
+  if (name == "amp") return Precision::amp;
+  throw Error(ErrorKind::invalid_argument, cat("unknown precision '", name, "' (choose f32, bf16 or amp)"));
+}
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::f32: return "f32";
+    case Precision::bf16: return "bf16";
+    case Precision::amp: return "amp";
+  }
+  return "?";
+}
+
+ir::Graph apply_precision(const ir::Graph& g, Precision p) {
+  if (p == Precision::f32) return g;
+  Rule rule{"bf16-matmul", [](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
+    if (op != Op::dot_general || b.dtype(in[0]) != DType::f32 || attrs.has("out")) return std::nullopt;
+    Attrs a = attrs;
+    a.set("out", DType::f32);
+    return b.emit_plain(op, {b.cast(in[0], DType::bf16), b.cast(in[1], DType::bf16)}, a, ir::Path::native);
+  }};
+  return rewrite(g, {rule}, "precision");
+}
+
+}  // namespace rlx::passes
