@@ -1,7 +1,163 @@
-#include "formats/onnx/importer.h"
+// Control flow, inlined: If (a known condition picks its branch; otherwise both branches run
+// and their outputs are selected elementwise), Loop (unrolled for a known trip count and
+// condition) and Scan (unrolled over the static scan length, any axes and directions).
+#include "formats/onnx/ops_util.h"
+#include "rlx/error.h"
 
 namespace rlx::formats::onnx {
 
-void register_control(OpTable&) {}
+namespace {
+
+// Unrolling beyond this many iterations would make graphs too large to compile usefully.
+constexpr int64_t kMaxUnroll = 4096;
+
+std::optional<bool> known_bool(FoldingBuilder& b, ValueId v) {
+  if (const Tensor* t = b.constant_value(v)) return t->at_f64(0) != 0;
+  if (auto t = b.evaluate(v)) return t->at_f64(0) != 0;
+  return std::nullopt;
+}
+
+std::vector<ValueId> if_op(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId cond = c.in(0);
+  const auto& then_g = c.attr_g("then_branch");
+  const auto& else_g = c.attr_g("else_branch");
+  if (const Tensor* t = b.constant_value(cond))
+    return c.imp.inline_subgraph(t->at_f64(0) != 0 ? then_g : else_g, {}, c.label() + (t->at_f64(0) != 0 ? " then_branch" : " else_branch"));
+  std::vector<ValueId> th = c.imp.inline_subgraph(then_g, {}, c.label() + " then_branch");
+  std::vector<ValueId> el = c.imp.inline_subgraph(else_g, {}, c.label() + " else_branch");
+  bool same = th.size() == el.size();
+  for (size_t i = 0; same && i < th.size(); ++i) same = b.type(th[i]) == b.type(el[i]);
+  if (same) {
+    ValueId cs = b.reshape(cond, {});
+    std::vector<ValueId> out;
+    for (size_t i = 0; i < th.size(); ++i) out.push_back(b.select(cs, th[i], el[i]));
+    return out;
+  }
+  // Branches of different shapes: the condition must be known (a given input's value).
+  auto known = known_bool(b, cond);
+  if (!known) c.fail("branches with different output shapes need a condition known at import");
+  return *known ? th : el;
+}
+
+std::vector<ValueId> loop(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  const auto& body = c.attr_g("body");
+  int64_t trip = kMaxUnroll + 1;
+  if (c.has(0)) {
+    trip = c.ints(0, "trip count M")[0];
+    if (trip > kMaxUnroll) c.fail(cat("a trip count of ", trip, " (unrolling stops at ", kMaxUnroll, ")"));
+  }
+  ValueId cond = c.has(1) ? c.in(1) : b.scalar(DType::boolean, 1);
+  size_t n_carried = c.num_inputs() > 2 ? c.num_inputs() - 2 : 0;
+  std::vector<ValueId> carried;
+  for (size_t i = 0; i < n_carried; ++i) carried.push_back(c.in(2 + i));
+  size_t n_scan = static_cast<size_t>(body.output_size()) - 1 - n_carried;
+  std::vector<std::vector<ValueId>> scans(n_scan);
+  for (int64_t it = 0; it < trip; ++it) {
+    auto go = known_bool(b, cond);
+    if (!go) c.fail("a loop condition that depends on run-time values (only known conditions unroll)");
+    if (!*go) break;
+    if (it == kMaxUnroll) c.fail(cat("more than ", kMaxUnroll, " iterations"));
+    std::vector<ValueId> ins = {b.scalar(DType::i64, static_cast<double>(it)), cond};
+    ins.insert(ins.end(), carried.begin(), carried.end());
+    std::vector<ValueId> outs = c.imp.inline_subgraph(body, ins, cat(c.label(), " body (iteration ", it, ")"));
+    cond = outs[0];
+    for (size_t i = 0; i < n_carried; ++i) carried[i] = outs[1 + i];
+    for (size_t i = 0; i < n_scan; ++i) scans[i].push_back(outs[1 + n_carried + i]);
+  }
+  std::vector<ValueId> result = carried;
+  for (size_t i = 0; i < n_scan; ++i) {
+    if (scans[i].empty()) c.fail("a scan output of a loop that runs zero times (its shape is unknown)");
+    std::vector<ValueId> parts;
+    for (ValueId v : scans[i]) parts.push_back(insert_axes(b, v, {0}));
+    result.push_back(b.concat(parts, 0));
+  }
+  return result;
+}
+
+// One Scan over scan inputs already in [seq, …] layout per the axes attributes.
+std::vector<ValueId> scan_core(NodeCtx& c, std::vector<ValueId> state, std::vector<ValueId> xs, const Ints& in_axes, const Ints& in_dirs,
+                               const Ints& out_axes, const Ints& out_dirs) {
+  FoldingBuilder& b = c.b;
+  const auto& body = c.attr_g("body");
+  size_t n_state = state.size();
+  size_t n_out = static_cast<size_t>(body.output_size()) - n_state;
+  if (xs.empty()) c.invalid("a Scan without scan inputs");
+  Dim len = b.shape(xs[0])[static_cast<size_t>(in_axes[0])];
+  if (!len.is_static()) c.fail("a scan over a symbolic length");
+  int64_t n = len.value();
+  if (n > kMaxUnroll) c.fail(cat("a scan of ", n, " steps (unrolling stops at ", kMaxUnroll, ")"));
+  std::vector<std::vector<ValueId>> outs(n_out);
+  for (int64_t t = 0; t < n; ++t) {
+    std::vector<ValueId> ins = state;
+    for (size_t k = 0; k < xs.size(); ++k) {
+      int64_t ax = in_axes[k];
+      int64_t pos = in_dirs[k] ? n - 1 - t : t;
+      ins.push_back(remove_axes(b, b.slice_axis(xs[k], ax, Dim(pos), Dim(pos + 1)), {ax}));
+    }
+    std::vector<ValueId> r = c.imp.inline_subgraph(body, ins, cat(c.label(), " body (step ", t, ")"));
+    for (size_t i = 0; i < n_state; ++i) state[i] = r[i];
+    for (size_t i = 0; i < n_out; ++i) outs[i].push_back(r[n_state + i]);
+  }
+  std::vector<ValueId> result = state;
+  for (size_t i = 0; i < n_out; ++i) {
+    if (out_dirs[i]) std::reverse(outs[i].begin(), outs[i].end());
+    int64_t ax = out_axes[i];
+    int64_t r = static_cast<int64_t>(b.rank(outs[i][0])) + 1;
+    if (ax < 0) ax += r;
+    std::vector<ValueId> parts;
+    for (ValueId v : outs[i]) parts.push_back(insert_axes(b, v, {ax}));
+    result.push_back(b.concat(parts, ax));
+  }
+  return result;
+}
+
+std::vector<ValueId> scan(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  const auto& body = c.attr_g("body");
+  int64_t n_scan_in = c.attr_i("num_scan_inputs", 0);
+  size_t first = c.opset < 9 ? 1 : 0;  // opset 8 starts with sequence_lens
+  std::vector<ValueId> all;
+  for (size_t i = first; i < c.num_inputs(); ++i) all.push_back(c.in(i));
+  size_t n_state = all.size() - static_cast<size_t>(n_scan_in);
+  size_t n_out = static_cast<size_t>(body.output_size()) - n_state;
+  std::vector<ValueId> state(all.begin(), all.begin() + static_cast<int64_t>(n_state));
+  std::vector<ValueId> xs(all.begin() + static_cast<int64_t>(n_state), all.end());
+  if (c.opset >= 9) {
+    Ints in_axes = c.attr_ints("scan_input_axes", Ints(xs.size(), 0));
+    Ints in_dirs = c.attr_ints("scan_input_directions", Ints(xs.size(), 0));
+    Ints out_axes = c.attr_ints("scan_output_axes", Ints(n_out, 0));
+    Ints out_dirs = c.attr_ints("scan_output_directions", Ints(n_out, 0));
+    for (size_t k = 0; k < xs.size(); ++k) in_axes[k] = c.axis(in_axes[k], c.rank(xs[k]));
+    return scan_core(c, state, xs, in_axes, in_dirs, out_axes, out_dirs);
+  }
+  // Opset 8: a leading batch axis on everything; scan axis 1; `directions` per input.
+  if (c.has(0)) c.fail("sequence_lens (variable-length batches)");
+  Ints dirs = c.attr_ints("directions", Ints(xs.size(), 0));
+  Dim batch = b.shape(xs[0])[0];
+  if (!batch.is_static()) c.fail("a symbolic batch");
+  std::vector<std::vector<ValueId>> per(n_state + n_out);
+  for (int64_t bi = 0; bi < batch.value(); ++bi) {
+    std::vector<ValueId> st, x;
+    for (ValueId v : state) st.push_back(remove_axes(b, b.slice_axis(v, 0, Dim(bi), Dim(bi + 1)), {0}));
+    for (ValueId v : xs) x.push_back(remove_axes(b, b.slice_axis(v, 0, Dim(bi), Dim(bi + 1)), {0}));
+    std::vector<ValueId> r = scan_core(c, st, x, Ints(xs.size(), 0), dirs, Ints(n_out, 0), Ints(n_out, 0));
+    for (size_t i = 0; i < r.size(); ++i) per[i].push_back(insert_axes(b, r[i], {0}));
+  }
+  std::vector<ValueId> result;
+  for (auto& p : per) result.push_back(b.concat(p, 0));
+  return result;
+}
+
+}  // namespace
+
+void register_control(OpTable& t) {
+  t.insert(t.end(), {
+                        {"", "If", 1, if_op},
+                        {"", "Loop", 1, loop},
+                        {"", "Scan", 8, scan},
+                    });
+}
 
 }  // namespace rlx::formats::onnx
