@@ -12,11 +12,27 @@ namespace {
 
 using ir::Type;
 
-// q[B, Hq, Sq, D], k[B, Hkv, Skv, D], v[B, Hkv, Skv, Dv], bias broadcastable to [B, Hq, Sq, Skv].
+// Layout bhsd (default): q[B, Hq, Sq, D], k[B, Hkv, Skv, D], v[B, Hkv, Skv, Dv] → [B, Hq, Sq, Dv].
+// Layout bshd: the same with heads and positions swapped ([B, S, H, D]), as projections produce
+// them — no transposes around the op. The bias is always broadcastable to [B, Hq, Sq, Skv].
 // Causal masks align the query block with the end of the keys (KV cache): query i sits at
 // position i + Skv - Sq. sliding_window also hides keys at or before position - window.
+Type swap_heads(Type t) {
+  std::swap(t.shape[1], t.shape[2]);
+  return t;
+}
+
+std::vector<Type> infer_attention_bhsd(Op op, const std::vector<Type>& in, const Attrs& a);
+
 std::vector<Type> infer_attention(Op op, const std::vector<Type>& in, const Attrs& a) {
   for (int i = 0; i < 3; ++i) require_rank(op, in[i], 4, i == 0 ? "q" : i == 1 ? "k" : "v");
+  if (a.s("layout") == "bhsd") return infer_attention_bhsd(op, in, a);
+  std::vector<Type> t = in;
+  for (int i = 0; i < 3; ++i) t[i] = swap_heads(in[i]);
+  return {swap_heads(infer_attention_bhsd(op, t, a)[0])};
+}
+
+std::vector<Type> infer_attention_bhsd(Op op, const std::vector<Type>& in, const Attrs& a) {
   require_same_dtype(op, in, 0, 2);
   require_dtype(op, in[0], is_float(in[0].dtype), "a float type", "q");
   const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
@@ -50,6 +66,14 @@ ValueId repeat_heads(Builder& b, ValueId x, int64_t groups) {
 }
 
 std::vector<ValueId> decompose_attention(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
+  if (a.s("layout") == "bshd") {
+    // transpose to bhsd, attend (resolved again for the device), transpose back
+    std::vector<ValueId> t = in;
+    for (int i = 0; i < 3; ++i) t[static_cast<size_t>(i)] = b.transpose(in[static_cast<size_t>(i)], {0, 2, 1, 3});
+    Attrs bh = a;
+    bh.set("layout", std::string("bhsd"));
+    return {b.transpose(b.emit1(Op::attention, t, bh), {0, 2, 1, 3})};
+  }
   DType d = b.dtype(in[0]);
   DType cd = (d == DType::f16 || d == DType::bf16) ? DType::f32 : d;
   const Shape& qs = b.shape(in[0]);

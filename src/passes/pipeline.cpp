@@ -5,6 +5,7 @@
 
 #include "ir/text.h"
 #include "ops/verify.h"
+#include "passes/attention_layout.h"
 #include "passes/fuse.h"
 #include "passes/legalize.h"
 #include "passes/memory_plan.h"
@@ -76,7 +77,7 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
   if (stop("cse")) return true;
   g = eliminate_dead_code(g);
   if (stop("dce")) return true;
-  if (opts.fuse) g = eliminate_dead_code(fuse_elementwise(g, device));
+  if (opts.fuse) g = eliminate_dead_code(fuse_elementwise(fold_attention_transposes(g, device), device));
   return stop("fuse");
 }
 

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "ops/builder.h"
 #include "ops/rules.h"
 #include "rlx/error.h"
+#include "util/half.h"
+#include "util/quant_blocks.h"
 #include "util/scalar.h"
 #include "util/strings.h"
 
@@ -18,12 +21,12 @@ using ir::Attrs;
 using ir::Op;
 using ir::Type;
 
-enum class Fill { normal, positive, unit, distinct, boolean, index, label, small_int };
+enum class Fill { normal, positive, unit, distinct, boolean, index, label, small_int, packed };
 
 struct Operand {
   Type type;
   Fill fill = Fill::normal;
-  int64_t range = 0;  // index/label: values in [0, range)
+  int64_t range = 0;  // index/label: values in [0, range); packed: the quant::BlockType
 };
 
 struct Spec {
@@ -38,7 +41,52 @@ const std::vector<DType> kFloats = {DType::f32, DType::f64, DType::f16, DType::b
 
 Shape S(std::vector<int64_t> d) { return shape_of(d); }
 
+// Valid blocks of a packed type: random quants with small finite scales (random f16 bits
+// would often be inf or NaN).
+Tensor packed_input(const Operand& o, std::mt19937& rng) {
+  std::vector<int64_t> shape = shape_values(o.type.shape);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<uint8_t> bytes(static_cast<size_t>(n));
+  for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+  auto t = static_cast<quant::BlockType>(o.range);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto put_half = [&](int64_t at, float v) {
+    uint16_t h = t == quant::BlockType::bf16 ? f32_to_bf16(v) : f32_to_f16(v);
+    std::memcpy(&bytes[static_cast<size_t>(at)], &h, 2);
+  };
+  // Byte offsets of the f16 scales in a block, and the largest |quant × sub-scale| of the type:
+  // scales are drawn so that decoded values stay below ~1 (dot products then keep f32 accuracy).
+  std::vector<int> halves;
+  float range = 1;
+  switch (t) {
+    case quant::BlockType::q4_0: halves = {0}, range = 8; break;
+    case quant::BlockType::q5_0: halves = {0}, range = 16; break;
+    case quant::BlockType::q8_0: halves = {0}, range = 128; break;
+    case quant::BlockType::q4_1: halves = {0, 2}, range = 16; break;
+    case quant::BlockType::q5_1: halves = {0, 2}, range = 32; break;
+    case quant::BlockType::q4_k: halves = {0, 2}, range = 1000; break;
+    case quant::BlockType::q5_k: halves = {0, 2}, range = 2000; break;
+    case quant::BlockType::q2_k: halves = {80, 82}, range = 45; break;
+    case quant::BlockType::q3_k: halves = {108}, range = 128; break;
+    case quant::BlockType::q6_k: halves = {208}, range = 4096; break;
+    default: break;
+  }
+  std::uniform_real_distribution<float> scale(0.2f / range, 1.0f / range);
+  int64_t bb = quant::block_bytes(t);
+  for (int64_t b = 0; b + bb <= n; b += bb) {
+    if (t == quant::BlockType::f16 || t == quant::BlockType::bf16) put_half(b, normal(rng));
+    if (t == quant::BlockType::q8_k) {
+      float d = scale(rng) / 128;
+      std::memcpy(&bytes[static_cast<size_t>(b)], &d, 4);
+    }
+    for (int off : halves) put_half(b + off, scale(rng));
+  }
+  return Tensor::from_bytes(DType::u8, shape, bytes.data(), bytes.size());
+}
+
 Tensor make_input(const Operand& o, std::mt19937& rng, bool transposed_view) {
+  if (o.fill == Fill::packed) return packed_input(o, rng);
   std::vector<int64_t> shape = shape_values(o.type.shape);
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -311,6 +359,10 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
             Attrs{{"mask", std::string("sliding_window")}, {"window", int64_t{3}}, {"softcap", 5.0}}, "sliding window + softcap");
         add({{{d, S({2, 2, 3, 4})}}, {{d, S({2, 2, 5, 4})}}, {{d, S({2, 2, 5, 4})}}, {{d, S({2, 1, 1, 5})}}},
             Attrs{{"mask", std::string("additive")}, {"scale", 0.3}}, "additive bias");
+        add({{{d, S({2, 5, 4, 8})}}, {{d, S({2, 7, 2, 8})}}, {{d, S({2, 7, 2, 6})}}},
+            Attrs{{"mask", std::string("causal")}, {"layout", std::string("bshd")}}, "bshd, GQA, causal");
+        add({{{d, S({2, 3, 2, 4})}}, {{d, S({2, 3, 2, 4})}}, {{d, S({2, 3, 2, 4})}}, {{d, S({2, 1, 1, 3})}}},
+            Attrs{{"mask", std::string("additive")}, {"layout", std::string("bshd")}}, "bshd, additive");
       }
       break;
     case Op::layer_norm:
@@ -367,6 +419,32 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           add({{{d, S({1, 2, 5, 5})}}}, Attrs{{"kernel", ir::Ints{3, 3}}, {"pads", ir::Ints{1, 1, 1, 1}}, {"count_include_pad", true}}, "count pads");
       }
       if (op == Op::max_pool) add({{{DType::i32, S({1, 2, 6, 6})}}}, Attrs{{"kernel", ir::Ints{2, 3}}, {"strides", ir::Ints{2, 3}}});
+      break;
+    case Op::dequantize:
+      for (int i = 0; i < quant::kNumBlockTypes; ++i) {
+        auto t = static_cast<quant::BlockType>(i);
+        int64_t rb = *quant::row_bytes(t, 256);
+        Attrs a{{"type", std::string(quant::block_type_name(t))}, {"shape", S({3, 256})}};
+        add({{{DType::u8, S({3, rb})}, Fill::packed, i}}, a);
+        if (t == quant::BlockType::q8_0 || t == quant::BlockType::q4_k)
+          add({{{DType::u8, S({3 * rb})}, Fill::packed, i}}, a, "flat bytes");
+      }
+      break;
+    case Op::dequant_matmul:
+      for (int i = 0; i < quant::kNumBlockTypes; ++i) {
+        auto t = static_cast<quant::BlockType>(i);
+        bool fast = t == quant::BlockType::q8_0 || t == quant::BlockType::q4_0 || t == quant::BlockType::q4_k ||
+                    t == quant::BlockType::q6_k || t == quant::BlockType::f16 || t == quant::BlockType::bf16;
+        int64_t K = 512, N = 70, rb = *quant::row_bytes(t, K);
+        Attrs a{{"type", std::string(quant::block_type_name(t))}, {"n", N}, {"k", K}};
+        Operand w{{DType::u8, S({N, rb})}, Fill::packed, i};
+        add({{{DType::f32, S({1, K})}}, w}, a, "one row (decode)");
+        if (!fast) continue;
+        add({{{DType::f32, S({2, 3, K})}}, w}, a, "six rows");
+        add({{{DType::f32, S({20, K})}}, w}, a, "tiles + GEMM");
+        add({{{DType::bf16, S({3, K})}}, w}, a, "bf16 x");
+        add({{{DType::f32, S({2, K})}}, {{DType::u8, S({N * rb})}, Fill::packed, i}}, a, "flat bytes");
+      }
       break;
     default:
       return elementwise_specs(op);

@@ -19,10 +19,13 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph&) {
   std::string mask = node.attrs.s("mask");
   double scale_attr = node.attrs.f("scale"), cap = node.attrs.f("softcap");
   int64_t window = node.attrs.i("window");
+  bool bshd = node.attrs.s("layout") == "bshd";
   return [=](const KernelArgs& a) {
     const HostView &q = a.in[0], &k = a.in[1], &v = a.in[2], &y = a.out[0];
-    int64_t B = q.shape[0], H = q.shape[1], Sq = q.shape[2], D = q.shape[3];
-    int64_t Hk = k.shape[1], Sk = k.shape[2], Dv = v.shape[3];
+    int64_t B = q.shape[0], H = q.shape[bshd ? 2 : 1], Sq = q.shape[bshd ? 1 : 2], D = q.shape[3];
+    int64_t Hk = k.shape[bshd ? 2 : 1], Sk = k.shape[bshd ? 1 : 2], Dv = v.shape[3];
+    // bshd: heads interleave within a position, so rows of one head are H·D apart
+    int64_t ldq = bshd ? H * D : D, ldk = bshd ? Hk * D : D, ldv = bshd ? Hk * Dv : Dv, ldy = bshd ? H * Dv : Dv;
     int64_t group = H / Hk;
     float scale = static_cast<float>(scale_attr != 0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(D)));
     bool causal = mask == "causal" || mask == "sliding_window";
@@ -38,12 +41,12 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph&) {
       std::vector<float> s(static_cast<size_t>(Sq * Sk));
       for (int64_t bh = lo; bh < hi; ++bh) {
         int64_t b = bh / H, h = bh % H, hk = h / group;
-        const float* qp = q.as<float>() + (b * H + h) * Sq * D;
-        const float* kp = k.as<float>() + (b * Hk + hk) * Sk * D;
-        const float* vp = v.as<float>() + (b * Hk + hk) * Sk * Dv;
-        float* yp = y.as<float>() + (b * H + h) * Sq * Dv;
+        const float* qp = q.as<float>() + (bshd ? b * Sq * H * D + h * D : (b * H + h) * Sq * D);
+        const float* kp = k.as<float>() + (bshd ? b * Sk * Hk * D + hk * D : (b * Hk + hk) * Sk * D);
+        const float* vp = v.as<float>() + (bshd ? b * Sk * Hk * Dv + hk * Dv : (b * Hk + hk) * Sk * Dv);
+        float* yp = y.as<float>() + (bshd ? b * Sq * H * Dv + h * Dv : (b * H + h) * Sq * Dv);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(Sq), static_cast<int>(Sk), static_cast<int>(D), scale, qp,
-                    static_cast<int>(D), kp, static_cast<int>(D), 0.0f, s.data(), static_cast<int>(Sk));
+                    static_cast<int>(ldq), kp, static_cast<int>(ldk), 0.0f, s.data(), static_cast<int>(Sk));
         for (int64_t i = 0; i < Sq; ++i) {
           float* row = s.data() + i * Sk;
           int64_t pos = i + Sk - Sq;  // the query's position among the keys (KV cache aligned)
@@ -68,7 +71,7 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph&) {
           if (end <= begin) std::fill(row, row + Sk, std::numeric_limits<float>::quiet_NaN());
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(Sq), static_cast<int>(Dv), static_cast<int>(Sk), 1.0f, s.data(),
-                    static_cast<int>(Sk), vp, static_cast<int>(Dv), 0.0f, yp, static_cast<int>(Dv));
+                    static_cast<int>(Sk), vp, static_cast<int>(ldv), 0.0f, yp, static_cast<int>(ldy));
       }
     });
   };

@@ -138,8 +138,13 @@ void embedding(const KernelArgs& a) {
 
 void attention(const KernelArgs& a) {
   const HostView &q = a.in[0], &k = a.in[1], &v = a.in[2], &y = a.out[0];
-  int64_t B = q.shape[0], Hq = q.shape[1], Sq = q.shape[2], D = q.shape[3];
-  int64_t Hk = k.shape[1], Sk = k.shape[2], Dv = v.shape[3];
+  bool bshd = a.node.attrs.s("layout") == "bshd";
+  int64_t B = q.shape[0], Hq = q.shape[bshd ? 2 : 1], Sq = q.shape[bshd ? 1 : 2], D = q.shape[3];
+  int64_t Hk = k.shape[bshd ? 2 : 1], Sk = k.shape[bshd ? 1 : 2], Dv = v.shape[3];
+  // flat index of (batch, head, position, feature) in a tensor with H heads, S positions, F features
+  auto at = [bshd](int64_t b, int64_t h, int64_t s, int64_t f, int64_t H, int64_t S, int64_t F) {
+    return bshd ? ((b * S + s) * H + h) * F + f : ((b * H + h) * S + s) * F + f;
+  };
   const std::string& mask = a.node.attrs.s("mask");
   double scale = a.node.attrs.f("scale");
   if (scale == 0) scale = 1.0 / std::sqrt(static_cast<double>(D));
@@ -157,7 +162,7 @@ void attention(const KernelArgs& a) {
         double m = -INFINITY;
         for (int64_t j = 0; j < Sk; ++j) {
           double dot = 0;
-          for (int64_t d = 0; d < D; ++d) dot += rd(q, ((b * Hq + h) * Sq + i) * D + d) * rd(k, ((b * Hk + hk) * Sk + j) * D + d);
+          for (int64_t d = 0; d < D; ++d) dot += rd(q, at(b, h, i, d, Hq, Sq, D)) * rd(k, at(b, hk, j, d, Hk, Sk, D));
           double sc = dot * scale;
           if (cap > 0) sc = cap * std::tanh(sc / cap);
           if (!bias_idx.empty()) sc += rd(a.in[3], bias_idx[static_cast<size_t>(((b * Hq + h) * Sq + i) * Sk + j)]);
@@ -176,8 +181,8 @@ void attention(const KernelArgs& a) {
         }
         for (int64_t d = 0; d < Dv; ++d) {
           double acc = 0;
-          for (int64_t j = 0; j < Sk; ++j) acc += s[static_cast<size_t>(j)] / total * rd(v, ((b * Hk + hk) * Sk + j) * Dv + d);
-          wd(y, ((b * Hq + h) * Sq + i) * Dv + d, acc);
+          for (int64_t j = 0; j < Sk; ++j) acc += s[static_cast<size_t>(j)] / total * rd(v, at(b, hk, j, d, Hk, Sk, Dv));
+          wd(y, at(b, h, i, d, Hq, Sq, Dv), acc);
         }
       }
     }
