@@ -3,12 +3,17 @@
 // with a least-squares refit), so its bytes differ from llama.cpp's but decode the same way.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "formats/tensor_view.h"
 #include "rlx/tensor.h"
+#include "util/quant_blocks.h"
 
 namespace rlx::formats {
+
+// The packed type kernels consume for a file type (ggml blocks, F16, BF16); nullopt otherwise.
+std::optional<quant::BlockType> block_type_of(WeightType type);
 
 // Whether dequantize_row() can decode `type` (every float, integer and listed ggml type;
 // not C64, the sub-byte F4/F6 storage types, or `unsupported`).

@@ -51,6 +51,7 @@ void register_nn(RuleTable& t);
 void register_attention(RuleTable& t);
 void register_conv_pool(RuleTable& t);
 void register_region(RuleTable& t);
+void register_quant(RuleTable& t);
 void register_vjp_elementwise(RuleTable& t);
 void register_vjp_structural(RuleTable& t);
 void register_vjp_nn(RuleTable& t);

@@ -24,6 +24,7 @@ void register_reduce(KernelTable& t);
 void register_linalg(KernelTable& t);
 void register_movement(KernelTable& t);
 void register_nn(KernelTable& t);
+void register_quant(KernelTable& t);
 const KernelTable& kernels();
 
 // ---- element access in wide types

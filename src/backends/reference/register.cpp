@@ -12,6 +12,7 @@ const KernelTable& kernels() {
     register_linalg(k);
     register_movement(k);
     register_nn(k);
+    register_quant(k);
     return k;
   }();
   return t;

@@ -1,0 +1,87 @@
+// Packed (block-quantized) weights: dequantize (MIR) decodes ggml blocks to f32, and
+// dequant_matmul (HIR) multiplies by a packed weight matrix, linear(x, dequantize(W)). Devices
+// with a native dequant_matmul decode on the fly and never materialize W.
+#include "ops/builder.h"
+#include "ops/infer_util.h"
+#include "ops/rules.h"
+#include "util/quant_blocks.h"
+
+namespace rlx::ops {
+
+namespace {
+
+using ir::Type;
+
+quant::BlockType block_type(Op op, const Attrs& a) {
+  auto t = quant::block_type_from_name(a.s("type"));
+  if (!t) type_error(op, cat("unknown packed type '", a.s("type"), "'"));
+  return *t;
+}
+
+// Bytes of one row of k elements, checking that k holds whole blocks.
+int64_t packed_row_bytes(Op op, quant::BlockType t, int64_t k) {
+  auto rb = quant::row_bytes(t, k);
+  if (!rb || k <= 0)
+    type_error(op, cat("rows of ", k, " elements are not whole ", quant::block_type_name(t), " blocks of ", quant::block_elems(t)));
+  return *rb;
+}
+
+// packed u8[d…, row bytes] → f32[d…, k]; or u8[total bytes] → f32[static shape].
+std::vector<Type> infer_dequantize(Op op, const std::vector<Type>& in, const Attrs& a) {
+  quant::BlockType t = block_type(op, a);
+  require_dtype(op, in[0], in[0].dtype == DType::u8, "u8 (packed blocks)");
+  const Shape& p = in[0].shape;
+  const Shape& s = a.dims("shape");
+  if (p.empty() || s.empty()) type_error(op, "the packed input and the shape must have rank ≥ 1");
+  auto k = s.back().try_value();
+  if (!k) type_error(op, "the last dim of shape must be static");
+  int64_t rb = packed_row_bytes(op, t, *k);
+  if (p.size() == s.size()) {
+    for (size_t i = 0; i + 1 < s.size(); ++i)
+      if (p[i] != s[i]) type_error(op, cat("packed input ", shape_str(p), " and shape ", shape_str(s), " differ in dim ", i));
+    if (p.back() != Dim(rb)) type_error(op, cat("rows of ", *k, " ", quant::block_type_name(t), " values take ", rb, " bytes, got ", p.back().str()));
+  } else if (p.size() == 1 && shape_is_static(s)) {
+    int64_t rows = shape_numel(s).value() / *k;
+    if (p[0] != Dim(rows * rb)) type_error(op, cat(shape_str(s), " in ", quant::block_type_name(t), " takes ", rows * rb, " bytes, got ", p[0].str()));
+  } else {
+    type_error(op, cat("packed input ", shape_str(p), " must be [", shape_str(s), " rows…, row bytes] or flat bytes"));
+  }
+  return {{DType::f32, s}};
+}
+
+// x[..., k] · Wᵀ, W[n, k] packed as u8[n, row bytes] or u8[n · row bytes].
+std::vector<Type> infer_dequant_matmul(Op op, const std::vector<Type>& in, const Attrs& a) {
+  quant::BlockType t = block_type(op, a);
+  int64_t n = a.i("n"), k = a.i("k");
+  if (n <= 0 || k <= 0) type_error(op, cat("n=", n, " and k=", k, " must be positive"));
+  int64_t rb = packed_row_bytes(op, t, k);
+  require_dtype(op, in[0], is_float(in[0].dtype), "a float type", "x");
+  require_dtype(op, in[1], in[1].dtype == DType::u8, "u8 (packed blocks)", "weight");
+  const Shape& x = in[0].shape;
+  const Shape& w = in[1].shape;
+  if (x.empty() || x.back() != Dim(k)) type_error(op, cat("x must be [..., ", k, "], got ", shape_str(x)));
+  bool ok = (w.size() == 2 && w[0] == Dim(n) && w[1] == Dim(rb)) || (w.size() == 1 && w[0] == Dim(n * rb));
+  if (!ok) type_error(op, cat("a [", n, ", ", k, "] ", quant::block_type_name(t), " weight is u8[", n, ", ", rb, "] or u8[", n * rb, "], got ", shape_str(w)));
+  Shape out = x;
+  out.back() = Dim(n);
+  return {{in[0].dtype, out}};
+}
+
+// Half-precision x is widened: the product is taken at the weights' f32 precision and only
+// the result is rounded to x's dtype.
+std::vector<ValueId> decompose_dequant_matmul(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
+  Shape ws = {Dim(a.i("n")), Dim(a.i("k"))};
+  ValueId w = b.emit1(Op::dequantize, {in[1]}, Attrs{{"type", a.s("type")}, {"shape", ws}});
+  DType d = b.dtype(in[0]);
+  DType cd = d == DType::f64 ? d : DType::f32;
+  return {b.cast(b.emit1(Op::linear, {b.cast(in[0], cd), b.cast(w, cd)}), d)};
+}
+
+}  // namespace
+
+void register_quant(RuleTable& t) {
+  t[static_cast<size_t>(Op::dequantize)] = {infer_dequantize, nullptr, nullptr, /*no_gradient=*/true};
+  t[static_cast<size_t>(Op::dequant_matmul)] = {infer_dequant_matmul, decompose_dequant_matmul};
+}
+
+}  // namespace rlx::ops
