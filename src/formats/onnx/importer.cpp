@@ -36,6 +36,7 @@ const OpTable& table() {
     register_pool(r);
     register_norm(r);
     register_resize(r);
+    register_sample(r);
     register_rnn(r);
     register_control(r);
     register_quant(r);

@@ -132,6 +132,7 @@ void register_nn(OpTable& t);
 void register_pool(OpTable& t);
 void register_norm(OpTable& t);
 void register_resize(OpTable& t);
+void register_sample(OpTable& t);
 void register_rnn(OpTable& t);
 void register_control(OpTable& t);
 void register_quant(OpTable& t);

@@ -207,7 +207,7 @@ std::vector<ValueId> cast(NodeCtx& c) {
   // Opset 1-5 named the type as a string ("FLOAT").
   const auto* a = c.attr("to");
   if (!a) c.invalid("attribute 'to' is missing");
-  int64_t to = a->type() == ::onnx::AttributeProto::STRING ? ::onnx::TensorProto::UNDEFINED : a->i();
+  int64_t to = a->type() == ::onnx::AttributeProto::STRING ? int64_t{::onnx::TensorProto::UNDEFINED} : a->i();
   if (a->type() == ::onnx::AttributeProto::STRING) {
     ::onnx::TensorProto::DataType t;
     if (!::onnx::TensorProto::DataType_Parse(a->s(), &t)) c.invalid(cat("unknown type '", a->s(), "'"));

@@ -1,4 +1,5 @@
 // Activations, Gemm/MatMul/Einsum and the training-domain optimizers (ai.onnx.preview.training).
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -346,6 +347,34 @@ std::vector<ValueId> adam(NodeCtx& c) {
   return xs;
 }
 
+// Det by the Leibniz formula over the last two dims (exact for the small matrices it allows).
+std::vector<ValueId> det(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = c.in(0);
+  Shape s = c.shape(x);
+  int64_t r = c.rank(x);
+  if (r < 2 || s[static_cast<size_t>(r - 1)] != s[static_cast<size_t>(r - 2)] || !s.back().is_static()) c.invalid("needs square matrices of a static size");
+  int64_t n = s.back().value();
+  if (n > 6) c.fail(cat(n, "x", n, " matrices (the Leibniz expansion stops at 6x6)"));
+  Shape batch(s.begin(), s.end() - 2);
+  auto entry = [&](int64_t i, int64_t j) {
+    ValueId e = b.slice_axis(b.slice_axis(x, r - 2, Dim(i), Dim(i + 1)), r - 1, Dim(j), Dim(j + 1));
+    return b.reshape(e, batch);
+  };
+  std::vector<int64_t> perm = iota_ints(n);
+  ValueId acc = kNoValue;
+  do {
+    int inversions = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i + 1; j < n; ++j) inversions += perm[static_cast<size_t>(i)] > perm[static_cast<size_t>(j)];
+    ValueId term = entry(0, perm[0]);
+    for (int64_t i = 1; i < n; ++i) term = b.mul(term, entry(i, perm[static_cast<size_t>(i)]));
+    if (acc == kNoValue) acc = inversions % 2 ? b.unary(Op::neg, term) : term;
+    else acc = inversions % 2 ? b.sub(acc, term) : b.add(acc, term);
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  return one(acc);
+}
+
 }  // namespace
 
 void register_math(OpTable& t) {
@@ -365,6 +394,7 @@ void register_math(OpTable& t) {
                         {"", "Gemm", 1, gemm},
                         {"", "MatMul", 1, matmul},
                         {"", "Einsum", 12, einsum},
+                        {"", "Det", 11, det},
                         {"ai.onnx.preview.training", "Adagrad", 1, adagrad},
                         {"ai.onnx.preview.training", "Momentum", 1, momentum},
                         {"ai.onnx.preview.training", "Adam", 1, adam},
