@@ -16,7 +16,7 @@ namespace rlx::cli {
 const std::vector<BenchWorkload>& bench_workloads() {
   // One line per workload; its code lives in bench_<name>.cpp.
   static const std::vector<BenchWorkload> w = {
-      {"minilm", "[--batch 1,8,32] [--seq 128] [--device D] [--precision f32] [--threads N] [--warmup N] [--runs N] [--min-time S] [--seed N] [--json]",
+      {"minilm", "[--batch 1,8,32] [--seq 128] [--device D] [--precision f32] [--threads N] [--warmup N] [--runs N | --min-runs N --min-time S] [--seed N] [--json [--times]]",
        "sentence-embedding latency on the all-MiniLM-L6-v2 architecture (random weights)", bench_minilm},
   };
   return w;
@@ -75,9 +75,10 @@ TimingOptions timing_options(Args& args) {
   TimingOptions o;
   o.warmup = static_cast<int>(args.int_or("warmup", o.warmup));
   o.runs = static_cast<int>(args.int_or("runs", 0));
+  o.min_runs = static_cast<int>(args.int_or("min-runs", o.min_runs));
   o.min_seconds = args.float_or("min-time", o.min_seconds);
-  if (o.warmup < 0 || o.runs < 0 || !(o.min_seconds >= 0))
-    throw Error(ErrorKind::invalid_argument, "--warmup, --runs and --min-time must not be negative");
+  if (o.warmup < 0 || o.runs < 0 || o.min_runs < 1 || !(o.min_seconds >= 0))
+    throw Error(ErrorKind::invalid_argument, "--warmup, --runs and --min-time must not be negative, --min-runs at least 1");
   return o;
 }
 

@@ -40,7 +40,7 @@ struct Timing {
 Timing time_runs(const std::function<void()>& fn, const TimingOptions& options);
 // Percentile with linear interpolation between order statistics (numpy's default).
 double percentile(std::vector<double> values, double p);
-// --warmup N, --runs N, --min-time SEC, read from the workload's arguments.
+// --warmup N, --runs N, --min-runs N, --min-time SEC, read from the workload's arguments.
 TimingOptions timing_options(Args& args);
 // "1,8,32" → {1, 8, 32}; each value positive.
 std::vector<int64_t> parse_int_list(const std::string& option, const std::string& text);

@@ -50,6 +50,12 @@ void check_output(const Tensor& out, int64_t batch, int64_t dim) {
   }
 }
 
+std::vector<std::string> to_strings(const std::vector<double>& v) {
+  std::vector<std::string> out;
+  for (double x : v) out.push_back(format_double(x));
+  return out;
+}
+
 }  // namespace
 
 int bench_minilm(Args& args) {
@@ -61,6 +67,7 @@ int bench_minilm(Args& args) {
   int64_t seed = args.int_or("seed", 0);
   TimingOptions timing = timing_options(args);
   bool json = args.flag("json");
+  bool times = args.flag("times");  // every timed run in the JSON, for scripts that pool runs
   args.finish();
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
   int64_t nthreads = flags().RLX_NUM_THREADS > 0 ? flags().RLX_NUM_THREADS : std::thread::hardware_concurrency();
@@ -95,7 +102,8 @@ int bench_minilm(Args& args) {
       Timing t = time_runs([&] { model.run(feed); }, timing);
       rows.push_back(cat("{\"batch\":", b, ",\"seq\":", s, ",\"p50_ms\":", format_double(t.p50), ",\"p90_ms\":", format_double(t.p90),
                          ",\"mean_ms\":", format_double(t.mean), ",\"min_ms\":", format_double(t.min), ",\"runs\":", t.runs(),
-                         ",\"warmup\":", t.warmup, ",\"first_run_ms\":", format_double(first_ms), "}"));
+                         ",\"warmup\":", t.warmup, ",\"first_run_ms\":", format_double(first_ms),
+                         times ? cat(",\"times_ms\":", json_array(to_strings(t.ms))) : std::string(), "}"));
       if (!json)
         std::printf("%6lld %5lld %10.2f %10.2f %10.2f %6d %14.1f\n", static_cast<long long>(b), static_cast<long long>(s), t.p50,
                     t.p90, t.mean, t.runs(), first_ms);
