@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "formats/onnx/onnx.h"
 #include "ir/text.h"
 #include "json.h"
 #include "ops/verify.h"
@@ -57,14 +58,14 @@ int cmd_compile(Args& args) {
   std::vector<std::string> overrides = args.values("override");
   std::vector<std::string> files = args.positionals();
   args.finish();
-  if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx compile takes exactly one FILE.rlx");
+  if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx compile takes exactly one FILE.rlx or MODEL.onnx");
   if (!emit.empty() && emit != "hir" && emit != "mir" && emit != "lir")
     throw Error(ErrorKind::invalid_argument, cat("--emit must be hir, mir or lir, got '", emit, "'"));
   if (!stop_after.empty() && !passes::is_stage(stop_after))
     throw Error(ErrorKind::invalid_argument, cat("--stop-after: unknown pass '", stop_after, "' (passes: ", join(passes::mir_stages(), " "), " ",
                                                  join(passes::lir_stages(), " "), ")"));
 
-  ir::Graph g = ir::parse_graph(read_file(files[0]), files[0]);
+  ir::Graph g = formats::onnx::is_onnx_file(files[0]) ? *formats::onnx::import_model(files[0]).graph : ir::parse_graph(read_file(files[0]), files[0]);
   ops::verify(g, g.level());
   std::string out_text;
   passes::DispatchReport rep;

@@ -14,14 +14,14 @@ namespace rlx::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> cmds = {
       {"devices", "[--json]", "list devices, whether they are available, and their native-op counts", cmd_devices},
-      {"compile", "FILE.rlx [--device D] [--emit hir|mir|lir] [--report] [--policy P] [--stop-after PASS] [--dump-dir DIR] [--bind S=N,…] [--json]",
+      {"compile", "FILE.rlx|MODEL.onnx [--device D] [--emit hir|mir|lir] [--report] [--policy P] [--stop-after PASS] [--dump-dir DIR] [--bind S=N,…] [--json]",
        "compile a graph, print IR at any level and the dispatch report", cmd_compile},
       {"demo", "[--json]", "the main job on embedded defaults", cmd_demo},
       {"train", "mnist [--data DIR] [--model mlp|cnn] [--hidden 128[,64…]] [--epochs N] [--batch B] [--lr X] [--optimizer sgd|adam|adamw] "
                 "[--momentum M] [--weight-decay W] [--clip-norm C] [--lr-schedule constant|step|cosine] [--seed S] [--device D] "
                 "[--save ckpt.safetensors] [--load ckpt.safetensors] [--plot curves.png] [--limit N] [--threads N] [--json]",
        "train an image classifier on MNIST-format data (Fashion-MNIST by default)", cmd_train},
-      {"info", "FILE|DIR [--json]", "format, metadata and tensors of a safetensors/GGUF file or model directory", cmd_info},
+      {"info", "FILE|DIR [--json]", "format, metadata and tensors of a safetensors/GGUF/ONNX file or model directory", cmd_info},
       {"tokenize", "--model DIR --text T [--pair T2] [--special|--no-special] [--max-length N] [--json]", "token ids and tokens of a text (WordPiece or BPE, Hugging Face-exact)", cmd_tokenize},
       {"embed", "--model DIR [--text T]… [--file F|-] [--batch N] [--device D] [--precision f32] [--threads N] [--json]", "sentence embeddings with a BERT-family model directory (sentence-transformers pooling)", cmd_embed},
       {"bench", "WORKLOAD [options] (minilm; `rlx bench` lists them)", "benchmarks: p50/p90 latency of a workload", cmd_bench},

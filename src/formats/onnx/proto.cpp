@@ -44,14 +44,15 @@ std::shared_ptr<::onnx::ModelProto> load_model(const std::string& path) {
 bool looks_like_onnx(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return false;
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0) return true;
   auto file = MappedFile::open(path);
   const uint8_t* d = file->data();
   size_t n = file->size();
-  // Field 1 (ir_version, varint) comes first in every exporter's output: 0x08 then a small
-  // version; some writers emit producer_name (0x12) or the graph (0x3a) first.
-  if (n >= 2 && d[0] == 0x08 && d[1] >= 1 && d[1] <= 20) return true;
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0) return true;
-  return false;
+  // Field 1 (ir_version, a varint) comes first in every exporter's output. A safetensors header
+  // length can start the same way, but its JSON starts at byte 8.
+  if (n < 16 || d[0] != 0x08 || d[1] == 0 || d[1] > 20 || d[8] == '{') return false;
+  ::onnx::ModelProto probe;
+  return n <= kMaxProtoBytes && probe.ParseFromArray(d, static_cast<int>(n)) && probe.has_graph();
 }
 
 std::optional<DType> dtype_from_onnx(int32_t t) {
