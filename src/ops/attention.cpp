@@ -50,6 +50,10 @@ std::vector<Type> infer_attention_bhsd(Op op, const std::vector<Type>& in, const
     auto sq = q[2].try_value(), sk = k[2].try_value();
     if (sq && sk && *sq > *sk) type_error(op, cat("a causal mask needs at least as many keys (", *sk, ") as queries (", *sq, ")"));
   }
+  if (a.has("compute")) {
+    DType c = a.dtype("compute");
+    if (!is_float(c)) type_error(op, cat("compute must be a float type, got ", dtype_name(c)));
+  }
   if (in.size() == 4) {
     if (in[3].dtype != in[0].dtype && in[3].dtype != DType::f32) type_error(op, "the bias must have q's dtype or f32");
     broadcast_shapes(op, in[3].shape, Shape{q[0], q[1], q[2], k[2]});
@@ -81,7 +85,19 @@ std::vector<ValueId> decompose_attention(Builder& b, const std::vector<ValueId>&
   int64_t groups = qs[1].value() / ks[1].value();
   ValueId k = repeat_heads(b, in[1], groups);
   ValueId v = repeat_heads(b, in[2], groups);
-  ValueId s = b.cast(b.dot_general(in[0], k, {{0, 1}, {0, 1}}, {{3}, {3}}), cd);
+  // compute: the dtype the two matmuls take their operands in (accumulating in f32 or wider)
+  DType md = a.has("compute") ? a.dtype("compute") : d;
+  ValueId q = in[0];
+  if (md != d) {
+    q = b.cast(q, md);
+    k = b.cast(k, md);
+    v = b.cast(v, md);
+  }
+  auto dot = [&](ValueId x, ValueId y, ir::Intss batch, ir::Intss contract) {
+    if (md == d) return b.dot_general(x, y, std::move(batch), std::move(contract));
+    return b.emit1(Op::dot_general, {x, y}, Attrs{{"batch", std::move(batch)}, {"contract", std::move(contract)}, {"out", cd}});
+  };
+  ValueId s = b.cast(dot(q, k, {{0, 1}, {0, 1}}, {{3}, {3}}), cd);
   double scale = a.f("scale");
   if (scale == 0) scale = 1.0 / std::sqrt(static_cast<double>(qs[3].value()));
   s = b.mul(s, b.scalar(cd, scale));
@@ -101,8 +117,8 @@ std::vector<ValueId> decompose_attention(Builder& b, const std::vector<ValueId>&
     }
     s = b.select(allowed, s, b.scalar(cd, -std::numeric_limits<double>::infinity()));
   }
-  ValueId p = b.cast(b.emit1(Op::softmax, {s}, Attrs{{"axis", int64_t{-1}}}), d);
-  return {b.dot_general(p, v, {{0, 1}, {0, 1}}, {{3}, {2}})};
+  ValueId p = b.cast(b.emit1(Op::softmax, {s}, Attrs{{"axis", int64_t{-1}}}), md);
+  return {b.cast(dot(p, v, {{0, 1}, {0, 1}}, {{3}, {2}}), d)};
 }
 
 // rope(x[…, S, D], positions[S] or [B, S]): rotates the first `dims` features (all when 0).

@@ -26,6 +26,11 @@ const char* precision_name(Precision p) {
 ir::Graph apply_precision(const ir::Graph& g, Precision p) {
   if (p == Precision::f32) return g;
   Rule rule{"bf16-matmul", [](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
+    if (op == Op::attention && b.dtype(in[0]) == DType::f32 && !attrs.has("compute")) {
+      Attrs a = attrs;
+      a.set("compute", DType::bf16);
+      return b.emit_plain(op, in, a, ir::Path::native);
+    }
     if (op != Op::dot_general || b.dtype(in[0]) != DType::f32 || attrs.has("out")) return std::nullopt;
     Attrs a = attrs;
     a.set("out", DType::f32);

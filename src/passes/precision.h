@@ -1,7 +1,7 @@
 // Precision policies: which ops compute in reduced precision.
 //   f32   everything as written
-//   bf16  matmuls (dot_general on f32) take bf16 operands and accumulate in f32; norms,
-//         softmax and elementwise math stay f32
+//   bf16  matmuls (dot_general, attention's two products) take bf16 operands and accumulate
+//         in f32; norms, softmax and elementwise math stay f32
 //   amp   the same as bf16 for matmuls (master weights and reductions stay f32)
 #pragma once
 #include <string>

@@ -363,6 +363,12 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
             Attrs{{"mask", std::string("causal")}, {"layout", std::string("bshd")}}, "bshd, GQA, causal");
         add({{{d, S({2, 3, 2, 4})}}, {{d, S({2, 3, 2, 4})}}, {{d, S({2, 3, 2, 4})}}, {{d, S({2, 1, 1, 3})}}},
             Attrs{{"mask", std::string("additive")}, {"layout", std::string("bshd")}}, "bshd, additive");
+        if (d == DType::f32) {
+          add({{{d, S({2, 4, 9, 8})}}, {{d, S({2, 2, 9, 8})}}, {{d, S({2, 2, 9, 8})}}},
+              Attrs{{"mask", std::string("causal")}, {"compute", DType::bf16}}, "bf16 matmuls");
+          add({{{d, S({2, 9, 4, 8})}}, {{d, S({2, 9, 4, 8})}}, {{d, S({2, 9, 4, 8})}}, {{d, S({2, 1, 1, 9})}}},
+              Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}, {"layout", std::string("bshd")}}, "bf16 matmuls, bshd");
+        }
       }
       break;
     case Op::layer_norm:
@@ -478,6 +484,9 @@ std::vector<OpCase> op_cases(Op op, uint32_t seed) {
     for (const auto& [k, v] : c.graph.node(0).attrs.items())
       if (k != "value") c.name += cat(" ", k, "=", ir::attr_to_text(v, ir::find_attr_spec(op, k)->type));
     if (op == Op::constant) c.name += cat(" ", dtype_name(c.dtype));
+    // ops told to compute in a narrower type are judged by that type's tolerance
+    c.tolerance_dtype = c.dtype;
+    if (const ir::AttrValue* cv = s.attrs.find("compute")) c.tolerance_dtype = std::get<DType>(*cv);
     out.push_back(std::move(c));
   }
   return out;
@@ -489,6 +498,7 @@ std::string compare_tensors(const Tensor& expected, const Tensor& got, DType com
   DType d = expected.dtype();
   double rtol = 0, atol = 0;
   DType tol_dtype = is_float(d) || is_complex(d) ? d : compute_dtype;
+  if (is_float(compute_dtype) && is_float(d) && dtype_bits(compute_dtype) < dtype_bits(d)) tol_dtype = compute_dtype;
   switch (tol_dtype) {
     case DType::f64: rtol = 1e-9; atol = 1e-10; break;
     case DType::f32:

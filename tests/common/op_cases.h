@@ -15,6 +15,7 @@ struct OpCase {
   std::string name;  // "add f32[3,5]+f32[5]"
   ir::Op op;
   DType dtype;                 // the case's main dtype
+  DType tolerance_dtype;       // whose tolerance judges the outputs (narrower when compute=bf16)
   ir::Graph graph;             // inputs → one node → outputs
   std::vector<Tensor> inputs;  // random inputs (some non-contiguous views)
 };

@@ -90,7 +90,7 @@ int run_tests(const Options& o) {
           CompiledModel m = Session(dev, so).compile(g);
           std::vector<Tensor> got = m.run(c.inputs);
           std::string diff;
-          for (size_t k = 0; k < got.size() && diff.empty(); ++k) diff = rlx::testing::compare_tensors(expected[k], got[k], c.dtype);
+          for (size_t k = 0; k < got.size() && diff.empty(); ++k) diff = rlx::testing::compare_tensors(expected[k], got[k], c.tolerance_dtype);
           if (diff.empty()) {
             ++counts[0];
             ++passed;

@@ -23,7 +23,7 @@ TEST_P(Decomposition, MatchesTheReferenceDefinition) {
       auto expected = Session("reference", native).compile(g).run(c.inputs);
       auto got = Session("reference", common).compile(g).run(c.inputs);
       ASSERT_EQ(expected.size(), got.size());
-      for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(rlx::testing::compare_tensors(expected[k], got[k], c.dtype), "") << c.name;
+      for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(rlx::testing::compare_tensors(expected[k], got[k], c.tolerance_dtype), "") << c.name;
     }
   }
 }

@@ -1,13 +1,18 @@
-// Fused attention for f32: per (batch, head) — scores by one GEMM, scale / softcap / bias /
-// causal or sliding-window mask and a row softmax in place, then one GEMM with V. Heads run in
-// parallel; the S×S score block of one head never leaves the cache-resident scratch.
+// Fused attention: per (batch, head) — scores by one GEMM, scale / softcap / bias / causal or
+// sliding-window mask and a row softmax in place, then one GEMM with V. Heads run in parallel;
+// the S×S score block of one head stays in cache-resident scratch. With compute=bf16 the two
+// GEMMs run on AMX through oneDNN (operands rounded to bf16, f32 accumulation and softmax).
 #include <cblas.h>
+#include <omp.h>
 
 #include <cmath>
+#include <dnnl.hpp>
 #include <limits>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/vmath.h"
+#include "util/half.h"
 
 namespace rlx::backends::cpu {
 
@@ -15,71 +20,187 @@ namespace {
 
 using ir::Op;
 
-HostKernel make_attention(const ir::Node& node, const ir::Graph&) {
-  std::string mask = node.attrs.s("mask");
-  double scale_attr = node.attrs.f("scale"), cap = node.attrs.f("softcap");
-  int64_t window = node.attrs.i("window");
+struct Geometry {
+  int64_t B, H, Sq, D, Hk, Sk, Dv, group;
+  int64_t ldq, ldk, ldv, ldy;  // row strides of one head's [S, D] slice
+  bool bshd;
+  int64_t q_off(int64_t b, int64_t h) const { return bshd ? b * Sq * H * D + h * D : (b * H + h) * Sq * D; }
+  int64_t k_off(int64_t b, int64_t h) const { return bshd ? b * Sk * Hk * D + h * D : (b * Hk + h) * Sk * D; }
+  int64_t v_off(int64_t b, int64_t h) const { return bshd ? b * Sk * Hk * Dv + h * Dv : (b * Hk + h) * Sk * Dv; }
+  int64_t y_off(int64_t b, int64_t h) const { return bshd ? b * Sq * H * Dv + h * Dv : (b * H + h) * Sq * Dv; }
+};
+
+Geometry geometry(const std::vector<int64_t>& q, const std::vector<int64_t>& k, const std::vector<int64_t>& v, bool bshd) {
+  Geometry g;
+  g.bshd = bshd;
+  g.B = q[0];
+  g.H = q[bshd ? 2 : 1];
+  g.Sq = q[bshd ? 1 : 2];
+  g.D = q[3];
+  g.Hk = k[bshd ? 2 : 1];
+  g.Sk = k[bshd ? 1 : 2];
+  g.Dv = v[3];
+  g.group = g.H / g.Hk;
+  g.ldq = bshd ? g.H * g.D : g.D;
+  g.ldk = bshd ? g.Hk * g.D : g.D;
+  g.ldv = bshd ? g.Hk * g.Dv : g.Dv;
+  g.ldy = bshd ? g.H * g.Dv : g.Dv;
+  return g;
+}
+
+struct MaskSpec {
+  bool causal = false, sliding = false;
+  int64_t window = 0;
+  double cap = 0;
+};
+
+// Scores (already scaled) → probabilities, row by row, for one (b, h).
+void softmax_rows(float* s, const Geometry& g, const MaskSpec& m, const HostView* bias, const int64_t* bst, int64_t b, int64_t h) {
+  for (int64_t i = 0; i < g.Sq; ++i) {
+    float* row = s + i * g.Sk;
+    int64_t pos = i + g.Sk - g.Sq;  // the query's position among the keys (KV cache aligned)
+    int64_t end = m.causal ? std::min(g.Sk, pos + 1) : g.Sk;
+    int64_t begin = m.sliding ? std::max<int64_t>(0, pos - m.window + 1) : 0;
+    if (m.cap > 0)
+      for (int64_t j = begin; j < end; ++j) row[j] = static_cast<float>(m.cap * std::tanh(row[j] / m.cap));
+    if (bias) {
+      const float* bp = bias->as<float>() + b * bst[0] + h * bst[1] + i * bst[2];
+      if (bst[3] == 1)
+        for (int64_t j = begin; j < end; ++j) row[j] += bp[j];
+      else
+        for (int64_t j = begin; j < end; ++j) row[j] += bp[j * bst[3]];
+    }
+    float mx = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : mx)
+    for (int64_t j = begin; j < end; ++j) mx = mx > row[j] ? mx : row[j];
+    for (int64_t j = begin; j < end; ++j) row[j] = vm::exp(row[j] - mx);
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = begin; j < end; ++j) sum += row[j];
+    // A fully masked row gives NaN, like the definition's softmax of all −inf.
+    float inv = (end > begin && mx > -std::numeric_limits<float>::infinity()) ? 1.0f / sum : std::numeric_limits<float>::quiet_NaN();
+    for (int64_t j = 0; j < begin; ++j) row[j] = 0;
+    for (int64_t j = begin; j < end; ++j) row[j] *= inv;
+    for (int64_t j = end; j < g.Sk; ++j) row[j] = 0;
+    if (end <= begin) std::fill(row, row + g.Sk, std::numeric_limits<float>::quiet_NaN());
+  }
+}
+
+// bf16 matmuls for one head: [Sq, D]·[Sk, D]ᵀ → f32 scores, [Sq, Sk]·[Sk, Dv] → f32 output.
+struct Bf16Gemms {
+  dnnl::matmul qk, pv;
+  dnnl::memory::desc q, kt, s, p, v, y, qk_scratch, pv_scratch;
+};
+
+std::shared_ptr<Bf16Gemms> make_bf16_gemms(const Geometry& g) {
+  using dt = dnnl::memory::data_type;
+  auto desc = [](int64_t r, int64_t c, dt t, int64_t rs, int64_t cs) { return dnnl::memory::desc({r, c}, t, dnnl::memory::dims{rs, cs}); };
+  auto G = std::make_shared<Bf16Gemms>();
+  dnnl::engine& eng = onednn_engine();
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  G->q = desc(g.Sq, g.D, dt::bf16, g.D, 1);
+  G->kt = desc(g.D, g.Sk, dt::bf16, 1, g.D);  // K stored [Sk, D]: its transpose by strides
+  G->s = desc(g.Sq, g.Sk, dt::f32, g.Sk, 1);
+  dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(G->q, G->kt, G->s), attr, eng);
+  G->qk = dnnl::matmul(qk);
+  G->qk_scratch = qk.scratchpad_desc();
+  G->p = desc(g.Sq, g.Sk, dt::bf16, g.Sk, 1);
+  G->v = desc(g.Sk, g.Dv, dt::bf16, g.Dv, 1);
+  G->y = desc(g.Sq, g.Dv, dt::f32, g.ldy, 1);
+  dnnl::matmul::primitive_desc pv(dnnl::matmul::desc(G->p, G->v, G->y), attr, eng);
+  G->pv = dnnl::matmul(pv);
+  G->pv_scratch = pv.scratchpad_desc();
+  return G;
+}
+
+// Rounds rows of a strided f32 slice into a packed bf16 buffer (scaled on the way).
+void to_bf16(const float* src, int64_t rows, int64_t cols, int64_t ld, float scale, uint16_t* dst) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = vm::to_bf16(src[r * ld + c] * scale);
+}
+
+HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
+  MaskSpec ms;
+  const std::string& mask = node.attrs.s("mask");
+  ms.causal = mask == "causal" || mask == "sliding_window";
+  ms.sliding = mask == "sliding_window";
+  ms.window = node.attrs.i("window");
+  ms.cap = node.attrs.f("softcap");
+  double scale_attr = node.attrs.f("scale");
   bool bshd = node.attrs.s("layout") == "bshd";
+  bool bf16 = node.attrs.has("compute") && node.attrs.dtype("compute") == DType::bf16;
+  Geometry geo = geometry(shape_values(lir.type(node.inputs[0]).shape), shape_values(lir.type(node.inputs[1]).shape),
+                          shape_values(lir.type(node.inputs[2]).shape), bshd);
+  std::shared_ptr<Bf16Gemms> gemms = bf16 ? make_bf16_gemms(geo) : nullptr;
   return [=](const KernelArgs& a) {
-    const HostView &q = a.in[0], &k = a.in[1], &v = a.in[2], &y = a.out[0];
-    int64_t B = q.shape[0], H = q.shape[bshd ? 2 : 1], Sq = q.shape[bshd ? 1 : 2], D = q.shape[3];
-    int64_t Hk = k.shape[bshd ? 2 : 1], Sk = k.shape[bshd ? 1 : 2], Dv = v.shape[3];
-    // bshd: heads interleave within a position, so rows of one head are H·D apart
-    int64_t ldq = bshd ? H * D : D, ldk = bshd ? Hk * D : D, ldv = bshd ? Hk * Dv : Dv, ldy = bshd ? H * Dv : Dv;
-    int64_t group = H / Hk;
-    float scale = static_cast<float>(scale_attr != 0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(D)));
-    bool causal = mask == "causal" || mask == "sliding_window";
+    const Geometry& g = geo;
+    const float* q = a.in[0].as<float>();
+    const float* k = a.in[1].as<float>();
+    const float* v = a.in[2].as<float>();
+    float* y = a.out[0].as<float>();
+    float scale = static_cast<float>(scale_attr != 0 ? scale_attr : 1.0 / std::sqrt(static_cast<double>(g.D)));
     const HostView* bias = a.in.size() > 3 ? &a.in[3] : nullptr;
-    // bias strides over [B, H, Sq, Sk] (0 where broadcast)
-    int64_t bst[4] = {0, 0, 0, 0};
+    int64_t bst[4] = {0, 0, 0, 0};  // bias strides over [B, H, Sq, Sk] (0 where broadcast)
     if (bias) {
       std::vector<int64_t> cs = contiguous_strides(bias->shape);
       size_t off = 4 - bias->shape.size();
       for (size_t d = 0; d < bias->shape.size(); ++d) bst[off + d] = bias->shape[d] == 1 ? 0 : cs[d];
     }
-    rlx::parallel_for(B * H, 1, [&](int64_t lo, int64_t hi) {
-      std::vector<float> s(static_cast<size_t>(Sq * Sk));
+    rlx::parallel_for(g.B * g.H, 1, [&](int64_t lo, int64_t hi) {
+      std::vector<float> s(static_cast<size_t>(g.Sq * g.Sk));
+      std::vector<uint16_t> qb, kb, vb, pb;
+      std::vector<uint8_t> scratch;
+      if (gemms) {
+        qb.resize(static_cast<size_t>(g.Sq * g.D));
+        kb.resize(static_cast<size_t>(g.Sk * g.D));
+        vb.resize(static_cast<size_t>(g.Sk * g.Dv));
+        pb.resize(static_cast<size_t>(g.Sq * g.Sk));
+        scratch.resize(std::max<size_t>(64, std::max(gemms->qk_scratch.get_size(), gemms->pv_scratch.get_size())));
+        omp_set_num_threads(1);
+      }
+      dnnl::engine& eng = onednn_engine();
       for (int64_t bh = lo; bh < hi; ++bh) {
-        int64_t b = bh / H, h = bh % H, hk = h / group;
-        const float* qp = q.as<float>() + (bshd ? b * Sq * H * D + h * D : (b * H + h) * Sq * D);
-        const float* kp = k.as<float>() + (bshd ? b * Sk * Hk * D + hk * D : (b * Hk + hk) * Sk * D);
-        const float* vp = v.as<float>() + (bshd ? b * Sk * Hk * Dv + hk * Dv : (b * Hk + hk) * Sk * Dv);
-        float* yp = y.as<float>() + (bshd ? b * Sq * H * Dv + h * Dv : (b * H + h) * Sq * Dv);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(Sq), static_cast<int>(Sk), static_cast<int>(D), scale, qp,
-                    static_cast<int>(ldq), kp, static_cast<int>(ldk), 0.0f, s.data(), static_cast<int>(Sk));
-        for (int64_t i = 0; i < Sq; ++i) {
-          float* row = s.data() + i * Sk;
-          int64_t pos = i + Sk - Sq;  // the query's position among the keys (KV cache aligned)
-          int64_t end = causal ? std::min(Sk, pos + 1) : Sk;
-          int64_t begin = mask == "sliding_window" ? std::max<int64_t>(0, pos - window + 1) : 0;
-          if (cap > 0)
-            for (int64_t j = begin; j < end; ++j) row[j] = static_cast<float>(cap * std::tanh(row[j] / cap));
-          if (bias) {
-            const float* bp = bias->as<float>() + b * bst[0] + h * bst[1] + i * bst[2];
-            for (int64_t j = begin; j < end; ++j) row[j] += bp[j * bst[3]];
-          }
-          float m = -std::numeric_limits<float>::infinity();
-          for (int64_t j = begin; j < end; ++j) m = std::max(m, row[j]);
-          float sum = 0;
-          for (int64_t j = begin; j < end; ++j) row[j] = vm::exp(row[j] - m);
-          for (int64_t j = begin; j < end; ++j) sum += row[j];
-          // Masked keys (and a fully masked row, whose result is NaN like the definition's).
-          float inv = (end > begin && m > -std::numeric_limits<float>::infinity()) ? 1.0f / sum : std::numeric_limits<float>::quiet_NaN();
-          for (int64_t j = 0; j < begin; ++j) row[j] = 0;
-          for (int64_t j = begin; j < end; ++j) row[j] *= inv;
-          for (int64_t j = end; j < Sk; ++j) row[j] = 0;
-          if (end <= begin) std::fill(row, row + Sk, std::numeric_limits<float>::quiet_NaN());
+        int64_t b = bh / g.H, h = bh % g.H, hk = h / g.group;
+        const float* qp = q + g.q_off(b, h);
+        const float* kp = k + g.k_off(b, hk);
+        const float* vp = v + g.v_off(b, hk);
+        float* yp = y + g.y_off(b, h);
+        if (!gemms) {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(g.Sq), static_cast<int>(g.Sk), static_cast<int>(g.D), scale, qp,
+                      static_cast<int>(g.ldq), kp, static_cast<int>(g.ldk), 0.0f, s.data(), static_cast<int>(g.Sk));
+          softmax_rows(s.data(), g, ms, bias, bst, b, h);
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.Sq), static_cast<int>(g.Dv), static_cast<int>(g.Sk), 1.0f,
+                      s.data(), static_cast<int>(g.Sk), vp, static_cast<int>(g.ldv), 0.0f, yp, static_cast<int>(g.ldy));
+          continue;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(Sq), static_cast<int>(Dv), static_cast<int>(Sk), 1.0f, s.data(),
-                    static_cast<int>(Sk), vp, static_cast<int>(ldv), 0.0f, yp, static_cast<int>(ldy));
+        // Operands are rounded to bf16 as the definition says (scale applied to q first, exactly
+        // as the decomposition multiplies the f32 scores: the order differs only by rounding).
+        to_bf16(qp, g.Sq, g.D, g.ldq, 1.0f, qb.data());
+        to_bf16(kp, g.Sk, g.D, g.ldk, 1.0f, kb.data());
+        to_bf16(vp, g.Sk, g.Dv, g.ldv, 1.0f, vb.data());
+        thread_local dnnl::stream stream(eng);
+        dnnl::memory qm(gemms->q, eng, qb.data()), km(gemms->kt, eng, kb.data()), sm(gemms->s, eng, s.data());
+        dnnl::memory scm(gemms->qk_scratch, eng, scratch.data());
+        gemms->qk.execute(stream, {{DNNL_ARG_SRC, qm}, {DNNL_ARG_WEIGHTS, km}, {DNNL_ARG_DST, sm}, {DNNL_ARG_SCRATCHPAD, scm}});
+        for (auto& x : s) x *= scale;
+        softmax_rows(s.data(), g, ms, bias, bst, b, h);
+        for (size_t i = 0; i < s.size(); ++i) pb[i] = vm::to_bf16(s[i]);
+        dnnl::memory pm(gemms->p, eng, pb.data()), vm_(gemms->v, eng, vb.data()), ym(gemms->y, eng, yp);
+        dnnl::memory scm2(gemms->pv_scratch, eng, scratch.data());
+        gemms->pv.execute(stream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, vm_}, {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, scm2}});
       }
     });
   };
 }
 
-bool claims_attention(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+bool claims_attention(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& attrs) {
   for (const auto& t : in)
     if (t.dtype != DType::f32) return false;
+  if (attrs.has("compute")) {
+    DType c = attrs.dtype("compute");
+    return c == DType::f32 || (c == DType::bf16 && onednn_available());
+  }
   return true;
 }
 

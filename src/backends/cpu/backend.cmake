@@ -17,5 +17,6 @@ endif()
 # Kernels assume AVX2 + FMA (x86-64-v3, every x86 server since 2013; register.cpp reports the
 # device unavailable elsewhere) and pick AVX-512 variants at run time where they pay.
 # -fno-math-errno and -fno-trapping-math let loops over sqrt, selects & co. vectorize (RLX reads
-# neither errno nor floating-point exception flags).
-set(RLX_BACKEND_CPU_COMPILE_OPTIONS -march=x86-64-v3 -mtune=generic -fno-math-errno -fno-trapping-math)
+# neither errno nor floating-point exception flags); -fopenmp-simd enables `omp simd`
+# reductions (sums and maxima in a chosen order) without the OpenMP runtime.
+set(RLX_BACKEND_CPU_COMPILE_OPTIONS -march=x86-64-v3 -mtune=generic -fno-math-errno -fno-trapping-math -fopenmp-simd)

@@ -261,7 +261,7 @@ D convert(S s, bool dst_bool) {
   using W = decltype(w);
   if (dst_bool) return static_cast<D>(w != W(0));
   if constexpr (std::is_same_v<D, F16>) return F16{f32_to_f16(static_cast<float>(w))};
-  else if constexpr (std::is_same_v<D, BF16>) return BF16{f32_to_bf16(static_cast<float>(w))};
+  else if constexpr (std::is_same_v<D, BF16>) return BF16{vm::to_bf16(static_cast<float>(w))};
   else if constexpr (std::is_floating_point_v<D>) return static_cast<D>(w);
   else if constexpr (std::is_floating_point_v<W>) {
     if (std::isnan(w)) return 0;

@@ -17,10 +17,7 @@ namespace {
 
 using dt = dnnl::memory::data_type;
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
+dnnl::engine& engine() { return onednn_engine(); }
 
 dt to_dnnl(DType d) { return d == DType::bf16 ? dt::bf16 : dt::f32; }
 
@@ -116,6 +113,11 @@ void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b,
 }
 
 }  // namespace
+
+dnnl::engine& onednn_engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
 
 bool onednn_available() {
   static const bool ok = [] {

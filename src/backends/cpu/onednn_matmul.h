@@ -1,5 +1,7 @@
 // oneDNN matmul for the cpu device's dot_general (see onednn_matmul.cpp).
 #pragma once
+#include <dnnl.hpp>
+
 #include "backends/cpu/kernels.h"
 
 namespace rlx::backends::cpu {
@@ -13,6 +15,8 @@ struct MatmulShape {
 };
 
 bool onednn_available();
+// The one oneDNN CPU engine: memories and primitives must come from the same engine object.
+dnnl::engine& onednn_engine();
 // `const_b`: B's bytes when B is a compile-time constant (reordered once); null otherwise.
 HostKernel make_onednn_matmul(const MatmulShape& shape, const void* const_b);
 

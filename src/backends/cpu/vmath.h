@@ -39,6 +39,15 @@ inline float exp(float x) {
   return x != x ? x : y;
 }
 
+// f32 → bf16, round to nearest even, NaN kept quiet; branch-free so conversion loops vectorize.
+inline uint16_t to_bf16(float f) {
+  uint32_t u = float_to_bits(f);
+  uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  uint32_t nan = (u >> 16) | 0x40u;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+inline float from_bf16(uint16_t h) { return bits_to_float(static_cast<uint32_t>(h) << 16); }
+
 inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
 
 // tanh(x) = sign(x)·(1 − 2/(e^{2|x|} + 1)); a short series near 0 avoids cancellation.

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "backends/reference/kernels.h"
+#include "util/half.h"
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -145,6 +146,13 @@ void attention(const KernelArgs& a) {
   auto at = [bshd](int64_t b, int64_t h, int64_t s, int64_t f, int64_t H, int64_t S, int64_t F) {
     return bshd ? ((b * S + s) * H + h) * F + f : ((b * H + h) * S + s) * F + f;
   };
+  // compute=bf16: the matmul operands (q, k, v and the probabilities) are rounded to bf16
+  DType cdt = a.node.attrs.has("compute") ? a.node.attrs.dtype("compute") : q.dtype;
+  auto round = [cdt](double x) {
+    if (cdt == DType::bf16) return static_cast<double>(bf16_to_f32(f32_to_bf16(static_cast<float>(x))));
+    if (cdt == DType::f16) return static_cast<double>(f16_to_f32(f32_to_f16(static_cast<float>(x))));
+    return x;
+  };
   const std::string& mask = a.node.attrs.s("mask");
   double scale = a.node.attrs.f("scale");
   if (scale == 0) scale = 1.0 / std::sqrt(static_cast<double>(D));
@@ -162,7 +170,7 @@ void attention(const KernelArgs& a) {
         double m = -INFINITY;
         for (int64_t j = 0; j < Sk; ++j) {
           double dot = 0;
-          for (int64_t d = 0; d < D; ++d) dot += rd(q, at(b, h, i, d, Hq, Sq, D)) * rd(k, at(b, hk, j, d, Hk, Sk, D));
+          for (int64_t d = 0; d < D; ++d) dot += round(rd(q, at(b, h, i, d, Hq, Sq, D))) * round(rd(k, at(b, hk, j, d, Hk, Sk, D)));
           double sc = dot * scale;
           if (cap > 0) sc = cap * std::tanh(sc / cap);
           if (!bias_idx.empty()) sc += rd(a.in[3], bias_idx[static_cast<size_t>(((b * Hq + h) * Sq + i) * Sk + j)]);
@@ -181,7 +189,7 @@ void attention(const KernelArgs& a) {
         }
         for (int64_t d = 0; d < Dv; ++d) {
           double acc = 0;
-          for (int64_t j = 0; j < Sk; ++j) acc += s[static_cast<size_t>(j)] / total * rd(v, at(b, hk, j, d, Hk, Sk, Dv));
+          for (int64_t j = 0; j < Sk; ++j) acc += round(s[static_cast<size_t>(j)] / total) * round(rd(v, at(b, hk, j, d, Hk, Sk, Dv)));
           wd(y, at(b, h, i, d, Hq, Sq, Dv), acc);
         }
       }
