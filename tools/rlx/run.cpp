@@ -1,6 +1,7 @@
 // rlx run MODEL.onnx --input NAME=FILE.npy … [--output DIR] [--device D] [--json]: imports an
 // ONNX model specialised to the given inputs, runs it on a device and writes each output as
 // DIR/<output name>.npy.
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -11,6 +12,7 @@
 #include "rlx/error.h"
 #include "rlx/session.h"
 #include "util/flags.h"
+#include "util/log.h"
 #include "util/strings.h"
 
 namespace rlx::cli {
@@ -53,11 +55,17 @@ int cmd_run(Args& args) {
     if (!opts.inputs.count(in.name)) missing.push_back(cat(in.name, " ", in.dtype, "[", join(in.shape), "]"));
   if (!missing.empty())
     throw Error(ErrorKind::invalid_argument, cat(pos[0], ": missing --input for ", join(missing), " (give NAME=FILE.npy for every input)"));
+  auto t0 = std::chrono::steady_clock::now();
   ox::ImportedModel m = ox::import_model(pos[0], opts);
+  auto t1 = std::chrono::steady_clock::now();
   CompiledModel cm = Session(device).compile(Graph(m.graph));
   std::vector<Tensor> feed;
   for (const auto& n : m.inputs) feed.push_back(opts.inputs.at(n));
+  auto t2 = std::chrono::steady_clock::now();
   std::vector<Tensor> outs = cm.run(feed);
+  auto t3 = std::chrono::steady_clock::now();
+  auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  if (debug_at(1)) log_line(cat("rlx run: import ", ms(t0, t1), " ms, compile ", ms(t1, t2), " ms, run ", ms(t2, t3), " ms"));
   if (!out_dir.empty()) fs::create_directories(out_dir);
   std::vector<std::string> rows;
   for (size_t i = 0; i < outs.size(); ++i) {

@@ -50,6 +50,19 @@ PoolGeometry pool_geometry(NodeCtx& c, const std::vector<int64_t>& xs) {
   return g;
 }
 
+// Dims of an [N, C, spatial…] input for window arithmetic: the spatial dims must be static;
+// N and C may be symbolic (reported as 1, unused).
+std::vector<int64_t> pool_dims(NodeCtx& c, ValueId x) {
+  Shape s = c.shape(x);
+  if (s.size() < 3) c.invalid(cat("the input must be [N, C, spatial…], got ", shape_str(s)));
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i >= 2 && !s[i].is_static()) c.fail(cat("pooling over a symbolic spatial dim (", shape_str(s), ")"));
+    out.push_back(s[i].is_static() ? s[i].value() : 1);
+  }
+  return out;
+}
+
 ValueId pad_spatial(FoldingBuilder& b, ValueId x, const Ints& lo, const Ints& hi, double value) {
   bool any = false;
   for (size_t i = 0; i < lo.size(); ++i) any = any || lo[i] || hi[i];
@@ -93,16 +106,17 @@ Ints hi_with_extra(const PoolGeometry& g) {
 std::vector<ValueId> max_pool(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
-  auto xs = c.static_shape(x, "the input");
+  auto xs = pool_dims(c, x);
   PoolGeometry g = pool_geometry(c, xs);
   DType d = c.dtype(x);
   ValueId xp = pad_spatial(b, x, g.lo, hi_with_extra(g), lowest_of(d));
   bool want_idx = c.wants(1);
+  if (want_idx) xs = c.static_shape(x, "the input (for Indices)");
   int64_t order = c.attr_i("storage_order", 0);
   // Flat index (over the unpadded input) of each window's element, per offset.
   std::vector<int64_t> sp_in(xs.begin() + 2, xs.end());
   ValueId acc = kNoValue, acc_idx = kNoValue;
-  Shape out_shape = {Dim(xs[0]), Dim(xs[1])};
+  Shape out_shape = {c.shape(x)[0], c.shape(x)[1]};
   for (int64_t o : g.out) out_shape.push_back(Dim(o));
   ValueId base = kNoValue;
   if (want_idx) {
@@ -165,7 +179,7 @@ std::vector<ValueId> max_pool(NodeCtx& c) {
 std::vector<ValueId> avg_pool(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
-  auto xs = c.static_shape(x, "the input");
+  auto xs = pool_dims(c, x);
   PoolGeometry g = pool_geometry(c, xs);
   bool include_pad = c.attr_i("count_include_pad", 0) != 0;
   ValueId xp = pad_spatial(b, x, g.lo, hi_with_extra(g), 0.0);
@@ -186,7 +200,7 @@ std::vector<ValueId> avg_pool(NodeCtx& c) {
 std::vector<ValueId> lp_pool(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
-  auto xs = c.static_shape(x, "the input");
+  auto xs = pool_dims(c, x);
   PoolGeometry g = pool_geometry(c, xs);
   double p = static_cast<double>(c.attr_i("p", 2));
   ValueId xa = b.binary(Op::pow, b.unary(Op::abs, x), like(b, x, p));

@@ -111,8 +111,15 @@ ValueId resize_axis(FoldingBuilder& b, ValueId x, int64_t axis, const AxisTaps& 
 ValueId resize(NodeCtx& c, const ResizeSpec& s, std::vector<double> scales, std::vector<int64_t> sizes, std::vector<double> roi) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
-  auto xs = c.static_shape(x, "the input");
-  size_t r = xs.size();
+  Shape xshape = c.shape(x);
+  size_t r = xshape.size();
+  std::vector<int64_t> xs;
+  for (size_t a = 0; a < r; ++a) {
+    // A symbolic dim may only pass through unresized.
+    bool kept = sizes.empty() ? (a < scales.size() && scales[a] == 1.0) : false;
+    if (!xshape[a].is_static() && !kept) c.fail(cat("resizing symbolic dim ", a, " of ", shape_str(xshape)));
+    xs.push_back(xshape[a].is_static() ? xshape[a].value() : -1);
+  }
   if (!sizes.empty() && sizes.size() != r) c.invalid(cat("sizes has ", sizes.size(), " entries for rank ", r));
   if (sizes.empty() && scales.size() != r) c.invalid(cat("scales has ", scales.size(), " entries for rank ", r));
   if (s.mode != "nearest" && s.mode != "linear" && s.mode != "cubic") c.fail(cat("mode '", s.mode, "'"));
@@ -120,6 +127,7 @@ ValueId resize(NodeCtx& c, const ResizeSpec& s, std::vector<double> scales, std:
   std::vector<std::pair<int64_t, std::vector<double>>> masks;
   for (size_t a = 0; a < r; ++a) {
     double lo = roi.size() == 2 * r ? roi[a] : 0.0, hi = roi.size() == 2 * r ? roi[r + a] : 1.0;
+    if (xs[a] < 0) continue;
     int64_t in = xs[a], out;
     double scale, out_len;
     if (!sizes.empty()) {
