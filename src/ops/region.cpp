@@ -70,8 +70,34 @@ std::vector<ValueId> decompose_region(Builder& b, const std::vector<ValueId>& in
   return inline_body(b, *region_body(a.s("body")), in);
 }
 
+Attrs dot_attrs(const Attrs& a) {
+  Attrs d{{"batch", a.intss("batch")}, {"contract", a.intss("contract")}};
+  if (const ir::AttrValue* o = a.find("out")) d.set("out", *o);
+  return d;
+}
+
+std::vector<ValueId> decompose_fused_dot(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
+  std::vector<ValueId> ep = {b.emit1(Op::dot_general, {in[0], in[1]}, dot_attrs(a))};
+  ep.insert(ep.end(), in.begin() + 2, in.end());
+  return inline_body(b, *region_body(a.s("epilogue")), ep);
+}
+
+std::vector<Type> infer_fused_dot(Op, const std::vector<Type>& in, const Attrs& a) {
+  ir::Graph scratch;
+  std::vector<ValueId> ins;
+  for (const auto& t : in) ins.push_back(scratch.add_input(t));
+  Builder b(scratch);
+  std::vector<Type> out;
+  for (ValueId v : decompose_fused_dot(b, ins, a)) out.push_back(scratch.type(v));
+  if (out.size() != 1) type_error(Op::fused_dot, cat("the epilogue must have one output, it has ", out.size()));
+  return out;
+}
+
 }  // namespace
 
-void register_region(RuleTable& t) { t[static_cast<size_t>(Op::elementwise_region)] = {infer_region, decompose_region}; }
+void register_region(RuleTable& t) {
+  t[static_cast<size_t>(Op::elementwise_region)] = {infer_region, decompose_region};
+  t[static_cast<size_t>(Op::fused_dot)] = {infer_fused_dot, decompose_fused_dot};
+}
 
 }  // namespace rlx::ops

@@ -7,6 +7,7 @@
 #include "ops/verify.h"
 #include "passes/attention_layout.h"
 #include "passes/fuse.h"
+#include "passes/fuse_epilogue.h"
 #include "passes/legalize.h"
 #include "passes/memory_plan.h"
 #include "passes/precision.h"
@@ -77,7 +78,8 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
   if (stop("cse")) return true;
   g = eliminate_dead_code(g);
   if (stop("dce")) return true;
-  if (opts.fuse) g = eliminate_dead_code(fuse_elementwise(fold_attention_transposes(g, device), device));
+  if (opts.fuse)
+    g = eliminate_dead_code(fuse_matmul_epilogues(fuse_elementwise(fold_attention_transposes(g, device), device), device));
   return stop("fuse");
 }
 

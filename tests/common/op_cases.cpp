@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <array>
 #include <numeric>
 
 #include "ops/builder.h"
@@ -334,7 +335,42 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           "  return %o, %q\n}\n";
       add({{{DType::f32, S({3, 600})}}, {{DType::boolean, S({3, 1})}, Fill::boolean}}, Attrs{{"body", std::string(body2)}}, "masks, tiles");
       const char* body3 = "graph @region(%x: f32[], %y: f32[]) {\n  %a = mir.mul(%x, %y) : f32[]\n  %b = mir.exp(%a) : f32[]\n  return %b\n}\n";
+      const char* body4 =
+          "graph @region(%x: f32[4,33], %b: bf16[33]) {\n  %c = mir.cast(%b) {to=f32} : f32[33]\n  %y = mir.add(%x, %c) : f32[4,33]\n"
+          "  %g = hir.gelu(%y) : f32[4,33]\n  %h = mir.cast(%g) {to=bf16} : bf16[4,33]\n  return %h, %g\n}\n";
+      add({{{DType::f32, S({4, 33})}}, {{DType::bf16, S({33})}}}, Attrs{{"body", std::string(body4)}}, "bf16 in and out");
       add({{{DType::f32, S({})}}, {{DType::f32, S({})}}}, Attrs{{"body", std::string(body3)}}, "scalars");
+      break;
+    }
+    case Op::fused_dot: {
+      // the epilogues fusion makes: bias + GELU, bias + residual, scale + cast to bf16, and
+      // one no device can fuse (sin) that must still run through its decomposition
+      auto ep = [](const std::string& extra_in, const std::string& ops, const std::string& ret, const char* dt = "f32") {
+        return cat("graph @epilogue(%p: f32[M,N]", extra_in, ") {\n", ops, "  return ", ret, "\n}\n");
+      };
+      (void)ep;
+      for (auto [m, k, n] : {std::array<int64_t, 3>{6, 16, 10}, std::array<int64_t, 3>{70, 64, 96}}) {
+        std::string M = std::to_string(m), N = std::to_string(n);
+        auto sub = [&](std::string t) {
+          for (auto [from, to] : {std::pair<std::string, std::string>{"M", M}, {"N", N}}) {
+            size_t pos;
+            while ((pos = t.find("[" + from + ",")) != std::string::npos) t.replace(pos + 1, from.size(), to);
+            while ((pos = t.find("," + from + "]")) != std::string::npos) t.replace(pos + 1, from.size(), to);
+            while ((pos = t.find("[" + from + "]")) != std::string::npos) t.replace(pos + 1, from.size(), to);
+          }
+          return t;
+        };
+        std::string b1 = sub("graph @epilogue(%p: f32[M,N], %b: f32[N]) {\n  %y = mir.add(%p, %b) : f32[M,N]\n  %g = hir.gelu(%y) : f32[M,N]\n  return %g\n}\n");
+        add({{{DType::f32, S({m, k})}}, {{DType::f32, S({n, k})}}, {{DType::f32, S({n})}}},
+            Attrs{{"contract", ir::Intss{{1}, {1}}}, {"epilogue", b1}}, "bias + gelu");
+        std::string b2 = sub("graph @epilogue(%p: f32[M,N], %b: f32[N], %r: f32[M,N]) {\n  %y = mir.add(%p, %b) : f32[M,N]\n  %z = mir.add(%r, %y) : f32[M,N]\n  return %z\n}\n");
+        add({{{DType::f32, S({m, k})}}, {{DType::f32, S({k, n})}}, {{DType::f32, S({n})}}, {{DType::f32, S({m, n})}}},
+            Attrs{{"contract", ir::Intss{{1}, {0}}}, {"epilogue", b2}}, "bias + residual");
+        std::string b3 = sub("graph @epilogue(%p: f32[M,N]) {\n  %c = mir.constant() {value=tensor<f32[]>[0.5]} : f32[]\n  %y = mir.mul(%p, %c) : f32[M,N]\n  %s = hir.silu(%y) : f32[M,N]\n  %h = mir.cast(%s) {to=bf16} : bf16[M,N]\n  return %h\n}\n");
+        add({{{DType::bf16, S({m, k})}}, {{DType::bf16, S({n, k})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}, {"out", DType::f32}, {"epilogue", b3}}, "bf16, scale, silu, cast");
+        std::string b4 = sub("graph @epilogue(%p: f32[M,N]) {\n  %y = mir.sin(%p) : f32[M,N]\n  return %y\n}\n");
+        add({{{DType::f32, S({m, k})}}, {{DType::f32, S({k, n})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"epilogue", b4}}, "unfusable sin");
+      }
       break;
     }
     case Op::linear:

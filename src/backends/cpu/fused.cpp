@@ -32,12 +32,15 @@ bool region_op(Op op) {
   }
 }
 
-bool region_dtype(DType d) { return d == DType::f32 || d == DType::boolean; }
+// Registers are f32; booleans are 0/1 and bf16 values are f32 rounded to bf16 precision, so
+// bf16 inputs, outputs and casts fuse too (the cast before a bf16 matmul, say).
+bool region_dtype(DType d) { return d == DType::f32 || d == DType::boolean || d == DType::bf16; }
 
 struct Instr {
   Op op;
   int dst;
   int a = -1, b = -1, c = -1;
+  bool to_bf16 = false;  // a cast whose result is bf16: round the f32 register to bf16
 };
 
 // Registers hold f32 tiles; booleans are 0/1.
@@ -61,6 +64,8 @@ Program compile_body(const ir::Graph& body) {
       continue;
     }
     Instr in{n.op, dst};
+    in.to_bf16 = n.op == Op::cast && body.type(n.outputs[0]).dtype == DType::bf16 && body.type(n.inputs[0]).dtype == DType::f32;
+    if (n.op == Op::cast && !in.to_bf16 && body.type(n.outputs[0]).dtype != DType::boolean) in.c = -2;  // value-preserving
     if (n.inputs.size() > 0) in.a = reg[static_cast<size_t>(n.inputs[0])];
     if (n.inputs.size() > 1) in.b = reg[static_cast<size_t>(n.inputs[1])];
     if (n.inputs.size() > 2) in.c = reg[static_cast<size_t>(n.inputs[2])];
@@ -115,7 +120,15 @@ void execute(const Instr& in, float* const* r, int64_t n) {
     case Op::gt: LOOP(a[i] > b[i] ? 1.0f : 0.0f) break;
     case Op::ge: LOOP(a[i] >= b[i] ? 1.0f : 0.0f) break;
     case Op::select: LOOP(a[i] != 0.0f ? b[i] : c[i]) break;
-    case Op::cast: LOOP(a[i] != 0.0f ? 1.0f : 0.0f) break;  // f32→bool, or bool→f32 (already 0/1)
+    case Op::cast:
+      if (in.to_bf16) {
+        LOOP(vm::from_bf16(vm::to_bf16(a[i])))
+      } else if (in.c == -2) {
+        LOOP(a[i])  // bf16 → f32 (or bool → bf16/f32): the register already holds the value
+      } else {
+        LOOP(a[i] != 0.0f ? 1.0f : 0.0f)  // f32/bf16 → bool
+      }
+      break;
     case Op::gelu: LOOP(vm::gelu(a[i])) break;
     case Op::gelu_tanh: LOOP(vm::gelu_tanh(a[i])) break;
     case Op::silu: LOOP(vm::silu(a[i])) break;
@@ -165,6 +178,12 @@ HostKernel make_region(const ir::Node& node, const ir::Graph&) {
             const float* src = a.in[k].as<float>() + base + c0 * is;
             if (is == 1) reg[static_cast<size_t>(p.input_reg[k])] = const_cast<float*>(src);  // read in place
             else std::fill(dst, dst + n, src[0]);
+          } else if (a.in[k].dtype == DType::bf16) {
+            const uint16_t* src = a.in[k].as<uint16_t>() + base + c0 * is;
+            if (is == 1)
+              for (int64_t i = 0; i < n; ++i) dst[i] = vm::from_bf16(src[i]);
+            else
+              std::fill(dst, dst + n, vm::from_bf16(src[0]));
           } else {
             const uint8_t* src = a.in[k].as<uint8_t>() + base + c0 * is;
             for (int64_t i = 0; i < n; ++i) dst[i] = src[i * is] ? 1.0f : 0.0f;
@@ -180,6 +199,10 @@ HostKernel make_region(const ir::Node& node, const ir::Graph&) {
             float* dst = a.out[o].as<float>() + row * inner + c0;
             const float* src = reg[static_cast<size_t>(p.output_reg[o])];
             if (src != dst) std::copy(src, src + n, dst);  // an output that is an input or a constant
+          } else if (out_types[o] == DType::bf16) {
+            uint16_t* dst = a.out[o].as<uint16_t>() + row * inner + c0;
+            const float* src = reg[static_cast<size_t>(p.output_reg[o])];
+            for (int64_t i = 0; i < n; ++i) dst[i] = vm::to_bf16(src[i]);
           } else {
             uint8_t* dst = a.out[o].as<uint8_t>() + row * inner + c0;
             const float* src = reg[static_cast<size_t>(p.output_reg[o])];
@@ -207,8 +230,13 @@ bool claims_region(Op, const std::vector<ir::Type>& in, const std::vector<ir::Ty
     for (ValueId v : n.outputs)
       if (!region_dtype(body->type(v).dtype)) return false;
     if (n.op == Op::constant && !body->type(n.outputs[0]).shape.empty()) return false;
-    // casts only between f32 and bool (both are 0/1 tests on the tile)
-    if (n.op == Op::cast && body->type(n.inputs[0]).dtype == body->type(n.outputs[0]).dtype) return false;
+    if (n.op == Op::cast) {
+      if (body->type(n.inputs[0]).dtype == body->type(n.outputs[0]).dtype) return false;
+      continue;
+    }
+    // arithmetic happens on f32 (and bool) values only: bf16 math would round after every op
+    for (ValueId v : n.outputs)
+      if (body->type(v).dtype == DType::bf16 && n.op != Op::constant) return false;
   }
   return true;
 }

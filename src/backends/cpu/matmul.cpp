@@ -164,6 +164,8 @@ void dot_blas(const KernelArgs& a, const std::vector<int64_t>& lb, const std::ve
   }
 }
 
+}  // namespace
+
 // The oneDNN path when the operands' dims form [batch…][M…][K…] / [batch…][K…][M…] (and the
 // same for B) in memory, so transposes are strides; nullopt otherwise.
 std::optional<MatmulShape> onednn_shape(const std::vector<int64_t>& xs, const std::vector<int64_t>& ws, const ir::Attrs& attrs) {
@@ -198,6 +200,8 @@ std::optional<MatmulShape> onednn_shape(const std::vector<int64_t>& xs, const st
   if (s.batch == 0 || s.M == 0 || s.N == 0 || s.K == 0) return std::nullopt;
   return s;
 }
+
+namespace {
 
 HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
   DType ad = lir.type(node.inputs[0]).dtype, cd = lir.type(node.outputs[0]).dtype;

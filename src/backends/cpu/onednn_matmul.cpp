@@ -8,6 +8,7 @@
 
 #include <dnnl.hpp>
 #include <mutex>
+#include <unordered_map>
 
 #include "passes/memory_plan.h"
 
@@ -25,6 +26,7 @@ struct Slice {
   int64_t lo = 0, hi = 0;  // rows (by_rows) or columns of C
   dnnl::matmul prim;
   dnnl::memory::desc a, b, c, scratch;
+  std::vector<dnnl::memory::desc> src1;    // per binary post-op
   std::shared_ptr<dnnl::memory> packed_b;  // constant weights in the kernel's own layout
 };
 
@@ -33,6 +35,7 @@ struct Plan {
   bool a_km = false, b_nk = false;  // A stored [K, M] / B stored [N, K] (transposed)
   bool by_rows = true;
   size_t a_elem = 4, b_elem = 4, c_elem = 4;
+  Epilogue epilogue;
   std::vector<Slice> slices;
 };
 
@@ -41,9 +44,10 @@ dnnl::memory::desc strided(int64_t rows, int64_t cols, int64_t row_stride, int64
 }
 
 // Slice of B (rows k, columns [lo, hi)) as a strided desc over the full B buffer.
-std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b) {
+std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, const Epilogue& ep) {
   omp_set_num_threads(1);  // the weight reorders below must not start an OpenMP team either
   auto p = std::make_shared<Plan>();
+  p->epilogue = ep;
   p->batch = s.batch;
   p->M = s.M;
   p->K = s.K;
@@ -73,6 +77,22 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b) {
     // User scratchpads: the same primitive may run in several threads at once (thread-safe run).
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (!ep.ops.empty()) {
+      dnnl::post_ops po;
+      for (const PostOp& op : ep.ops) {
+        if (op.kind == PostOp::Kind::eltwise) {
+          po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(op.alg), op.alpha, op.beta);
+          continue;
+        }
+        // the operand's slice, as a strided view of its [M, N] / [1, N] / [1, 1] buffer
+        dnnl::memory::desc d = op.src1 == PostOp::Src1::full ? strided(m, n, s.N, 1, DType::f32)
+                               : op.src1 == PostOp::Src1::row ? strided(1, n, n, 1, DType::f32)
+                                                              : strided(1, 1, 1, 1, DType::f32);
+        sl.src1.push_back(d);
+        po.append_binary(static_cast<dnnl::algorithm>(op.alg), d);
+      }
+      attr.set_post_ops(po);
+    }
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(sl.a, b_want, sl.c), attr, engine());
     sl.prim = dnnl::matmul(pd);
     sl.b = pd.weights_desc();
@@ -92,7 +112,7 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b) {
   return p;
 }
 
-void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b, uint8_t* c) {
+void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b, uint8_t* c, const std::vector<const float*>& extra) {
   omp_set_num_threads(1);  // oneDNN's OpenMP stays single-threaded inside our pool threads
   thread_local dnnl::stream stream(engine());
   int64_t a_off = p.by_rows ? (p.a_km ? sl.lo : sl.lo * p.K) : 0;
@@ -104,12 +124,19 @@ void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b,
   dnnl::memory am(sl.a, engine(), const_cast<uint8_t*>(a) + a_off * static_cast<int64_t>(p.a_elem));
   dnnl::memory cm(sl.c, engine(), c + c_off * static_cast<int64_t>(p.c_elem));
   dnnl::memory sm(sl.scratch, engine(), scratch_bytes.data());
-  if (sl.packed_b) {
-    sl.prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, *sl.packed_b}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
-  } else {
-    dnnl::memory bm(sl.b, engine(), const_cast<uint8_t*>(b) + b_off * static_cast<int64_t>(p.b_elem));
-    sl.prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}});
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}};
+  if (sl.packed_b) args.emplace(DNNL_ARG_WEIGHTS, *sl.packed_b);
+  else args.emplace(DNNL_ARG_WEIGHTS, dnnl::memory(sl.b, engine(), const_cast<uint8_t*>(b) + b_off * static_cast<int64_t>(p.b_elem)));
+  size_t bi = 0;
+  for (size_t i = 0; i < p.epilogue.ops.size(); ++i) {
+    const PostOp& op = p.epilogue.ops[i];
+    if (op.kind != PostOp::Kind::binary) continue;
+    const float* src = extra[static_cast<size_t>(op.input)];
+    int64_t off = op.src1 == PostOp::Src1::full ? c_off : op.src1 == PostOp::Src1::row ? (p.by_rows ? 0 : sl.lo) : 0;
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                 dnnl::memory(sl.src1[bi++], engine(), const_cast<float*>(src) + off));
   }
+  sl.prim.execute(stream, args);
 }
 
 }  // namespace
@@ -131,24 +158,26 @@ bool onednn_available() {
   return ok;
 }
 
-HostKernel make_onednn_matmul(const MatmulShape& s, const void* const_b) {
-  std::shared_ptr<Plan> plan = build_plan(s, s.batch == 1 ? const_b : nullptr);
+HostKernel make_onednn_matmul(const MatmulShape& s, const void* const_b, const Epilogue& ep) {
+  std::shared_ptr<Plan> plan = build_plan(s, s.batch == 1 ? const_b : nullptr, ep);
   return [plan](const KernelArgs& a) {
     const Plan& p = *plan;
     const uint8_t* A = static_cast<const uint8_t*>(a.in[0].data);
     const uint8_t* B = static_cast<const uint8_t*>(a.in[1].data);
     uint8_t* C = static_cast<uint8_t*>(a.out[0].data);
+    std::vector<const float*> extra;
+    for (size_t i = 2; i < a.in.size(); ++i) extra.push_back(a.in[i].as<float>());
     if (p.batch > 1) {
       // one primitive over [M, K]·[K, N], run per batch item across the pool
       int64_t as = p.M * p.K * static_cast<int64_t>(p.a_elem), bs = p.K * p.N * static_cast<int64_t>(p.b_elem),
               cs = p.M * p.N * static_cast<int64_t>(p.c_elem);
       rlx::parallel_for(p.batch, 1, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) execute(p, p.slices[0], A + i * as, B + i * bs, C + i * cs);
+        for (int64_t i = lo; i < hi; ++i) execute(p, p.slices[0], A + i * as, B + i * bs, C + i * cs, extra);
       });
       return;
     }
     rlx::parallel_for(static_cast<int64_t>(p.slices.size()), 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) execute(p, p.slices[static_cast<size_t>(i)], A, B, C);
+      for (int64_t i = lo; i < hi; ++i) execute(p, p.slices[static_cast<size_t>(i)], A, B, C, extra);
     });
   };
 }

@@ -14,10 +14,23 @@ struct MatmulShape {
   DType a_dtype = DType::f32, b_dtype = DType::f32, c_dtype = DType::f32;
 };
 
+// An elementwise epilogue executed by oneDNN on the product before it is stored.
+struct PostOp {
+  enum class Kind { eltwise, binary } kind = Kind::eltwise;
+  int alg = 0;  // dnnl::algorithm
+  float alpha = 0, beta = 0;
+  int input = -1;  // binary: which extra input (0 = the node's third input)
+  enum class Src1 { row, full, scalar } src1 = Src1::row;  // [1, N], [M, N] or [1, 1]
+};
+struct Epilogue {
+  std::vector<PostOp> ops;
+  DType out = DType::f32;
+};
+
 bool onednn_available();
 // The one oneDNN CPU engine: memories and primitives must come from the same engine object.
 dnnl::engine& onednn_engine();
 // `const_b`: B's bytes when B is a compile-time constant (reordered once); null otherwise.
-HostKernel make_onednn_matmul(const MatmulShape& shape, const void* const_b);
+HostKernel make_onednn_matmul(const MatmulShape& shape, const void* const_b, const Epilogue& epilogue = {});
 
 }  // namespace rlx::backends::cpu

@@ -20,6 +20,7 @@ const KernelTable& table() {
     register_nn(k);
     register_fused(k);
     register_attention(k);
+    register_fused_dot(k);
     register_quant(k);
     return k;
   }();

@@ -1,0 +1,127 @@
+#include "passes/fuse_epilogue.h"
+
+#include "ir/text.h"
+#include "ops/builder.h"
+#include "ops/region.h"
+#include "ops/rules.h"
+#include "passes/rewrite.h"
+#include "passes/simplify.h"
+
+namespace rlx::passes {
+
+namespace {
+
+// The epilogue body for consumer `n` of the product (input `k` of n): input 0 is the product,
+// then n's other inputs in order. Returns "" when n cannot be an epilogue.
+std::string epilogue_body(const ir::Graph& g, const ir::Node& n, size_t k, std::vector<ValueId>& extras) {
+  ir::Graph body;
+  body.name = "epilogue";
+  std::vector<ValueId> args(n.inputs.size(), ir::kNoValue);
+  args[k] = body.add_input(g.type(n.inputs[k]));
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (i == k) continue;
+    if (n.inputs[i] == n.inputs[k]) return "";  // the product read twice (x·x): keep it simple
+    args[i] = body.add_input(g.type(n.inputs[i]));
+    extras.push_back(n.inputs[i]);
+  }
+  ops::Builder b(body);
+  std::vector<ValueId> outs;
+  if (n.op == Op::elementwise_region) {
+    auto inner = ops::region_body(n.attrs.s("body"));
+    if (inner->outputs().size() != 1) return "";
+    std::vector<ValueId> map(inner->num_values(), ir::kNoValue);
+    for (size_t i = 0; i < args.size(); ++i) map[static_cast<size_t>(inner->inputs()[i])] = args[i];
+    for (const auto& m : inner->nodes()) {
+      std::vector<ValueId> in;
+      for (ValueId v : m.inputs) in.push_back(map[static_cast<size_t>(v)]);
+      auto o = b.emit(m.op, in, m.attrs);
+      for (size_t j = 0; j < o.size(); ++j) map[static_cast<size_t>(m.outputs[j])] = o[j];
+    }
+    outs.push_back(map[static_cast<size_t>(inner->outputs()[0])]);
+  } else {
+    outs = b.emit(n.op, args, n.attrs);
+  }
+  body.set_outputs(outs);
+  return ir::print_graph(body);
+}
+
+}  // namespace
+
+ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) {
+  std::vector<int> uses = g.use_counts();
+  int n_nodes = g.num_nodes();
+  // consumer node → (dot node, input index of the product)
+  std::vector<std::pair<int, size_t>> plan(static_cast<size_t>(n_nodes), {-1, 0});
+  std::vector<bool> absorbed(static_cast<size_t>(n_nodes), false);
+  std::vector<std::string> bodies(static_cast<size_t>(n_nodes));
+  std::vector<std::vector<ValueId>> extras(static_cast<size_t>(n_nodes));
+  for (int i = 0; i < n_nodes; ++i) {
+    const ir::Node& n = g.node(i);
+    bool elementwise = n.op == Op::elementwise_region || (ir::has_trait(n.op, ir::kElementwise) && n.op != Op::constant);
+    if (!elementwise || n.outputs.size() != 1) continue;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const ir::Node* d = g.producer(n.inputs[k]);
+      if (!d || d->op != Op::dot_general || uses[static_cast<size_t>(n.inputs[k])] != 1) continue;
+      if (g.type(n.inputs[k]).shape != g.type(n.outputs[0]).shape) continue;
+      int di = g.value(n.inputs[k]).node;
+      if (absorbed[static_cast<size_t>(di)]) continue;
+      std::vector<ValueId> ex;
+      std::string body = epilogue_body(g, n, k, ex);
+      if (body.empty()) continue;
+      Attrs a{{"batch", d->attrs.intss("batch")}, {"contract", d->attrs.intss("contract")}, {"epilogue", body}};
+      if (const ir::AttrValue* o = d->attrs.find("out")) a.set("out", *o);
+      std::vector<Type> in_types = {g.type(d->inputs[0]), g.type(d->inputs[1])};
+      for (ValueId v : ex) in_types.push_back(g.type(v));
+      if (!device.claims(Op::fused_dot, in_types, {g.type(n.outputs[0])}, a)) continue;
+      plan[static_cast<size_t>(i)] = {di, k};
+      absorbed[static_cast<size_t>(di)] = true;
+      bodies[static_cast<size_t>(i)] = std::move(body);
+      extras[static_cast<size_t>(i)] = std::move(ex);
+      break;
+    }
+  }
+  bool any = false;
+  for (bool a : absorbed) any = any || a;
+  if (!any) return g;
+
+  ir::Graph out;
+  out.name = g.name;
+  out.device = g.device;
+  std::vector<ValueId> map(g.num_values(), ir::kNoValue);
+  for (ValueId v : g.inputs()) map[static_cast<size_t>(v)] = out.add_input(g.type(v), g.value(v).name);
+  ops::Builder b(out);
+  for (int i = 0; i < n_nodes; ++i) {
+    const ir::Node& n = g.node(i);
+    if (absorbed[static_cast<size_t>(i)]) continue;  // emitted with its epilogue
+    std::vector<ValueId> in;
+    Op op = n.op;
+    Attrs attrs = n.attrs;
+    if (plan[static_cast<size_t>(i)].first >= 0) {
+      const ir::Node& d = g.node(plan[static_cast<size_t>(i)].first);
+      in = {map[static_cast<size_t>(d.inputs[0])], map[static_cast<size_t>(d.inputs[1])]};
+      for (ValueId v : extras[static_cast<size_t>(i)]) in.push_back(map[static_cast<size_t>(v)]);
+      op = Op::fused_dot;
+      attrs = Attrs{{"batch", d.attrs.intss("batch")}, {"contract", d.attrs.intss("contract")}, {"epilogue", bodies[static_cast<size_t>(i)]}};
+      if (const ir::AttrValue* o = d.attrs.find("out")) attrs.set("out", *o);
+      b.set_context(d.name, d.origin);
+    } else {
+      for (ValueId v : n.inputs) in.push_back(map[static_cast<size_t>(v)]);
+      b.set_context(n.name, n.origin);
+    }
+    auto outs = b.emit(op, in, attrs);
+    out.node(out.num_nodes() - 1).path = op == Op::fused_dot ? ir::Path::native : n.path;
+    for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
+  }
+  std::vector<ValueId> outs;
+  for (ValueId v : g.outputs()) outs.push_back(map[static_cast<size_t>(v)]);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const std::string& name = g.value(g.outputs()[k]).name;
+    if (!name.empty() && out.value(outs[k]).name.empty()) out.value(outs[k]).name = name;
+  }
+  out.set_outputs(outs);
+  out.donations = g.donations;
+  after_pass(out, "fuse-epilogues");
+  return out;
+}
+
+}  // namespace rlx::passes
