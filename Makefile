@@ -82,3 +82,31 @@ fuzz-smoke:
 	$(MAKE) fuzz FUZZ_TIME=10
 
 test: fuzz-smoke
+
+# ---- src/formats/onnx: ONNX import, the backend conformance suite, PyTorch → ONNX parity ----
+# libonnx/protobuf to build the importer; the backend test data and python3-onnx for its tests.
+PACKAGES += libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
+ONNX_DATA ?= /usr/share/libonnx-testdata/data
+ONNX_DEVICE ?= cpu
+ONNX_PARITY_DIR ?= $(BUILD)/onnx-parity
+.PHONY: onnx-suite onnx-parity npm-onnxruntime
+setup: npm-onnxruntime
+npm-onnxruntime:
+	@if command -v npm >/dev/null; then \
+	  [ -f $(NPM_DIR)/node_modules/onnxruntime-node/package.json ] || \
+	  ONNXRUNTIME_NODE_INSTALL=skip npm install --silent --no-audit --no-fund --prefix $(NPM_DIR) onnxruntime-node || \
+	  echo "make setup: npm could not install onnxruntime-node; make onnx-parity will skip"; \
+	else echo "make setup: no npm; make onnx-parity will skip"; fi
+
+# The ONNX backend test data (node, pytorch-converted, pytorch-operator, simple): one line per
+# failing or skipped test with its reason, then `N passed, M failed, K skipped` per folder.
+onnx-suite: build
+	@for d in node pytorch-converted pytorch-operator simple; do \
+	  echo "== $$d ($(ONNX_DEVICE))"; $(BUILD)/bin/rlx onnx-suite $(ONNX_DATA)/$$d --device $(ONNX_DEVICE) || true; \
+	done
+
+# rlx run vs onnxruntime-node on torchvision resnet18/mobilenet_v2/squeezenet and a small BERT
+# exported by Debian's PyTorch (installed on demand: ~600 MB).
+onnx-parity: build
+	@$(MAKE) --no-print-directory setup PACKAGES="python3-torch python3-torchvision python3-numpy"
+	tests/onnx/parity/parity.sh $(BUILD)/bin/rlx $(ONNX_PARITY_DIR) $(NPM_DIR)
