@@ -131,7 +131,7 @@ inline std::vector<Tensor> run_model(std::shared_ptr<::onnx::ModelProto> m, cons
   for (const auto& [n, t] : inputs) opts.inputs[n] = t;
   formats::onnx::ImportedModel im = formats::onnx::import_model(std::move(m), dir, opts);
   std::vector<Tensor> feed;
-  for (const auto& n : im.inputs) feed.push_back(opts.inputs.at(n));
+  feed = im.feed(opts);
   return Session(device).compile(Graph(im.graph)).run(feed);
 }
 

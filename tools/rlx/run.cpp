@@ -60,7 +60,7 @@ int cmd_run(Args& args) {
   auto t1 = std::chrono::steady_clock::now();
   CompiledModel cm = Session(device).compile(Graph(m.graph));
   std::vector<Tensor> feed;
-  for (const auto& n : m.inputs) feed.push_back(opts.inputs.at(n));
+  feed = m.feed(opts);
   auto t2 = std::chrono::steady_clock::now();
   std::vector<Tensor> outs = cm.run(feed);
   auto t3 = std::chrono::steady_clock::now();

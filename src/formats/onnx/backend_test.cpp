@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
+
+#include <onnx/onnx-data_pb.h>
 
 #include "formats/onnx/onnx.h"
 #include "formats/onnx/proto.h"
@@ -55,13 +59,58 @@ std::string compare_tensors(const Tensor& got, const Tensor& want, double rtol, 
 }
 
 // ONNX 1.12's generator wrote bfloat16 test tensors as UINT16 bits: read them as the model's type.
-static Tensor load_tensor(const std::string& path, const ::onnx::ValueInfoProto* declared) {
-  ::onnx::TensorProto tp = read_tensor_file(path);
-  if (declared && declared->type().has_tensor_type() && declared->type().tensor_type().elem_type() == ::onnx::TensorProto::BFLOAT16 &&
+static Tensor tensor_of(::onnx::TensorProto tp, const ::onnx::TypeProto* declared, const std::string& path) {
+  if (declared && declared->has_tensor_type() && declared->tensor_type().elem_type() == ::onnx::TensorProto::BFLOAT16 &&
       tp.data_type() == ::onnx::TensorProto::UINT16)
     tp.set_data_type(::onnx::TensorProto::BFLOAT16);
   return tensor_from_proto(tp, fs::path(path).parent_path().string(), path);
 }
+
+namespace {
+
+// A test value read as the type the model declares: TensorProto, SequenceProto or OptionalProto.
+struct TestValue {
+  enum class Kind { tensor, sequence, none } kind = Kind::tensor;
+  Tensor t;
+  std::vector<Tensor> items;
+};
+
+TestValue load_value(const std::string& path, const ::onnx::TypeProto* type) {
+  auto file_bytes = [&] {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error(ErrorKind::io, cat("cannot read ", path));
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const ::onnx::TypeProto* t = type;
+  if (t && t->has_optional_type()) {
+    ::onnx::OptionalProto op;
+    if (!op.ParseFromString(file_bytes())) throw Error(ErrorKind::format, cat(path, ": not an OptionalProto"));
+    TestValue v;
+    const ::onnx::TypeProto* inner = &t->optional_type().elem_type();
+    if (op.has_tensor_value()) {
+      v.t = tensor_of(op.tensor_value(), inner, path);
+    } else if (op.has_sequence_value()) {
+      v.kind = TestValue::Kind::sequence;
+      for (const auto& tp : op.sequence_value().tensor_values()) v.items.push_back(tensor_of(tp, &inner->sequence_type().elem_type(), path));
+    } else {
+      v.kind = TestValue::Kind::none;
+    }
+    return v;
+  }
+  if (t && t->has_sequence_type()) {
+    ::onnx::SequenceProto sp;
+    if (!sp.ParseFromString(file_bytes())) throw Error(ErrorKind::format, cat(path, ": not a SequenceProto"));
+    TestValue v;
+    v.kind = TestValue::Kind::sequence;
+    for (const auto& tp : sp.tensor_values()) v.items.push_back(tensor_of(tp, &t->sequence_type().elem_type(), path));
+    return v;
+  }
+  TestValue v;
+  v.t = tensor_of(read_tensor_file(path), t, path);
+  return v;
+}
+
+}  // namespace
 
 namespace {
 
@@ -83,14 +132,14 @@ BackendTestResult run_test(const fs::path& dir, const std::string& device) {
   }
   // Graph inputs that the test feeds: the non-initializer ones, in order.
   std::vector<std::string> input_names;
-  std::vector<const ::onnx::ValueInfoProto*> input_info;
+  std::vector<const ::onnx::TypeProto*> input_info;
   {
     std::set<std::string> inits;
     for (const auto& t : model->graph().initializer()) inits.insert(t.name());
     for (const auto& v : model->graph().input())
       if (!inits.count(v.name())) {
         input_names.push_back(v.name());
-        input_info.push_back(&v);
+        input_info.push_back(&v.type());
       }
   }
   std::vector<fs::path> sets;
@@ -103,19 +152,38 @@ BackendTestResult run_test(const fs::path& dir, const std::string& device) {
     auto ins = numbered(set, "input_");
     if (ins.size() > input_names.size()) return {o.name, "failed", cat("error: ", ins.size(), " inputs for a model taking ", input_names.size())};
     for (size_t i = 0; i < ins.size(); ++i) {
-      opts.inputs[input_names[i]] = load_tensor(ins[i], input_info[i]);
+      TestValue v = load_value(ins[i], input_info[i]);
+      if (v.kind == TestValue::Kind::tensor) opts.inputs[input_names[i]] = v.t;
+      else if (v.kind == TestValue::Kind::sequence) opts.sequence_inputs[input_names[i]] = v.items;
     }
     ImportedModel m = import_model(model, dir.string(), opts);
     CompiledModel cm = Session(device).compile(Graph(m.graph));
     std::vector<Tensor> feed;
-    for (const auto& n : m.inputs) feed.push_back(opts.inputs.at(n));
+    feed = m.feed(opts);
     std::vector<Tensor> got = cm.run(feed);
     auto outs = numbered(set, "output_");
-    for (size_t i = 0; i < outs.size() && i < got.size(); ++i) {
-      const ::onnx::ValueInfoProto* info = static_cast<int>(i) < model->graph().output_size() ? &model->graph().output(static_cast<int>(i)) : nullptr;
-      Tensor want = load_tensor(outs[i], info);
-      std::string why = compare_tensors(got[i], want);
-      if (!why.empty()) return {o.name, "failed", cat("output ", i, " '", m.outputs[i], "' ", why)};
+    size_t k = 0;  // position in the flattened outputs
+    for (size_t i = 0; i < outs.size() && i < m.output_groups.size(); ++i) {
+      const auto& group = m.output_groups[i];
+      const ::onnx::TypeProto* type = static_cast<int>(i) < model->graph().output_size() ? &model->graph().output(static_cast<int>(i)).type() : nullptr;
+      TestValue want = load_value(outs[i], type);
+      std::string label = cat("output ", i, " '", group.name, "' ");
+      using Kind = ImportedModel::OutputGroup::Kind;
+      if ((want.kind == TestValue::Kind::none) != (group.kind == Kind::none))
+        return {o.name, "failed", cat(label, want.kind == TestValue::Kind::none ? "is present, expected an empty optional" : "is an empty optional")};
+      if (want.kind == TestValue::Kind::sequence) {
+        if (group.kind != Kind::sequence || static_cast<size_t>(group.count) != want.items.size())
+          return {o.name, "failed", cat(label, "has ", group.count, " items, expected a sequence of ", want.items.size())};
+        for (size_t j = 0; j < want.items.size(); ++j) {
+          std::string why = compare_tensors(got[k + j], want.items[j]);
+          if (!why.empty()) return {o.name, "failed", cat(label, "item ", j, " ", why)};
+        }
+      } else if (want.kind == TestValue::Kind::tensor) {
+        if (group.kind != Kind::tensor) return {o.name, "failed", cat(label, "is a sequence, expected a tensor")};
+        std::string why = compare_tensors(got[k], want.t);
+        if (!why.empty()) return {o.name, "failed", cat(label, why)};
+      }
+      k += static_cast<size_t>(group.count);
     }
   }
   return o;

@@ -43,6 +43,7 @@ const OpTable& table() {
     register_loss(r);
     register_signal(r);
     register_contrib(r);
+    register_sequence(r);
     return r;
   }();
   return t;
@@ -100,7 +101,7 @@ int64_t Importer::opset(const std::string& domain) const {
   return 1;
 }
 
-ValueId Importer::lookup(const std::string& name, const std::string& user) {
+IValue Importer::lookup(const std::string& name, const std::string& user) {
   for (size_t k = scopes_.size(); k-- > 0;) {
     Scope& s = scopes_[k];
     if (auto it = s.values.find(name); it != s.values.end()) return it->second;
@@ -111,9 +112,9 @@ ValueId Importer::lookup(const std::string& name, const std::string& user) {
       ValueId v = b_.constant(t);
       b_.set_context(ctx, origin);
       graph_->value(v).name = name;
-      s.values[name] = v;
+      s.values[name] = IValue::tensor(v);
       s.initializers.erase(it);
-      return v;
+      return IValue::tensor(v);
     }
   }
   throw Error(ErrorKind::format, cat(user, " uses '", name,
@@ -129,14 +130,20 @@ void Importer::convert_node(const ::onnx::NodeProto& n) {
   if (!e)
     throw Error(ErrorKind::unsupported, cat(domain.empty() ? "" : domain + ".", n.op_type(), " (opset ", version, ") node '", name,
                                             "': no converter for this operator"));
-  std::vector<ValueId> in;
-  for (const auto& i : n.input()) in.push_back(i.empty() ? kNoValue : lookup(i, cat(n.op_type(), " node '", name, "'")));
-  while (!in.empty() && in.back() == kNoValue) in.pop_back();
+  std::vector<IValue> in;
+  for (const auto& i : n.input()) in.push_back(i.empty() ? IValue::none() : lookup(i, cat(n.op_type(), " node '", name, "'")));
+  while (!in.empty() && in.back().kind == IValue::Kind::none) in.pop_back();
   NodeCtx ctx(*this, n, version, in);
   b_.set_context(name, cat("onnx.", domain.empty() ? "" : domain + ".", n.op_type()));
-  std::vector<ValueId> outs;
+  std::vector<IValue> outs;
   try {
-    outs = e->fn(ctx);
+    if (e->values) {
+      outs = e->values(ctx);
+    } else {
+      for (size_t i = 0; i < in.size(); ++i)
+        if (in[i].kind == IValue::Kind::sequence) ctx.invalid(cat("input ", i, " is a sequence; this operator takes tensors"));
+      for (ValueId v : e->fn(ctx)) outs.push_back(v == kNoValue ? IValue::none() : IValue::tensor(v));
+    }
   } catch (const Error& err) {
     std::string msg = err.what();
     if (msg.find(name) == std::string::npos) msg = cat(ctx.label(), ": ", msg);
@@ -144,7 +151,7 @@ void Importer::convert_node(const ::onnx::NodeProto& n) {
   }
   for (int i = 0; i < n.output_size(); ++i) {
     if (n.output(i).empty()) continue;
-    if (static_cast<size_t>(i) >= outs.size() || outs[static_cast<size_t>(i)] == kNoValue)
+    if (static_cast<size_t>(i) >= outs.size() || (outs[static_cast<size_t>(i)].kind == IValue::Kind::tensor && outs[static_cast<size_t>(i)].v == kNoValue))
       ctx.fail(cat("output ", i, " ('", n.output(i), "') is not produced by the importer"));
     scopes_.back().values[n.output(i)] = outs[static_cast<size_t>(i)];
   }
@@ -154,7 +161,7 @@ void Importer::convert_nodes(const ::onnx::GraphProto& g) {
   for (const auto& n : g.node()) convert_node(n);
 }
 
-std::vector<ValueId> Importer::inline_subgraph(const ::onnx::GraphProto& g, const std::vector<ValueId>& inputs, const std::string& what) {
+std::vector<IValue> Importer::inline_graph(const ::onnx::GraphProto& g, const std::vector<IValue>& inputs, const std::string& what) {
   if (static_cast<size_t>(g.input_size()) != inputs.size())
     throw Error(ErrorKind::format, cat(what, ": the subgraph takes ", g.input_size(), " inputs, ", inputs.size(), " are given"));
   scopes_.emplace_back();
@@ -162,11 +169,75 @@ std::vector<ValueId> Importer::inline_subgraph(const ::onnx::GraphProto& g, cons
   for (const auto& init : g.initializer()) scopes_.back().initializers[init.name()] = &init;
   std::string ctx = b_.context_name(), origin = b_.context_origin();
   convert_nodes(g);
-  std::vector<ValueId> outs;
+  std::vector<IValue> outs;
   for (const auto& o : g.output()) outs.push_back(lookup(o.name(), cat(what, " output")));
   scopes_.pop_back();
   b_.set_context(ctx, origin);
   return outs;
+}
+
+std::vector<ValueId> Importer::inline_subgraph(const ::onnx::GraphProto& g, const std::vector<ValueId>& inputs, const std::string& what) {
+  std::vector<IValue> in;
+  for (ValueId v : inputs) in.push_back(IValue::tensor(v));
+  std::vector<ValueId> out;
+  for (const IValue& v : inline_graph(g, in, what)) {
+    if (!v.is_tensor()) throw Error(ErrorKind::unsupported, cat(what, ": a subgraph output that is a sequence or an empty optional here"));
+    out.push_back(v.v);
+  }
+  return out;
+}
+
+// One model input as IR inputs: a tensor, a sequence of tensors ("x[0]" …) or an empty optional.
+IValue Importer::graph_input(const ::onnx::ValueInfoProto& in, ImportedModel& out) {
+  const std::string& name = in.name();
+  const ::onnx::TypeProto* t = &in.type();
+  bool optional = t->has_optional_type();
+  if (optional) t = &t->optional_type().elem_type();
+  auto tensor_input = [&](const ::onnx::TypeProto_Tensor& tt, const std::string& ir_name, const Tensor* given, int index) {
+    auto dt = dtype_from_onnx(tt.elem_type());
+    if (!dt) throw Error(ErrorKind::unsupported, cat("graph input '", name, "' has dtype ", onnx_type_name(tt.elem_type()), ", which RLX does not support"));
+    Shape shape;
+    if (given) {
+      if (given->dtype() != *dt)
+        throw Error(ErrorKind::invalid_argument, cat("input '", ir_name, "' must be ", dtype_name(*dt), ", got ", dtype_name(given->dtype())));
+      shape = shape_of(given->shape());
+    } else if (auto it = options_.input_shapes.find(name); it != options_.input_shapes.end()) {
+      shape = shape_of(it->second);
+    } else {
+      if (!tt.has_shape())
+        throw Error(ErrorKind::unsupported, cat("graph input '", name, "' has no shape (unknown rank); give a concrete tensor or shape for it"));
+      int k = 0;
+      for (const auto& d : tt.shape().dim()) {
+        if (d.has_dim_value() && d.dim_value() >= 0) shape.push_back(Dim(d.dim_value()));
+        else if (d.has_dim_param() && !d.dim_param().empty()) shape.push_back(Dim::symbol(symbol_name(d.dim_param())));
+        else shape.push_back(Dim::symbol(symbol_name(cat(name, "_", k))));
+        ++k;
+      }
+    }
+    ValueId v = graph_->add_input({*dt, shape}, ir_name);
+    out.inputs.push_back(ir_name);
+    out.input_sources.emplace_back(name, index);
+    if (given) b_.bind_input(v, *given);
+    return v;
+  };
+  if (t->has_tensor_type()) {
+    auto it = options_.inputs.find(name);
+    if (optional && it == options_.inputs.end()) return IValue::none();
+    return IValue::tensor(tensor_input(t->tensor_type(), name, it == options_.inputs.end() ? nullptr : &it->second, -1));
+  }
+  if (t->has_sequence_type() && t->sequence_type().elem_type().has_tensor_type()) {
+    const auto& tt = t->sequence_type().elem_type().tensor_type();
+    auto it = options_.sequence_inputs.find(name);
+    if (it == options_.sequence_inputs.end()) {
+      if (optional) return IValue::none();
+      throw Error(ErrorKind::unsupported, cat("graph input '", name, "' is a sequence: give its tensors (a sequence's length is part of the graph)"));
+    }
+    std::vector<ValueId> items;
+    for (size_t i = 0; i < it->second.size(); ++i) items.push_back(tensor_input(tt, cat(name, "[", i, "]"), &it->second[i], static_cast<int>(i)));
+    auto dt = dtype_from_onnx(tt.elem_type());
+    return IValue::sequence(items, dt ? *dt : DType::f32);
+  }
+  throw Error(ErrorKind::unsupported, cat("graph input '", name, "' is neither a tensor nor a sequence of tensors (maps are not supported)"));
 }
 
 ImportedModel Importer::run() {
@@ -182,62 +253,51 @@ ImportedModel Importer::run() {
   for (const auto& init : g.initializer()) scopes_.back().initializers[init.name()] = &init;
   ImportedModel out;
   out.opsets = opsets_;
-  std::vector<std::pair<ValueId, std::string>> bound;
   for (const auto& in : g.input()) {
     const std::string& name = in.name();
-    bool given = options_.inputs.count(name) > 0;
+    bool given = options_.inputs.count(name) || options_.sequence_inputs.count(name);
     // Inputs with an initializer are defaults that a caller may override.
     if (scopes_.back().initializers.count(name) && !given) continue;
     scopes_.back().initializers.erase(name);
-    if (!in.type().has_tensor_type())
-      throw Error(ErrorKind::unsupported, cat("graph input '", name, "' is not a tensor (sequence, map and optional inputs are not supported)"));
-    const auto& tt = in.type().tensor_type();
-    auto dt = dtype_from_onnx(tt.elem_type());
-    if (!dt) throw Error(ErrorKind::unsupported, cat("graph input '", name, "' has dtype ", onnx_type_name(tt.elem_type()), ", which RLX does not support"));
-    Shape shape;
-    if (given) {
-      const Tensor& t = options_.inputs.at(name);
-      if (t.dtype() != *dt)
-        throw Error(ErrorKind::invalid_argument, cat("input '", name, "' must be ", dtype_name(*dt), ", got ", dtype_name(t.dtype())));
-      shape = shape_of(t.shape());
-    } else if (auto it = options_.input_shapes.find(name); it != options_.input_shapes.end()) {
-      shape = shape_of(it->second);
-    } else {
-      if (!tt.has_shape())
-        throw Error(ErrorKind::unsupported, cat("graph input '", name, "' has no shape (unknown rank); give a concrete tensor or shape for it"));
-      int k = 0;
-      for (const auto& d : tt.shape().dim()) {
-        if (d.has_dim_value() && d.dim_value() >= 0) shape.push_back(Dim(d.dim_value()));
-        else if (d.has_dim_param() && !d.dim_param().empty()) shape.push_back(Dim::symbol(symbol_name(d.dim_param())));
-        else shape.push_back(Dim::symbol(symbol_name(cat(name, "_", k))));
-        ++k;
-      }
-    }
-    ValueId v = graph_->add_input({*dt, shape}, name);
-    scopes_.back().values[name] = v;
-    out.inputs.push_back(name);
-    if (given) {
-      b_.bind_input(v, options_.inputs.at(name));
-      bound.emplace_back(v, name);
-    }
+    scopes_.back().values[name] = graph_input(in, out);
   }
-  for (const auto& [name, t] : options_.inputs) {
-    bool known = false;
-    for (const auto& n : out.inputs) known = known || n == name;
-    if (!known) throw Error(ErrorKind::invalid_argument, cat("the model has no input named '", name, "' (inputs: ", join(out.inputs), ")"));
+  for (const auto* given : {&options_.inputs}) {
+    for (const auto& [name, t] : *given) {
+      bool known = false;
+      for (const auto& src : out.input_sources) known = known || src.first == name;
+      bool declared = false;
+      for (const auto& in : g.input()) declared = declared || in.name() == name;
+      if (!known && !declared)
+        throw Error(ErrorKind::invalid_argument, cat("the model has no input named '", name, "' (inputs: ", join(out.inputs), ")"));
+    }
   }
   convert_nodes(g);
   std::vector<ValueId> outs;
   for (const auto& o : g.output()) {
-    ValueId v = lookup(o.name(), cat("graph output '", o.name(), "'"));
-    if (graph_->value(v).name.empty()) graph_->value(v).name = o.name();
-    outs.push_back(v);
-    out.outputs.push_back(o.name());
+    IValue v = lookup(o.name(), cat("graph output '", o.name(), "'"));
+    ImportedModel::OutputGroup group{o.name(), ImportedModel::OutputGroup::Kind::tensor, 1};
+    auto add = [&](ValueId id, const std::string& ir_name) {
+      if (graph_->value(id).name.empty()) graph_->value(id).name = ir_name;
+      outs.push_back(id);
+      out.outputs.push_back(ir_name);
+    };
+    if (v.kind == IValue::Kind::tensor) {
+      add(v.v, o.name());
+    } else if (v.kind == IValue::Kind::sequence) {
+      group.kind = ImportedModel::OutputGroup::Kind::sequence;
+      group.count = static_cast<int>(v.items.size());
+      for (size_t i = 0; i < v.items.size(); ++i) add(v.items[i], cat(o.name(), "[", i, "]"));
+    } else {
+      group.kind = ImportedModel::OutputGroup::Kind::none;
+      group.count = 0;
+    }
+    out.output_groups.push_back(group);
   }
   graph_->set_outputs(outs);
-  for (ValueId v : b_.used_bindings())
-    for (const auto& [bv, name] : bound)
-      if (bv == v) out.specialized_inputs.push_back(name);
+  for (ValueId v : b_.used_bindings()) {
+    const std::string& n = graph_->value(v).name;
+    if (std::find(out.specialized_inputs.begin(), out.specialized_inputs.end(), n) == out.specialized_inputs.end()) out.specialized_inputs.push_back(n);
+  }
   scopes_.clear();
   out.graph = graph_;
   return out;
@@ -261,5 +321,22 @@ ImportedModel import_model(const std::string& path, const ImportOptions& options
 }
 
 bool is_onnx_file(const std::string& path) { return looks_like_onnx(path); }
+
+std::vector<Tensor> ImportedModel::feed(const ImportOptions& options) const {
+  std::vector<Tensor> out;
+  for (const auto& [name, index] : input_sources) {
+    if (index < 0) {
+      auto it = options.inputs.find(name);
+      if (it == options.inputs.end()) throw Error(ErrorKind::invalid_argument, cat("no tensor for input '", name, "'"));
+      out.push_back(it->second);
+    } else {
+      auto it = options.sequence_inputs.find(name);
+      if (it == options.sequence_inputs.end() || static_cast<size_t>(index) >= it->second.size())
+        throw Error(ErrorKind::invalid_argument, cat("no tensor for item ", index, " of sequence input '", name, "'"));
+      out.push_back(it->second[static_cast<size_t>(index)]);
+    }
+  }
+  return out;
+}
 
 }  // namespace rlx::formats::onnx

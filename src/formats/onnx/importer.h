@@ -54,10 +54,24 @@ class FoldingBuilder : public ops::Builder {
 
 class Importer;
 
+// A value of the ONNX graph: a tensor (one IR value), a sequence of tensors (inlined as a list
+// of IR values) or an empty optional.
+struct IValue {
+  enum class Kind : uint8_t { tensor, sequence, none };
+  Kind kind = Kind::tensor;
+  ValueId v = kNoValue;
+  std::vector<ValueId> items;
+  DType elem = DType::f32;  // element dtype of a sequence (kept for empty ones)
+  static IValue tensor(ValueId id) { return {Kind::tensor, id, {}, DType::f32}; }
+  static IValue sequence(std::vector<ValueId> xs, DType d) { return {Kind::sequence, kNoValue, std::move(xs), d}; }
+  static IValue none() { return {Kind::none, kNoValue, {}, DType::f32}; }
+  bool is_tensor() const { return kind == Kind::tensor; }
+};
+
 // What a converter sees of one node.
 class NodeCtx {
  public:
-  NodeCtx(Importer& imp, const ::onnx::NodeProto& node, int64_t opset, std::vector<ValueId> in);
+  NodeCtx(Importer& imp, const ::onnx::NodeProto& node, int64_t opset, std::vector<IValue> in);
 
   const ::onnx::NodeProto& node;
   int64_t opset;  // the model's opset for the node's domain
@@ -74,6 +88,11 @@ class NodeCtx {
   bool has(size_t i) const { return i < in_.size() && in_[i] != kNoValue; }
   ValueId in(size_t i) const;  // throws naming the missing input
   const std::vector<ValueId>& inputs() const { return in_; }
+  // Any input, sequences and empty optionals included (a missing optional input is none).
+  IValue value_in(size_t i) const { return i < vals_.size() ? vals_[i] : IValue::none(); }
+  const std::vector<IValue>& values_in() const { return vals_; }
+  // A sequence input's items; throws naming the input when it is not a sequence.
+  const IValue& sequence_in(size_t i) const;
   size_t num_outputs() const { return static_cast<size_t>(node.output_size()); }
   bool wants(size_t i) const { return i < num_outputs() && !node.output(static_cast<int>(i)).empty(); }
 
@@ -104,16 +123,20 @@ class NodeCtx {
   int64_t axis(int64_t a, int64_t rank) const;
 
  private:
-  std::vector<ValueId> in_;
+  std::vector<IValue> vals_;
+  std::vector<ValueId> in_;  // tensor inputs (kNoValue for absent, sequence and none inputs)
 };
 
 using Converter = std::vector<ValueId> (*)(NodeCtx& c);
+// For operators on sequences and optionals (and control flow carrying them).
+using ValueConverter = std::vector<IValue> (*)(NodeCtx& c);
 
 struct OpEntry {
   const char* domain;  // "" (ai.onnx), "com.microsoft", "ai.onnx.preview.training"
   const char* op;
   int since;           // first opset version this converter handles
   Converter fn;
+  ValueConverter values = nullptr;  // used instead of fn when set
 };
 using OpTable = std::vector<OpEntry>;
 
@@ -139,6 +162,7 @@ void register_quant(OpTable& t);
 void register_loss(OpTable& t);
 void register_signal(OpTable& t);
 void register_contrib(OpTable& t);
+void register_sequence(OpTable& t);
 
 // Integer elements of a tensor, exact for i64 (int64 max included).
 std::vector<int64_t> tensor_ints(const Tensor& t);
@@ -156,15 +180,17 @@ class Importer {
   // Converts a subgraph (If branch, Loop/Scan body) inline: binds its inputs to `inputs`, sees
   // the enclosing scopes' values, returns its outputs.
   std::vector<ValueId> inline_subgraph(const ::onnx::GraphProto& g, const std::vector<ValueId>& inputs, const std::string& what);
+  std::vector<IValue> inline_graph(const ::onnx::GraphProto& g, const std::vector<IValue>& inputs, const std::string& what);
   const std::string& base_dir() const { return base_dir_; }
   std::shared_ptr<::onnx::ModelProto> model() const { return model_; }
 
  private:
   struct Scope {
-    std::unordered_map<std::string, ValueId> values;
+    std::unordered_map<std::string, IValue> values;
     std::unordered_map<std::string, const ::onnx::TensorProto*> initializers;  // not yet read
   };
-  ValueId lookup(const std::string& name, const std::string& user);
+  IValue lookup(const std::string& name, const std::string& user);
+  IValue graph_input(const ::onnx::ValueInfoProto& in, ImportedModel& out);
   void convert_nodes(const ::onnx::GraphProto& g);
   void convert_node(const ::onnx::NodeProto& n);
   void check_supported();

@@ -6,8 +6,15 @@
 
 namespace rlx::formats::onnx {
 
-NodeCtx::NodeCtx(Importer& imp_, const ::onnx::NodeProto& node_, int64_t opset_, std::vector<ValueId> in)
-    : node(node_), opset(opset_), imp(imp_), b(imp_.builder()), in_(std::move(in)) {}
+NodeCtx::NodeCtx(Importer& imp_, const ::onnx::NodeProto& node_, int64_t opset_, std::vector<IValue> in)
+    : node(node_), opset(opset_), imp(imp_), b(imp_.builder()), vals_(std::move(in)) {
+  for (const IValue& v : vals_) in_.push_back(v.is_tensor() ? v.v : kNoValue);
+}
+
+const IValue& NodeCtx::sequence_in(size_t i) const {
+  if (i >= vals_.size() || vals_[i].kind != IValue::Kind::sequence) invalid(cat("input ", i, " must be a sequence"));
+  return vals_[i];
+}
 
 std::string NodeCtx::label() const {
   std::string d = canonical_domain(node.domain());
@@ -21,6 +28,7 @@ void NodeCtx::fail(const std::string& msg) const {
 void NodeCtx::invalid(const std::string& msg) const { throw Error(ErrorKind::format, cat(label(), ": ", msg)); }
 
 ValueId NodeCtx::in(size_t i) const {
+  if (i < vals_.size() && vals_[i].kind == IValue::Kind::sequence) invalid(cat("input ", i, " is a sequence where a tensor is expected"));
   if (!has(i)) invalid(cat("input ", i, " is required but missing"));
   return in_[i];
 }

@@ -24,14 +24,31 @@ struct ImportOptions {
   std::map<std::string, Tensor> inputs;
   // Concrete shapes only (no values) for inputs, by name; the others keep symbolic dims.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Sequence-typed inputs (and optional inputs holding a sequence), by name. An optional input
+  // given in neither map is empty.
+  std::map<std::string, std::vector<Tensor>> sequence_inputs;
 };
 
 struct ImportedModel {
   std::shared_ptr<ir::Graph> graph;  // HIR, inputs and outputs named as in the model
-  std::vector<std::string> inputs;   // graph inputs in order (initializers excluded)
-  std::vector<std::string> outputs;
+  // Graph inputs in order (initializers excluded); a sequence input of n tensors becomes n
+  // inputs "name[0]" … "name[n-1]".
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;  // likewise for sequence outputs
+  // Where each input comes from: the model input's name and the item of a sequence (−1: a tensor).
+  std::vector<std::pair<std::string, int>> input_sources;
+  // The model's outputs: name, kind and how many of `outputs` they span (in order).
+  struct OutputGroup {
+    std::string name;
+    enum class Kind { tensor, sequence, none } kind = Kind::tensor;
+    int count = 1;
+  };
+  std::vector<OutputGroup> output_groups;
   std::vector<std::string> specialized_inputs;  // inputs whose values were baked in
   std::map<std::string, int64_t> opsets;         // domain ("" = ai.onnx) → version
+
+  // The tensors to run the graph with, in input order, from the options it was imported with.
+  std::vector<Tensor> feed(const ImportOptions& options) const;
 };
 
 // Reads and imports a model. Unsupported operators and dtypes fail first, all listed in one

@@ -17,30 +17,48 @@ std::optional<bool> known_bool(FoldingBuilder& b, ValueId v) {
   return std::nullopt;
 }
 
-std::vector<ValueId> if_op(NodeCtx& c) {
+// Selects between two branch results of the same structure; nullopt when they differ.
+std::optional<IValue> select_values(FoldingBuilder& b, ValueId cond, const IValue& t, const IValue& e) {
+  if (t.kind != e.kind) return std::nullopt;
+  if (t.kind == IValue::Kind::none) return t;
+  std::vector<ValueId> a = t.is_tensor() ? std::vector<ValueId>{t.v} : t.items, o = e.is_tensor() ? std::vector<ValueId>{e.v} : e.items;
+  if (a.size() != o.size()) return std::nullopt;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (b.type(a[i]) != b.type(o[i])) return std::nullopt;
+  std::vector<ValueId> r;
+  for (size_t i = 0; i < a.size(); ++i) r.push_back(b.select(cond, a[i], o[i]));
+  if (t.is_tensor()) return IValue::tensor(r[0]);
+  return IValue::sequence(r, t.elem);
+}
+
+std::vector<IValue> if_op(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId cond = c.in(0);
   const auto& then_g = c.attr_g("then_branch");
   const auto& else_g = c.attr_g("else_branch");
   if (const Tensor* t = b.constant_value(cond))
-    return c.imp.inline_subgraph(t->at_f64(0) != 0 ? then_g : else_g, {}, c.label() + (t->at_f64(0) != 0 ? " then_branch" : " else_branch"));
-  std::vector<ValueId> th = c.imp.inline_subgraph(then_g, {}, c.label() + " then_branch");
-  std::vector<ValueId> el = c.imp.inline_subgraph(else_g, {}, c.label() + " else_branch");
-  bool same = th.size() == el.size();
-  for (size_t i = 0; same && i < th.size(); ++i) same = b.type(th[i]) == b.type(el[i]);
-  if (same) {
-    ValueId cs = b.reshape(cond, {});
-    std::vector<ValueId> out;
-    for (size_t i = 0; i < th.size(); ++i) out.push_back(b.select(cs, th[i], el[i]));
-    return out;
+    return c.imp.inline_graph(t->at_f64(0) != 0 ? then_g : else_g, {}, c.label() + (t->at_f64(0) != 0 ? " then_branch" : " else_branch"));
+  std::vector<IValue> th = c.imp.inline_graph(then_g, {}, c.label() + " then_branch");
+  std::vector<IValue> el = c.imp.inline_graph(else_g, {}, c.label() + " else_branch");
+  if (th.size() != el.size()) c.invalid("the branches have different numbers of outputs");
+  ValueId cs = b.reshape(cond, {});
+  std::vector<IValue> out;
+  for (size_t i = 0; i < th.size(); ++i) {
+    auto v = select_values(b, cs, th[i], el[i]);
+    if (!v) {
+      out.clear();
+      break;
+    }
+    out.push_back(*v);
   }
+  if (out.size() == th.size()) return out;
   // Branches of different shapes: the condition must be known (a given input's value).
   auto known = known_bool(b, cond);
   if (!known) c.fail("branches with different output shapes need a condition known at import");
   return *known ? th : el;
 }
 
-std::vector<ValueId> loop(NodeCtx& c) {
+std::vector<IValue> loop(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   const auto& body = c.attr_g("body");
   int64_t trip = kMaxUnroll + 1;
@@ -49,9 +67,9 @@ std::vector<ValueId> loop(NodeCtx& c) {
     if (trip > kMaxUnroll) c.fail(cat("a trip count of ", trip, " (unrolling stops at ", kMaxUnroll, ")"));
   }
   ValueId cond = c.has(1) ? c.in(1) : b.scalar(DType::boolean, 1);
-  size_t n_carried = c.num_inputs() > 2 ? c.num_inputs() - 2 : 0;
-  std::vector<ValueId> carried;
-  for (size_t i = 0; i < n_carried; ++i) carried.push_back(c.in(2 + i));
+  size_t n_carried = c.values_in().size() > 2 ? c.values_in().size() - 2 : 0;
+  std::vector<IValue> carried;
+  for (size_t i = 0; i < n_carried; ++i) carried.push_back(c.value_in(2 + i));
   size_t n_scan = static_cast<size_t>(body.output_size()) - 1 - n_carried;
   std::vector<std::vector<ValueId>> scans(n_scan);
   for (int64_t it = 0; it < trip; ++it) {
@@ -59,19 +77,23 @@ std::vector<ValueId> loop(NodeCtx& c) {
     if (!go) c.fail("a loop condition that depends on run-time values (only known conditions unroll)");
     if (!*go) break;
     if (it == kMaxUnroll) c.fail(cat("more than ", kMaxUnroll, " iterations"));
-    std::vector<ValueId> ins = {b.scalar(DType::i64, static_cast<double>(it)), cond};
+    std::vector<IValue> ins = {IValue::tensor(b.scalar(DType::i64, static_cast<double>(it))), IValue::tensor(cond)};
     ins.insert(ins.end(), carried.begin(), carried.end());
-    std::vector<ValueId> outs = c.imp.inline_subgraph(body, ins, cat(c.label(), " body (iteration ", it, ")"));
-    cond = outs[0];
+    std::vector<IValue> outs = c.imp.inline_graph(body, ins, cat(c.label(), " body (iteration ", it, ")"));
+    if (!outs[0].is_tensor()) c.invalid("the body's condition output must be a tensor");
+    cond = outs[0].v;
     for (size_t i = 0; i < n_carried; ++i) carried[i] = outs[1 + i];
-    for (size_t i = 0; i < n_scan; ++i) scans[i].push_back(outs[1 + n_carried + i]);
+    for (size_t i = 0; i < n_scan; ++i) {
+      if (!outs[1 + n_carried + i].is_tensor()) c.fail("a scan output that is not a tensor");
+      scans[i].push_back(outs[1 + n_carried + i].v);
+    }
   }
-  std::vector<ValueId> result = carried;
+  std::vector<IValue> result = carried;
   for (size_t i = 0; i < n_scan; ++i) {
     if (scans[i].empty()) c.fail("a scan output of a loop that runs zero times (its shape is unknown)");
     std::vector<ValueId> parts;
     for (ValueId v : scans[i]) parts.push_back(insert_axes(b, v, {0}));
-    result.push_back(b.concat(parts, 0));
+    result.push_back(IValue::tensor(b.concat(parts, 0)));
   }
   return result;
 }
@@ -154,8 +176,8 @@ std::vector<ValueId> scan(NodeCtx& c) {
 
 void register_control(OpTable& t) {
   t.insert(t.end(), {
-                        {"", "If", 1, if_op},
-                        {"", "Loop", 1, loop},
+                        {"", "If", 1, nullptr, if_op},
+                        {"", "Loop", 1, nullptr, loop},
                         {"", "Scan", 8, scan},
                     });
 }

@@ -16,7 +16,7 @@ std::vector<ValueId> unary(NodeCtx& c) {
   return one(c.b.unary(op, c.in(0)));
 }
 
-std::vector<ValueId> identity(NodeCtx& c) { return one(c.in(0)); }
+std::vector<IValue> identity(NodeCtx& c) { return {c.value_in(0)}; }
 
 std::vector<ValueId> relu(NodeCtx& c) { return one(c.b.emit1(Op::relu, {c.in(0)})); }
 
@@ -258,7 +258,7 @@ void register_elementwise(OpTable& t) {
                         {"", "Sign", 1, unary<Op::sign>},
                         {"", "Not", 1, logical_not},
                         {"", "Relu", 1, relu},
-                        {"", "Identity", 1, identity},
+                        {"", "Identity", 1, nullptr, identity},
                         {"", "Asin", 1, asin},
                         {"", "Acos", 1, acos},
                         {"", "Atan", 1, atan},

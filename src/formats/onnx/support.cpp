@@ -29,9 +29,11 @@ std::string unsupported_type(const ::onnx::TypeProto& t) {
     if (!t.tensor_type().has_elem_type() || t.tensor_type().elem_type() == 0) return "";
     return dtype_from_onnx(t.tensor_type().elem_type()) ? "" : onnx_type_name(t.tensor_type().elem_type());
   }
-  if (t.has_sequence_type()) return "sequence";
-  if (t.has_optional_type()) return "optional";
+  // Sequences and optionals of tensors are resolved at import; maps are not.
+  if (t.has_sequence_type()) return t.sequence_type().has_elem_type() ? unsupported_type(t.sequence_type().elem_type()) : "";
+  if (t.has_optional_type()) return t.optional_type().has_elem_type() ? unsupported_type(t.optional_type().elem_type()) : "";
   if (t.has_map_type()) return "map";
+  if (t.has_sparse_tensor_type()) return "sparse tensor";
   return "";
 }
 
