@@ -13,8 +13,8 @@ namespace rlx::models {
 
 namespace {
 
-CompiledModel compile_for(const BertModel& m, const std::string& device) {
-  return Session(device).compile(Graph(std::make_shared<ir::Graph>(m.graph())));
+CompiledModel compile_for(const BertModel& m, const std::string& device, const SessionOptions& options) {
+  return Session(device, options).compile(Graph(std::make_shared<ir::Graph>(m.graph())));
 }
 
 // Like sentence-transformers: the tokenizer truncates to the model's limit (max_seq_length, or
@@ -36,14 +36,15 @@ int64_t bucket_length(int64_t n, int64_t limit) { return std::min(std::max<int64
 
 }  // namespace
 
-SentenceEmbedder SentenceEmbedder::open(const std::string& dir, const std::string& device) {
+SentenceEmbedder SentenceEmbedder::open(const std::string& dir, const std::string& device, const SessionOptions& options) {
   BertModel m = load_bert(dir);
   text::Tokenizer tok = text::load_tokenizer(m.layout.transformer_dir);
-  return SentenceEmbedder(std::move(m), std::move(tok), device);
+  return SentenceEmbedder(std::move(m), std::move(tok), device, options);
 }
 
-SentenceEmbedder::SentenceEmbedder(BertModel model, text::Tokenizer tokenizer, const std::string& device)
-    : model_(std::move(model)), tokenizer_(std::move(tokenizer)), compiled_(compile_for(model_, device)) {
+SentenceEmbedder::SentenceEmbedder(BertModel model, text::Tokenizer tokenizer, const std::string& device,
+                                   const SessionOptions& options)
+    : model_(std::move(model)), tokenizer_(std::move(tokenizer)), compiled_(compile_for(model_, device, options)) {
   configure_tokenizer(tokenizer_, model_);
   if (tokenizer_.special_ids().pad) pad_id_ = *tokenizer_.special_ids().pad;
 }

@@ -18,9 +18,10 @@ namespace rlx::models {
 
 class SentenceEmbedder {
  public:
-  // Loads `dir` (load_bert + load_tokenizer) and compiles for `device`.
-  static SentenceEmbedder open(const std::string& dir, const std::string& device = "cpu");
-  SentenceEmbedder(BertModel model, text::Tokenizer tokenizer, const std::string& device);
+  // Loads `dir` (load_bert + load_tokenizer) and compiles for `device` with `options`
+  // (precision policy, dispatch policy).
+  static SentenceEmbedder open(const std::string& dir, const std::string& device = "cpu", const SessionOptions& options = {});
+  SentenceEmbedder(BertModel model, text::Tokenizer tokenizer, const std::string& device, const SessionOptions& options = {});
 
   int64_t dim() const { return model_.dim(); }
   const BertModel& model() const { return model_; }

@@ -60,15 +60,15 @@ int cmd_embed(Args& args) {
   args.finish();
   if (!model_dir) throw Error(ErrorKind::invalid_argument, "--model DIR is required (a sentence-transformers or Hugging Face BERT directory)");
   if (batch < 1) throw Error(ErrorKind::invalid_argument, cat("--batch must be at least 1, got ", batch));
-  if (precision != "f32")
-    throw Error(ErrorKind::unsupported, cat("--precision ", precision, " is not supported by rlx embed yet; use f32"));
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
   if (file)
     for (auto& line : read_lines(*file)) texts.push_back(std::move(line));
   if (texts.empty()) throw Error(ErrorKind::invalid_argument, "no texts: give --text T (repeatable) or --file F (one text per line)");
 
   auto t0 = std::chrono::steady_clock::now();
-  models::SentenceEmbedder emb = models::SentenceEmbedder::open(*model_dir, device);
+  SessionOptions options;
+  options.precision = precision;  // the session rejects names it does not know
+  models::SentenceEmbedder emb = models::SentenceEmbedder::open(*model_dir, device, options);
   const models::SentenceLayout& layout = emb.model().layout;
   // Say so when the pooling is a guess rather than declared by the directory.
   if (layout.defaulted) std::fprintf(stderr, "rlx embed: note: %s: %s\n", model_dir->c_str(), layout.description.c_str());
@@ -91,16 +91,16 @@ int cmd_embed(Args& args) {
       rows.push_back(json_array(v));
     }
     std::printf("{\"dim\":%lld,\"count\":%zu,\"pooling\":%s,\"normalize\":%s,\"pooling_source\":%s,\"note\":%s,"
-                "\"max_tokens\":%lld,\"device\":%s,\"embeddings\":%s}\n",
+                "\"max_tokens\":%lld,\"device\":%s,\"precision\":%s,\"embeddings\":%s}\n",
                 static_cast<long long>(D), texts.size(), json_quote(pooling_names(layout.pooling)).c_str(),
                 json_bool(layout.pooling.normalize).c_str(), json_quote(layout.defaulted ? "default" : "modules.json").c_str(),
                 json_quote(layout.description).c_str(), static_cast<long long>(emb.model().max_tokens),
-                json_quote(device).c_str(), json_array(rows).c_str());
+                json_quote(device).c_str(), json_quote(precision).c_str(), json_array(rows).c_str());
     return 0;
   }
-  std::printf("%zu embeddings of dimension %lld (%s pooling%s; %s) in %.2f s on %s\n", texts.size(), static_cast<long long>(D),
-              pooling_names(layout.pooling).c_str(), layout.pooling.normalize ? ", L2 normalized" : "",
-              layout.defaulted ? "defaults" : "modules.json", seconds, device.c_str());
+  std::printf("%zu embeddings of dimension %lld (%s pooling%s; %s) in %.2f s on %s, %s\n", texts.size(),
+              static_cast<long long>(D), pooling_names(layout.pooling).c_str(), layout.pooling.normalize ? ", L2 normalized" : "",
+              layout.defaulted ? "defaults" : "modules.json", seconds, device.c_str(), precision.c_str());
   for (size_t i = 0; i < texts.size(); ++i) {
     const float* r = p + static_cast<int64_t>(i) * D;
     std::string head;
