@@ -59,8 +59,22 @@ std::vector<ValueId> gather_elements_op(NodeCtx& c) {
 
 std::string reduction_of(NodeCtx& c) {
   std::string r = c.attr_s("reduction", "none");
-  if (r == "none" || r == "add" || r == "max" || r == "min") return r;
-  c.fail(cat("reduction '", r, "' (mir.scatter combines with none, add, max or min)"));
+  if (r == "none" || r == "add" || r == "max" || r == "min" || r == "mul") return r;
+  c.invalid(cat("reduction '", r, "'"));
+}
+
+// scatter along axis 0 of flattened data; "mul" (which mir.scatter lacks) multiplies data by the
+// product of the updates at each position, accumulated as sums of logs and of negative signs.
+ValueId scatter_flat(NodeCtx& c, ValueId data, ValueId idx, ValueId upd, const std::string& red) {
+  FoldingBuilder& b = c.b;
+  if (red != "mul") return b.emit1(Op::scatter, {data, idx, upd}, Attrs{{"axis", int64_t{0}}, {"reduce", red}});
+  if (!is_float(c.dtype(data))) c.fail("reduction 'mul' on integers");
+  ValueId zeros = full(b, c.dtype(data), b.shape(data), 0.0);
+  Attrs add{{"axis", int64_t{0}}, {"reduce", std::string("add")}};
+  ValueId logs = b.emit1(Op::scatter, {zeros, idx, b.unary(Op::log, b.unary(Op::abs, upd))}, add);
+  ValueId negs = b.emit1(Op::scatter, {zeros, idx, b.cast(b.binary(Op::lt, upd, like(b, upd, 0.0)), c.dtype(data))}, add);
+  ValueId sign = b.sub(like(b, negs, 1.0), b.mul(b.binary(Op::rem, negs, like(b, negs, 2.0)), like(b, negs, 2.0)));
+  return b.mul(data, b.mul(b.unary(Op::exp, logs), sign));
 }
 
 std::vector<ValueId> scatter_elements(NodeCtx& c) {
@@ -70,8 +84,7 @@ std::vector<ValueId> scatter_elements(NodeCtx& c) {
   int64_t axis = c.axis(c.attr_i("axis", 0), c.rank(x));
   ValueId flat = element_positions(b, ds, c.in(1), axis);
   int64_t m = shape_numel(b.shape(flat)).value();
-  ValueId y = b.emit1(Op::scatter, {reshape_to(b, x, {product(ds)}), reshape_to(b, flat, {m}), reshape_to(b, c.in(2), {m})},
-                      Attrs{{"axis", int64_t{0}}, {"reduce", reduction_of(c)}});
+  ValueId y = scatter_flat(c, reshape_to(b, x, {product(ds)}), reshape_to(b, flat, {m}), reshape_to(b, c.in(2), {m}), reduction_of(c));
   return one(reshape_to(b, y, ds));
 }
 
@@ -133,8 +146,7 @@ std::vector<ValueId> scatter_nd(NodeCtx& c) {
   std::vector<int64_t> data2 = {span}, upd2 = {m};
   data2.insert(data2.end(), rest.begin(), rest.end());
   upd2.insert(upd2.end(), rest.begin(), rest.end());
-  ValueId y = b.emit1(Op::scatter, {reshape_to(b, x, data2), reshape_to(b, flat, {m}), reshape_to(b, upd, upd2)},
-                      Attrs{{"axis", int64_t{0}}, {"reduce", reduction_of(c)}});
+  ValueId y = scatter_flat(c, reshape_to(b, x, data2), reshape_to(b, flat, {m}), reshape_to(b, upd, upd2), reduction_of(c));
   return one(reshape_to(b, y, ds));
 }
 
@@ -214,6 +226,76 @@ std::vector<ValueId> max_unpool(NodeCtx& c) {
   return one(y);
 }
 
+// TfIdfVectorizer over integer tokens: for each n-gram length and skip distance the windows of
+// tokens are gathered (constant indices), compared with the pool's n-grams and counted; each
+// skip distance counts separately, unigrams once. Counts land on ngram_indexes through a
+// constant one-hot matrix; IDF/TFIDF weight them.
+std::vector<ValueId> tfidf(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = c.in(0);
+  if (c.has_attr("pool_strings")) c.fail("string pools");
+  bool one_d = c.rank(x) == 1;
+  if (one_d) x = insert_axes(b, x, {0});
+  auto xs = c.static_shape(x, "the tokens");
+  int64_t N = xs[0], C = xs[1];
+  int64_t min_n = c.attr_i("min_gram_length", 1), max_n = c.attr_i("max_gram_length", 1), max_skip = c.attr_i("max_skip_count", 0);
+  Ints counts = c.attr_ints("ngram_counts"), indexes = c.attr_ints("ngram_indexes"), pool = c.attr_ints("pool_int64s");
+  std::vector<float> weights = c.attr_floats("weights");
+  std::string mode = c.attr_s("mode", "TF");
+  int64_t size = 0;
+  for (int64_t i : indexes) size = std::max(size, i + 1);
+  std::vector<ValueId> per_gram;  // [N, G_n] for each length, in pool order
+  std::vector<int64_t> gram_out;  // output index of each gram, in pool order
+  int64_t gram_no = 0;
+  for (size_t level = 0; level < counts.size(); ++level) {
+    int64_t n = static_cast<int64_t>(level) + 1;
+    int64_t start = counts[level], end = level + 1 < counts.size() ? counts[level + 1] : static_cast<int64_t>(pool.size());
+    int64_t G = (end - start) / n;
+    if (G <= 0) continue;
+    for (int64_t g = 0; g < G; ++g) gram_out.push_back(indexes[static_cast<size_t>(gram_no + g)]);
+    gram_no += G;
+    if (n < min_n || n > max_n) {
+      per_gram.push_back(full(b, DType::f32, {Dim(N), Dim(G)}, 0.0));
+      continue;
+    }
+    std::vector<int64_t> grams(pool.begin() + start, pool.begin() + end);
+    ValueId gv = b.reshape(b.cast(b.constant(Tensor::from_vector(grams, {G, n})), c.dtype(x)), {Dim(1), Dim(1), Dim(G), Dim(n)});
+    ValueId total = kNoValue;
+    for (int64_t skip = 0; skip <= (n == 1 ? 0 : max_skip); ++skip) {
+      int64_t d = skip + 1, W = C - (n - 1) * d;
+      if (W <= 0) continue;
+      std::vector<int64_t> idx;
+      for (int64_t i = 0; i < W; ++i)
+        for (int64_t j = 0; j < n; ++j) idx.push_back(i + j * d);
+      ValueId win = b.gather(x, b.constant(Tensor::from_vector(idx, {W, n})), 1);  // [N, W, n]
+      ValueId hit = b.reduce(b.binary(Op::eq, b.reshape(win, {Dim(N), Dim(W), Dim(1), Dim(n)}), gv), "min", {3}, false);
+      ValueId cnt = b.reduce(b.cast(hit, DType::f32), "sum", {1}, false);  // [N, G]
+      total = total == kNoValue ? cnt : b.add(total, cnt);
+    }
+    per_gram.push_back(total == kNoValue ? full(b, DType::f32, {Dim(N), Dim(G)}, 0.0) : total);
+  }
+  int64_t G_all = static_cast<int64_t>(gram_out.size());
+  ValueId y;
+  if (G_all == 0) {
+    y = full(b, DType::f32, {Dim(N), Dim(size)}, 0.0);
+  } else {
+    ValueId all = b.concat(per_gram, 1);  // [N, G_all]
+    if (mode == "IDF" || mode == "TFIDF") {
+      std::vector<float> w(static_cast<size_t>(G_all), 1.0f);
+      for (size_t i = 0; i < weights.size() && i < w.size(); ++i) w[i] = weights[i];
+      ValueId wv = b.constant(Tensor::from_vector(w, {G_all}));
+      if (mode == "IDF") all = b.mul(b.cast(b.binary(Op::gt, all, like(b, all, 0.0)), DType::f32), wv);
+      else all = b.mul(all, wv);
+    } else if (mode != "TF") {
+      c.invalid(cat("mode '", mode, "'"));
+    }
+    std::vector<float> hot(static_cast<size_t>(G_all * size), 0.0f);
+    for (int64_t g = 0; g < G_all; ++g) hot[static_cast<size_t>(g * size + gram_out[static_cast<size_t>(g)])] = 1.0f;
+    y = b.dot_general(all, b.constant(Tensor::from_vector(hot, {G_all, size})), {{}, {}}, {{1}, {0}});
+  }
+  return one(one_d ? remove_axes(b, y, {0}) : y);
+}
+
 }  // namespace
 
 void register_index(OpTable& t) {
@@ -228,6 +310,7 @@ void register_index(OpTable& t) {
                         {"", "Compress", 9, compress},
                         {"", "ReverseSequence", 10, reverse_sequence},
                         {"", "MaxUnpool", 9, max_unpool},
+                        {"", "TfIdfVectorizer", 9, tfidf},
                     });
 }
 
