@@ -45,6 +45,8 @@ std::vector<Type> infer_dot_general(Op op, const std::vector<Type>& in, const At
     if (!contains(rb, i) && !contains(rc, i)) out.push_back(rs[i]);
   DType od = in[0].dtype;
   if (auto* o = a.find("out")) od = std::get<DType>(*o);
+  if (auto* c = a.find("compute"); c && !is_float(std::get<DType>(*c)))
+    type_error(op, cat("compute must be a float type, got ", dtype_name(std::get<DType>(*c))));
   return {{od, out}};
 }
 

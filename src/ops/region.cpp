@@ -73,6 +73,7 @@ std::vector<ValueId> decompose_region(Builder& b, const std::vector<ValueId>& in
 Attrs dot_attrs(const Attrs& a) {
   Attrs d{{"batch", a.intss("batch")}, {"contract", a.intss("contract")}};
   if (const ir::AttrValue* o = a.find("out")) d.set("out", *o);
+  if (const ir::AttrValue* c = a.find("compute")) d.set("compute", *c);
   return d;
 }
 

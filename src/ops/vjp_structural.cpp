@@ -73,7 +73,13 @@ V dot_general(Builder& b, const VjpArgs& a) {
   DType xd = b.dtype(x), wd = b.dtype(w);
   if (b.dtype(g) != xd) g = b.cast(g, xd);
   // dx = g · w over w's free dims → [batch, x free, w contracting (ascending)]
-  ValueId dx = b.dot_general(g, w, {g_batch, rb}, {g_rf, rf});
+  // gradient products keep the forward's compute type (bf16 matmuls stay bf16 in training)
+  auto dot = [&](ValueId x1, ValueId x2, Intss batch, Intss contract) {
+    Attrs at{{"batch", std::move(batch)}, {"contract", std::move(contract)}};
+    if (const ir::AttrValue* c = a.attrs.find("compute")) at.set("compute", *c);
+    return b.emit1(Op::dot_general, {x1, x2}, at);
+  };
+  ValueId dx = dot(g, w, {g_batch, rb}, {g_rf, rf});
   Ints rc_sorted = rc;
   std::sort(rc_sorted.begin(), rc_sorted.end());
   std::vector<int64_t> px(xr);
@@ -81,7 +87,7 @@ V dot_general(Builder& b, const VjpArgs& a) {
   for (size_t j = 0; j < lf.size(); ++j) px[static_cast<size_t>(lf[j])] = nb + static_cast<int64_t>(j);
   for (size_t i = 0; i < lc.size(); ++i) px[static_cast<size_t>(lc[i])] = nb + nlf + rank_in(rc_sorted, rc[i]);
   // dw = x · g over x's free dims → [batch, x contracting (ascending), w free]
-  ValueId dw = b.dot_general(x, g, {lb, g_batch}, {lf, g_lf});
+  ValueId dw = dot(x, g, {lb, g_batch}, {lf, g_lf});
   Ints lc_sorted = lc;
   std::sort(lc_sorted.begin(), lc_sorted.end());
   std::vector<int64_t> pw(wr);

@@ -70,6 +70,7 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) 
       if (body.empty()) continue;
       Attrs a{{"batch", d->attrs.intss("batch")}, {"contract", d->attrs.intss("contract")}, {"epilogue", body}};
       if (const ir::AttrValue* o = d->attrs.find("out")) a.set("out", *o);
+      if (const ir::AttrValue* c = d->attrs.find("compute")) a.set("compute", *c);
       std::vector<Type> in_types = {g.type(d->inputs[0]), g.type(d->inputs[1])};
       for (ValueId v : ex) in_types.push_back(g.type(v));
       if (!device.claims(Op::fused_dot, in_types, {g.type(n.outputs[0])}, a)) continue;
@@ -103,6 +104,7 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) 
       op = Op::fused_dot;
       attrs = Attrs{{"batch", d.attrs.intss("batch")}, {"contract", d.attrs.intss("contract")}, {"epilogue", bodies[static_cast<size_t>(i)]}};
       if (const ir::AttrValue* o = d.attrs.find("out")) attrs.set("out", *o);
+      if (const ir::AttrValue* c = d.attrs.find("compute")) attrs.set("compute", *c);
       b.set_context(d.name, d.origin);
     } else {
       for (ValueId v : n.inputs) in.push_back(map[static_cast<size_t>(v)]);

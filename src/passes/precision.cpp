@@ -31,7 +31,10 @@ ir::Graph apply_precision(const ir::Graph& g, Precision p) {
       a.set("compute", DType::bf16);
       return b.emit_plain(op, in, a, ir::Path::native);
     }
-    if (op != Op::dot_general || b.dtype(in[0]) != DType::f32 || attrs.has("out")) return std::nullopt;
+    if (op != Op::dot_general || b.dtype(in[0]) != DType::f32 || attrs.has("out") || attrs.has("compute")) return std::nullopt;
+    // Explicit casts rather than compute=bf16: a cast of an activation fuses into the region
+    // that produces it and is shared by every matmul reading it (q, k and v), and casts of
+    // weights fold at compile time.
     Attrs a = attrs;
     a.set("out", DType::f32);
     return b.emit_plain(op, {b.cast(in[0], DType::bf16), b.cast(in[1], DType::bf16)}, a, ir::Path::native);

@@ -78,11 +78,39 @@ std::vector<ValueId> promote_apply(RewriteBuilder& b, Op op, const std::vector<V
   return outs;
 }
 
+// dot_general{compute=T} on wider operands → casts to T and dot_general{out=…}: the same
+// numbers for a device that has no kernel rounding inside.
+Attrs without_compute(const Attrs& a, DType out) {
+  Attrs b = a;
+  b.erase("compute");
+  b.set("out", out);
+  return b;
+}
+
+bool compute_applies(const KernelClaims& device, Op op, const std::vector<Type>& in, const std::vector<Type>& out, const Attrs& attrs) {
+  if (op != Op::dot_general || !attrs.has("compute")) return false;
+  DType c = attrs.dtype("compute");
+  std::vector<Type> cin = in;
+  for (auto& t : cin) t.dtype = c;
+  if (!device.claims(op, cin, out, without_compute(attrs, out[0].dtype))) return false;
+  for (const auto& t : in)
+    if (t.dtype != c && !device.claims(Op::cast, {t}, {Type{c, t.shape}}, Attrs{{"to", c}})) return false;
+  return true;
+}
+
+std::vector<ValueId> compute_apply(RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) {
+  DType c = attrs.dtype("compute");
+  std::vector<Type> in_types = {b.type(in[0]), b.type(in[1])};
+  DType out = ops::infer_types(op, in_types, attrs)[0].dtype;
+  return b.emit(op, {b.cast(in[0], c), b.cast(in[1], c)}, without_compute(attrs, out));
+}
+
 }  // namespace
 
 const std::vector<Rewrite>& registered_rewrites() {
   static const std::vector<Rewrite> r = {
       {"promote (f16/bf16→f32, i8/u8/i16→i32) with casts", promote_applies, promote_apply},
+      {"compute=T as casts to T", compute_applies, compute_apply},
   };
   return r;
 }

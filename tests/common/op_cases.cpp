@@ -253,6 +253,8 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{d, S({6, 40, 32})}}, {{d, S({6, 32, 40})}}}, Attrs{{"batch", ir::Intss{{0}, {0}}}, {"contract", ir::Intss{{2}, {1}}}}, "batches split");
       }
       add({{{DType::bf16, S({4, 6})}}, {{DType::bf16, S({6, 3})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"out", DType::f32}}, "bf16→f32");
+      add({{{DType::f32, S({70, 64})}}, {{DType::f32, S({96, 64})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}, {"compute", DType::bf16}}, "compute bf16");
+      add({{{DType::f32, S({64, 5})}}, {{DType::f32, S({64, 300})}}}, Attrs{{"contract", ir::Intss{{0}, {0}}}, {"compute", DType::bf16}}, "compute bf16, transposed, columns");
       add({{{DType::i8, S({4, 6})}, Fill::small_int}, {{DType::i8, S({6, 3})}, Fill::small_int}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"out", DType::i32}}, "i8→i32");
       break;
     case Op::conv:

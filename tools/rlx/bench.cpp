@@ -18,6 +18,8 @@ const std::vector<BenchWorkload>& bench_workloads() {
   static const std::vector<BenchWorkload> w = {
       {"minilm", "[--batch 1,8,32] [--seq 128] [--device D] [--precision f32] [--threads N] [--warmup N] [--runs N | --min-runs N --min-time S] [--seed N] [--json [--times]]",
        "sentence-embedding latency on the all-MiniLM-L6-v2 architecture (random weights)", bench_minilm},
+      {"gemm", "[--size 1024[,2048]] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
+       "matmul GFLOP/s, f32 and bf16, against a direct OpenBLAS sgemm in the same run", bench_gemm},
   };
   return w;
 }

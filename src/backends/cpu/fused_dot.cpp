@@ -129,6 +129,8 @@ bool claims_fused_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir:
   if (a != in[1].dtype || (a != DType::f32 && a != DType::bf16)) return false;
   if (const ir::AttrValue* o = attrs.find("out"); o && std::get<DType>(*o) != DType::f32) return false;
   if (a == DType::f32 && attrs.has("out")) return false;
+  if (const ir::AttrValue* c = attrs.find("compute"); c && !(std::get<DType>(*c) == a || (a == DType::f32 && std::get<DType>(*c) == DType::bf16)))
+    return false;
   if (!attrs.intss("batch")[0].empty()) return false;  // plain 2-D products only
   auto shape = fused_shape(in, attrs);
   if (!shape) return false;
@@ -155,6 +157,7 @@ HostKernel make_fused_dot(const ir::Node& node, const ir::Graph& lir) {
   s.a_dtype = in[0].dtype;
   s.b_dtype = in[1].dtype;
   s.c_dtype = ep->out;
+  s.compute = node.attrs.has("compute") ? node.attrs.dtype("compute") : s.a_dtype;
   const void* const_b = nullptr;
   ValueId root = passes::placement_root(lir, node.inputs[1]);
   if (const ir::Node* p = lir.producer(root); p && p->op == Op::constant) const_b = p->attrs.tensor("value").data();

@@ -206,12 +206,14 @@ namespace {
 HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
   DType ad = lir.type(node.inputs[0]).dtype, cd = lir.type(node.outputs[0]).dtype;
   if (!onednn_available() || (ad != DType::f32 && ad != DType::bf16)) return {};
+  DType compute = node.attrs.has("compute") ? node.attrs.dtype("compute") : ad;
   auto shape = onednn_shape(shape_values(lir.type(node.inputs[0]).shape), shape_values(lir.type(node.inputs[1]).shape), node.attrs);
   if (!shape) return {};
   MatmulShape s = *shape;
   s.a_dtype = ad;
   s.b_dtype = ad;
   s.c_dtype = cd;
+  s.compute = compute;
   // Weights that are constants of the program are packed once, now.
   const void* const_b = nullptr;
   ir::ValueId root = passes::placement_root(lir, node.inputs[1]);
@@ -220,7 +222,7 @@ HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
 }
 
 HostKernel make_dot_general(const ir::Node& node, const ir::Graph& lir) {
-  if (flags().RLX_CPU_GEMM != "blas" || lir.type(node.inputs[0]).dtype == DType::bf16)
+  if (flags().RLX_CPU_GEMM != "blas" || lir.type(node.inputs[0]).dtype == DType::bf16 || node.attrs.has("compute"))
     if (HostKernel k = try_onednn(node, lir)) return k;
   ir::Intss batch = node.attrs.intss("batch"), contract = node.attrs.intss("contract");
   return [=](const KernelArgs& a) {
@@ -313,6 +315,14 @@ HostKernel make_conv(const ir::Node& node, const ir::Graph&) {
 }
 
 bool claims_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
+  if (attrs.has("compute")) {
+    // f32 × f32 rounded to bf16 inside: the oneDNN path (AMX), where the layout allows it
+    DType c = attrs.dtype("compute");
+    if (c == in[0].dtype) return in[0].dtype == out[0].dtype && is_one_of(in[0].dtype, {DType::f32, DType::f64});
+    if (c != DType::bf16 || in[0].dtype != DType::f32 || out[0].dtype != DType::f32 || !onednn_available()) return false;
+    if (!shape_is_static(in[0].shape) || !shape_is_static(in[1].shape)) return true;
+    return onednn_shape(shape_values(in[0].shape), shape_values(in[1].shape), attrs).has_value();
+  }
   // bf16 × bf16 → f32 (or bf16) runs on AMX through oneDNN
   if (in[0].dtype == DType::bf16) {
     if (!onednn_available() || (out[0].dtype != DType::f32 && out[0].dtype != DType::bf16)) return false;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "backends/cpu/vmath.h"
 #include "passes/memory_plan.h"
 
 namespace rlx::backends::cpu {
@@ -35,6 +36,7 @@ struct Plan {
   bool a_km = false, b_nk = false;  // A stored [K, M] / B stored [N, K] (transposed)
   bool by_rows = true;
   size_t a_elem = 4, b_elem = 4, c_elem = 4;
+  bool round_a = false, round_b = false;  // f32 operands rounded to bf16 inside the kernel
   Epilogue epilogue;
   std::vector<Slice> slices;
 };
@@ -57,6 +59,10 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, cons
   p->a_elem = dtype_size(s.a_dtype);
   p->b_elem = dtype_size(s.b_dtype);
   p->c_elem = dtype_size(s.c_dtype);
+  bool to_bf16 = s.compute == DType::bf16;
+  p->round_a = to_bf16 && s.a_dtype == DType::f32;
+  p->round_b = to_bf16 && s.b_dtype == DType::f32 && !const_b;  // constant weights are converted once, below
+  DType kernel_b = to_bf16 ? DType::bf16 : s.b_dtype;
   int T = num_threads();
   // Split the rows of C when there are enough, otherwise its columns (decode: M = 1).
   p->by_rows = s.batch > 1 || s.M >= 32 * T || s.N < 64 * T;
@@ -70,10 +76,14 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, cons
     sl.hi = std::min(len, sl.lo + chunk);
     if (sl.lo >= sl.hi) continue;
     int64_t m = p->by_rows ? sl.hi - sl.lo : s.M, n = p->by_rows ? s.N : sl.hi - sl.lo;
-    sl.a = p->a_km ? strided(m, s.K, 1, s.M, s.a_dtype) : strided(m, s.K, s.K, 1, s.a_dtype);
+    // Rounded A slices are packed [m, K]; rounded runtime B keeps its layout in bf16.
+    sl.a = p->round_a ? strided(m, s.K, s.K, 1, DType::bf16)
+           : p->a_km  ? strided(m, s.K, 1, s.M, s.a_dtype)
+                      : strided(m, s.K, s.K, 1, s.a_dtype);
     dnnl::memory::desc b_user = p->b_nk ? strided(s.K, n, 1, s.K, s.b_dtype) : strided(s.K, n, s.N, 1, s.b_dtype);
+    dnnl::memory::desc b_run = p->round_b ? (p->b_nk ? strided(s.K, n, 1, s.K, DType::bf16) : strided(s.K, n, s.N, 1, DType::bf16)) : b_user;
     sl.c = strided(m, n, s.N, 1, s.c_dtype);
-    dnnl::memory::desc b_want = const_b ? dnnl::memory::desc({s.K, n}, to_dnnl(s.b_dtype), dnnl::memory::format_tag::any) : b_user;
+    dnnl::memory::desc b_want = const_b ? dnnl::memory::desc({s.K, n}, to_dnnl(kernel_b), dnnl::memory::format_tag::any) : b_run;
     // User scratchpads: the same primitive may run in several threads at once (thread-safe run).
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -121,12 +131,35 @@ void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b,
   thread_local std::vector<uint8_t> scratch_bytes;
   size_t need = sl.scratch.get_size();
   if (scratch_bytes.size() < need) scratch_bytes.resize(need);
-  dnnl::memory am(sl.a, engine(), const_cast<uint8_t*>(a) + a_off * static_cast<int64_t>(p.a_elem));
+  const uint8_t* a_ptr = a + a_off * static_cast<int64_t>(p.a_elem);
+  thread_local std::vector<uint16_t> a16, b16;
+  if (p.round_a) {
+    // this slice's rows of op(A), rounded to bf16 and packed [m, K]
+    int64_t m = p.by_rows ? sl.hi - sl.lo : p.M;
+    a16.resize(static_cast<size_t>(m * p.K));
+    const float* af = reinterpret_cast<const float*>(a_ptr);
+    uint16_t* dst = a16.data();
+    if (p.a_km) {
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t k = 0; k < p.K; ++k) dst[r * p.K + k] = vm::to_bf16(af[r + k * p.M]);
+    } else {
+      for (int64_t i = 0; i < m * p.K; ++i) dst[i] = vm::to_bf16(af[i]);
+    }
+    a_ptr = reinterpret_cast<const uint8_t*>(a16.data());
+  }
+  if (p.round_b) {
+    // runtime weights (training): the whole B in bf16, same layout; b_off then counts bf16s
+    b16.resize(static_cast<size_t>(p.K * p.N));
+    const float* bf = reinterpret_cast<const float*>(b);
+    for (int64_t i = 0; i < p.K * p.N; ++i) b16[static_cast<size_t>(i)] = vm::to_bf16(bf[i]);
+    b = reinterpret_cast<const uint8_t*>(b16.data());
+  }
+  dnnl::memory am(sl.a, engine(), const_cast<uint8_t*>(a_ptr));
   dnnl::memory cm(sl.c, engine(), c + c_off * static_cast<int64_t>(p.c_elem));
   dnnl::memory sm(sl.scratch, engine(), scratch_bytes.data());
   std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}};
   if (sl.packed_b) args.emplace(DNNL_ARG_WEIGHTS, *sl.packed_b);
-  else args.emplace(DNNL_ARG_WEIGHTS, dnnl::memory(sl.b, engine(), const_cast<uint8_t*>(b) + b_off * static_cast<int64_t>(p.b_elem)));
+  else args.emplace(DNNL_ARG_WEIGHTS, dnnl::memory(sl.b, engine(), const_cast<uint8_t*>(b) + b_off * static_cast<int64_t>(p.round_b ? 2 : p.b_elem)));
   size_t bi = 0;
   for (size_t i = 0; i < p.epilogue.ops.size(); ++i) {
     const PostOp& op = p.epilogue.ops[i];

@@ -12,6 +12,7 @@ struct MatmulShape {
   int64_t batch = 1, M = 0, K = 0, N = 0;
   bool a_km = false, b_nk = false;
   DType a_dtype = DType::f32, b_dtype = DType::f32, c_dtype = DType::f32;
+  DType compute = DType::f32;  // bf16 with f32 operands: rounded to bf16 on the way in (AMX)
 };
 
 // An elementwise epilogue executed by oneDNN on the product before it is stored.

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "backends/reference/kernels.h"
+#include "util/half.h"
 
 namespace rlx::backends::reference {
 
@@ -20,12 +21,19 @@ std::vector<int64_t> norm_all(const std::vector<int64_t>& axes, size_t rank) {
 // Accumulates products in the wide type of the inputs and writes in the output dtype.
 struct Acc {
   DType in;
+  DType compute = in;  // operands are rounded to this type first (dot_general's compute)
   double d = 0;
   int64_t i = 0;
   c128 c = 0;
+  double round(double v) const {
+    if (compute == DType::bf16) return bf16_to_f32(f32_to_bf16(static_cast<float>(v)));
+    if (compute == DType::f16) return f16_to_f32(f32_to_f16(static_cast<float>(v)));
+    if (compute == DType::f32 && in == DType::f64) return static_cast<float>(v);
+    return v;
+  }
   void add(const HostView& x, int64_t p, const HostView& y, int64_t q) {
     if (is_complex(in)) c += rc(x, p) * rc(y, q);
-    else if (is_float(in)) d += rd(x, p) * rd(y, q);
+    else if (is_float(in)) d += round(rd(x, p)) * round(rd(y, q));
     else i = wrap_add(i, wrap_mul(ri(x, p), ri(y, q)));
   }
   void store(const HostView& out, int64_t o) const {
@@ -82,7 +90,7 @@ void dot_general(const KernelArgs& a) {
       bx += coord[j] * out_xs[j];
       bw += coord[j] * out_ws[j];
     }
-    Acc acc{x.dtype};
+    Acc acc{x.dtype, a.node.attrs.has("compute") ? a.node.attrs.dtype("compute") : x.dtype};
     for (const auto& [px, pw] : koff) acc.add(x, bx + px, w, bw + pw);
     acc.store(y, o);
   }
