@@ -1,0 +1,117 @@
+#include "models/generate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::models {
+
+namespace {
+
+CompiledModel compile(const LlamaSpec& spec, const LlamaWeights& w, const LlamaGraphOptions& o, const std::string& device) {
+  return Session(device).compile(Graph(std::make_shared<ir::Graph>(build_llama_graph(spec, w, o))));
+}
+
+LlamaGraphOptions decode_options(const LlamaRunnerOptions& o) {
+  LlamaGraphOptions g;
+  g.fixed_seq = 1;
+  g.half_matmul = o.decode_half_matmul == "auto" ? "packed" : o.decode_half_matmul;
+  return g;
+}
+
+}  // namespace
+
+LlamaRunner::LlamaRunner(const LlamaSpec& spec, const LlamaWeights& weights, const LlamaRunnerOptions& options)
+    : spec_(spec),
+      options_(options),
+      prefill_(compile(spec, weights, LlamaGraphOptions{}, options.device)),
+      decode_(compile(spec, weights, decode_options(options), options.device)) {
+  logits_ = Tensor::zeros(DType::f32, {1, spec.vocab_size});
+}
+
+void LlamaRunner::reset(int64_t capacity) {
+  if (capacity <= 0) throw Error(ErrorKind::invalid_argument, cat("the KV cache needs a positive capacity, got ", capacity));
+  length_ = 0;
+  if (capacity == capacity_) return;
+  caches_.clear();
+  capacity_ = capacity;
+  for (int64_t l = 0; l < 2 * spec_.num_layers; ++l) caches_.push_back(Tensor::zeros(DType::f32, {1, spec_.num_kv_heads, capacity, spec_.head_dim}));
+}
+
+int64_t LlamaRunner::prefill_rows(int64_t n) const {
+  if (!options_.bucket_prompts) return n;
+  int64_t rows = 16;
+  while (rows < n) rows *= 2;
+  // Padding rows are written to the cache too (past the prompt; decode overwrites them), so
+  // they must fit.
+  return length_ + rows <= capacity_ ? rows : n;
+}
+
+const Tensor& LlamaRunner::forward(const std::vector<int32_t>& ids) {
+  if (ids.empty()) throw Error(ErrorKind::invalid_argument, "forward() needs at least one token");
+  if (capacity_ == 0) throw Error(ErrorKind::invalid_argument, "call reset(capacity) before forward()");
+  int64_t n = static_cast<int64_t>(ids.size());
+  if (length_ + n > capacity_)
+    throw Error(ErrorKind::invalid_argument, cat("the KV cache holds ", capacity_, " positions; ", length_, " are used and ", n, " more were given"));
+  for (int32_t id : ids)
+    if (id < 0 || id >= spec_.vocab_size) throw Error(ErrorKind::invalid_argument, cat("token id ", id, " is outside the vocabulary of ", spec_.vocab_size));
+  return n == 1 ? run(decode_, ids, 1) : run(prefill_, ids, prefill_rows(n));
+}
+
+const Tensor& LlamaRunner::run(const CompiledModel& model, const std::vector<int32_t>& ids, int64_t rows) {
+  int64_t n = static_cast<int64_t>(ids.size());
+  Tensor tok = Tensor::zeros(DType::i64, {1, rows}), pos = Tensor::zeros(DType::i64, {rows});
+  Tensor last = Tensor::zeros(DType::i64, {1});
+  for (int64_t i = 0; i < rows; ++i) {
+    tok.data_as<int64_t>()[i] = i < n ? ids[static_cast<size_t>(i)] : 0;
+    pos.data_as<int64_t>()[i] = length_ + i;
+  }
+  last.data_as<int64_t>()[0] = n - 1;
+  inputs_ = {tok, pos, last};
+  outputs_ = {logits_};
+  for (const Tensor& c : caches_) {
+    inputs_.push_back(c);
+    outputs_.push_back(c);
+  }
+  model.run_into(inputs_, outputs_);
+  length_ += n;
+  return logits_;
+}
+
+GenerateResult generate(LlamaRunner& runner, const std::vector<int32_t>& prompt, const GenerateOptions& o,
+                        const std::function<bool(int32_t)>& on_token) {
+  using clock = std::chrono::steady_clock;
+  if (prompt.empty()) throw Error(ErrorKind::invalid_argument, "the prompt has no tokens");
+  if (o.max_tokens < 0) throw Error(ErrorKind::invalid_argument, cat("max tokens must be ≥ 0, got ", o.max_tokens));
+  int64_t need = static_cast<int64_t>(prompt.size()) + o.max_tokens;
+  // Room for the prompt's bucket and the answer, in steps of 256 so similar requests share a shape.
+  int64_t capacity = std::max<int64_t>(need, static_cast<int64_t>(prompt.size()) <= 16 ? 16 : 0);
+  capacity = (capacity + 255) / 256 * 256;
+  runner.reset(capacity);
+  Sampler sampler(o.sampling);
+  std::vector<int32_t> history = prompt;
+  GenerateResult r;
+  r.stop_reason = "length";
+  auto t0 = clock::now();
+  const Tensor* logits = &runner.forward(prompt);
+  r.prefill_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  auto t1 = clock::now();
+  for (int64_t step = 0; step < o.max_tokens; ++step) {
+    if (step > 0) logits = &runner.forward({history.back()});
+    int32_t id = sampler.sample(logits->data_as<float>(), runner.spec().vocab_size, history);
+    history.push_back(id);
+    r.ids.push_back(id);
+    bool eos = std::find(o.eos_token_ids.begin(), o.eos_token_ids.end(), id) != o.eos_token_ids.end();
+    bool go_on = !on_token || on_token(id);
+    if (eos) r.stop_reason = "eos";
+    if (eos || !go_on) break;
+  }
+  r.decode_steps = std::max<int64_t>(0, static_cast<int64_t>(r.ids.size()) - 1);
+  r.decode_ms = r.decode_steps ? std::chrono::duration<double, std::milli>(clock::now() - t1).count() : 0;
+  return r;
+}
+
+}  // namespace rlx::models

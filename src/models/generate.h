@@ -1,0 +1,76 @@
+// Text generation with a llama-family graph: a runner owning the compiled prefill and decode
+// graphs and a preallocated KV cache (updated in place through donated graph inputs, never
+// recompiled per token), and a generation loop that samples, stops at EOS and streams.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/qwen3.h"
+#include "models/sampler.h"
+#include "rlx/session.h"
+
+namespace rlx::models {
+
+struct LlamaRunnerOptions {
+  std::string device = "cpu";
+  // Dense bf16 matrices in the decode graph: "auto" (decode-on-the-fly dequant_matmul), "gemm"
+  // or "packed"; prefill always multiplies through GEMMs (AMX on the cpu device).
+  std::string decode_half_matmul = "auto";
+  // Prompts are padded to a bucket (powers of two from 16) so a handful of prefill shapes
+  // serve every prompt; off: one shape per prompt length.
+  bool bucket_prompts = true;
+};
+
+class LlamaRunner {
+ public:
+  // Builds and compiles the graphs (weights become constants; they are not copied).
+  LlamaRunner(const LlamaSpec& spec, const LlamaWeights& weights, const LlamaRunnerOptions& options = {});
+
+  // Empties the sequence; (re)allocates a zeroed cache of `capacity` positions when it differs.
+  void reset(int64_t capacity);
+  int64_t length() const { return length_; }
+  int64_t capacity() const { return capacity_; }
+  const LlamaSpec& spec() const { return spec_; }
+
+  // Appends `ids` at positions length() … and returns the logits after the last of them
+  // (f32[1, vocab], valid until the next call). One id runs the decode graph, more the prefill.
+  const Tensor& forward(const std::vector<int32_t>& ids);
+
+  // The prefill bucket a prompt of n tokens runs in at the current length.
+  int64_t prefill_rows(int64_t n) const;
+
+ private:
+  const Tensor& run(const CompiledModel& model, const std::vector<int32_t>& ids, int64_t rows);
+
+  LlamaSpec spec_;
+  LlamaRunnerOptions options_;
+  CompiledModel prefill_, decode_;
+  std::vector<Tensor> caches_;  // k.0, v.0, k.1, …
+  std::vector<Tensor> inputs_, outputs_;
+  Tensor logits_;
+  int64_t length_ = 0, capacity_ = 0;
+};
+
+struct GenerateOptions {
+  int64_t max_tokens = 128;
+  SamplingOptions sampling;
+  std::vector<int64_t> eos_token_ids;  // generation stops after emitting one (it is kept in ids)
+};
+
+struct GenerateResult {
+  std::vector<int32_t> ids;  // generated tokens, EOS included when it ended the run
+  std::string stop_reason;   // "eos" or "length"
+  double prefill_ms = 0;
+  double decode_ms = 0;      // every step after the first token
+  int64_t decode_steps = 0;
+  double decode_tokens_per_second() const { return decode_ms > 0 ? 1000.0 * static_cast<double>(decode_steps) / decode_ms : 0; }
+};
+
+// Resets the runner to hold prompt + max_tokens, prefills, then decodes token by token.
+// `on_token` sees every generated id as soon as it is chosen; returning false stops early.
+GenerateResult generate(LlamaRunner& runner, const std::vector<int32_t>& prompt, const GenerateOptions& options,
+                        const std::function<bool(int32_t)>& on_token = {});
+
+}  // namespace rlx::models

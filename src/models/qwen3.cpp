@@ -1,0 +1,288 @@
+#include "models/qwen3.h"
+
+#include "ops/builder.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::models {
+
+using ir::Attrs;
+using ir::Op;
+using ir::ValueId;
+
+namespace {
+
+// Added to the scores of keys a query may not see. Finite, so a row never becomes NaN, and
+// far enough below any score that exp() of it is exactly 0.
+constexpr double kMaskedScore = -1e30;
+
+[[noreturn]] void bad_spec(const std::string& what) { throw Error(ErrorKind::invalid_argument, cat("llama spec: ", what)); }
+
+class LlamaEmitter {
+ public:
+  LlamaEmitter(ir::Graph& g, const LlamaSpec& spec, const LlamaWeights& w, const LlamaGraphOptions& o)
+      : b_(g), spec_(spec), w_(w), opt_(o) {}
+
+  ops::Builder& builder() { return b_; }
+
+  const LlamaWeight& weight(const std::string& name, const std::vector<int64_t>& shape) {
+    auto it = w_.find(name);
+    if (it == w_.end()) throw Error(ErrorKind::invalid_argument, cat("llama graph: weight '", name, "' was not provided"));
+    if (it->second.shape != shape)
+      throw Error(ErrorKind::invalid_argument, cat("llama graph: weight '", name, "' is [", join(it->second.shape, ","), "], expected [",
+                                                   join(shape, ","), "]"));
+    return it->second;
+  }
+
+  // Norm weights and biases: dense f32.
+  ValueId vector(const std::string& name, int64_t n) {
+    const LlamaWeight& w = weight(name, {n});
+    if (w.is_packed() || w.dense.dtype() != DType::f32)
+      throw Error(ErrorKind::invalid_argument, cat("llama graph: '", name, "' must be a dense f32 vector"));
+    return b_.constant(w.dense);
+  }
+
+  // x[..., k] · Wᵀ for W[n, k] however it is stored.
+  ValueId matmul(ValueId x, const std::string& name, int64_t n, int64_t k) {
+    const LlamaWeight& w = weight(name, {n, k});
+    if (w.is_packed()) return dequant_matmul(x, w.packed, w.type, n, k);
+    DType d = w.dense.dtype();
+    if (d == DType::f32) return b_.emit1(Op::linear, {x, b_.constant(w.dense)});
+    if (d != DType::bf16 && d != DType::f16)
+      throw Error(ErrorKind::invalid_argument, cat("llama graph: '", name, "' is ", dtype_name(d), "; expected f32, bf16 or f16"));
+    if (d == DType::bf16 && opt_.half_matmul == "gemm") {
+      int64_t r = static_cast<int64_t>(b_.rank(x));
+      return b_.emit1(Op::dot_general, {b_.cast(x, DType::bf16), b_.constant(w.dense)},
+                      Attrs{{"batch", ir::Intss{{}, {}}}, {"contract", ir::Intss{{r - 1}, {1}}}, {"out", DType::f32}});
+    }
+    // The half-precision bytes as packed rows of one-element blocks.
+    Tensor c = w.dense.contiguous();
+    Tensor bytes = Tensor::wrap(DType::u8, {n, 2 * k}, c.data(), std::make_shared<Tensor>(c));
+    return dequant_matmul(x, bytes, d == DType::bf16 ? quant::BlockType::bf16 : quant::BlockType::f16, n, k);
+  }
+
+  ValueId dequant_matmul(ValueId x, const Tensor& packed, quant::BlockType t, int64_t n, int64_t k) {
+    return b_.emit1(Op::dequant_matmul, {x, b_.constant(packed)},
+                    Attrs{{"type", std::string(quant::block_type_name(t))}, {"n", n}, {"k", k}});
+  }
+
+  ValueId rms_norm(ValueId x, const std::string& name, int64_t n) {
+    return b_.emit1(Op::rms_norm, {x, vector(name, n)}, Attrs{{"eps", spec_.rms_norm_eps}});
+  }
+
+  // ids[B, S] → f32[B, S, H]
+  ValueId embed(ValueId ids, const Dim& B, const Dim& S) {
+    b_.set_context("embed_tokens", "");
+    const int64_t H = spec_.hidden_size;
+    const LlamaWeight& w = weight("model.embed_tokens.weight", {spec_.vocab_size, H});
+    if (w.is_packed()) {
+      ValueId rows = b_.gather(b_.constant(w.packed), ids, 0);  // u8[B, S, row bytes]
+      return b_.emit1(Op::dequantize, {rows}, Attrs{{"type", std::string(quant::block_type_name(w.type))}, {"shape", Shape{B, S, Dim(H)}}});
+    }
+    return b_.cast(b_.emit1(Op::embedding, {b_.constant(w.dense), ids}), DType::f32);
+  }
+
+  // Rotary embedding of x[B, H, S, D] at positions[S].
+  ValueId rope(ValueId x, ValueId pos) {
+    if (spec_.rope_inv_freq.empty())
+      return b_.emit1(Op::rope, {x, pos}, Attrs{{"theta", spec_.rope_theta}, {"interleaved", spec_.rope_interleaved}});
+    // Scaled RoPE: the rope op's arithmetic with the given frequencies.
+    int64_t D = spec_.head_dim, half = D / 2;
+    Shape xs = b_.shape(x);
+    ValueId inv = b_.constant(Tensor::from_vector(spec_.rope_inv_freq, {half}));
+    ValueId ang = b_.mul(b_.reshape(b_.cast(pos, DType::f32), {xs[2], Dim(1)}), inv);  // [S, half]
+    if (!spec_.rope_interleaved) {
+      ValueId emb = b_.concat({ang, ang}, -1);
+      ValueId c = b_.unary(Op::cos, emb), s = b_.unary(Op::sin, emb);
+      ValueId x1 = b_.slice_axis(x, 3, Dim(0), Dim(half)), x2 = b_.slice_axis(x, 3, Dim(half), Dim(D));
+      return b_.add(b_.mul(x, c), b_.mul(b_.concat({b_.unary(Op::neg, x2), x1}, -1), s));
+    }
+    ValueId xp = b_.reshape(x, {xs[0], xs[1], xs[2], Dim(half), Dim(2)});
+    ValueId x0 = b_.slice_axis(xp, 4, Dim(0), Dim(1)), x1 = b_.slice_axis(xp, 4, Dim(1), Dim(2));
+    ValueId a = b_.reshape(ang, {xs[2], Dim(half), Dim(1)});
+    ValueId c = b_.unary(Op::cos, a), s = b_.unary(Op::sin, a);
+    ValueId o0 = b_.sub(b_.mul(x0, c), b_.mul(x1, s)), o1 = b_.add(b_.mul(x1, c), b_.mul(x0, s));
+    return b_.reshape(b_.concat({o0, o1}, -1), xs);
+  }
+
+  // [B, S, heads·D] → [B, heads, S, D]
+  ValueId heads(ValueId x, const Dim& B, const Dim& S, int64_t n) {
+    return b_.transpose(b_.reshape(x, {B, S, Dim(n), Dim(spec_.head_dim)}), {0, 2, 1, 3});
+  }
+
+  struct Cache {
+    ValueId k, v;
+  };
+
+  // One decoder layer; returns the new residual stream and the updated caches.
+  ValueId layer(int64_t l, ValueId x, ValueId pos, ValueId bias, Cache& cache, const Dim& B, const Dim& S) {
+    const std::string p = cat("model.layers.", l, ".");
+    const int64_t H = spec_.hidden_size, D = spec_.head_dim, Hq = spec_.num_heads, Hkv = spec_.num_kv_heads;
+    b_.set_context(p + "self_attn", "");
+    ValueId h = rms_norm(x, p + "input_layernorm.weight", H);
+    ValueId q = matmul(h, p + "self_attn.q_proj.weight", Hq * D, H);
+    ValueId k = matmul(h, p + "self_attn.k_proj.weight", Hkv * D, H);
+    ValueId v = matmul(h, p + "self_attn.v_proj.weight", Hkv * D, H);
+    if (spec_.attention_bias) {
+      q = b_.add(q, vector(p + "self_attn.q_proj.bias", Hq * D));
+      k = b_.add(k, vector(p + "self_attn.k_proj.bias", Hkv * D));
+      v = b_.add(v, vector(p + "self_attn.v_proj.bias", Hkv * D));
+    }
+    q = b_.reshape(q, {B, S, Dim(Hq), Dim(D)});
+    k = b_.reshape(k, {B, S, Dim(Hkv), Dim(D)});
+    if (spec_.qk_norm) {
+      q = rms_norm(q, p + "self_attn.q_norm.weight", D);
+      k = rms_norm(k, p + "self_attn.k_norm.weight", D);
+    }
+    q = rope(b_.transpose(q, {0, 2, 1, 3}), pos);
+    k = rope(b_.transpose(k, {0, 2, 1, 3}), pos);
+    v = heads(v, B, S, Hkv);
+    // The new rows go into the cache at their positions; attention reads the whole cache.
+    cache.k = b_.emit1(Op::scatter, {cache.k, pos, k}, Attrs{{"axis", int64_t{2}}});
+    cache.v = b_.emit1(Op::scatter, {cache.v, pos, v}, Attrs{{"axis", int64_t{2}}});
+    ValueId a = b_.emit1(Op::attention, {q, cache.k, cache.v, bias}, Attrs{{"mask", std::string("additive")}});
+    a = b_.reshape(b_.transpose(a, {0, 2, 1, 3}), {B, S, Dim(Hq * D)});
+    x = b_.add(x, matmul(a, p + "self_attn.o_proj.weight", H, Hq * D));
+    b_.set_context(p + "mlp", "");
+    h = rms_norm(x, p + "post_attention_layernorm.weight", H);
+    const int64_t F = spec_.intermediate_size;
+    ValueId gate = b_.emit1(Op::silu, {matmul(h, p + "mlp.gate_proj.weight", F, H)});
+    ValueId up = matmul(h, p + "mlp.up_proj.weight", F, H);
+    return b_.add(x, matmul(b_.mul(gate, up), p + "mlp.down_proj.weight", H, F));
+  }
+
+  // positions[S] → f32[1, 1, S, C]: 0 where key c ≤ the query's position, kMaskedScore elsewhere
+  // (later keys and the cache's unused tail).
+  ValueId mask(ValueId pos, const Dim& S, const Dim& C) {
+    b_.set_context("attention_mask", "");
+    ValueId keys = b_.iota({Dim(1), C}, DType::i64, 1);
+    ValueId query = b_.reshape(pos, {S, Dim(1)});
+    ValueId allowed = b_.binary(Op::le, keys, query);
+    if (spec_.sliding_window) {
+      ValueId oldest = b_.sub(query, b_.scalar(DType::i64, static_cast<double>(*spec_.sliding_window)));
+      allowed = b_.binary(Op::logical_and, allowed, b_.binary(Op::gt, keys, oldest));
+    }
+    ValueId bias = b_.select(allowed, b_.scalar(DType::f32, 0.0), b_.scalar(DType::f32, kMaskedScore));
+    return b_.reshape(bias, {Dim(1), Dim(1), S, C});
+  }
+
+ private:
+  ops::Builder b_;
+  const LlamaSpec& spec_;
+  const LlamaWeights& w_;
+  const LlamaGraphOptions& opt_;
+};
+
+}  // namespace
+
+int64_t LlamaWeight::bytes() const {
+  if (is_packed()) return packed.numel();
+  return static_cast<int64_t>(dense.nbytes());
+}
+
+void validate_llama_spec(const LlamaSpec& s) {
+  if (s.arch != "qwen3" && s.arch != "qwen2" && s.arch != "llama") bad_spec(cat("unknown architecture '", s.arch, "'"));
+  for (auto [name, v] : {std::pair{"vocab_size", s.vocab_size}, {"hidden_size", s.hidden_size}, {"intermediate_size", s.intermediate_size},
+                         {"num_layers", s.num_layers}, {"num_heads", s.num_heads}, {"num_kv_heads", s.num_kv_heads}, {"head_dim", s.head_dim}})
+    if (v <= 0) bad_spec(cat(name, " must be positive, got ", v));
+  if (s.num_heads % s.num_kv_heads) bad_spec(cat(s.num_heads, " heads are not a multiple of ", s.num_kv_heads, " key/value heads"));
+  if (s.head_dim % 2) bad_spec(cat("head_dim ", s.head_dim, " must be even for RoPE"));
+  if (!s.rope_inv_freq.empty() && static_cast<int64_t>(s.rope_inv_freq.size()) != s.head_dim / 2)
+    bad_spec(cat("rope_inv_freq has ", s.rope_inv_freq.size(), " frequencies, expected head_dim/2 = ", s.head_dim / 2));
+  if (!(s.rope_theta > 0)) bad_spec("rope_theta must be positive");
+  if (!(s.rms_norm_eps >= 0)) bad_spec("rms_norm_eps must not be negative");
+  if (s.sliding_window && *s.sliding_window <= 0) bad_spec("sliding_window must be positive");
+}
+
+LlamaSpec qwen3_0_6b_spec() {
+  LlamaSpec s;
+  s.arch = "qwen3";
+  s.vocab_size = 151936;
+  s.hidden_size = 1024;
+  s.intermediate_size = 3072;
+  s.num_layers = 28;
+  s.num_heads = 16;
+  s.num_kv_heads = 8;
+  s.head_dim = 128;
+  s.max_position_embeddings = 40960;
+  s.rms_norm_eps = 1e-6;
+  s.rope_theta = 1000000.0;
+  s.tie_word_embeddings = true;
+  s.qk_norm = true;
+  s.bos_token_id = 151643;
+  s.eos_token_ids = {151645, 151643};
+  return s;
+}
+
+std::vector<std::pair<std::string, std::vector<int64_t>>> llama_weight_shapes(const LlamaSpec& s) {
+  const int64_t H = s.hidden_size, D = s.head_dim, F = s.intermediate_size;
+  const int64_t q = s.num_heads * D, kv = s.num_kv_heads * D;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> out = {{"model.embed_tokens.weight", {s.vocab_size, H}}};
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    std::string p = cat("model.layers.", l, ".");
+    out.push_back({p + "input_layernorm.weight", {H}});
+    out.push_back({p + "self_attn.q_proj.weight", {q, H}});
+    out.push_back({p + "self_attn.k_proj.weight", {kv, H}});
+    out.push_back({p + "self_attn.v_proj.weight", {kv, H}});
+    if (s.attention_bias) {
+      out.push_back({p + "self_attn.q_proj.bias", {q}});
+      out.push_back({p + "self_attn.k_proj.bias", {kv}});
+      out.push_back({p + "self_attn.v_proj.bias", {kv}});
+    }
+    if (s.qk_norm) {
+      out.push_back({p + "self_attn.q_norm.weight", {D}});
+      out.push_back({p + "self_attn.k_norm.weight", {D}});
+    }
+    out.push_back({p + "self_attn.o_proj.weight", {H, q}});
+    out.push_back({p + "post_attention_layernorm.weight", {H}});
+    out.push_back({p + "mlp.gate_proj.weight", {F, H}});
+    out.push_back({p + "mlp.up_proj.weight", {F, H}});
+    out.push_back({p + "mlp.down_proj.weight", {H, F}});
+  }
+  out.push_back({"model.norm.weight", {H}});
+  if (!s.tie_word_embeddings) out.push_back({"lm_head.weight", {s.vocab_size, H}});
+  return out;
+}
+
+ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, const LlamaGraphOptions& options) {
+  validate_llama_spec(spec);
+  if (options.half_matmul != "gemm" && options.half_matmul != "packed")
+    throw Error(ErrorKind::invalid_argument, cat("llama graph: half_matmul must be gemm or packed, got '", options.half_matmul, "'"));
+  ir::Graph g;
+  g.name = spec.arch;
+  Dim B = Dim::symbol("B"), C = Dim::symbol("C");
+  Dim S = options.fixed_seq ? Dim(*options.fixed_seq) : Dim::symbol("S");
+  const Dim Hkv(spec.num_kv_heads), D(spec.head_dim);
+  ValueId ids = g.add_input({DType::i64, {B, S}}, "input_ids");
+  ValueId pos = g.add_input({DType::i64, {S}}, "positions");
+  ValueId last = g.add_input({DType::i64, {Dim(1)}}, "last_index");
+  std::vector<LlamaEmitter::Cache> caches(static_cast<size_t>(spec.num_layers));
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    caches[static_cast<size_t>(l)].k = g.add_input({DType::f32, {B, Hkv, C, D}}, cat("k_cache.", l));
+    caches[static_cast<size_t>(l)].v = g.add_input({DType::f32, {B, Hkv, C, D}}, cat("v_cache.", l));
+  }
+  LlamaEmitter e(g, spec, weights, options);
+  ops::Builder& b = e.builder();
+  ValueId x = e.embed(ids, B, S);
+  ValueId bias = e.mask(pos, S, C);
+  for (int64_t l = 0; l < spec.num_layers; ++l) x = e.layer(l, x, pos, bias, caches[static_cast<size_t>(l)], B, S);
+  b.set_context("lm_head", "");
+  // Only the row that predicts the next token reaches the norm and the LM head.
+  ValueId h = b.reshape(b.gather(x, last, 1), {B, Dim(spec.hidden_size)});
+  h = e.rms_norm(h, "model.norm.weight", spec.hidden_size);
+  std::string head = spec.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
+  ValueId logits = e.matmul(h, head, spec.vocab_size, spec.hidden_size);
+  g.value(logits).name = "logits";
+  std::vector<ValueId> outs = {logits};
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    g.value(caches[static_cast<size_t>(l)].k).name = cat("k_cache_out.", l);
+    g.value(caches[static_cast<size_t>(l)].v).name = cat("v_cache_out.", l);
+    outs.push_back(caches[static_cast<size_t>(l)].k);
+    outs.push_back(caches[static_cast<size_t>(l)].v);
+  }
+  g.set_outputs(outs);
+  for (size_t i = 1; i < outs.size(); ++i) g.donations.push_back({static_cast<int32_t>(i), static_cast<int32_t>(i + 2)});
+  return g;
+}
+
+}  // namespace rlx::models

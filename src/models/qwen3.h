@@ -1,0 +1,87 @@
+// Qwen3 and the llama family (Qwen2, Llama 3, Mistral) as HIR: token embedding → N pre-norm
+// decoder layers (RMSNorm; GQA attention with optional QK-norm, RoPE, q/k/v biases; SwiGLU MLP)
+// → final RMSNorm → LM head (tied to the embedding or not).
+//
+// One graph serves prefill and decode. It reads and updates a preallocated KV cache: graph
+// inputs
+//   input_ids  i64[B, S]      the new tokens
+//   positions  i64[S]         their positions in the sequence (rows past the prompt may be padding)
+//   last_index i64[1]         which of the S rows to compute logits for
+//   k_cache.L, v_cache.L      f32[B, Hkv, C, D] for every layer L (C: the cache capacity)
+// and outputs logits f32[B, vocab] followed by the updated caches, each donated from its input,
+// so CompiledModel::run_into writes the new rows in place (mir.scatter at `positions`) and no
+// cache is ever copied. Attention spans the whole capacity; a mask built from `positions`
+// hides keys after each query (causal) and the unused tail. S, B and C are symbolic, so one
+// graph compiles once and specializes per (prompt bucket, capacity).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "rlx/tensor.h"
+#include "util/quant_blocks.h"
+
+namespace rlx::models {
+
+struct LlamaSpec {
+  std::string arch = "qwen3";  // qwen3 | qwen2 | llama (mistral builds as llama)
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t max_position_embeddings = 0;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  // Frequencies of a scaled RoPE (llama3, linear): theta^(-2i/D) adjusted; empty when plain.
+  std::vector<float> rope_inv_freq;
+  // Pairs (2i, 2i+1) instead of (i, i + D/2): llama GGUF files, whose Q/K rows llama.cpp's
+  // converter permuted into that order (the scores are the same).
+  bool rope_interleaved = false;
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;  // q/k/v projection biases (qwen2)
+  bool qk_norm = false;         // RMSNorm of q and k over head_dim (qwen3)
+  std::optional<int64_t> sliding_window;  // keys older than this many positions are hidden
+  std::optional<int64_t> bos_token_id;
+  std::vector<int64_t> eos_token_ids;
+};
+
+// Throws rlx::Error(invalid_argument) naming the inconsistent field.
+void validate_llama_spec(const LlamaSpec& spec);
+
+// The Qwen3-0.6B architecture (28 layers, hidden 1024, 16 heads, 8 KV heads, head_dim 128,
+// FFN 3072, vocab 151936, tied embeddings, rope_theta 1e6): the benchmark model.
+LlamaSpec qwen3_0_6b_spec();
+
+// One weight: dense (f32, bf16 or f16 values) or packed (u8[rows, row bytes] of `type` blocks,
+// zero-copy views of a GGUF mapping). Norm weights and biases are always dense f32.
+struct LlamaWeight {
+  Tensor dense;
+  Tensor packed;
+  quant::BlockType type = quant::BlockType::q8_0;
+  std::vector<int64_t> shape;  // logical: [out, in] for matrices
+  bool is_packed() const { return packed.defined(); }
+  int64_t bytes() const;  // storage bytes
+};
+// By Hugging Face name ("model.layers.0.self_attn.q_proj.weight").
+using LlamaWeights = std::map<std::string, LlamaWeight>;
+
+// The names and logical shapes the spec needs (lm_head.weight only when untied).
+std::vector<std::pair<std::string, std::vector<int64_t>>> llama_weight_shapes(const LlamaSpec& spec);
+
+struct LlamaGraphOptions {
+  // Dense bf16/f16 matrices: "gemm" multiplies through dot_general (bf16 × bf16 → f32, AMX on
+  // the cpu device), "packed" through dequant_matmul (decode-on-the-fly, best for one row).
+  std::string half_matmul = "gemm";
+  std::optional<int64_t> fixed_seq;  // a static S (1 for a decode-only graph); symbolic when unset
+};
+
+// Throws rlx::Error(invalid_argument) when a weight is missing or has the wrong shape.
+ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, const LlamaGraphOptions& options = {});
+
+}  // namespace rlx::models

@@ -1,0 +1,175 @@
+#include "models/qwen3_model.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+
+#include "formats/gguf.h"
+#include "formats/hf_config.h"
+#include "formats/hf_dir.h"
+#include "formats/json_util.h"
+#include "formats/mapped_file.h"
+#include "formats/safetensors.h"
+#include "models/qwen3_weights.h"
+#include "rlx/error.h"
+#include "text/gguf_tokenizer.h"
+#include "text/tokenizer_loader.h"
+#include "util/strings.h"
+
+namespace rlx::models {
+
+namespace {
+
+namespace fs = std::filesystem;
+using formats::GgufFile;
+using formats::GgufValue;
+using json = nlohmann::json;
+
+void add_ids(std::vector<int64_t>& ids, const std::vector<int64_t>& more) {
+  for (int64_t id : more)
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+}
+
+// generation_config.json: eos_token_id (one or several) and the sampling defaults.
+void read_generation_config(const std::string& path, LlamaModel& m) {
+  json j = formats::parse_json_checked(formats::read_text_file(path, 1u << 20), path, 1u << 20, 16);
+  if (!j.is_object()) throw Error(ErrorKind::format, cat(path, ": expected a JSON object"));
+  auto number = [&](const char* key) -> std::optional<double> {
+    if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+    if (!j[key].is_number()) throw Error(ErrorKind::format, cat(path, ": \"", key, "\" must be a number, found ", j[key].dump()));
+    return j[key].get<double>();
+  };
+  if (j.contains("eos_token_id")) {
+    const json& e = j["eos_token_id"];
+    std::vector<int64_t> ids;
+    if (e.is_number_integer()) ids.push_back(e.get<int64_t>());
+    else if (e.is_array())
+      for (const auto& x : e) {
+        if (!x.is_number_integer()) throw Error(ErrorKind::format, cat(path, ": \"eos_token_id\" must hold integers, found ", x.dump()));
+        ids.push_back(x.get<int64_t>());
+      }
+    else if (!e.is_null()) throw Error(ErrorKind::format, cat(path, ": \"eos_token_id\" must be an integer or a list, found ", e.dump()));
+    add_ids(m.eos_token_ids, ids);
+  }
+  if (j.contains("do_sample") && j["do_sample"].is_boolean()) m.generation.do_sample = j["do_sample"].get<bool>();
+  m.generation.temperature = number("temperature");
+  m.generation.top_p = number("top_p");
+  m.generation.min_p = number("min_p");
+  m.generation.repetition_penalty = number("repetition_penalty");
+  if (auto k = number("top_k")) m.generation.top_k = static_cast<int64_t>(*k);
+}
+
+std::string tokenizer_config_template(const std::string& path) {
+  json j = formats::parse_json_checked(formats::read_text_file(path, 64u << 20), path, 64u << 20, 64);
+  if (j.is_object() && j.contains("chat_template") && j["chat_template"].is_string()) return j["chat_template"].get<std::string>();
+  return "";
+}
+
+std::optional<int32_t> gguf_id(const GgufFile& f, const char* key) {
+  const GgufValue* v = f.find(key);
+  if (!v) return std::nullopt;
+  auto x = v->as_int();
+  if (!x || *x < 0 || *x > INT32_MAX) throw Error(ErrorKind::format, cat(f.path, ": ", key, " must be a token id, found ", v->summary()));
+  return static_cast<int32_t>(*x);
+}
+
+std::vector<std::string> gguf_strings(const GgufFile& f, const char* key) {
+  const GgufValue* v = f.find(key);
+  if (!v) return {};
+  const formats::GgufArray* a = v->as_array();
+  if (!a || a->elem != formats::GgufType::string) throw Error(ErrorKind::format, cat(f.path, ": ", key, " must be an array of strings"));
+  return a->strings;
+}
+
+std::shared_ptr<const text::Tokenizer> gguf_tokenizer(const GgufFile& f) {
+  const GgufValue* model = f.find("tokenizer.ggml.model");
+  if (!model || !model->as_string()) return nullptr;
+  text::GgufTokenizerData d;
+  d.model = *model->as_string();
+  if (const GgufValue* pre = f.find("tokenizer.ggml.pre"); pre && pre->as_string()) d.pre = *pre->as_string();
+  d.tokens = gguf_strings(f, "tokenizer.ggml.tokens");
+  d.merges = gguf_strings(f, "tokenizer.ggml.merges");
+  if (const GgufValue* tt = f.find("tokenizer.ggml.token_type")) {
+    const formats::GgufArray* a = tt->as_array();
+    if (!a || a->elem != formats::GgufType::i32) throw Error(ErrorKind::format, cat(f.path, ": tokenizer.ggml.token_type must be an array of int32"));
+    d.token_type.resize(a->raw.size() / 4);
+    std::memcpy(d.token_type.data(), a->raw.data(), d.token_type.size() * 4);
+  }
+  d.bos_id = gguf_id(f, "tokenizer.ggml.bos_token_id");
+  d.eos_id = gguf_id(f, "tokenizer.ggml.eos_token_id");
+  d.eot_id = gguf_id(f, "tokenizer.ggml.eot_token_id");
+  d.unk_id = gguf_id(f, "tokenizer.ggml.unknown_token_id");
+  d.pad_id = gguf_id(f, "tokenizer.ggml.padding_token_id");
+  for (auto [key, out] : {std::pair{"tokenizer.ggml.add_bos_token", &d.add_bos}, {"tokenizer.ggml.add_eos_token", &d.add_eos}})
+    if (const GgufValue* v = f.find(key); v && std::holds_alternative<bool>(v->v)) *out = std::get<bool>(v->v);
+  auto tok = std::make_shared<text::Tokenizer>(text::tokenizer_from_gguf(d));
+  text::SpecialTokenIds ids = tok->special_ids();
+  if (d.bos_id) ids.bos = d.bos_id;
+  if (d.eos_id) ids.eos = d.eos_id;
+  tok->set_special_ids(ids);
+  return tok;
+}
+
+LlamaModel load_gguf(const std::string& path, const LlamaLoadOptions& o) {
+  auto file = std::make_shared<GgufFile>(formats::read_gguf(path));
+  LlamaModel m;
+  m.path = path;
+  m.format = "gguf";
+  m.spec = llama_spec_from_gguf(*file);
+  m.weights = load_llama_weights(*file, m.spec);
+  m.eos_token_ids = m.spec.eos_token_ids;
+  if (o.tokenizer) m.tokenizer = gguf_tokenizer(*file);
+  if (const GgufValue* t = file->find("tokenizer.chat_template"); t && t->as_string()) m.chat_template = *t->as_string();
+  return m;
+}
+
+LlamaModel load_directory(const std::string& path, const LlamaLoadOptions& o) {
+  formats::HfDirectory dir = formats::scan_hf_directory(path);
+  if (!dir.config) {
+    if (dir.gguf.size() == 1) return load_gguf(dir.gguf[0], o);
+    throw Error(ErrorKind::io, cat(path, ": no config.json (expected a Hugging Face model directory or a .gguf file)"));
+  }
+  LlamaModel m;
+  m.path = path;
+  m.format = "safetensors";
+  m.spec = llama_spec_from_hf(formats::read_hf_config(*dir.config), *dir.config);
+  formats::SafetensorsModel st = formats::open_safetensors_model(path);
+  m.weights = load_llama_weights(st, m.spec, o.precision);
+  m.eos_token_ids = m.spec.eos_token_ids;
+  if (dir.generation_config) read_generation_config(*dir.generation_config, m);
+  if (o.tokenizer && dir.tokenizer.tokenizer_json) {
+    auto tok = std::make_shared<text::Tokenizer>(text::load_tokenizer(path));
+    m.tokenizer = tok;
+    if (tok->special_ids().eos) add_ids(m.eos_token_ids, {*tok->special_ids().eos});
+  }
+  if (dir.tokenizer.tokenizer_config) m.chat_template = tokenizer_config_template(*dir.tokenizer.tokenizer_config);
+  return m;
+}
+
+}  // namespace
+
+int64_t LlamaModel::weight_bytes() const {
+  int64_t n = 0;
+  for (const auto& [name, w] : weights)
+    if (!(spec.tie_word_embeddings && name == "lm_head.weight")) n += w.bytes();
+  return n;
+}
+
+LlamaModel load_llama_model(const std::string& path, const LlamaLoadOptions& o) {
+  if (fs::is_directory(path)) return load_directory(path, o);
+  if (!fs::exists(path)) throw Error(ErrorKind::io, cat(path, ": no such file or directory"));
+  if (fs::path(path).extension() == ".gguf") return load_gguf(path, o);
+  if (fs::path(path).extension() == ".safetensors") return load_directory(fs::path(path).parent_path().string(), o);
+  throw Error(ErrorKind::invalid_argument, cat(path, ": expected a model directory or a .gguf file"));
+}
+
+std::string chatml_prompt(const std::string& user, bool thinking, const std::string& system) {
+  std::string s;
+  if (!system.empty()) s += "<|im_start|>system\n" + system + "<|im_end|>\n";
+  s += "<|im_start|>user\n" + user + "<|im_end|>\n<|im_start|>assistant\n";
+  if (!thinking) s += "<think>\n\n</think>\n\n";
+  return s;
+}
+
+}  // namespace rlx::models

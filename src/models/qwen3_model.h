@@ -1,0 +1,49 @@
+// A llama-family model ready to run: spec, weights, tokenizer and generation defaults, read
+// from a Hugging Face directory (config.json, generation_config.json, safetensors,
+// tokenizer.json) or one GGUF file (metadata, tensors, tokenizer.ggml.*).
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/qwen3.h"
+#include "text/tokenizer.h"
+
+namespace rlx::models {
+
+// generation_config.json (or GGUF) defaults; unset fields fall back to greedy decoding.
+struct GenerationDefaults {
+  bool do_sample = false;
+  std::optional<double> temperature, top_p, min_p, repetition_penalty;
+  std::optional<int64_t> top_k;
+};
+
+struct LlamaModel {
+  std::string path;
+  std::string format;  // "safetensors" or "gguf"
+  LlamaSpec spec;
+  LlamaWeights weights;
+  std::shared_ptr<const text::Tokenizer> tokenizer;  // null when the model ships none
+  GenerationDefaults generation;
+  std::vector<int64_t> eos_token_ids;  // config.json, generation_config.json and GGUF ids, merged
+  std::string chat_template;           // the Jinja text when the model ships one
+
+  int64_t weight_bytes() const;
+};
+
+struct LlamaLoadOptions {
+  std::string precision = "f32";  // Hugging Face weights: f32 or bf16 (GGUF tensors stay as stored)
+  bool tokenizer = true;           // load the tokenizer too
+};
+
+// `path`: a model directory, a .safetensors file inside one, or a .gguf file. Throws rlx::Error
+// naming the file and field that is missing or malformed.
+LlamaModel load_llama_model(const std::string& path, const LlamaLoadOptions& options = {});
+
+// The Qwen chat template (ChatML) for one user turn, ready for the assistant's answer. With
+// thinking off, an empty <think></think> block is prefilled as Qwen3's template does for
+// enable_thinking=False.
+std::string chatml_prompt(const std::string& user, bool thinking, const std::string& system = "");
+
+}  // namespace rlx::models

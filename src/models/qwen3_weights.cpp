@@ -1,0 +1,426 @@
+#include "models/qwen3_weights.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "formats/quant.h"
+#include "formats/json_util.h"
+#include "formats/mapped_file.h"
+#include "rlx/error.h"
+#include "util/half.h"
+#include "util/strings.h"
+
+namespace rlx::models {
+
+namespace {
+
+using formats::GgufFile;
+using formats::GgufValue;
+using formats::TensorView;
+using formats::WeightType;
+
+constexpr double kPi = 3.14159265358979323846;
+
+// theta^(-2i/D) in f32, as transformers computes the base frequencies.
+std::vector<float> base_inv_freq(double theta, int64_t D) {
+  std::vector<float> f(static_cast<size_t>(D / 2));
+  for (int64_t i = 0; i < D / 2; ++i)
+    f[static_cast<size_t>(i)] = 1.0f / std::pow(static_cast<float>(theta), static_cast<float>(2 * i) / static_cast<float>(D));
+  return f;
+}
+
+// transformers' _compute_llama3_parameters.
+std::vector<float> llama3_inv_freq(const formats::HfRope& r, int64_t D, const std::string& source) {
+  if (!r.low_freq_factor || !r.high_freq_factor || !r.original_max_position_embeddings)
+    throw Error(ErrorKind::format, cat(source, ": rope_type llama3 needs low_freq_factor, high_freq_factor and original_max_position_embeddings"));
+  std::vector<float> f = base_inv_freq(r.theta, D);
+  double old_len = static_cast<double>(*r.original_max_position_embeddings);
+  double low_wavelen = old_len / *r.low_freq_factor, high_wavelen = old_len / *r.high_freq_factor;
+  for (float& x : f) {
+    double wavelen = 2 * kPi / x;
+    double v = wavelen > low_wavelen ? x / r.factor : x;
+    if (!(wavelen < high_wavelen) && !(wavelen > low_wavelen)) {
+      double smooth = (old_len / wavelen - *r.low_freq_factor) / (*r.high_freq_factor - *r.low_freq_factor);
+      v = (1 - smooth) * v / r.factor + smooth * v;
+    }
+    x = static_cast<float>(v);
+  }
+  return f;
+}
+
+// ---- llama.cpp tensor names ↔ Hugging Face names
+
+std::string gguf_name(const std::string& hf) {
+  static const std::pair<const char*, const char*> kLayer[] = {
+      {"input_layernorm.weight", "attn_norm.weight"},
+      {"self_attn.q_proj.weight", "attn_q.weight"},
+      {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},
+      {"self_attn.q_proj.bias", "attn_q.bias"},
+      {"self_attn.k_proj.bias", "attn_k.bias"},
+      {"self_attn.v_proj.bias", "attn_v.bias"},
+      {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+      {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},
+      {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"},
+  };
+  if (hf == "model.embed_tokens.weight") return "token_embd.weight";
+  if (hf == "model.norm.weight") return "output_norm.weight";
+  if (hf == "lm_head.weight") return "output.weight";
+  const std::string p = "model.layers.";
+  if (hf.compare(0, p.size(), p) == 0) {
+    size_t dot = hf.find('.', p.size());
+    std::string layer = hf.substr(p.size(), dot - p.size()), rest = hf.substr(dot + 1);
+    for (const auto& [h, g] : kLayer)
+      if (rest == h) return cat("blk.", layer, ".", g);
+  }
+  throw Error(ErrorKind::internal, cat("no GGUF name for '", hf, "'"));
+}
+
+bool is_matrix(const std::vector<int64_t>& shape) { return shape.size() == 2; }
+
+// llama.cpp's LlamaModel.permute: within each head, rows (i, i + D/2) become (2i, 2i + 1).
+std::vector<float> permute_rows(const std::vector<float>& w, int64_t rows, int64_t cols, int64_t heads) {
+  int64_t hd = rows / heads, half = hd / 2;
+  std::vector<float> out(w.size());
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < half; ++i)
+      for (int64_t j = 0; j < 2; ++j) {
+        int64_t dst = h * hd + 2 * i + j, src = h * hd + j * half + i;
+        std::memcpy(&out[static_cast<size_t>(dst * cols)], &w[static_cast<size_t>(src * cols)], static_cast<size_t>(cols) * 4);
+      }
+  return out;
+}
+
+Tensor to_f32(const TensorView& v) { return v.type == WeightType::f32 ? formats::to_tensor(v) : formats::dequantize(v); }
+
+Tensor f32_to_bf16_tensor(const Tensor& t) {
+  Tensor c = t.contiguous();
+  Tensor out = Tensor::zeros(DType::bf16, c.shape());
+  const float* src = c.data_as<float>();
+  auto* dst = out.data_as<uint16_t>();
+  for (int64_t i = 0; i < c.numel(); ++i) dst[i] = f32_to_bf16(src[i]);
+  return out;
+}
+
+[[noreturn]] void missing(const std::string& source, const std::string& name, size_t count) {
+  throw Error(ErrorKind::format, cat(source, ": tensor '", name, "' is missing (the file has ", count, " tensors)"));
+}
+
+void check_shape(const std::string& source, const TensorView& v, const std::vector<int64_t>& shape) {
+  if (v.shape != shape)
+    throw Error(ErrorKind::format, cat(source, ": tensor '", v.name, "' is [", join(v.shape, ","), "], expected [", join(shape, ","), "]"));
+}
+
+// splitmix64: the same numbers on every platform.
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t name_hash(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// llama.cpp's Q4_K_M: which tensors get Q6_K (llama_tensor_get_type, use_more_bits).
+bool more_bits(const LlamaSpec& spec, const std::string& name) {
+  if (name == "lm_head.weight" || (spec.tie_word_embeddings && name == "model.embed_tokens.weight")) return true;
+  if (name.find("v_proj") == std::string::npos && name.find("down_proj") == std::string::npos) return false;
+  int64_t i = std::stoll(name.substr(13)), n = spec.num_layers;  // "model.layers.<i>."
+  return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+bool is_norm(const std::string& name) { return name.find("norm") != std::string::npos; }
+
+std::optional<int64_t> meta_int(const GgufFile& f, const std::string& key) {
+  const GgufValue* v = f.find(key);
+  if (!v) return std::nullopt;
+  auto x = v->as_int();
+  if (!x) throw Error(ErrorKind::format, cat(f.path, ": GGUF key ", key, " must be an integer, found ", v->summary()));
+  return x;
+}
+
+std::optional<double> meta_double(const GgufFile& f, const std::string& key) {
+  const GgufValue* v = f.find(key);
+  if (!v) return std::nullopt;
+  auto x = v->as_double();
+  if (!x) throw Error(ErrorKind::format, cat(f.path, ": GGUF key ", key, " must be a number, found ", v->summary()));
+  return x;
+}
+
+int64_t meta_size(const GgufFile& f, const std::string& key, std::optional<int64_t> def = std::nullopt) {
+  auto v = meta_int(f, key);
+  if (!v && !def) throw Error(ErrorKind::format, cat(f.path, ": GGUF key ", key, " is missing"));
+  int64_t x = v ? *v : *def;
+  if (x <= 0 || x > (int64_t{1} << 40)) throw Error(ErrorKind::format, cat(f.path, ": GGUF key ", key, " must be a positive size, found ", x));
+  return x;
+}
+
+}  // namespace
+
+LlamaSpec llama_spec_from_hf(const formats::HfConfig& c, const std::string& source) {
+  if (c.family != formats::HfFamily::llama)
+    throw Error(ErrorKind::unsupported, cat(source, ": model_type '", c.model_type, "' is not a llama-family decoder"));
+  LlamaSpec s;
+  s.arch = c.model_type == "qwen3" ? "qwen3" : c.model_type == "qwen2" ? "qwen2" : "llama";
+  s.vocab_size = c.vocab_size;
+  s.hidden_size = c.hidden_size;
+  s.intermediate_size = c.intermediate_size;
+  s.num_layers = c.num_hidden_layers;
+  s.num_heads = c.num_attention_heads;
+  s.num_kv_heads = c.num_key_value_heads;
+  s.head_dim = c.head_dim;
+  s.max_position_embeddings = c.max_position_embeddings;
+  s.rms_norm_eps = c.norm_eps;
+  s.rope_theta = c.rope.theta;
+  s.tie_word_embeddings = c.tie_word_embeddings;
+  s.attention_bias = c.attention_bias;
+  s.qk_norm = c.qk_norm;
+  s.sliding_window = c.sliding_window;
+  s.bos_token_id = c.bos_token_id;
+  s.eos_token_ids = c.eos_token_ids;
+  if (c.hidden_act != "silu")
+    throw Error(ErrorKind::unsupported, cat(source, ": hidden_act '", c.hidden_act, "' is not supported (llama-family models use silu)"));
+  const std::string& rt = c.rope.type;
+  if (rt == "llama3") s.rope_inv_freq = llama3_inv_freq(c.rope, s.head_dim, source);
+  else if (rt == "linear") {
+    s.rope_inv_freq = base_inv_freq(s.rope_theta, s.head_dim);
+    for (float& x : s.rope_inv_freq) x = static_cast<float>(x / c.rope.factor);
+  } else if (rt != "default")
+    throw Error(ErrorKind::unsupported, cat(source, ": rope_type '", rt, "' is not supported (default, linear and llama3 are)"));
+  validate_llama_spec(s);
+  return s;
+}
+
+LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
+  const GgufValue* av = f.find("general.architecture");
+  if (!av || !av->as_string()) throw Error(ErrorKind::format, cat(f.path, ": no general.architecture (a string) in the GGUF metadata"));
+  std::string arch = *av->as_string();
+  if (arch != "qwen3" && arch != "qwen2" && arch != "llama")
+    throw Error(ErrorKind::unsupported, cat(f.path, ": GGUF architecture '", arch, "' is not supported (qwen3, qwen2 and llama are)"));
+  LlamaSpec s;
+  s.arch = arch;
+  const std::string a = arch + ".";
+  s.hidden_size = meta_size(f, a + "embedding_length");
+  s.num_layers = meta_size(f, a + "block_count");
+  s.intermediate_size = meta_size(f, a + "feed_forward_length");
+  s.num_heads = meta_size(f, a + "attention.head_count");
+  s.num_kv_heads = meta_size(f, a + "attention.head_count_kv", s.num_heads);
+  s.head_dim = meta_size(f, a + "attention.key_length", s.hidden_size / s.num_heads);
+  s.max_position_embeddings = meta_size(f, a + "context_length", 4096);
+  s.rms_norm_eps = meta_double(f, a + "attention.layer_norm_rms_epsilon").value_or(1e-6);
+  s.rope_theta = meta_double(f, a + "rope.freq_base").value_or(10000.0);
+  const TensorView* emb = f.find_tensor("token_embd.weight");
+  if (!emb || emb->shape.size() != 2) throw Error(ErrorKind::format, cat(f.path, ": no 2-D token_embd.weight tensor"));
+  s.vocab_size = emb->shape[0];
+  s.tie_word_embeddings = f.find_tensor("output.weight") == nullptr;
+  s.attention_bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
+  s.qk_norm = f.find_tensor("blk.0.attn_q_norm.weight") != nullptr;
+  // llama.cpp runs llama with GPT-J style RoPE over Q/K rows its converter permuted; qwen2/3 use
+  // the NeoX style (HF rotate_half) on rows as Hugging Face stores them.
+  s.rope_interleaved = arch == "llama";
+  if (auto id = meta_int(f, "tokenizer.ggml.bos_token_id")) s.bos_token_id = *id;
+  for (const char* k : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"})
+    if (auto id = meta_int(f, k))
+      if (std::find(s.eos_token_ids.begin(), s.eos_token_ids.end(), *id) == s.eos_token_ids.end()) s.eos_token_ids.push_back(*id);
+  const GgufValue* st = f.find(a + "rope.scaling.type");
+  std::string scaling = st && st->as_string() ? *st->as_string() : "none";
+  if (scaling == "linear") {
+    double factor = meta_double(f, a + "rope.scaling.factor").value_or(1.0);
+    s.rope_inv_freq = base_inv_freq(s.rope_theta, s.head_dim);
+    for (float& x : s.rope_inv_freq) x = static_cast<float>(x / factor);
+  } else if (scaling != "none") {
+    throw Error(ErrorKind::unsupported, cat(f.path, ": RoPE scaling '", scaling, "' is not supported (none and linear are)"));
+  }
+  // Llama 3.1+: per-frequency divisors (llama.cpp stores the llama3 scaling as rope_freqs).
+  if (const TensorView* rf = f.find_tensor("rope_freqs.weight")) {
+    check_shape(f.path, *rf, {s.head_dim / 2});
+    Tensor factors = to_f32(*rf);
+    if (s.rope_inv_freq.empty()) s.rope_inv_freq = base_inv_freq(s.rope_theta, s.head_dim);
+    for (size_t i = 0; i < s.rope_inv_freq.size(); ++i) s.rope_inv_freq[i] /= factors.data_as<float>()[i];
+  }
+  validate_llama_spec(s);
+  return s;
+}
+
+LlamaWeights load_llama_weights(const formats::SafetensorsModel& model, const LlamaSpec& spec, const std::string& precision) {
+  if (precision != "f32" && precision != "bf16")
+    throw Error(ErrorKind::invalid_argument, cat("precision '", precision, "' is not supported for llama weights (f32 or bf16)"));
+  LlamaWeights w;
+  for (const auto& [name, shape] : llama_weight_shapes(spec)) {
+    const TensorView* v = model.find(name);
+    // Some tied checkpoints store only lm_head, some untied exports only the embedding.
+    if (!v) missing(model.path, name, model.tensors.size());
+    check_shape(model.path, *v, shape);
+    if (!formats::can_dequantize(v->type) || formats::weight_type_is_quantized(v->type))
+      throw Error(ErrorKind::unsupported, cat(model.path, ": tensor '", name, "' is ", v->type_name(), "; expected F32, BF16 or F16"));
+    LlamaWeight lw;
+    lw.shape = shape;
+    if (!is_matrix(shape) || precision == "f32") lw.dense = to_f32(*v);
+    else lw.dense = v->type == WeightType::bf16 ? formats::to_tensor(*v) : f32_to_bf16_tensor(to_f32(*v));
+    w[name] = std::move(lw);
+  }
+  return w;
+}
+
+LlamaWeights load_llama_weights(const GgufFile& f, const LlamaSpec& spec) {
+  LlamaWeights w;
+  for (const auto& [name, shape] : llama_weight_shapes(spec)) {
+    std::string gname = gguf_name(name);
+    const TensorView* v = f.find_tensor(gname);
+    if (!v) missing(f.path, gname, f.tensors.size());
+    check_shape(f.path, *v, shape);
+    LlamaWeight lw;
+    lw.shape = shape;
+    auto bt = formats::block_type_of(v->type);
+    if (is_matrix(shape) && bt) {
+      int64_t rb = *quant::row_bytes(*bt, shape[1]);
+      lw.type = *bt;
+      lw.packed = Tensor::wrap(DType::u8, {shape[0], rb}, const_cast<uint8_t*>(v->data), v->owner);
+    } else if (formats::can_dequantize(v->type)) {
+      lw.dense = to_f32(*v);
+    } else {
+      throw Error(ErrorKind::unsupported, cat(f.path, ": tensor '", gname, "' uses ", v->type_name(), ", which RLX cannot decode yet"));
+    }
+    w[name] = std::move(lw);
+  }
+  return w;
+}
+
+std::vector<float> random_llama_tensor(const LlamaSpec&, uint64_t seed, const std::string& name, int64_t numel, double stddev) {
+  std::vector<float> v(static_cast<size_t>(numel));
+  if (is_norm(name) && name.find("weight") != std::string::npos) {
+    std::fill(v.begin(), v.end(), 1.0f);
+    return v;
+  }
+  // Uniform on [-a, a] has standard deviation a/√3.
+  float a = static_cast<float>(stddev * std::sqrt(3.0));
+  uint64_t state = seed * 0x9e3779b97f4a7c15ull + name_hash(name);
+  for (auto& x : v) {
+    state += 0x9e3779b97f4a7c15ull;
+    float u = static_cast<float>(mix(state) >> 40) * (1.0f / 16777216.0f);
+    x = (2 * u - 1) * a;
+  }
+  return v;
+}
+
+LlamaWeights random_llama_weights(const LlamaSpec& spec, uint64_t seed, DType dtype, double stddev) {
+  if (dtype != DType::f32 && dtype != DType::bf16)
+    throw Error(ErrorKind::invalid_argument, cat("random llama weights are f32 or bf16, not ", dtype_name(dtype)));
+  LlamaWeights w;
+  for (const auto& [name, shape] : llama_weight_shapes(spec)) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<float> v = random_llama_tensor(spec, seed, name, n, stddev);
+    LlamaWeight lw;
+    lw.shape = shape;
+    lw.dense = Tensor::from_vector(v, shape);
+    if (dtype == DType::bf16 && is_matrix(shape)) lw.dense = f32_to_bf16_tensor(lw.dense);
+    w[name] = std::move(lw);
+  }
+  return w;
+}
+
+void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
+                      const std::function<std::vector<float>(const std::string&, const std::vector<int64_t>&)>& tensor,
+                      const GgufExportOptions& o) {
+  validate_llama_spec(spec);
+  formats::GgufWriter gw;
+  const std::string a = spec.arch + ".";
+  auto u32 = [](int64_t v) { return GgufValue(static_cast<uint32_t>(v)); };
+  gw.set("general.architecture", spec.arch);
+  gw.set("general.name", o.name);
+  gw.set(a + "context_length", u32(spec.max_position_embeddings > 0 ? spec.max_position_embeddings : 4096));
+  gw.set(a + "embedding_length", u32(spec.hidden_size));
+  gw.set(a + "block_count", u32(spec.num_layers));
+  gw.set(a + "feed_forward_length", u32(spec.intermediate_size));
+  gw.set(a + "attention.head_count", u32(spec.num_heads));
+  gw.set(a + "attention.head_count_kv", u32(spec.num_kv_heads));
+  gw.set(a + "attention.key_length", u32(spec.head_dim));
+  gw.set(a + "attention.value_length", u32(spec.head_dim));
+  gw.set(a + "attention.layer_norm_rms_epsilon", static_cast<float>(spec.rms_norm_eps));
+  gw.set(a + "rope.freq_base", static_cast<float>(spec.rope_theta));
+  if (o.tokenizer_json) {
+    nlohmann::json tj = formats::parse_json_checked(formats::read_text_file(*o.tokenizer_json, 64u << 20), *o.tokenizer_json, 64u << 20, 64);
+    const auto& model = tj.at("model");
+    std::vector<std::string> tokens(static_cast<size_t>(spec.vocab_size));
+    std::vector<int32_t> types(tokens.size(), 5);  // unused until named
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = cat("[PAD", i, "]");
+    for (const auto& [tok, id] : model.at("vocab").items()) {
+      auto i = id.get<int64_t>();
+      if (i >= 0 && i < spec.vocab_size) tokens[static_cast<size_t>(i)] = tok, types[static_cast<size_t>(i)] = 1;
+    }
+    if (tj.contains("added_tokens"))
+      for (const auto& t : tj["added_tokens"]) {
+        auto i = t.at("id").get<int64_t>();
+        if (i < 0 || i >= spec.vocab_size) continue;
+        tokens[static_cast<size_t>(i)] = t.at("content").get<std::string>();
+        types[static_cast<size_t>(i)] = t.value("special", false) ? 3 : 4;
+      }
+    std::vector<std::string> merges;
+    for (const auto& m : model.at("merges"))
+      merges.push_back(m.is_string() ? m.get<std::string>() : cat(m.at(0).get<std::string>(), " ", m.at(1).get<std::string>()));
+    gw.set("tokenizer.ggml.model", "gpt2");
+    gw.set("tokenizer.ggml.pre", spec.arch == "llama" ? "llama-bpe" : "qwen2");
+    gw.set("tokenizer.ggml.tokens", formats::gguf_array(tokens));
+    gw.set("tokenizer.ggml.token_type", formats::gguf_array_of(formats::GgufType::i32, types));
+    gw.set("tokenizer.ggml.merges", formats::gguf_array(merges));
+    if (!spec.eos_token_ids.empty()) gw.set("tokenizer.ggml.eos_token_id", u32(spec.eos_token_ids[0]));
+    if (spec.bos_token_id) gw.set("tokenizer.ggml.bos_token_id", u32(*spec.bos_token_id));
+    gw.set("tokenizer.ggml.add_bos_token", spec.arch == "llama" && spec.bos_token_id.has_value());
+  }
+  if (o.chat_template) gw.set("tokenizer.chat_template", *o.chat_template);
+  if (!spec.rope_inv_freq.empty()) {
+    // A scaled RoPE as llama.cpp stores it: per-frequency divisors of the base frequencies.
+    std::vector<float> base = base_inv_freq(spec.rope_theta, spec.head_dim), factors(base.size());
+    for (size_t i = 0; i < base.size(); ++i) factors[i] = base[i] / spec.rope_inv_freq[i];
+    gw.add_tensor_f32("rope_freqs.weight", {spec.head_dim / 2}, factors.data(), WeightType::f32);
+  }
+  for (const auto& [name, shape] : llama_weight_shapes(spec)) {
+    std::vector<float> v = tensor(name, shape);
+    WeightType t = WeightType::f32;
+    if (is_matrix(shape)) {
+      t = o.matrix_type;
+      if (o.k_quant_mix && more_bits(spec, name)) t = WeightType::q6_k;
+      // llama.cpp's fallbacks when rows do not hold whole blocks.
+      int64_t k = shape[1];
+      if (k % formats::weight_type_block_elems(t)) t = WeightType::q8_0;
+      if (k % formats::weight_type_block_elems(t)) t = WeightType::f16;
+      if (spec.arch == "llama" && (name.find("q_proj") != std::string::npos || name.find("k_proj") != std::string::npos)) {
+        int64_t heads = name.find("q_proj") != std::string::npos ? spec.num_heads : spec.num_kv_heads;
+        v = permute_rows(v, shape[0], shape[1], heads);
+      }
+    } else if (spec.arch == "llama" && (name.find("q_proj.bias") != std::string::npos || name.find("k_proj.bias") != std::string::npos)) {
+      int64_t heads = name.find("q_proj") != std::string::npos ? spec.num_heads : spec.num_kv_heads;
+      v = permute_rows(v, shape[0], 1, heads);
+    }
+    gw.add_tensor_f32(gguf_name(name), shape, v.data(), t);
+  }
+  gw.write(path);
+}
+
+void write_llama_gguf(const std::string& path, const LlamaSpec& spec, const LlamaWeights& weights, const GgufExportOptions& o) {
+  write_llama_gguf(
+      path, spec,
+      [&](const std::string& name, const std::vector<int64_t>&) {
+        auto it = weights.find(name);
+        if (it == weights.end()) throw Error(ErrorKind::invalid_argument, cat("GGUF export: weight '", name, "' was not provided"));
+        if (it->second.is_packed()) throw Error(ErrorKind::unsupported, cat("GGUF export: weight '", name, "' is already packed"));
+        Tensor c = it->second.dense.dtype() == DType::f32 ? it->second.dense.contiguous() : Tensor();
+        if (!c.defined()) {
+          std::vector<double> d = it->second.dense.to_f64();
+          return std::vector<float>(d.begin(), d.end());
+        }
+        return std::vector<float>(c.data_as<float>(), c.data_as<float>() + c.numel());
+      },
+      o);
+}
+
+}  // namespace rlx::models

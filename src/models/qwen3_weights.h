@@ -1,0 +1,57 @@
+// Llama-family specs and weights from Hugging Face directories (config.json + safetensors) and
+// GGUF files (llama.cpp names and metadata), seeded random weights for benchmarks, and a GGUF
+// writer that stores a model the way llama.cpp's converter does.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "formats/gguf.h"
+#include "formats/hf_config.h"
+#include "formats/safetensors.h"
+#include "models/qwen3.h"
+
+namespace rlx::models {
+
+// config.json → spec. Throws rlx::Error(unsupported) for RoPE scalings RLX does not implement.
+LlamaSpec llama_spec_from_hf(const formats::HfConfig& config, const std::string& source);
+// general.architecture qwen3/qwen2/llama and its {arch}.* keys; tensors decide tying, biases
+// and QK-norm; llama files get interleaved RoPE (see LlamaSpec::rope_interleaved).
+LlamaSpec llama_spec_from_gguf(const formats::GgufFile& file);
+
+// Matrices and the embedding in `precision` ("f32", or "bf16": bf16 checkpoints stay zero-copy,
+// others are rounded); norms and biases f32. Throws rlx::Error(format) naming a missing tensor or
+// a wrong shape.
+LlamaWeights load_llama_weights(const formats::SafetensorsModel& model, const LlamaSpec& spec, const std::string& precision);
+// Quantized, F16 and BF16 matrices stay packed (zero-copy views of the mapping); F32 ones are
+// dense; norms become f32.
+LlamaWeights load_llama_weights(const formats::GgufFile& file, const LlamaSpec& spec);
+
+// Deterministic weights for `seed` (matrices uniform with standard deviation `stddev`, norms 1),
+// dense in `dtype` (f32 or bf16).
+LlamaWeights random_llama_weights(const LlamaSpec& spec, uint64_t seed, DType dtype, double stddev = 0.02);
+// The same values as random_llama_weights(spec, seed, f32) for one tensor (for writers that
+// stream tensors one at a time).
+std::vector<float> random_llama_tensor(const LlamaSpec& spec, uint64_t seed, const std::string& name, int64_t numel, double stddev = 0.02);
+
+struct GgufExportOptions {
+  formats::WeightType matrix_type = formats::WeightType::q8_0;  // F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K
+  // llama.cpp's Q4_K_M recipe on top of Q4_K: Q6_K for the output (or tied embedding) and for
+  // attn_v / ffn_down in the layers its use_more_bits() picks.
+  bool k_quant_mix = false;
+  std::optional<std::string> tokenizer_json;     // tokenizer.json to store as tokenizer.ggml.*
+  std::optional<std::string> chat_template;
+  std::string name = "rlx";
+};
+// Writes `weights` (dense) as a GGUF file with llama.cpp's tensor names and metadata. Matrices
+// whose rows do not hold whole blocks of the type fall back to Q8_0, then F16 (as llama.cpp
+// does); llama Q/K rows are permuted the way llama.cpp's converter permutes them.
+void write_llama_gguf(const std::string& path, const LlamaSpec& spec, const LlamaWeights& weights, const GgufExportOptions& options);
+// The same with weights produced one tensor at a time (no whole f32 model in memory).
+void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
+                      const std::function<std::vector<float>(const std::string& name, const std::vector<int64_t>& shape)>& tensor,
+                      const GgufExportOptions& options);
+
+}  // namespace rlx::models
