@@ -182,6 +182,8 @@ class Importer {
   std::vector<ValueId> inline_subgraph(const ::onnx::GraphProto& g, const std::vector<ValueId>& inputs, const std::string& what);
   std::vector<IValue> inline_graph(const ::onnx::GraphProto& g, const std::vector<IValue>& inputs, const std::string& what);
   const std::string& base_dir() const { return base_dir_; }
+  // The value a name refers to in the current scope (Gradient names its ys and xs).
+  IValue value_named(const std::string& name, const std::string& user) { return lookup(name, user); }
   std::shared_ptr<::onnx::ModelProto> model() const { return model_; }
 
  private:

@@ -1,9 +1,12 @@
 // Activations, Gemm/MatMul/Einsum and the training-domain optimizers (ai.onnx.preview.training).
 #include <algorithm>
+#include <functional>
+#include <unordered_map>
 #include <map>
 #include <set>
 
 #include "formats/onnx/ops_util.h"
+#include "passes/autodiff.h"
 #include "rlx/error.h"
 
 namespace rlx::formats::onnx {
@@ -375,6 +378,66 @@ std::vector<ValueId> det(NodeCtx& c) {
   return one(acc);
 }
 
+// ai.onnx.preview.training Gradient: d y / d xs for the graph the importer has built so far.
+// The part of the graph between xs and y is copied out, differentiated by RLX's reverse-mode
+// autodiff (passes::value_and_grad) and the gradient nodes are emitted back inline.
+std::vector<ValueId> gradient(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  const ir::Graph& g = b.graph();
+  std::vector<ValueId> xs;
+  if (const auto* a = c.attr("xs"))
+    for (const auto& n : a->strings()) {
+      IValue v = c.imp.value_named(n, c.label());
+      if (!v.is_tensor()) c.invalid(cat("xs '", n, "' is not a tensor"));
+      xs.push_back(v.v);
+    }
+  IValue yv = c.imp.value_named(c.attr_s("y", ""), c.label());
+  if (!yv.is_tensor()) c.invalid("y is not a tensor");
+  if (c.has_attr("zs")) c.fail("the zs attribute");
+  // Copy y's ancestors into a graph whose inputs are xs plus any other leaf it reads.
+  ir::Graph sub;
+  std::unordered_map<ValueId, ValueId> map;
+  for (ValueId x : xs) map[x] = sub.add_input(g.type(x));
+  std::vector<ValueId> extra;
+  std::function<ValueId(ValueId)> copy = [&](ValueId v) -> ValueId {
+    if (auto it = map.find(v); it != map.end()) return it->second;
+    const ir::Node* p = g.producer(v);
+    if (!p) {
+      extra.push_back(v);
+      return map[v] = sub.add_input(g.type(v));
+    }
+    ir::Node n = *p;
+    std::vector<ValueId> ins;
+    for (ValueId i : n.inputs) ins.push_back(copy(i));
+    std::vector<ir::Type> types;
+    for (ValueId o : n.outputs) types.push_back(g.type(o));
+    std::vector<ValueId> outs = sub.add_node(n.op, ins, n.attrs, types, n.name, n.origin);
+    for (size_t k = 0; k < outs.size(); ++k) map[n.outputs[k]] = outs[k];
+    return map.at(v);
+  };
+  ValueId y = copy(yv.v);
+  if (!sub.type(y).shape.empty()) {  // a non-scalar y: the gradient of its sum
+    ops::Builder sb(sub);
+    y = sb.reduce(y, "sum", iota_ints(static_cast<int64_t>(sub.type(y).shape.size())), false);
+  }
+  sub.set_outputs({y});
+  std::vector<ValueId> wrt(sub.inputs().begin(), sub.inputs().begin() + static_cast<int64_t>(xs.size()));
+  ir::Graph grad = passes::value_and_grad(sub, 0, wrt);
+  // Emit the gradient graph inline.
+  std::unordered_map<ValueId, ValueId> back;
+  for (size_t i = 0; i < xs.size(); ++i) back[grad.inputs()[i]] = xs[i];
+  for (size_t i = 0; i < extra.size(); ++i) back[grad.inputs()[xs.size() + i]] = extra[i];
+  for (const ir::Node& n : grad.nodes()) {
+    std::vector<ValueId> ins;
+    for (ValueId i : n.inputs) ins.push_back(back.at(i));
+    std::vector<ValueId> outs = b.emit(n.op, ins, n.attrs);
+    for (size_t k = 0; k < outs.size(); ++k) back[n.outputs[k]] = outs[k];
+  }
+  std::vector<ValueId> r;
+  for (size_t i = 1; i < grad.outputs().size(); ++i) r.push_back(back.at(grad.outputs()[i]));
+  return r;
+}
+
 }  // namespace
 
 void register_math(OpTable& t) {
@@ -398,6 +461,7 @@ void register_math(OpTable& t) {
                         {"ai.onnx.preview.training", "Adagrad", 1, adagrad},
                         {"ai.onnx.preview.training", "Momentum", 1, momentum},
                         {"ai.onnx.preview.training", "Adam", 1, adam},
+                        {"ai.onnx.preview.training", "Gradient", 1, gradient},
                     });
 }
 
