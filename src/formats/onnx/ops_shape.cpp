@@ -294,11 +294,20 @@ std::vector<ValueId> constant(NodeCtx& c) {
 // start + i·delta for i < max(ceil((limit − start) / delta), 0); the count must be known.
 std::vector<ValueId> range(NodeCtx& c) {
   FoldingBuilder& b = c.b;
-  double start = c.scalar(0, "start"), limit = c.scalar(1, "limit"), delta = c.scalar(2, "delta");
-  if (delta == 0) c.invalid("delta is 0");
-  int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil((limit - start) / delta)), 0);
   DType d = c.dtype(c.in(0));
-  ValueId i = b.iota({Dim(n)}, d, 0);
+  Dim n(0);
+  auto sym_limit = is_integer(d) ? b.dims_value(c.in(1)) : std::nullopt;
+  if (sym_limit && sym_limit->size() == 1 && !(*sym_limit)[0].is_static()) {
+    // arange(start, S) with a symbolic S (a sequence length): S − start elements, delta 1.
+    double start = c.scalar(0, "start"), delta = c.scalar(2, "delta");
+    if (delta != 1) c.fail("a symbolic limit with a step other than 1");
+    n = (*sym_limit)[0] - Dim(static_cast<int64_t>(start));
+  } else {
+    double start = c.scalar(0, "start"), limit = c.scalar(1, "limit"), delta = c.scalar(2, "delta");
+    if (delta == 0) c.invalid("delta is 0");
+    n = Dim(std::max<int64_t>(static_cast<int64_t>(std::ceil((limit - start) / delta)), 0));
+  }
+  ValueId i = b.iota({n}, d, 0);
   ValueId st = b.reshape(c.in(0), {}), de = b.reshape(c.in(2), {});
   return one(b.add(b.mul(i, de), st));
 }
