@@ -24,6 +24,7 @@ int cmd_info(Args& args);
 int cmd_tokenize(Args& args);
 int cmd_embed(Args& args);
 int cmd_bench(Args& args);
+int cmd_generate(Args& args);
 int cmd_run(Args& args);
 int cmd_onnx_suite(Args& args);
 

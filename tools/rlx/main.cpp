@@ -16,7 +16,7 @@ const std::vector<Command>& commands() {
       {"devices", "[--json]", "list devices, whether they are available, and their native-op counts", cmd_devices},
       {"compile", "FILE.rlx|MODEL.onnx [--device D] [--emit hir|mir|lir] [--report] [--policy P] [--stop-after PASS] [--dump-dir DIR] [--bind S=N,…] [--json]",
        "compile a graph, print IR at any level and the dispatch report", cmd_compile},
-      {"demo", "[--json]", "the main job on embedded defaults", cmd_demo},
+      {"demo", "[--json]", "the main job on embedded defaults: a transformer block on every device, then Fashion-MNIST training", cmd_demo},
       {"train", "mnist [--data DIR] [--model mlp|cnn] [--hidden 128[,64…]] [--epochs N] [--batch B] [--lr X] [--optimizer sgd|adam|adamw] "
                 "[--momentum M] [--weight-decay W] [--clip-norm C] [--lr-schedule constant|step|cosine] [--seed S] [--device D] "
                 "[--save ckpt.safetensors] [--load ckpt.safetensors] [--plot curves.png] [--limit N] [--threads N] [--json]",
@@ -25,6 +25,8 @@ const std::vector<Command>& commands() {
       {"tokenize", "--model DIR --text T [--pair T2] [--special|--no-special] [--max-length N] [--json]", "token ids and tokens of a text (WordPiece or BPE, Hugging Face-exact)", cmd_tokenize},
       {"embed", "--model DIR [--text T]… [--file F|-] [--batch N] [--device D] [--precision f32] [--threads N] [--json]", "sentence embeddings with a BERT-family model directory (sentence-transformers pooling)", cmd_embed},
       {"bench", "WORKLOAD [options] (minilm; `rlx bench` lists them)", "benchmarks: p50/p90 latency of a workload", cmd_bench},
+      {"generate", "--model DIR|FILE.gguf (--prompt T | --prompt-ids 1,2,3) [--max-tokens N] [--temperature 0] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--chat] [--no-think] [--ignore-eos] [--device D] [--precision f32|bf16] [--threads N] [--json]",
+       "text generation with a Qwen3 / llama-family model, streamed (greedy unless the model's generation_config samples)", cmd_generate},
       {"run", "MODEL.onnx --input NAME=FILE.npy … [--output DIR] [--device D] [--json]", "run an ONNX model on .npy inputs, write its outputs as .npy", cmd_run},
       {"onnx-suite", "DIR [--filter REGEX] [--device D] [--json]", "ONNX backend test data: pass/fail per test, ends with `N passed, M failed`", cmd_onnx_suite},
   };
