@@ -20,6 +20,8 @@ const std::vector<BenchWorkload>& bench_workloads() {
        "sentence-embedding latency on the all-MiniLM-L6-v2 architecture (random weights)", bench_minilm},
       {"gemm", "[--size 1024[,2048]] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
        "matmul GFLOP/s, f32 and bf16, against a direct OpenBLAS sgemm in the same run", bench_gemm},
+      {"mlp-train", "[--hidden 128|512,512] [--batch N] [--steps N] [--warmup N] [--precision P] [--device D] [--threads N] [--json]",
+       "MLP training images/s on resident synthetic batches (default: 784-128-10 b128 and 784-512-512-10 b256)", bench_mlp_train},
   };
   return w;
 }

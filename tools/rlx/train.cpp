@@ -115,7 +115,7 @@ int cmd_train(Args& args) {
   if (!load.empty()) load_checkpoint(trainer, load);
   if (!json)
     std::printf("training %s %s on %s: %lld train / %lld test images, batch %lld, %s lr %g, device %s\n", spec.kind.c_str(),
-                args.value_or("hidden", "").c_str(), data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
+                join(spec.hidden, ",").c_str(), data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
                 static_cast<long long>(batch), opt.kind.c_str(), lr, device.c_str());
 
   train::BatchIterator it(train_set, batch, true, static_cast<uint64_t>(seed) + 1);
