@@ -12,6 +12,7 @@
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/vmath.h"
+#include "util/flags.h"
 #include "util/half.h"
 
 namespace rlx::backends::cpu {
@@ -86,27 +87,32 @@ void softmax_rows(float* s, const Geometry& g, const MaskSpec& m, const HostView
   }
 }
 
-// bf16 matmuls for one head: [Sq, D]·[Sk, D]ᵀ → f32 scores, [Sq, Sk]·[Sk, Dv] → f32 output.
-struct Bf16Gemms {
+// The two matmuls of one head through oneDNN: [Sq, D]·[Sk, D]ᵀ → f32 scores and
+// [Sq, Sk]·[Sk, Dv] → f32 output. In f32 the operands are read where they lie (strided views
+// of q, k, v, y); in bf16 from packed, rounded copies.
+struct HeadGemms {
+  bool bf16 = false;
   dnnl::matmul qk, pv;
   dnnl::memory::desc q, kt, s, p, v, y, qk_scratch, pv_scratch;
 };
 
-std::shared_ptr<Bf16Gemms> make_bf16_gemms(const Geometry& g) {
+std::shared_ptr<HeadGemms> make_head_gemms(const Geometry& g, bool bf16) {
   using dt = dnnl::memory::data_type;
   auto desc = [](int64_t r, int64_t c, dt t, int64_t rs, int64_t cs) { return dnnl::memory::desc({r, c}, t, dnnl::memory::dims{rs, cs}); };
-  auto G = std::make_shared<Bf16Gemms>();
+  auto G = std::make_shared<HeadGemms>();
+  G->bf16 = bf16;
   dnnl::engine& eng = onednn_engine();
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  G->q = desc(g.Sq, g.D, dt::bf16, g.D, 1);
-  G->kt = desc(g.D, g.Sk, dt::bf16, 1, g.D);  // K stored [Sk, D]: its transpose by strides
+  dt op = bf16 ? dt::bf16 : dt::f32;
+  G->q = bf16 ? desc(g.Sq, g.D, op, g.D, 1) : desc(g.Sq, g.D, op, g.ldq, 1);
+  G->kt = bf16 ? desc(g.D, g.Sk, op, 1, g.D) : desc(g.D, g.Sk, op, 1, g.ldk);  // K [Sk, D] transposed by strides
   G->s = desc(g.Sq, g.Sk, dt::f32, g.Sk, 1);
   dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(G->q, G->kt, G->s), attr, eng);
   G->qk = dnnl::matmul(qk);
   G->qk_scratch = qk.scratchpad_desc();
-  G->p = desc(g.Sq, g.Sk, dt::bf16, g.Sk, 1);
-  G->v = desc(g.Sk, g.Dv, dt::bf16, g.Dv, 1);
+  G->p = desc(g.Sq, g.Sk, op, g.Sk, 1);
+  G->v = bf16 ? desc(g.Sk, g.Dv, op, g.Dv, 1) : desc(g.Sk, g.Dv, op, g.ldv, 1);
   G->y = desc(g.Sq, g.Dv, dt::f32, g.ldy, 1);
   dnnl::matmul::primitive_desc pv(dnnl::matmul::desc(G->p, G->v, G->y), attr, eng);
   G->pv = dnnl::matmul(pv);
@@ -132,7 +138,9 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
   bool bf16 = node.attrs.has("compute") && node.attrs.dtype("compute") == DType::bf16;
   Geometry geo = geometry(shape_values(lir.type(node.inputs[0]).shape), shape_values(lir.type(node.inputs[1]).shape),
                           shape_values(lir.type(node.inputs[2]).shape), bshd);
-  std::shared_ptr<Bf16Gemms> gemms = bf16 ? make_bf16_gemms(geo) : nullptr;
+  // oneDNN's brgemm beats BLAS on these small per-head products; BLAS stays the fallback.
+  bool use_onednn = onednn_available() && (bf16 || flags().RLX_CPU_GEMM != "blas");
+  std::shared_ptr<HeadGemms> gemms = use_onednn ? make_head_gemms(geo, bf16) : nullptr;
   return [=](const KernelArgs& a) {
     const Geometry& g = geo;
     const float* q = a.in[0].as<float>();
@@ -152,6 +160,10 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
       std::vector<uint16_t> qb, kb, vb, pb;
       std::vector<uint8_t> scratch;
       if (gemms) {
+        scratch.resize(std::max<size_t>(64, std::max(gemms->qk_scratch.get_size(), gemms->pv_scratch.get_size())));
+        omp_set_num_threads(1);
+      }
+      if (gemms && gemms->bf16) {
         qb.resize(static_cast<size_t>(g.Sq * g.D));
         kb.resize(static_cast<size_t>(g.Sk * g.D));
         vb.resize(static_cast<size_t>(g.Sk * g.Dv));
@@ -166,6 +178,18 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
         const float* kp = k + g.k_off(b, hk);
         const float* vp = v + g.v_off(b, hk);
         float* yp = y + g.y_off(b, h);
+        if (gemms && !gemms->bf16) {
+          thread_local dnnl::stream fstream(eng);
+          dnnl::memory qm(gemms->q, eng, const_cast<float*>(qp)), km(gemms->kt, eng, const_cast<float*>(kp)), sm(gemms->s, eng, s.data());
+          dnnl::memory scm(gemms->qk_scratch, eng, scratch.data());
+          gemms->qk.execute(fstream, {{DNNL_ARG_SRC, qm}, {DNNL_ARG_WEIGHTS, km}, {DNNL_ARG_DST, sm}, {DNNL_ARG_SCRATCHPAD, scm}});
+          for (auto& x : s) x *= scale;
+          softmax_rows(s.data(), g, ms, bias, bst, b, h);
+          dnnl::memory pm(gemms->p, eng, s.data()), vm_(gemms->v, eng, const_cast<float*>(vp)), ym(gemms->y, eng, yp);
+          dnnl::memory scm2(gemms->pv_scratch, eng, scratch.data());
+          gemms->pv.execute(fstream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, vm_}, {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, scm2}});
+          continue;
+        }
         if (!gemms) {
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(g.Sq), static_cast<int>(g.Sk), static_cast<int>(g.D), scale, qp,
                       static_cast<int>(g.ldq), kp, static_cast<int>(g.ldk), 0.0f, s.data(), static_cast<int>(g.Sk));
