@@ -1,0 +1,71 @@
+// hir.attention on the cuda device: one fused kernel (attention.cu) for every mask kind, GQA,
+// softcap, both layouts and compute=bf16 (operands rounded to bf16, f32 accumulation).
+#include <cmath>
+
+#include "backends/cuda/kernels.h"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+using ir::Op;
+
+bool claims_attention(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& a) {
+  DType d = in[0].dtype;
+  if (!is_half_or_f32(d) || in[1].dtype != d || in[2].dtype != d) return false;
+  for (size_t k = 0; k < 3; ++k)
+    if (in[k].shape.size() != 4) return false;
+  if (in.size() > 3 && (!is_float(in[3].dtype) || in[3].shape.size() > 4)) return false;
+  const Dim &D = in[0].shape[3], &Dv = in[2].shape[3];
+  if (!D.is_static() || !Dv.is_static() || D.value() > kMaxHeadDim || Dv.value() > kMaxHeadDim) return false;
+  if (const ir::AttrValue* c = a.find("compute")) {
+    DType cd = std::get<DType>(*c);
+    if (cd != d && cd != DType::bf16) return false;
+  }
+  return true;
+}
+
+Kernel make_attention(const ir::Node& n, const ir::Graph& g) {
+  std::vector<int64_t> q = static_shape(g, n.inputs[0]), k = static_shape(g, n.inputs[1]), v = static_shape(g, n.inputs[2]);
+  bool bshd = n.attrs.s("layout") == "bshd";
+  AttentionSpec s{};
+  s.B = q[0];
+  s.H = q[bshd ? 2 : 1];
+  s.Sq = q[bshd ? 1 : 2];
+  s.D = q[3];
+  s.Hk = k[bshd ? 2 : 1];
+  s.Sk = k[bshd ? 1 : 2];
+  s.Dv = v[3];
+  auto strides = [&](int64_t H, int64_t S, int64_t F, int64_t& sb, int64_t& sh, int64_t& ss) {
+    sb = H * S * F;
+    sh = bshd ? F : S * F;
+    ss = bshd ? H * F : F;
+  };
+  strides(s.H, s.Sq, s.D, s.q_b, s.q_h, s.q_s);
+  strides(s.Hk, s.Sk, s.D, s.k_b, s.k_h, s.k_s);
+  strides(s.Hk, s.Sk, s.Dv, s.v_b, s.v_h, s.v_s);
+  strides(s.H, s.Sq, s.Dv, s.y_b, s.y_h, s.y_s);
+  Dt bias_dt = Dt::f32;
+  if (n.inputs.size() > 3) {
+    std::vector<int64_t> bs = broadcast_strides({s.B, s.H, s.Sq, s.Sk}, static_shape(g, n.inputs[3]));
+    for (size_t d = 0; d < 4; ++d) s.bias_s[d] = bs[d];
+    bias_dt = to_dt(in_type(g, n, 3).dtype);
+  }
+  double scale = n.attrs.f("scale");
+  s.scale = static_cast<float>(scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(s.D)));
+  s.softcap = static_cast<float>(n.attrs.f("softcap"));
+  const std::string& mask = n.attrs.s("mask");
+  s.mask = mask == "none" ? 0 : mask == "causal" ? 1 : mask == "sliding_window" ? 2 : 3;
+  s.window = n.attrs.i("window");
+  s.round_bf16 = n.attrs.has("compute") && n.attrs.dtype("compute") == DType::bf16;
+  Dt dt = to_dt(in_type(g, n, 0).dtype);
+  return {[=](const LaunchArgs& a) {
+    launch_attention(dt, a.in[0].data, a.in[1].data, a.in[2].data, a.in.size() > 3 ? a.in[3].data : nullptr, bias_dt, a.out[0].data, s, a.stream);
+  }};
+}
+
+}  // namespace
+
+void register_attention(KernelTable& t) { t[static_cast<size_t>(Op::attention)] = {claims_attention, make_attention}; }
+
+}  // namespace rlx::backends::cuda

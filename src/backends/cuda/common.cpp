@@ -1,0 +1,94 @@
+#include <algorithm>
+
+#include "backends/cuda/kernels.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::backends::cuda {
+
+#define RLX_SAME(name) static_assert(static_cast<int>(Dt::name) == static_cast<int>(DType::name), "Dt must mirror rlx::DType");
+RLX_SAME(f32)
+RLX_SAME(f16)
+RLX_SAME(bf16)
+RLX_SAME(f64)
+RLX_SAME(c64)
+RLX_SAME(i8)
+RLX_SAME(u8)
+RLX_SAME(i16)
+RLX_SAME(i32)
+RLX_SAME(i64)
+RLX_SAME(boolean)
+#undef RLX_SAME
+
+Dt to_dt(DType d) { return static_cast<Dt>(d); }
+
+bool is_one_of(DType d, std::initializer_list<DType> set) { return std::find(set.begin(), set.end(), d) != set.end(); }
+
+bool is_half_or_f32(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; }
+
+int64_t norm_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> st(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    st[i] = s;
+    s *= shape[i];
+  }
+  return st;
+}
+
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& out, const std::vector<int64_t>& in) {
+  std::vector<int64_t> cs = contiguous_strides(in), st(out.size(), 0);
+  size_t off = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d) st[off + d] = in[d] == 1 ? 0 : cs[d];
+  return st;
+}
+
+void collapse(std::vector<int64_t>& shape, std::vector<std::vector<int64_t>*> strides, const char* what) {
+  std::vector<int64_t> s;
+  std::vector<std::vector<int64_t>> st(strides.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = !s.empty();
+    for (size_t k = 0; k < strides.size() && merge; ++k) merge = st[k].back() == (*strides[k])[d] * shape[d];
+    if (merge) {
+      s.back() *= shape[d];
+      for (size_t k = 0; k < strides.size(); ++k) st[k].back() = (*strides[k])[d];
+    } else {
+      s.push_back(shape[d]);
+      for (size_t k = 0; k < strides.size(); ++k) st[k].push_back((*strides[k])[d]);
+    }
+  }
+  if (s.size() > static_cast<size_t>(kMaxRank))
+    throw Error(ErrorKind::unsupported, cat(what, ": the cuda device handles at most ", kMaxRank, " non-contiguous dims, got ", s.size()));
+  shape = s;
+  for (size_t k = 0; k < strides.size(); ++k) *strides[k] = st[k];
+}
+
+Space make_space(const std::vector<int64_t>& shape) {
+  Space sp;
+  sp.rank = static_cast<int>(shape.size());
+  for (size_t d = 0; d < shape.size() && d < static_cast<size_t>(kMaxRank); ++d) sp.shape[d] = shape[d];
+  return sp;
+}
+
+Strides make_strides(const std::vector<int64_t>& strides) {
+  Strides st;
+  for (size_t d = 0; d < strides.size() && d < static_cast<size_t>(kMaxRank); ++d) st.s[d] = strides[d];
+  return st;
+}
+
+std::vector<int64_t> static_shape(const ir::Graph& g, ir::ValueId v) { return shape_values(g.type(v).shape); }
+
+const ir::Type& in_type(const ir::Graph& g, const ir::Node& n, size_t k) { return g.type(n.inputs[k]); }
+const ir::Type& out_type(const ir::Graph& g, const ir::Node& n, size_t k) { return g.type(n.outputs[k]); }
+
+std::string node_label(const ir::Node& n) { return n.name.empty() ? ir::op_keyword(n.op) : cat(ir::op_keyword(n.op), " \"", n.name, "\""); }
+
+void check_launch(const LaunchArgs& a) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) throw Error(ErrorKind::runtime, cat("cuda: launching ", node_label(a.node), " failed: ", cudaGetErrorString(e)));
+}
+
+}  // namespace rlx::backends::cuda

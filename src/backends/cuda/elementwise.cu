@@ -1,0 +1,199 @@
+// Elementwise kernels: unary and binary ops (numpy broadcasting through strides), select, cast
+// and iota. One template per storage type; the op is a run-time switch that is uniform across a
+// warp, which costs nothing next to the memory traffic.
+#include "backends/cuda/ew_math.cuh"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+template <class T>
+struct Math {  // the compute class of a storage type
+  using F = float;
+  static constexpr bool kInt = false;
+};
+template <>
+struct Math<double> {
+  using F = double;
+  static constexpr bool kInt = false;
+};
+#define RLX_INT_MATH(T)                  \
+  template <>                            \
+  struct Math<T> {                       \
+    using F = int64_t;                   \
+    static constexpr bool kInt = true;   \
+  };
+RLX_INT_MATH(int8_t)
+RLX_INT_MATH(uint8_t)
+RLX_INT_MATH(int16_t)
+RLX_INT_MATH(int32_t)
+RLX_INT_MATH(int64_t)
+#undef RLX_INT_MATH
+
+template <class T>
+__device__ __forceinline__ typename Math<T>::F widen(T x) {
+  if constexpr (Math<T>::kInt) return static_cast<int64_t>(x);
+  else if constexpr (sizeof(T) == 2) return to_f32(x);
+  else return x;
+}
+template <class T>
+__device__ __forceinline__ T narrow(typename Math<T>::F x) {
+  if constexpr (Math<T>::kInt) return static_cast<T>(x);
+  else if constexpr (sizeof(T) == 2) return from_f32<T>(x);
+  else return x;
+}
+
+template <class T>
+__global__ void unary_kernel(Ew op, const T* __restrict__ x, T* __restrict__ y, int64_t n) {
+  RLX_GRID_STRIDE(i, n) {
+    if constexpr (Math<T>::kInt) y[i] = static_cast<T>(ew_unary_int(op, widen(x[i])));
+    else y[i] = narrow<T>(ew_unary(op, widen(x[i])));
+  }
+}
+
+// Booleans are stored as uint8 0/1: the integer class with a ≠ 0 store.
+__global__ void unary_bool_kernel(Ew op, const uint8_t* x, uint8_t* y, int64_t n) {
+  RLX_GRID_STRIDE(i, n) y[i] = ew_unary_int(op, x[i] != 0) != 0;
+}
+
+template <class T>
+__global__ void binary_kernel(Ew op, const T* a, const T* b, void* y, bool to_bool, Space sp, Strides sa, Strides sb, int64_t n) {
+  RLX_GRID_STRIDE(i, n) {
+    int64_t ia = 0, ib = 0, r = i;
+    for (int d = sp.rank - 1; d >= 0; --d) {
+      int64_t c = r % sp.shape[d];
+      r /= sp.shape[d];
+      ia += c * sa.s[d];
+      ib += c * sb.s[d];
+    }
+    typename Math<T>::F u = widen(a[ia]), v = widen(b[ib]), w;
+    if constexpr (Math<T>::kInt) w = ew_binary_int(op, u, v);
+    else w = ew_binary(op, u, v);
+    if (to_bool) static_cast<uint8_t*>(y)[i] = w != 0;
+    else static_cast<T*>(y)[i] = narrow<T>(w);
+  }
+}
+
+__global__ void binary_bool_kernel(Ew op, const uint8_t* a, const uint8_t* b, uint8_t* y, Space sp, Strides sa, Strides sb, int64_t n) {
+  RLX_GRID_STRIDE(i, n) {
+    int64_t ia = 0, ib = 0, r = i;
+    for (int d = sp.rank - 1; d >= 0; --d) {
+      int64_t c = r % sp.shape[d];
+      r /= sp.shape[d];
+      ia += c * sa.s[d];
+      ib += c * sb.s[d];
+    }
+    y[i] = ew_binary_int(op, a[ia] != 0, b[ib] != 0) != 0;
+  }
+}
+
+template <class T>
+__global__ void select_kernel(const uint8_t* c, const T* a, const T* b, T* y, Space sp, Strides sc, Strides sa, Strides sb, int64_t n) {
+  RLX_GRID_STRIDE(i, n) {
+    int64_t ic = 0, ia = 0, ib = 0, r = i;
+    for (int d = sp.rank - 1; d >= 0; --d) {
+      int64_t k = r % sp.shape[d];
+      r /= sp.shape[d];
+      ic += k * sc.s[d];
+      ia += k * sa.s[d];
+      ib += k * sb.s[d];
+    }
+    y[i] = c[ic] ? a[ia] : b[ib];
+  }
+}
+
+__global__ void cast_kernel(Dt from, Dt to, const void* x, void* y, int64_t n) {
+  bool ffrom = is_float_dt(from);
+  RLX_GRID_STRIDE(i, n) {
+    if (to == Dt::boolean) store_i64(y, to, i, ffrom ? load_f64(x, from, i) != 0.0 : load_i64(x, from, i) != 0);
+    else if (ffrom) store_f64(y, to, i, load_f64(x, from, i));
+    else if (is_float_dt(to)) store_f64(y, to, i, static_cast<double>(load_i64(x, from, i)));
+    else store_i64(y, to, i, load_i64(x, from, i));
+  }
+}
+
+__global__ void iota_kernel(Dt dt, void* y, int64_t total, int64_t n, int64_t inner) {
+  RLX_GRID_STRIDE(i, total) store_i64(y, dt, i, (i / inner) % n);
+}
+
+template <class F>
+void by_type(Dt dt, F&& f) {
+  switch (dt) {
+    case Dt::f32: f(float{}); break;
+    case Dt::f16: f(__half{}); break;
+    case Dt::bf16: f(__nv_bfloat16{}); break;
+    case Dt::f64: f(double{}); break;
+    case Dt::i8: f(int8_t{}); break;
+    case Dt::u8: f(uint8_t{}); break;
+    case Dt::i16: f(int16_t{}); break;
+    case Dt::i32: f(int32_t{}); break;
+    case Dt::i64: f(int64_t{}); break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+void launch_unary(Ew op, Dt dt, const void* x, void* y, int64_t n, cudaStream_t s) {
+  if (n == 0) return;
+  if (dt == Dt::boolean) {
+    unary_bool_kernel<<<grid_for(n), kThreads, 0, s>>>(op, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), n);
+    return;
+  }
+  by_type(dt, [&](auto t) {
+    using T = decltype(t);
+    unary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, static_cast<const T*>(x), static_cast<T*>(y), n);
+  });
+}
+
+void launch_binary(Ew op, Dt dt, Dt out, const void* a, const void* b, void* y, const Space& sp, const Strides& sa, const Strides& sb,
+                   cudaStream_t s) {
+  int64_t n = 1;
+  for (int d = 0; d < sp.rank; ++d) n *= sp.shape[d];
+  if (n == 0) return;
+  if (dt == Dt::boolean) {
+    binary_bool_kernel<<<grid_for(n), kThreads, 0, s>>>(op, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b),
+                                                         static_cast<uint8_t*>(y), sp, sa, sb, n);
+    return;
+  }
+  by_type(dt, [&](auto t) {
+    using T = decltype(t);
+    binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, static_cast<const T*>(a), static_cast<const T*>(b), y, out == Dt::boolean, sp, sa, sb, n);
+  });
+}
+
+void launch_select(Dt dt, const void* c, const void* a, const void* b, void* y, const Space& sp, const Strides& sc, const Strides& sa,
+                   const Strides& sb, cudaStream_t s) {
+  int64_t n = 1;
+  for (int d = 0; d < sp.rank; ++d) n *= sp.shape[d];
+  if (n == 0) return;
+  auto go = [&](auto t) {
+    using T = decltype(t);
+    select_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const uint8_t*>(c), static_cast<const T*>(a), static_cast<const T*>(b),
+                                                       static_cast<T*>(y), sp, sc, sa, sb, n);
+  };
+  // select moves elements: only their size matters
+  switch (dt) {
+    case Dt::i8:
+    case Dt::u8:
+    case Dt::boolean: go(uint8_t{}); break;
+    case Dt::f16:
+    case Dt::bf16:
+    case Dt::i16: go(uint16_t{}); break;
+    case Dt::f32:
+    case Dt::i32: go(uint32_t{}); break;
+    default: go(uint64_t{}); break;  // f64, i64, c64
+  }
+}
+
+void launch_cast(Dt from, Dt to, const void* x, void* y, int64_t n, cudaStream_t s) {
+  if (n == 0) return;
+  cast_kernel<<<grid_for(n), kThreads, 0, s>>>(from, to, x, y, n);
+}
+
+void launch_iota(Dt dt, void* y, int64_t total, int64_t n, int64_t inner, cudaStream_t s) {
+  if (total == 0) return;
+  iota_kernel<<<grid_for(total), kThreads, 0, s>>>(dt, y, total, n, inner);
+}
+
+}  // namespace rlx::backends::cuda

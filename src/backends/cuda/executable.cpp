@@ -1,0 +1,206 @@
+// Running an LIR on the GPU. A run context owns one device allocation laid out as
+// [arena | inputs | scratch | error word] and one stream; since nothing in it moves, every
+// kernel's device views are resolved once when the context is made, and a run is: copy the
+// inputs in, launch the steps, copy the outputs out, synchronize. Contexts are pooled, so
+// concurrent runs never share one and steady-state runs allocate nothing.
+#include "backends/cuda/executable.h"
+
+#include <cstring>
+#include <mutex>
+
+#include "backends/cuda/constants.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/kernels.h"
+#include "passes/memory_plan.h"
+#include "rlx/error.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+using ir::Placement;
+
+constexpr size_t kAlign = 256;
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+struct Step {
+  int node;
+  Launch launch;
+};
+
+struct RunContext {
+  std::unique_ptr<DeviceBuffer> mem;
+  cudaStream_t stream = nullptr;
+  ErrorWord* error = nullptr;       // device
+  ErrorWord* error_host = nullptr;  // pinned
+  std::vector<void*> ptr;           // per value
+  std::vector<std::vector<DeviceView>> in, out;  // per step
+  ~RunContext() {
+    if (stream) cudaStreamDestroy(stream);
+    if (error_host) cudaFreeHost(error_host);
+  }
+};
+
+class CudaExecutable : public runtime::Executable {
+ public:
+  explicit CudaExecutable(const ir::Graph& lir) : lir_(lir) {
+    use_device();
+    const KernelTable& table = kernel_table();
+    size_t nv = lir_.num_values();
+    shapes_.resize(nv);
+    for (size_t v = 0; v < nv; ++v) shapes_[v] = shape_values(lir_.value(static_cast<ir::ValueId>(v)).type.shape);
+    const_ptr_.assign(nv, nullptr);
+    for (int i = 0; i < lir_.num_nodes(); ++i) {
+      const ir::Node& n = lir_.node(i);
+      if (n.op == ir::Op::constant) {
+        Tensor t = n.attrs.tensor("value").contiguous();
+        auto c = device_constant(t);
+        const_ptr_[static_cast<size_t>(n.outputs[0])] = c->buffer.data();
+        constants_.push_back(std::move(c));
+        continue;
+      }
+      bool all_views = true;
+      for (ir::ValueId v : n.outputs) all_views = all_views && lir_.placement[static_cast<size_t>(v)].kind == Placement::Kind::view;
+      if (all_views) continue;  // a reshape of contiguous memory: no work
+      const KernelEntry& e = table[static_cast<size_t>(n.op)];
+      Kernel k = e.make ? e.make(n, lir_) : Kernel{};
+      if (!k.launch) throw Error(ErrorKind::internal, cat("device cuda has no kernel for ", node_label(n), " although it claimed it"));
+      scratch_ = std::max(scratch_, k.scratch);
+      steps_.push_back({i, std::move(k.launch)});
+    }
+    // the context block: arena, then each input, then scratch, then the error word
+    size_t off = align_up(static_cast<size_t>(lir_.arena_bytes));
+    for (ir::ValueId v : lir_.inputs()) {
+      input_offset_.push_back(off);
+      off += align_up(dtype_bytes(lir_.type(v).dtype, numel(shapes_[static_cast<size_t>(v)])));
+    }
+    scratch_offset_ = off;
+    error_offset_ = off + align_up(scratch_);
+    block_bytes_ = error_offset_ + align_up(sizeof(ErrorWord));
+    if (debug_at(1))
+      log_line(cat("cuda: graph @", lir_.name, ": ", steps_.size(), " kernels, ", block_bytes_, " device bytes per run context (arena ",
+                   lir_.arena_bytes, ", scratch ", scratch_, "), ", constants_.size(), " constants"));
+  }
+
+  void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override {
+    if (inputs.size() != lir_.inputs().size())
+      throw Error(ErrorKind::invalid_argument, cat("expected ", lir_.inputs().size(), " inputs, got ", inputs.size()));
+    use_device();
+    std::unique_ptr<RunContext> ctx = acquire();
+    cudaStream_t s = ctx->stream;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      size_t bytes = inputs[k].nbytes();
+      ir::ValueId v = lir_.inputs()[k];
+      if (inputs[k].dtype() != lir_.type(v).dtype || inputs[k].shape() != shapes_[static_cast<size_t>(v)] || !inputs[k].is_contiguous()) {
+        release(std::move(ctx));
+        throw Error(ErrorKind::invalid_argument, cat("input ", k, " of graph @", lir_.name, " must be a contiguous ", ir::type_str(lir_.type(v))));
+      }
+      if (bytes) check(cudaMemcpyAsync(ctx->ptr[static_cast<size_t>(lir_.inputs()[k])], inputs[k].data(), bytes, cudaMemcpyHostToDevice, s), "copying an input to the device");
+    }
+    check(cudaMemsetAsync(ctx->error, 0, sizeof(ErrorWord), s), "clearing the error word");
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const ir::Node& n = lir_.node(steps_[i].node);
+      LaunchArgs a{n, steps_[i].node, ctx->in[i], ctx->out[i], s, static_cast<uint8_t*>(ctx->mem->data()) + scratch_offset_, ctx->error};
+      steps_[i].launch(a);
+      check_launch(a);
+    }
+    outputs.resize(lir_.outputs().size());
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      ir::ValueId v = lir_.outputs()[k];
+      DType dt = lir_.type(v).dtype;
+      const std::vector<int64_t>& shape = shapes_[static_cast<size_t>(v)];
+      Tensor& o = outputs[k];
+      if (!o.defined()) o = Tensor::zeros(dt, shape);
+      else if (o.dtype() != dt || o.shape() != shape || !o.is_contiguous())
+        throw Error(ErrorKind::invalid_argument, cat("output ", k, " of graph @", lir_.name, " is ", dtype_name(dt), " of ", shape.size(),
+                                                     " dims; the tensor given for it does not match (or is not contiguous)"));
+      if (o.nbytes()) check(cudaMemcpyAsync(o.data(), ctx->ptr[static_cast<size_t>(v)], o.nbytes(), cudaMemcpyDeviceToHost, s), "copying an output to the host");
+    }
+    check(cudaMemcpyAsync(ctx->error_host, ctx->error, sizeof(ErrorWord), cudaMemcpyDeviceToHost, s), "reading the error word");
+    check(cudaStreamSynchronize(s), cat("running graph @", lir_.name).c_str());
+    ErrorWord err = *ctx->error_host;
+    release(std::move(ctx));
+    if (err.code) {
+      const ir::Node& n = lir_.node(err.node);
+      throw Error(ErrorKind::runtime, cat(node_label(n), ": index ", err.value, " is out of range [0, ", err.bound, ")"));
+    }
+  }
+
+ private:
+  static int64_t numel(const std::vector<int64_t>& s) {
+    int64_t n = 1;
+    for (int64_t d : s) n *= d;
+    return n;
+  }
+
+  std::unique_ptr<RunContext> acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!pool_.empty()) {
+        auto c = std::move(pool_.back());
+        pool_.pop_back();
+        return c;
+      }
+    }
+    auto c = std::make_unique<RunContext>();
+    c->mem = std::make_unique<DeviceBuffer>(block_bytes_, cat("the run context of graph @", lir_.name).c_str());
+    check(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "creating a stream");
+    check(cudaMallocHost(reinterpret_cast<void**>(&c->error_host), sizeof(ErrorWord)), "allocating pinned memory");
+    auto* base = static_cast<uint8_t*>(c->mem->data());
+    c->error = reinterpret_cast<ErrorWord*>(base + error_offset_);
+    size_t nv = lir_.num_values();
+    c->ptr.assign(nv, nullptr);
+    for (size_t v = 0; v < nv; ++v) {
+      const Placement& p = lir_.placement[v];
+      switch (p.kind) {
+        case Placement::Kind::input: c->ptr[v] = base + input_offset_[static_cast<size_t>(p.index)]; break;
+        case Placement::Kind::arena: c->ptr[v] = base + p.offset; break;
+        case Placement::Kind::constant: c->ptr[v] = const_ptr_[v]; break;
+        default: break;
+      }
+    }
+    for (size_t v = 0; v < nv; ++v)
+      if (lir_.placement[v].kind == Placement::Kind::view) c->ptr[v] = c->ptr[static_cast<size_t>(passes::placement_root(lir_, static_cast<ir::ValueId>(v)))];
+    for (const Step& st : steps_) {
+      const ir::Node& n = lir_.node(st.node);
+      std::vector<DeviceView> in, out;
+      for (ir::ValueId v : n.inputs) in.push_back(view_of(*c, v));
+      for (ir::ValueId v : n.outputs) out.push_back(view_of(*c, v));
+      c->in.push_back(std::move(in));
+      c->out.push_back(std::move(out));
+    }
+    return c;
+  }
+
+  DeviceView view_of(const RunContext& c, ir::ValueId v) const {
+    DeviceView d;
+    d.data = c.ptr[static_cast<size_t>(v)];
+    d.dtype = lir_.type(v).dtype;
+    d.shape = shapes_[static_cast<size_t>(v)];
+    d.numel = numel(d.shape);
+    return d;
+  }
+
+  void release(std::unique_ptr<RunContext> c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pool_.push_back(std::move(c));
+  }
+
+  ir::Graph lir_;
+  std::vector<Step> steps_;
+  std::vector<std::vector<int64_t>> shapes_;
+  std::vector<std::shared_ptr<DeviceConstant>> constants_;
+  std::vector<void*> const_ptr_;
+  std::vector<size_t> input_offset_;
+  size_t scratch_ = 0, scratch_offset_ = 0, error_offset_ = 0, block_bytes_ = 0;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<RunContext>> pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir) { return std::make_unique<CudaExecutable>(lir); }
+
+}  // namespace rlx::backends::cuda

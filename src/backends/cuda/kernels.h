@@ -1,0 +1,81 @@
+// The cuda device's kernel table: per op, a claim (can it run this node?) and a maker that
+// turns an LIR node into a launch on device views. Makers run once per compiled executable and
+// precompute everything shape-dependent, so a launch is only the kernel call.
+#pragma once
+#include <array>
+#include <functional>
+#include <vector>
+
+#include "backends/cuda/launch.h"
+#include "ir/graph.h"
+
+namespace rlx::backends::cuda {
+
+// A value during a run: a device pointer with the value's static type.
+struct DeviceView {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;
+  int64_t numel = 0;
+};
+
+struct LaunchArgs {
+  const ir::Node& node;
+  int node_index;
+  const std::vector<DeviceView>& in;
+  const std::vector<DeviceView>& out;
+  cudaStream_t stream;
+  void* scratch;    // this run's scratch, at least the kernel's Kernel::scratch bytes
+  ErrorWord* error;  // device word for run-time failures (index out of range)
+};
+
+using Launch = std::function<void(const LaunchArgs&)>;
+
+struct Kernel {
+  Launch launch;
+  size_t scratch = 0;  // device bytes the launch needs besides its inputs and outputs
+};
+
+using ClaimFn = bool (*)(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs);
+using MakeFn = Kernel (*)(const ir::Node& node, const ir::Graph& lir);
+struct KernelEntry {
+  ClaimFn claims = nullptr;
+  MakeFn make = nullptr;
+};
+using KernelTable = std::array<KernelEntry, ir::kNumOps>;
+
+void register_elementwise(KernelTable& t);
+void register_movement(KernelTable& t);
+void register_reduce(KernelTable& t);
+void register_matmul(KernelTable& t);
+void register_nn(KernelTable& t);
+void register_attention(KernelTable& t);
+void register_region(KernelTable& t);
+const KernelTable& kernel_table();
+
+// ---- helpers shared by the families (common.cpp)
+Dt to_dt(DType d);
+bool is_one_of(DType d, std::initializer_list<DType> set);
+// f32, f16, bf16: the storage the math kernels template on
+bool is_half_or_f32(DType d);
+int64_t norm_axis(int64_t axis, size_t rank);
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
+// Strides of `in` over the iteration space `out` (numpy broadcasting, 0 where broadcast).
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& out, const std::vector<int64_t>& in);
+// Merges neighbouring dims every operand walks contiguously; drops dims of size 1. Throws
+// rlx::Error(unsupported) naming `what` when more than kMaxRank dims remain.
+void collapse(std::vector<int64_t>& shape, std::vector<std::vector<int64_t>*> strides, const char* what);
+Space make_space(const std::vector<int64_t>& shape);
+Strides make_strides(const std::vector<int64_t>& strides);
+std::vector<int64_t> static_shape(const ir::Graph& g, ir::ValueId v);
+// The LIR type of a node's k-th input / output.
+const ir::Type& in_type(const ir::Graph& g, const ir::Node& n, size_t k);
+const ir::Type& out_type(const ir::Graph& g, const ir::Node& n, size_t k);
+// The elementwise op code of an IR op (MIR unary/binary and the HIR activations); false if none.
+bool ew_of(ir::Op op, Ew& out);
+// "mir.gather \"name\"": how errors name a node
+std::string node_label(const ir::Node& n);
+// Throws rlx::Error(runtime) naming the node when a launch failed.
+void check_launch(const LaunchArgs& a);
+
+}  // namespace rlx::backends::cuda

@@ -1,0 +1,149 @@
+// The kernels of the cuda device as host-callable launchers: plain signatures (device pointers,
+// sizes, small POD descriptors) so that the .cu files need none of the compiler's headers and
+// the .cpp files none of CUDA's device code. Every launcher is asynchronous on `stream`.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace rlx::backends::cuda {
+
+// Element types as kernels know them; the values equal rlx::DType's (static_assert in common.cpp).
+enum class Dt : uint8_t { f32, f16, bf16, f64, c64, i8, u8, i16, i32, i64, boolean };
+
+// Elementwise operations: the MIR unary/binary ops and the HIR activations the fused regions hold.
+enum class Ew : uint8_t {
+  // unary
+  neg, abs, sign, exp, expm1, log, log1p, sqrt, rsqrt, reciprocal, sin, cos, tanh, sigmoid, erf, floor, ceil, round,
+  logical_not, gelu, gelu_tanh, silu, relu,
+  // binary
+  add, sub, mul, div, rem, pow, max, min, logical_and, logical_or, logical_xor, eq, ne, lt, le, gt, ge,
+  // region-only
+  select, cast, copy,
+};
+
+constexpr int kMaxRank = 8;
+
+// An iteration space (row-major) and one operand's element strides over it (0 where broadcast).
+struct Space {
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};
+};
+struct Strides {
+  int64_t s[kMaxRank] = {};
+};
+
+// Run-time failures a kernel cannot throw (an index out of range): the first one is recorded
+// in a device word that run() reads back after the stream finished.
+struct ErrorWord {
+  int code;     // 0 none, 1 index out of range
+  int node;     // the LIR node that failed
+  long long value, bound;
+};
+
+// ---- elementwise.cu
+void launch_unary(Ew op, Dt dt, const void* x, void* y, int64_t n, cudaStream_t s);
+void launch_binary(Ew op, Dt dt, Dt out, const void* a, const void* b, void* y, const Space& sp, const Strides& sa, const Strides& sb,
+                   cudaStream_t s);
+void launch_select(Dt dt, const void* c, const void* a, const void* b, void* y, const Space& sp, const Strides& sc, const Strides& sa,
+                   const Strides& sb, cudaStream_t s);
+void launch_cast(Dt from, Dt to, const void* x, void* y, int64_t n, cudaStream_t s);
+// y[i] = the coordinate of i along an axis: (i / inner) % n
+void launch_iota(Dt dt, void* y, int64_t total, int64_t n, int64_t inner, cudaStream_t s);
+
+// ---- movement.cu (element size 1, 2, 4 or 8 bytes)
+// dst[dst_base + Σ c_d·ds_d] = src[src_base + Σ c_d·ss_d] over the space: transpose, broadcast,
+// slice and each part of a concat.
+void launch_strided_copy(int elem_bytes, const void* src, int64_t src_base, const Strides& ss, void* dst, int64_t dst_base,
+                         const Strides& ds, const Space& sp, cudaStream_t s);
+struct PadSpec {
+  int rank;
+  int mode;  // 0 constant, 1 reflect, 2 edge
+  int64_t lo[kMaxRank], interior[kMaxRank], in_shape[kMaxRank], in_stride[kMaxRank];
+  uint64_t value;  // the constant's bytes in the element type
+};
+void launch_pad(int elem_bytes, const void* x, void* y, const Space& out, const PadSpec& p, cudaStream_t s);
+// gather along an axis: y[(o·K + k)·inner + i] = x[(o·n + idx[k])·inner + i]
+void launch_gather(int elem_bytes, const void* x, const void* idx, Dt idx_dt, void* y, int64_t outer, int64_t n, int64_t K, int64_t inner,
+                   ErrorWord* err, int node, cudaStream_t s);
+// scatter into y (already holding x) in index order, one thread per (outer, inner) column
+void launch_scatter(Dt dt, int reduce, void* y, const void* idx, Dt idx_dt, const void* upd, int64_t outer, int64_t n, int64_t K,
+                    int64_t inner, ErrorWord* err, int node, cudaStream_t s);
+
+// ---- reduce.cu
+enum class Red : uint8_t { sum, prod, max, min, argmax, argmin };
+// The input seen as [outer space] × [reduced space]; `ks`/`rs` are the strides of the kept and
+// reduced dims; argmax/argmin report the coordinate along the last reduced dim.
+void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space& kept, const Strides& ks, const Space& red,
+                   const Strides& rs, cudaStream_t s);
+void launch_cumsum(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse, cudaStream_t s);
+// Stable sort of each line (n ≤ kMaxSortLine); writes the first k values and their indices.
+constexpr int64_t kMaxSortLine = 2048;
+void launch_sort(Dt dt, const void* x, void* vals, void* inds, Dt ind_dt, int64_t outer, int64_t n, int64_t inner, int64_t k,
+                 bool descending, cudaStream_t s);
+
+// ---- nn.cu (f32, f16, bf16 storage; f32 math)
+// softmax / log-softmax over lines of n with stride `inner`
+void launch_softmax(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool log, cudaStream_t s);
+// layer norm (rms = false) or RMS norm over rows of `inner`; gamma/beta may be null
+void launch_norm(Dt dt, const void* x, const void* gamma, const void* beta, void* y, int64_t rows, int64_t inner, float eps, bool rms,
+                 cudaStream_t s);
+struct RopeSpec {
+  int64_t total, D, S, dims, half;
+  int64_t batch_elems;  // elements per index of x's first dim
+  bool interleaved, batched_positions;  // positions [B, S] (else [S])
+  float theta;
+};
+void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, cudaStream_t s);
+void launch_embedding(Dt dt, const void* table, const void* ids, Dt id_dt, void* y, int64_t n_ids, int64_t V, int64_t D, ErrorWord* err,
+                      int node, cudaStream_t s);
+struct ConvSpec {
+  int sp;  // spatial dims
+  int64_t N, C, O, groups;
+  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
+};
+void launch_conv(Dt dt, const void* x, const void* w, void* y, const ConvSpec& c, cudaStream_t s);
+// Batched C[b] = A[b]·B[b] with element strides, for what cuBLASLt does not take (integers).
+struct GemmSpec {
+  int64_t batch, M, N, K;
+  int64_t a_b, a_m, a_k, b_b, b_k, b_n;  // element strides
+};
+void launch_gemm_naive(Dt in, Dt out, const void* a, const void* b, void* c, const GemmSpec& g, cudaStream_t s);
+
+// ---- attention.cu
+struct AttentionSpec {
+  int64_t B, H, Hk, Sq, Sk, D, Dv;
+  int64_t q_b, q_h, q_s, k_b, k_h, k_s, v_b, v_h, v_s, y_b, y_h, y_s;  // element strides
+  int64_t bias_s[4];  // bias strides over [B, H, Sq, Sk]; all 0 without a bias
+  float scale, softcap;
+  int mask;  // 0 none, 1 causal, 2 sliding window, 3 additive
+  int64_t window;
+  bool round_bf16;  // compute=bf16: operands rounded to bf16
+};
+constexpr int64_t kMaxHeadDim = 256;
+void launch_attention(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
+                      cudaStream_t s);
+
+// ---- region.cu: an elementwise_region body run per element by a small register machine
+constexpr int kRegionMaxInputs = 12, kRegionMaxOutputs = 4, kRegionMaxCode = 96, kRegionMaxRegs = 48, kRegionRank = 6;
+struct RegionInstr {
+  Ew op;
+  uint8_t dst, a, b, c;
+  uint8_t round;  // after the op: 0 none, 1 to f16, 2 to bf16, 3 to bool (≠ 0)
+};
+struct RegionProgram {
+  int n_in, n_out, n_code, n_const;
+  Dt in_dt[kRegionMaxInputs], out_dt[kRegionMaxOutputs];
+  uint8_t in_reg[kRegionMaxInputs], out_reg[kRegionMaxOutputs], const_reg[kRegionMaxRegs];
+  float const_val[kRegionMaxRegs];
+  RegionInstr code[kRegionMaxCode];
+  int rank;
+  int64_t shape[kRegionRank];
+  int64_t in_stride[kRegionMaxInputs][kRegionRank];
+};
+void launch_region(const RegionProgram& p, const void* const* in, void* const* out, int64_t n, cudaStream_t s);
+
+// ---- quant.cu: packed ggml blocks (quant::BlockType values) → f32, one block per thread
+void launch_dequantize(int block_type, const void* src, float* y, int64_t blocks, int64_t block_bytes, int64_t block_elems, cudaStream_t s);
+
+}  // namespace rlx::backends::cuda

@@ -1,0 +1,145 @@
+// Data movement: one strided copy for transpose / broadcast / slice / concat, pad, gather and
+// scatter. Elements are moved by size (1, 2, 4 or 8 bytes), so every dtype but i4 is covered.
+#include "backends/cuda/common.cuh"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+template <class T>
+__global__ void strided_copy_kernel(const T* src, int64_t src_base, Strides ss, T* dst, int64_t dst_base, Strides ds, Space sp, int64_t n) {
+  RLX_GRID_STRIDE(i, n) {
+    int64_t is = src_base, id = dst_base, r = i;
+    for (int d = sp.rank - 1; d >= 0; --d) {
+      int64_t c = r % sp.shape[d];
+      r /= sp.shape[d];
+      is += c * ss.s[d];
+      id += c * ds.s[d];
+    }
+    dst[id] = src[is];
+  }
+}
+
+template <class T>
+__global__ void pad_kernel(const T* x, T* y, Space out, PadSpec p, int64_t n) {
+  T value;
+  memcpy(&value, &p.value, sizeof(T));
+  RLX_GRID_STRIDE(i, n) {
+    int64_t r = i, src = 0;
+    bool inside = true;
+    for (int d = out.rank - 1; d >= 0; --d) {
+      int64_t c = r % out.shape[d];
+      r /= out.shape[d];
+      int64_t q = c - p.lo[d], len = p.in_shape[d];
+      if (p.interior[d] > 0 && q >= 0) {
+        if (q % (p.interior[d] + 1) != 0) inside = false;
+        q /= p.interior[d] + 1;
+      }
+      if (q < 0 || q >= len) {
+        if (p.mode == 0) inside = false;
+        else if (p.mode == 2) q = q < 0 ? 0 : len - 1;
+        else q = q < 0 ? -q : 2 * (len - 1) - q;  // reflect, edge not repeated
+      }
+      src += q * p.in_stride[d];
+    }
+    y[i] = inside ? x[src] : value;
+  }
+}
+
+__device__ __forceinline__ int64_t load_index(const void* idx, Dt dt, int64_t k) {
+  return dt == Dt::i32 ? static_cast<const int32_t*>(idx)[k] : static_cast<const int64_t*>(idx)[k];
+}
+
+template <class T>
+__global__ void gather_kernel(const T* x, const void* idx, Dt idx_dt, T* y, int64_t outer, int64_t n, int64_t K, int64_t inner,
+                              ErrorWord* err, int node) {
+  int64_t total = outer * K * inner;
+  RLX_GRID_STRIDE(g, total) {
+    int64_t i = g % inner, k = (g / inner) % K, o = g / (inner * K);
+    int64_t j = load_index(idx, idx_dt, k);
+    if (j < 0 || j >= n) {
+      report_index_error(err, node, j, n);
+      y[g] = T{};
+      continue;
+    }
+    y[g] = x[(o * n + j) * inner + i];
+  }
+}
+
+// reduce: 0 none, 1 add, 2 max, 3 min — applied in index order, as the reference does.
+__global__ void scatter_kernel(Dt dt, int reduce, void* y, const void* idx, Dt idx_dt, const void* upd, int64_t outer, int64_t n, int64_t K,
+                               int64_t inner, ErrorWord* err, int node) {
+  bool fl = is_float_dt(dt);
+  RLX_GRID_STRIDE(col, outer * inner) {
+    int64_t o = col / inner, i = col % inner;
+    for (int64_t k = 0; k < K; ++k) {
+      int64_t j = load_index(idx, idx_dt, k);
+      if (j < 0 || j >= n) {
+        report_index_error(err, node, j, n);
+        return;
+      }
+      int64_t d = (o * n + j) * inner + i, g = (o * K + k) * inner + i;
+      if (reduce == 0) {
+        if (fl) store_f64(y, dt, d, load_f64(upd, dt, g));
+        else store_i64(y, dt, d, load_i64(upd, dt, g));
+      } else if (fl) {
+        double cur = load_f64(y, dt, d), v = load_f64(upd, dt, g);
+        store_f64(y, dt, d, reduce == 1 ? cur + v : reduce == 2 ? (cur < v ? v : cur) : (v < cur ? v : cur));  // std::max / std::min
+      } else {
+        int64_t cur = load_i64(y, dt, d), v = load_i64(upd, dt, g);
+        store_i64(y, dt, d, reduce == 1 ? wrap_add(cur, v) : reduce == 2 ? (cur > v ? cur : v) : (cur < v ? cur : v));
+      }
+    }
+  }
+}
+
+template <class F>
+void by_size(int bytes, F&& f) {
+  switch (bytes) {
+    case 1: f(uint8_t{}); break;
+    case 2: f(uint16_t{}); break;
+    case 4: f(uint32_t{}); break;
+    default: f(uint64_t{}); break;
+  }
+}
+
+}  // namespace
+
+void launch_strided_copy(int elem_bytes, const void* src, int64_t src_base, const Strides& ss, void* dst, int64_t dst_base,
+                         const Strides& ds, const Space& sp, cudaStream_t s) {
+  int64_t n = 1;
+  for (int d = 0; d < sp.rank; ++d) n *= sp.shape[d];
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto t) {
+    using T = decltype(t);
+    strided_copy_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(src), src_base, ss, static_cast<T*>(dst), dst_base, ds, sp, n);
+  });
+}
+
+void launch_pad(int elem_bytes, const void* x, void* y, const Space& out, const PadSpec& p, cudaStream_t s) {
+  int64_t n = 1;
+  for (int d = 0; d < out.rank; ++d) n *= out.shape[d];
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto t) {
+    using T = decltype(t);
+    pad_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), out, p, n);
+  });
+}
+
+void launch_gather(int elem_bytes, const void* x, const void* idx, Dt idx_dt, void* y, int64_t outer, int64_t n, int64_t K, int64_t inner,
+                   ErrorWord* err, int node, cudaStream_t s) {
+  int64_t total = outer * K * inner;
+  if (total == 0) return;
+  by_size(elem_bytes, [&](auto t) {
+    using T = decltype(t);
+    gather_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), idx, idx_dt, static_cast<T*>(y), outer, n, K, inner, err, node);
+  });
+}
+
+void launch_scatter(Dt dt, int reduce, void* y, const void* idx, Dt idx_dt, const void* upd, int64_t outer, int64_t n, int64_t K,
+                    int64_t inner, ErrorWord* err, int node, cudaStream_t s) {
+  if (outer * inner == 0 || K == 0) return;
+  scatter_kernel<<<grid_for(outer * inner), kThreads, 0, s>>>(dt, reduce, y, idx, idx_dt, upd, outer, n, K, inner, err, node);
+}
+
+}  // namespace rlx::backends::cuda

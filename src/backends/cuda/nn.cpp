@@ -1,0 +1,113 @@
+// Native kernels for the hot HIR ops on the cuda device: softmax, layer/RMS norm, RoPE,
+// embedding (f32, f16, bf16), and dequantize of packed ggml weights.
+#include "backends/cuda/kernels.h"
+#include "util/quant_blocks.h"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+using ir::Op;
+
+bool claims_softmax(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) { return is_half_or_f32(in[0].dtype); }
+
+bool claims_norm(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& a) {
+  if (!is_half_or_f32(in[0].dtype)) return false;
+  const Shape& x = in[0].shape;
+  size_t axis = static_cast<size_t>(norm_axis(a.i("axis"), x.size()));
+  Shape trailing(x.begin() + static_cast<std::ptrdiff_t>(axis), x.end());
+  for (size_t k = 1; k < in.size(); ++k)  // gamma and beta cover the normalized dims exactly
+    if (in[k].dtype != in[0].dtype || in[k].shape != trailing) return false;
+  return true;
+}
+
+bool claims_rope(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  return is_half_or_f32(in[0].dtype) && in[0].shape.size() >= 2 && is_integer(in[1].dtype) && in[1].shape.size() <= 2;
+}
+
+bool claims_embedding(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  return is_half_or_f32(in[0].dtype) && in[0].shape.size() == 2 && is_integer(in[1].dtype);
+}
+
+bool claims_dequantize(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
+  return in[0].dtype == DType::u8 && out[0].dtype == DType::f32 && quant::block_type_from_name(a.s("type")).has_value();
+}
+
+Kernel make_softmax(const ir::Node& n, const ir::Graph& g) {
+  std::vector<int64_t> x = static_shape(g, n.inputs[0]);
+  size_t axis = static_cast<size_t>(norm_axis(n.attrs.i("axis"), x.size()));
+  int64_t outer = 1, inner = 1, len = x[axis];
+  for (size_t d = 0; d < axis; ++d) outer *= x[d];
+  for (size_t d = axis + 1; d < x.size(); ++d) inner *= x[d];
+  bool log = n.op == Op::log_softmax;
+  Dt dt = to_dt(in_type(g, n, 0).dtype);
+  return {[=](const LaunchArgs& a) { launch_softmax(dt, a.in[0].data, a.out[0].data, outer, len, inner, log, a.stream); }};
+}
+
+Kernel make_norm(const ir::Node& n, const ir::Graph& g) {
+  std::vector<int64_t> x = static_shape(g, n.inputs[0]);
+  size_t axis = static_cast<size_t>(norm_axis(n.attrs.i("axis"), x.size()));
+  int64_t inner = 1, total = 1;
+  for (size_t d = 0; d < x.size(); ++d) {
+    total *= x[d];
+    if (d >= axis) inner *= x[d];
+  }
+  int64_t rows = inner ? total / inner : 0;
+  float eps = static_cast<float>(n.attrs.f("eps"));
+  bool rms = n.op == Op::rms_norm;
+  Dt dt = to_dt(in_type(g, n, 0).dtype);
+  return {[=](const LaunchArgs& a) {
+    launch_norm(dt, a.in[0].data, a.in.size() > 1 ? a.in[1].data : nullptr, a.in.size() > 2 ? a.in[2].data : nullptr, a.out[0].data, rows,
+                inner, eps, rms, a.stream);
+  }};
+}
+
+Kernel make_rope(const ir::Node& n, const ir::Graph& g) {
+  std::vector<int64_t> x = static_shape(g, n.inputs[0]), p = static_shape(g, n.inputs[1]);
+  RopeSpec r{};
+  size_t rank = x.size();
+  r.total = 1;
+  for (int64_t d : x) r.total *= d;
+  r.D = x[rank - 1];
+  r.S = x[rank - 2];
+  r.dims = n.attrs.i("dims") ? n.attrs.i("dims") : r.D;
+  r.half = r.dims / 2;
+  r.interleaved = n.attrs.b("interleaved");
+  r.batched_positions = p.size() == 2;
+  r.batch_elems = x[0] ? r.total / x[0] : 1;
+  r.theta = static_cast<float>(n.attrs.f("theta"));
+  Dt dt = to_dt(in_type(g, n, 0).dtype), pdt = to_dt(in_type(g, n, 1).dtype);
+  return {[=](const LaunchArgs& a) { launch_rope(dt, a.in[0].data, a.in[1].data, pdt, a.out[0].data, r, a.stream); }};
+}
+
+Kernel make_embedding(const ir::Node& n, const ir::Graph& g) {
+  std::vector<int64_t> t = static_shape(g, n.inputs[0]);
+  Dt dt = to_dt(in_type(g, n, 0).dtype), idt = to_dt(in_type(g, n, 1).dtype);
+  int64_t V = t[0], D = t[1];
+  return {[=](const LaunchArgs& a) {
+    launch_embedding(dt, a.in[0].data, a.in[1].data, idt, a.out[0].data, a.in[1].numel, V, D, a.error, a.node_index, a.stream);
+  }};
+}
+
+Kernel make_dequantize(const ir::Node& n, const ir::Graph&) {
+  quant::BlockType t = *quant::block_type_from_name(n.attrs.s("type"));
+  int64_t elems = quant::block_elems(t), bytes = quant::block_bytes(t);
+  int type = static_cast<int>(t);
+  return {[=](const LaunchArgs& a) {
+    launch_dequantize(type, a.in[0].data, static_cast<float*>(a.out[0].data), a.out[0].numel / elems, bytes, elems, a.stream);
+  }};
+}
+
+}  // namespace
+
+void register_nn(KernelTable& t) {
+  t[static_cast<size_t>(Op::softmax)] = {claims_softmax, make_softmax};
+  t[static_cast<size_t>(Op::log_softmax)] = {claims_softmax, make_softmax};
+  t[static_cast<size_t>(Op::layer_norm)] = {claims_norm, make_norm};
+  t[static_cast<size_t>(Op::rms_norm)] = {claims_norm, make_norm};
+  t[static_cast<size_t>(Op::rope)] = {claims_rope, make_rope};
+  t[static_cast<size_t>(Op::embedding)] = {claims_embedding, make_embedding};
+  t[static_cast<size_t>(Op::dequantize)] = {claims_dequantize, make_dequantize};
+}
+
+}  // namespace rlx::backends::cuda

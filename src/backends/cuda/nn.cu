@@ -1,0 +1,275 @@
+// Native kernels for the hot HIR ops (softmax, layer/RMS norm, RoPE, embedding) and the
+// simple ones that need no library (direct convolution, integer GEMM). Storage is f32, f16 or
+// bf16; the math is f32 with warp/block reductions.
+#include "backends/cuda/common.cuh"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+template <class T>
+__device__ __forceinline__ float ld(const T* p, int64_t i) {
+  return to_f32(p[i]);
+}
+
+// ---- softmax: one warp per row of a contiguous last axis, or one thread per strided line
+template <class T>
+__global__ void softmax_warp_kernel(const T* x, T* y, int64_t rows, int64_t n, bool log) {
+  int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  int lane = threadIdx.x & 31;
+  if (row >= rows) return;
+  const T* xr = x + row * n;
+  T* yr = y + row * n;
+  float m = -INFINITY;
+  for (int64_t j = lane; j < n; j += 32) m = fmaxf(m, ld(xr, j));
+  m = warp_max(m);
+  float s = 0;
+  for (int64_t j = lane; j < n; j += 32) s += __expf(ld(xr, j) - m);
+  s = warp_sum(s);
+  float inv = 1.0f / s, ls = logf(s);
+  for (int64_t j = lane; j < n; j += 32) {
+    float v = ld(xr, j) - m;
+    yr[j] = from_f32<T>(log ? v - ls : __expf(v) * inv);
+  }
+}
+
+template <class T>
+__global__ void softmax_block_kernel(const T* x, T* y, int64_t n, bool log) {
+  __shared__ float scratch[32];
+  const T* xr = x + blockIdx.x * n;
+  T* yr = y + blockIdx.x * n;
+  float m = -INFINITY;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) m = fmaxf(m, ld(xr, j));
+  m = block_reduce<true>(m, scratch);
+  float s = 0;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += __expf(ld(xr, j) - m);
+  s = block_reduce<false>(s, scratch);
+  float inv = 1.0f / s, ls = logf(s);
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    float v = ld(xr, j) - m;
+    yr[j] = from_f32<T>(log ? v - ls : __expf(v) * inv);
+  }
+}
+
+template <class T>
+__global__ void softmax_strided_kernel(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool log) {
+  RLX_GRID_STRIDE(line, outer * inner) {
+    int64_t base = (line / inner) * n * inner + line % inner;
+    float m = -INFINITY;
+    for (int64_t j = 0; j < n; ++j) m = fmaxf(m, ld(x, base + j * inner));
+    float s = 0;
+    for (int64_t j = 0; j < n; ++j) s += __expf(ld(x, base + j * inner) - m);
+    float inv = 1.0f / s, ls = logf(s);
+    for (int64_t j = 0; j < n; ++j) {
+      float v = ld(x, base + j * inner) - m;
+      y[base + j * inner] = from_f32<T>(log ? v - ls : __expf(v) * inv);
+    }
+  }
+}
+
+// ---- layer / RMS norm: one warp per row up to 1024 elements, else one block per row
+template <class T, bool kWarp>
+__global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t rows, int64_t inner, float eps, bool rms) {
+  __shared__ float scratch[32];
+  int64_t row;
+  int lane, width;
+  if (kWarp) {
+    row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+    lane = threadIdx.x & 31;
+    width = 32;
+    if (row >= rows) return;
+  } else {
+    row = blockIdx.x;
+    lane = threadIdx.x;
+    width = blockDim.x;
+  }
+  auto reduce = [&](float v) { return kWarp ? warp_sum(v) : block_reduce<false>(v, scratch); };
+  const T* xr = x + row * inner;
+  T* yr = y + row * inner;
+  float mean = 0;
+  if (!rms) {
+    float s = 0;
+    for (int64_t j = lane; j < inner; j += width) s += ld(xr, j);
+    mean = reduce(s) / static_cast<float>(inner);
+  }
+  float sq = 0;
+  for (int64_t j = lane; j < inner; j += width) {
+    float c = ld(xr, j) - mean;
+    sq += c * c;
+  }
+  float inv = rsqrtf(reduce(sq) / static_cast<float>(inner) + eps);
+  for (int64_t j = lane; j < inner; j += width) {
+    float v = (ld(xr, j) - mean) * inv;
+    if (g) v *= ld(g, j);
+    if (b) v += ld(b, j);
+    yr[j] = from_f32<T>(v);
+  }
+}
+
+template <class T>
+__global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, RopeSpec r) {
+  RLX_GRID_STRIDE(i, r.total) {
+    int64_t f = i % r.D, s = (i / r.D) % r.S;
+    if (f >= r.dims) {
+      y[i] = x[i];
+      continue;
+    }
+    // positions [B, S] are indexed by the first dim of x
+    int64_t pi = r.batched_positions ? (i / r.batch_elems) * r.S + s : s;
+    int64_t fi = r.interleaved ? f / 2 : f % r.half;
+    // frequencies and angles in f32, as the definition (and Hugging Face) computes them
+    float inv = 1.0f / powf(r.theta, static_cast<float>(2 * fi) / static_cast<float>(r.dims));
+    float ang = static_cast<float>(load_i64(pos, pos_dt, pi)) * inv;
+    double c = cos(static_cast<double>(ang)), sn = sin(static_cast<double>(ang));
+    int64_t partner;
+    double sign;
+    if (r.interleaved) {
+      partner = f % 2 == 0 ? i + 1 : i - 1;
+      sign = f % 2 == 0 ? -1 : 1;
+    } else {
+      partner = f < r.half ? i + r.half : i - r.half;
+      sign = f < r.half ? -1 : 1;
+    }
+    y[i] = from_f32<T>(static_cast<float>(to_f32(x[i]) * c + sign * to_f32(x[partner]) * sn));
+  }
+}
+
+template <class T>
+__global__ void embedding_kernel(const T* table, const void* ids, Dt id_dt, T* y, int64_t n_ids, int64_t V, int64_t D, ErrorWord* err,
+                                 int node) {
+  RLX_GRID_STRIDE(i, n_ids * D) {
+    int64_t k = i / D, d = i % D;
+    int64_t id = load_i64(ids, id_dt, k);
+    if (id < 0 || id >= V) {
+      report_index_error(err, node, id, V);
+      y[i] = T{};
+      continue;
+    }
+    y[i] = table[id * D + d];
+  }
+}
+
+__global__ void conv_kernel(Dt dt, const void* x, const void* w, void* y, ConvSpec c, int64_t total) {
+  bool fl = is_float_dt(dt);
+  int64_t Cg = c.C / c.groups, Og = c.O / c.groups;
+  int64_t in_sp = 1, out_sp = 1, k_sp = 1;
+  for (int s = 0; s < c.sp; ++s) in_sp *= c.in[s], out_sp *= c.out[s], k_sp *= c.k[s];
+  RLX_GRID_STRIDE(o, total) {
+    int64_t pos = o % out_sp, oc = (o / out_sp) % c.O, n = o / (out_sp * c.O), g = oc / Og;
+    int64_t ocoord[3] = {0, 0, 0};
+    for (int s = c.sp - 1; s >= 0; --s) {
+      ocoord[s] = pos % c.out[s];
+      pos /= c.out[s];
+    }
+    double accf = 0;
+    int64_t acci = 0;
+    for (int64_t ci = 0; ci < Cg; ++ci) {
+      int64_t xbase = (n * c.C + g * Cg + ci) * in_sp, wbase = (oc * Cg + ci) * k_sp;
+      for (int64_t kk = 0; kk < k_sp; ++kk) {
+        int64_t rem = kk, xoff = 0, stride = 1;
+        bool inside = true;
+        int64_t kc[3];
+        for (int s = c.sp - 1; s >= 0; --s) {
+          kc[s] = rem % c.k[s];
+          rem /= c.k[s];
+        }
+        for (int s = c.sp - 1; s >= 0; --s) {
+          int64_t p = ocoord[s] * c.stride[s] - c.pad[s] + kc[s] * c.dil[s];
+          inside = inside && p >= 0 && p < c.in[s];
+          xoff += p * stride;
+          stride *= c.in[s];
+        }
+        if (!inside) continue;
+        if (fl) accf += load_f64(x, dt, xbase + xoff) * load_f64(w, dt, wbase + kk);
+        else acci = wrap_add(acci, wrap_mul(load_i64(x, dt, xbase + xoff), load_i64(w, dt, wbase + kk)));
+      }
+    }
+    if (fl) store_f64(y, dt, o, accf);
+    else store_i64(y, dt, o, acci);
+  }
+}
+
+__global__ void gemm_naive_kernel(Dt in, Dt out, const void* a, const void* b, void* c, GemmSpec g, int64_t total) {
+  bool fl = is_float_dt(in);
+  RLX_GRID_STRIDE(o, total) {
+    int64_t n = o % g.N, m = (o / g.N) % g.M, bb = o / (g.N * g.M);
+    int64_t pa = bb * g.a_b + m * g.a_m, pb = bb * g.b_b + n * g.b_n;
+    double accf = 0;
+    int64_t acci = 0;
+    for (int64_t k = 0; k < g.K; ++k) {
+      if (fl) accf += load_f64(a, in, pa + k * g.a_k) * load_f64(b, in, pb + k * g.b_k);
+      else acci = wrap_add(acci, wrap_mul(load_i64(a, in, pa + k * g.a_k), load_i64(b, in, pb + k * g.b_k)));
+    }
+    if (fl) store_f64(c, out, o, accf);
+    else if (is_float_dt(out)) store_f64(c, out, o, static_cast<double>(acci));
+    else store_i64(c, out, o, acci);
+  }
+}
+
+template <class F>
+void by_float(Dt dt, F&& f) {
+  switch (dt) {
+    case Dt::f16: f(__half{}); break;
+    case Dt::bf16: f(__nv_bfloat16{}); break;
+    default: f(float{}); break;
+  }
+}
+
+}  // namespace
+
+void launch_softmax(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool log, cudaStream_t s) {
+  if (outer * n * inner == 0) return;
+  by_float(dt, [&](auto t) {
+    using T = decltype(t);
+    const T* xp = static_cast<const T*>(x);
+    T* yp = static_cast<T*>(y);
+    if (inner > 1) softmax_strided_kernel<T><<<grid_for(outer * inner), kThreads, 0, s>>>(xp, yp, outer, n, inner, log);
+    else if (n <= 1024) softmax_warp_kernel<T><<<static_cast<unsigned>((outer + 3) / 4), 128, 0, s>>>(xp, yp, outer, n, log);
+    else softmax_block_kernel<T><<<static_cast<unsigned>(outer), 1024, 0, s>>>(xp, yp, n, log);
+  });
+}
+
+void launch_norm(Dt dt, const void* x, const void* gamma, const void* beta, void* y, int64_t rows, int64_t inner, float eps, bool rms,
+                 cudaStream_t s) {
+  if (rows * inner == 0) return;
+  by_float(dt, [&](auto t) {
+    using T = decltype(t);
+    auto xp = static_cast<const T*>(x), gp = static_cast<const T*>(gamma), bp = static_cast<const T*>(beta);
+    auto yp = static_cast<T*>(y);
+    if (inner <= 1024) norm_kernel<T, true><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, s>>>(xp, gp, bp, yp, rows, inner, eps, rms);
+    else norm_kernel<T, false><<<static_cast<unsigned>(rows), 512, 0, s>>>(xp, gp, bp, yp, rows, inner, eps, rms);
+  });
+}
+
+void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, cudaStream_t s) {
+  if (r.total == 0) return;
+  by_float(dt, [&](auto t) {
+    using T = decltype(t);
+    rope_kernel<T><<<grid_for(r.total), kThreads, 0, s>>>(static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r);
+  });
+}
+
+void launch_embedding(Dt dt, const void* table, const void* ids, Dt id_dt, void* y, int64_t n_ids, int64_t V, int64_t D, ErrorWord* err,
+                      int node, cudaStream_t s) {
+  if (n_ids * D == 0) return;
+  by_float(dt, [&](auto t) {
+    using T = decltype(t);
+    embedding_kernel<T><<<grid_for(n_ids * D), kThreads, 0, s>>>(static_cast<const T*>(table), ids, id_dt, static_cast<T*>(y), n_ids, V, D,
+                                                                 err, node);
+  });
+}
+
+void launch_conv(Dt dt, const void* x, const void* w, void* y, const ConvSpec& c, cudaStream_t s) {
+  int64_t total = c.N * c.O;
+  for (int i = 0; i < c.sp; ++i) total *= c.out[i];
+  if (total == 0) return;
+  conv_kernel<<<grid_for(total), kThreads, 0, s>>>(dt, x, w, y, c, total);
+}
+
+void launch_gemm_naive(Dt in, Dt out, const void* a, const void* b, void* c, const GemmSpec& g, cudaStream_t s) {
+  int64_t total = g.batch * g.M * g.N;
+  if (total == 0) return;
+  gemm_naive_kernel<<<grid_for(total), kThreads, 0, s>>>(in, out, a, b, c, g, total);
+}
+
+}  // namespace rlx::backends::cuda

@@ -1,0 +1,239 @@
+// Reductions over any axes, cumulative sums and sorting. Floats accumulate in f64 and integers
+// in wrapping int64, like the reference; max/min follow its NaN rule (a NaN wins, the first
+// NaN for the arg kinds) and ties keep the first index.
+#include <climits>
+
+#include "backends/cuda/common.cuh"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+struct Acc {
+  double f;
+  int64_t i;
+  int64_t at;  // flat index in the reduced space of the kept element; -1 while empty
+};
+
+__device__ __forceinline__ Acc acc_init(Red k) {
+  bool prod = k == Red::prod;
+  return {prod ? 1.0 : 0.0, prod ? 1 : 0, -1};
+}
+
+// Does (v, j) replace the current best (c, at)? Indices decide ties and NaNs.
+__device__ __forceinline__ bool better_f(bool is_max, double v, int64_t j, double c, int64_t at) {
+  if (at < 0) return true;
+  bool vn = v != v, cn = c != c;
+  if (cn || vn) return vn && (!cn || j < at);
+  if (v == c) return j < at;
+  return is_max ? v > c : v < c;
+}
+__device__ __forceinline__ bool better_i(bool is_max, int64_t v, int64_t j, int64_t c, int64_t at) {
+  if (at < 0) return true;
+  if (v == c) return j < at;
+  return is_max ? v > c : v < c;
+}
+
+__device__ __forceinline__ void acc_push(Acc& a, Red k, bool fl, const void* x, Dt dt, int64_t off, int64_t j) {
+  if (fl) {
+    double v = load_f64(x, dt, off);
+    if (k == Red::sum) a.f += v;
+    else if (k == Red::prod) a.f *= v;
+    else if (better_f(k == Red::max || k == Red::argmax, v, j, a.f, a.at)) a.f = v, a.at = j;
+  } else {
+    int64_t v = load_i64(x, dt, off);
+    if (k == Red::sum) a.i = wrap_add(a.i, v);
+    else if (k == Red::prod) a.i = wrap_mul(a.i, v);
+    else if (better_i(k == Red::max || k == Red::argmax, v, j, a.i, a.at)) a.i = v, a.at = j;
+  }
+}
+
+__device__ __forceinline__ void acc_merge(Acc& a, const Acc& b, Red k, bool fl) {
+  if (k == Red::sum) {
+    a.f += b.f;
+    a.i = wrap_add(a.i, b.i);
+  } else if (k == Red::prod) {
+    a.f *= b.f;
+    a.i = wrap_mul(a.i, b.i);
+  } else if (b.at >= 0) {
+    bool is_max = k == Red::max || k == Red::argmax;
+    bool take = fl ? better_f(is_max, b.f, b.at, a.f, a.at) : better_i(is_max, b.i, b.at, a.i, a.at);
+    if (take) a = b;
+  }
+}
+
+__device__ __forceinline__ void acc_store(const Acc& a, Red k, bool fl, Dt in_dt, void* y, Dt out, int64_t o, int64_t last_len) {
+  if (k == Red::argmax || k == Red::argmin) {
+    store_i64(y, out, o, a.at < 0 ? 0 : a.at % last_len);
+    return;
+  }
+  bool empty_minmax = a.at < 0 && (k == Red::max || k == Red::min);
+  if (fl) {
+    store_f64(y, out, o, empty_minmax ? (k == Red::max ? -INFINITY : INFINITY) : a.f);
+  } else {
+    int64_t v = a.i;
+    if (empty_minmax) v = in_dt == Dt::boolean ? (k == Red::max ? 0 : 1) : (k == Red::max ? INT64_MIN : INT64_MAX);
+    store_i64(y, out, o, v);
+  }
+}
+
+// One thread per output: the reduced elements of neighbouring outputs are neighbours in memory.
+__global__ void reduce_thread_kernel(Red k, Dt dt, Dt out, const void* x, void* y, Space kept, Strides ks, Space red, Strides rs,
+                                     int64_t n_out, int64_t n_red) {
+  bool fl = is_float_dt(dt);
+  int64_t last_len = red.rank ? red.shape[red.rank - 1] : 1;
+  RLX_GRID_STRIDE(o, n_out) {
+    int64_t base = offset_of(o, kept, ks);
+    Acc a = acc_init(k);
+    for (int64_t j = 0; j < n_red; ++j) acc_push(a, k, fl, x, dt, base + offset_of(j, red, rs), j);
+    acc_store(a, k, fl, dt, y, out, o, last_len);
+  }
+}
+
+// One block per output: the reduced elements are contiguous, so the block reads them together.
+__global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y, Space kept, Strides ks, Space red, Strides rs,
+                                    int64_t n_red) {
+  __shared__ Acc part[kThreads];
+  bool fl = is_float_dt(dt);
+  int64_t last_len = red.rank ? red.shape[red.rank - 1] : 1;
+  int64_t o = blockIdx.x;
+  int64_t base = offset_of(o, kept, ks);
+  Acc a = acc_init(k);
+  for (int64_t j = threadIdx.x; j < n_red; j += blockDim.x) acc_push(a, k, fl, x, dt, base + offset_of(j, red, rs), j);
+  part[threadIdx.x] = a;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+    if (static_cast<int>(threadIdx.x) < w) acc_merge(part[threadIdx.x], part[threadIdx.x + w], k, fl);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) acc_store(part[0], k, fl, dt, y, out, o, last_len);
+}
+
+__global__ void cumsum_kernel(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse) {
+  bool fl = is_float_dt(dt);
+  RLX_GRID_STRIDE(line, outer * inner) {
+    int64_t base = (line / inner) * n * inner + line % inner;
+    double sf = 0;
+    int64_t si = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      int64_t j = base + (reverse ? n - 1 - t : t) * inner;
+      if (fl) {
+        double v = load_f64(x, dt, j);
+        if (exclusive) store_f64(y, dt, j, sf);
+        sf += v;
+        if (!exclusive) store_f64(y, dt, j, sf);
+      } else {
+        int64_t v = load_i64(x, dt, j);
+        if (exclusive) store_i64(y, dt, j, si);
+        si = wrap_add(si, v);
+        if (!exclusive) store_i64(y, dt, j, si);
+      }
+    }
+  }
+}
+
+// An order-preserving unsigned key: NaN above everything, -0 equal to +0.
+__device__ __forceinline__ uint64_t sort_key(const void* x, Dt dt, int64_t off) {
+  if (is_float_dt(dt)) {
+    double d = load_f64(x, dt, off);
+    if (d != d) return ~uint64_t{0};
+    if (d == 0) d = 0;
+    uint64_t b = static_cast<uint64_t>(__double_as_longlong(d));
+    return (b >> 63) ? ~b : (b | (uint64_t{1} << 63));
+  }
+  return static_cast<uint64_t>(load_i64(x, dt, off)) ^ (uint64_t{1} << 63);
+}
+
+// Bitonic sort of (key, index) pairs in shared memory: the index tie-break makes it stable.
+__global__ void sort_kernel(Dt dt, int elem_bytes, const void* x, void* vals, void* inds, Dt ind_dt, int64_t n, int64_t inner, int64_t k,
+                            bool descending, int P) {
+  __shared__ uint64_t key[kMaxSortLine];
+  __shared__ int32_t idx[kMaxSortLine];
+  int64_t line = blockIdx.x;
+  int64_t o = line / inner, i = line % inner;
+  int64_t base = o * n * inner + i;
+  for (int t = threadIdx.x; t < P; t += blockDim.x) {
+    if (t < n) {
+      uint64_t kk = sort_key(x, dt, base + t * inner);
+      key[t] = descending ? ~kk : kk;
+    } else {
+      key[t] = ~uint64_t{0};
+    }
+    idx[t] = t;
+  }
+  __syncthreads();
+  for (int size = 2; size <= P; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int t = threadIdx.x; t < P; t += blockDim.x) {
+        int u = t ^ stride;
+        if (u > t) {
+          bool up = (t & size) == 0;
+          bool gt = key[t] > key[u] || (key[t] == key[u] && idx[t] > idx[u]);
+          if (gt == up) {
+            uint64_t tk = key[t];
+            key[t] = key[u];
+            key[u] = tk;
+            int32_t ti = idx[t];
+            idx[t] = idx[u];
+            idx[u] = ti;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  }
+  int64_t obase = o * k * inner + i;
+  for (int t = threadIdx.x; t < k; t += blockDim.x) {
+    int64_t src = base + static_cast<int64_t>(idx[t]) * inner, dst = obase + static_cast<int64_t>(t) * inner;
+    switch (elem_bytes) {
+      case 1: static_cast<uint8_t*>(vals)[dst] = static_cast<const uint8_t*>(x)[src]; break;
+      case 2: static_cast<uint16_t*>(vals)[dst] = static_cast<const uint16_t*>(x)[src]; break;
+      case 4: static_cast<uint32_t*>(vals)[dst] = static_cast<const uint32_t*>(x)[src]; break;
+      default: static_cast<uint64_t*>(vals)[dst] = static_cast<const uint64_t*>(x)[src]; break;
+    }
+    store_i64(inds, ind_dt, dst, idx[t]);
+  }
+}
+
+int elem_size(Dt dt) {
+  switch (dt) {
+    case Dt::f16:
+    case Dt::bf16:
+    case Dt::i16: return 2;
+    case Dt::f32:
+    case Dt::i32: return 4;
+    case Dt::f64:
+    case Dt::i64:
+    case Dt::c64: return 8;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space& kept, const Strides& ks, const Space& red,
+                   const Strides& rs, cudaStream_t s) {
+  int64_t n_out = 1, n_red = 1;
+  for (int d = 0; d < kept.rank; ++d) n_out *= kept.shape[d];
+  for (int d = 0; d < red.rank; ++d) n_red *= red.shape[d];
+  if (n_out == 0) return;
+  // The innermost reduced dim is contiguous in memory: a block per output reads it coalesced.
+  bool inner_reduced = red.rank > 0 && rs.s[red.rank - 1] == 1;
+  if (inner_reduced && n_red >= 64) reduce_block_kernel<<<static_cast<unsigned>(n_out), kThreads, 0, s>>>(kind, dt, out, x, y, kept, ks, red, rs, n_red);
+  else reduce_thread_kernel<<<grid_for(n_out), kThreads, 0, s>>>(kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
+}
+
+void launch_cumsum(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse, cudaStream_t s) {
+  if (outer * inner == 0 || n == 0) return;
+  cumsum_kernel<<<grid_for(outer * inner), kThreads, 0, s>>>(dt, x, y, outer, n, inner, exclusive, reverse);
+}
+
+void launch_sort(Dt dt, const void* x, void* vals, void* inds, Dt ind_dt, int64_t outer, int64_t n, int64_t inner, int64_t k,
+                 bool descending, cudaStream_t s) {
+  if (outer * inner == 0 || k == 0) return;
+  int P = 1;
+  while (P < n) P <<= 1;
+  sort_kernel<<<static_cast<unsigned>(outer * inner), 256, 0, s>>>(dt, elem_size(dt), x, vals, inds, ind_dt, n, inner, k, descending, P);
+}
+
+}  // namespace rlx::backends::cuda

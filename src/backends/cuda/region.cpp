@@ -1,0 +1,216 @@
+// Fused ops on the cuda device. mir.elementwise_region: the body becomes a RegionProgram that
+// region.cu runs per element (one pass over memory for the whole chain). mir.fused_dot: the
+// GEMM through cuBLASLt — a leading bias add folded into its epilogue — then the rest of the
+// epilogue as a region over the product.
+#include <cstring>
+#include <optional>
+
+#include "backends/cuda/gemm.h"
+#include "backends/cuda/kernels.h"
+#include "ops/region.h"
+#include "rlx/error.h"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+using ir::Op;
+using ir::ValueId;
+
+bool region_dtype(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16 || d == DType::boolean; }
+
+uint8_t round_of(DType d) { return d == DType::f16 ? 1 : d == DType::bf16 ? 2 : d == DType::boolean ? 3 : 0; }
+
+std::shared_ptr<const ir::Graph> parse_body(const std::string& text) {
+  try {
+    return ops::region_body(text);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
+// The body as a program; nullopt when the register machine cannot run it. `as_copy` names a
+// node whose result is already in input 0 (a bias add done by the GEMM).
+std::optional<RegionProgram> compile_body(const ir::Graph& body, int as_copy = -1) {
+  RegionProgram p{};
+  if (body.inputs().size() > static_cast<size_t>(kRegionMaxInputs) || body.outputs().size() > static_cast<size_t>(kRegionMaxOutputs) ||
+      body.num_values() > static_cast<size_t>(kRegionMaxRegs) || body.num_nodes() > kRegionMaxCode)
+    return std::nullopt;
+  for (size_t v = 0; v < body.num_values(); ++v)
+    if (!region_dtype(body.type(static_cast<ValueId>(v)).dtype)) return std::nullopt;
+  p.n_in = static_cast<int>(body.inputs().size());
+  for (int k = 0; k < p.n_in; ++k) {
+    p.in_reg[k] = static_cast<uint8_t>(body.inputs()[static_cast<size_t>(k)]);
+    p.in_dt[k] = to_dt(body.type(body.inputs()[static_cast<size_t>(k)]).dtype);
+  }
+  for (int i = 0; i < body.num_nodes(); ++i) {
+    const ir::Node& n = body.node(i);
+    uint8_t dst = static_cast<uint8_t>(n.outputs[0]);
+    if (n.op == Op::constant) {
+      const Tensor& t = n.attrs.tensor("value");
+      if (t.numel() != 1) return std::nullopt;
+      p.const_reg[p.n_const] = dst;
+      p.const_val[p.n_const++] = static_cast<float>(t.at_f64(0));
+      continue;
+    }
+    RegionInstr in{};
+    if (i == as_copy) {
+      in.op = Ew::copy;
+      in.a = static_cast<uint8_t>(body.inputs()[0]);
+    } else {
+      if (!ew_of(n.op, in.op)) return std::nullopt;
+      if (n.outputs.size() != 1 || n.inputs.size() > 3) return std::nullopt;
+      if (n.inputs.size() > 0) in.a = static_cast<uint8_t>(n.inputs[0]);
+      if (n.inputs.size() > 1) in.b = static_cast<uint8_t>(n.inputs[1]);
+      if (n.inputs.size() > 2) in.c = static_cast<uint8_t>(n.inputs[2]);
+    }
+    in.dst = dst;
+    in.round = round_of(body.type(n.outputs[0]).dtype);
+    p.code[p.n_code++] = in;
+  }
+  p.n_out = static_cast<int>(body.outputs().size());
+  for (int o = 0; o < p.n_out; ++o) {
+    p.out_reg[o] = static_cast<uint8_t>(body.outputs()[static_cast<size_t>(o)]);
+    p.out_dt[o] = to_dt(body.type(body.outputs()[static_cast<size_t>(o)]).dtype);
+  }
+  return p;
+}
+
+// Fills the iteration space and every input's broadcast strides; false past kRegionRank dims.
+bool set_geometry(RegionProgram& p, std::vector<int64_t> shape, const std::vector<std::vector<int64_t>>& in_shapes) {
+  std::vector<std::vector<int64_t>> st;
+  for (const auto& s : in_shapes) st.push_back(broadcast_strides(shape, s));
+  std::vector<int64_t> out_st = contiguous_strides(shape);
+  std::vector<std::vector<int64_t>*> all = {&out_st};
+  for (auto& s : st) all.push_back(&s);
+  collapse(shape, all, "mir.elementwise_region");
+  if (shape.size() > static_cast<size_t>(kRegionRank)) return false;
+  p.rank = static_cast<int>(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) p.shape[d] = shape[d];
+  for (size_t k = 0; k < st.size(); ++k)
+    for (size_t d = 0; d < shape.size(); ++d) p.in_stride[k][d] = st[k][d];
+  return true;
+}
+
+bool claims_region(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
+  auto body = parse_body(attrs.s("body"));
+  if (!body || out.empty() || out[0].shape.size() > static_cast<size_t>(kRegionRank)) return false;
+  for (const auto& t : out)
+    if (t.shape != out[0].shape) return false;
+  for (size_t k = 0; k < in.size(); ++k)
+    if (in[k].dtype != body->type(body->inputs()[k]).dtype) return false;
+  return compile_body(*body).has_value();
+}
+
+Kernel make_region(const ir::Node& n, const ir::Graph& g) {
+  auto body = parse_body(n.attrs.s("body"));
+  std::optional<RegionProgram> p = body ? compile_body(*body) : std::nullopt;
+  std::vector<std::vector<int64_t>> in_shapes;
+  for (ValueId v : n.inputs) in_shapes.push_back(static_shape(g, v));
+  if (!p || !set_geometry(*p, static_shape(g, n.outputs[0]), in_shapes)) return {};
+  auto prog = std::make_shared<RegionProgram>(*p);
+  return {[prog](const LaunchArgs& a) {
+    const void* in[kRegionMaxInputs];
+    void* out[kRegionMaxOutputs];
+    for (size_t k = 0; k < a.in.size(); ++k) in[k] = a.in[k].data;
+    for (size_t k = 0; k < a.out.size(); ++k) out[k] = a.out[k].data;
+    launch_region(*prog, in, out, a.out[0].numel, a.stream);
+  }};
+}
+
+// ---- fused_dot
+
+DType product_dtype(const std::vector<ir::Type>& in, const ir::Attrs& attrs) {
+  const ir::AttrValue* o = attrs.find("out");
+  return o ? std::get<DType>(*o) : in[0].dtype;
+}
+
+bool claims_fused_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
+  DType d = in[0].dtype, pd = product_dtype(in, attrs);
+  if (in[1].dtype != d || !is_half_or_f32(d) || !is_half_or_f32(pd)) return false;
+  if (d == DType::f32 && pd != DType::f32) return false;
+  if (const ir::AttrValue* c = attrs.find("compute"); c && std::get<DType>(*c) != d) return false;
+  auto body = parse_body(attrs.s("epilogue"));
+  if (!body || body->inputs().empty() || body->outputs().size() != 1 || out[0].shape.size() > static_cast<size_t>(kRegionRank)) return false;
+  if (body->type(body->inputs()[0]).dtype != pd) return false;
+  for (size_t k = 2; k < in.size(); ++k)
+    if (in[k].dtype != body->type(body->inputs()[k - 1]).dtype) return false;
+  return compile_body(*body).has_value();
+}
+
+// The extra input k (≥ 2) that a first node add(product, bias) reads, when bias is an f32 [N]
+// row that cuBLASLt's bias epilogue can add; -1 otherwise.
+int bias_input(const ir::Graph& body, const ir::Node& node, const ir::Graph& g, int64_t N, DType product, int& at) {
+  at = 0;
+  while (at < body.num_nodes() && body.node(at).op == Op::constant) ++at;
+  if (at == body.num_nodes() || product != DType::f32) return -1;
+  const ir::Node& n = body.node(at);
+  if (n.op != Op::add || body.type(n.outputs[0]).dtype != DType::f32) return -1;
+  ValueId p = body.inputs()[0];
+  ValueId other = n.inputs[0] == p ? n.inputs[1] : n.inputs[1] == p ? n.inputs[0] : ir::kNoValue;
+  if (other == ir::kNoValue || other == p || body.value(other).node >= 0 || body.type(other).dtype != DType::f32) return -1;
+  size_t k = static_cast<size_t>(body.value(other).index) + 1;  // body input j is the node's input j + 1
+  if (k < 2 || k >= node.inputs.size()) return -1;
+  std::vector<int64_t> s = static_shape(g, node.inputs[k]);
+  int64_t numel = 1;
+  for (int64_t d : s) numel *= d;
+  return !s.empty() && s.back() == N && numel == N ? static_cast<int>(k) : -1;
+}
+
+Kernel make_fused_dot(const ir::Node& n, const ir::Graph& g) {
+  auto body = parse_body(n.attrs.s("epilogue"));
+  if (!body) return {};
+  std::vector<ir::Type> in_types;
+  for (ValueId v : n.inputs) in_types.push_back(g.type(v));
+  DType d = in_types[0].dtype, pd = product_dtype(in_types, n.attrs);
+  std::vector<int64_t> x = static_shape(g, n.inputs[0]), w = static_shape(g, n.inputs[1]), y = static_shape(g, n.outputs[0]);
+  int64_t N = y.empty() ? 1 : y.back();
+  int add_at = 0;
+  int bias_k = bias_input(*body, n, g, N, pd, add_at);
+  GemmEpilogue ep;
+  if (bias_k >= 0) ep.kind = GemmEpilogue::Kind::bias;
+  std::shared_ptr<GemmPlan> plan;
+  try {
+    plan = std::make_shared<GemmPlan>(x, w, n.attrs.intss("batch"), n.attrs.intss("contract"), d, pd, ep);
+  } catch (const Error&) {
+    if (bias_k < 0) throw;
+    bias_k = -1;  // no algorithm with the epilogue: the region adds the bias
+    plan = std::make_shared<GemmPlan>(x, w, n.attrs.intss("batch"), n.attrs.intss("contract"), d, pd);
+  }
+  // The whole epilogue was the bias add: the GEMM writes the output itself.
+  bool direct = bias_k >= 0 && body->num_nodes() == add_at + 1 && body->outputs()[0] == body->node(add_at).outputs[0] && g.type(n.outputs[0]).dtype == pd;
+  if (direct)
+    return {[plan, bias_k](const LaunchArgs& a) {
+              plan->run(a.in[0].data, a.in[1].data, a.out[0].data, a.in[static_cast<size_t>(bias_k)].data, nullptr, a.scratch, a.stream);
+            },
+            plan->scratch()};
+  std::optional<RegionProgram> p = compile_body(*body, bias_k >= 0 ? add_at : -1);
+  std::vector<std::vector<int64_t>> in_shapes = {y};
+  for (size_t k = 2; k < n.inputs.size(); ++k) in_shapes.push_back(static_shape(g, n.inputs[k]));
+  if (!p || !set_geometry(*p, y, in_shapes)) return {};
+  auto prog = std::make_shared<RegionProgram>(*p);
+  size_t product_at = (plan->scratch() + 255) / 256 * 256;
+  int64_t numel = 1;
+  for (int64_t v : y) numel *= v;
+  size_t scratch = product_at + dtype_bytes(pd, numel);
+  return {[plan, prog, product_at, bias_k](const LaunchArgs& a) {
+            void* product = static_cast<uint8_t*>(a.scratch) + product_at;
+            plan->run(a.in[0].data, a.in[1].data, product, bias_k >= 0 ? a.in[static_cast<size_t>(bias_k)].data : nullptr, nullptr,
+                      a.scratch, a.stream);
+            const void* in[kRegionMaxInputs];
+            void* out[kRegionMaxOutputs] = {a.out[0].data};
+            in[0] = product;
+            for (size_t k = 2; k < a.in.size(); ++k) in[k - 1] = a.in[k].data;
+            launch_region(*prog, in, out, a.out[0].numel, a.stream);
+          },
+          scratch};
+}
+
+}  // namespace
+
+void register_region(KernelTable& t) {
+  t[static_cast<size_t>(Op::elementwise_region)] = {claims_region, make_region};
+  t[static_cast<size_t>(Op::fused_dot)] = {claims_fused_dot, make_fused_dot};
+}
+
+}  // namespace rlx::backends::cuda

@@ -1,0 +1,146 @@
+// The cuda device: registration and claims everywhere it is built; execution against the
+// reference where a GPU is usable (elsewhere those tests skip and say why).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "common/op_cases.h"
+#include "passes/legalize.h"
+#include "rlx/error.h"
+#include "rlx/ops.h"
+#include "rlx/session.h"
+#include "runtime/registry.h"
+
+using namespace rlx;
+
+namespace {
+
+const DeviceInfo* cuda_info() {
+  static std::vector<DeviceInfo> devs = devices();
+  for (const auto& d : devs)
+    if (d.name == "cuda") return &d;
+  return nullptr;
+}
+
+#define REQUIRE_GPU()                                                          \
+  do {                                                                         \
+    const DeviceInfo* info = cuda_info();                                      \
+    ASSERT_NE(info, nullptr);                                                  \
+    if (!info->available) GTEST_SKIP() << "cuda unavailable: " << info->reason; \
+  } while (0)
+
+Tensor random_tensor(std::vector<int64_t> shape, uint32_t seed, double scale = 1.0) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0.0, scale);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (auto& x : v) x = normal(rng);
+  return Tensor::from_f64(DType::f32, shape, v);
+}
+
+// A small transformer block: layer norm, attention through the HIR op, a GELU MLP, softmax.
+Graph block(const Tensor& w1, const Tensor& w2) {
+  Graph g("block");
+  Value x = g.input("x", DType::f32, {Dim::symbol("B"), Dim(16), Dim(32)});
+  Value h = layer_norm(x, std::nullopt, std::nullopt);
+  Value q = reshape(h, {Dim::symbol("B"), Dim(16), Dim(4), Dim(8)});
+  Value qt = transpose(q, {0, 2, 1, 3});
+  Value a = op("attention", {qt, qt, qt}, "mask=causal")[0];
+  Value y = reshape(transpose(a, {0, 2, 1, 3}), {Dim::symbol("B"), Dim(16), Dim(32)}) + x;
+  Value m = linear(gelu(linear(y, constant(g, w1))), constant(g, w2));
+  g.set_outputs({softmax(m + y), reduce_sum(m, {1})});
+  return g;
+}
+
+}  // namespace
+
+TEST(CudaDevice, RegisteredWithAReasonWhenUnavailable) {
+  const DeviceInfo* info = cuda_info();
+  ASSERT_NE(info, nullptr) << "the cuda backend is built but not registered";
+  EXPECT_GT(info->native_ops, 50);
+  if (!info->available) {
+    EXPECT_FALSE(info->reason.empty());
+    std::printf("cuda unavailable here: %s\n", info->reason.c_str());
+    try {
+      Session s("cuda");
+      FAIL() << "a session on an unavailable device must fail";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::unsupported);
+      EXPECT_NE(std::string(e.what()).find(info->reason), std::string::npos) << e.what();
+    }
+  } else {
+    std::printf("cuda: %s\n", info->description.c_str());
+  }
+}
+
+// Claims never depend on the GPU, so legalization is checked on every machine that builds it.
+TEST(CudaDevice, TransformerOpsAreNative) {
+  runtime::Backend& cuda = runtime::backend("cuda");
+  for (ir::Op op : {ir::Op::attention, ir::Op::layer_norm, ir::Op::rms_norm, ir::Op::softmax, ir::Op::rope, ir::Op::dot_general,
+                    ir::Op::elementwise_region, ir::Op::fused_dot}) {
+    auto cases = rlx::testing::op_cases(op, 1);
+    ASSERT_FALSE(cases.empty());
+    int native = 0;
+    for (const auto& c : cases) {
+      if (c.dtype != DType::f32) continue;
+      passes::DispatchReport rep;
+      EXPECT_NO_THROW(passes::legalize(c.graph, cuda, {}, rep)) << c.name;
+      native += rep.rows[ir::op_keyword(op)].native;
+    }
+    EXPECT_GT(native, 0) << ir::op_keyword(op) << " has no native f32 case on cuda";
+  }
+}
+
+TEST(CudaDevice, BlockMatchesReference) {
+  REQUIRE_GPU();
+  Tensor w1 = random_tensor({64, 32}, 1, 0.2), w2 = random_tensor({32, 64}, 2, 0.2);
+  Graph g = block(w1, w2);
+  CompiledModel gpu = Session("cuda").compile(g), ref = Session("reference").compile(g);
+  for (int64_t batch : {1, 3}) {
+    Tensor x = random_tensor({batch, 16, 32}, 3 + static_cast<uint32_t>(batch));
+    auto want = ref.run({x}), got = gpu.run({x});
+    for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(rlx::testing::compare_tensors(want[k], got[k], DType::f32), "") << "output " << k;
+  }
+}
+
+TEST(CudaDevice, ConcurrentRunsAgree) {
+  REQUIRE_GPU();
+  Graph g = block(random_tensor({64, 32}, 1, 0.2), random_tensor({32, 64}, 2, 0.2));
+  CompiledModel gpu = Session("cuda").compile(g);
+  Tensor x = random_tensor({2, 16, 32}, 7);
+  std::vector<Tensor> first = gpu.run({x});
+  std::vector<std::thread> threads;
+  std::vector<int> bad(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        auto out = gpu.run({x});
+        if (!out[0].bytes_equal(first[0]) || !out[1].bytes_equal(first[1])) ++bad[static_cast<size_t>(t)];
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int b : bad) EXPECT_EQ(b, 0);
+}
+
+TEST(CudaDevice, IndexOutOfRangeIsAnError) {
+  REQUIRE_GPU();
+  Graph g("gather");
+  Value x = g.input("x", DType::f32, {Dim(5), Dim(3)});
+  Value i = g.input("i", DType::i64, {Dim(4)});
+  g.set_outputs({gather(x, i, 0)});
+  CompiledModel m = Session("cuda").compile(g);
+  Tensor idx = Tensor::from_vector(std::vector<int64_t>{0, 4, 7, 1}, {4});
+  try {
+    m.run({random_tensor({5, 3}, 1), idx});
+    FAIL() << "an index out of range must not pass silently";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::runtime);
+    EXPECT_NE(std::string(e.what()).find("index 7 is out of range [0, 5)"), std::string::npos) << e.what();
+  }
+  // the context that saw the error is reusable
+  Tensor ok = Tensor::from_vector(std::vector<int64_t>{0, 4, 2, 1}, {4});
+  EXPECT_NO_THROW(m.run({random_tensor({5, 3}, 1), ok}));
+}
