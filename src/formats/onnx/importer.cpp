@@ -44,6 +44,7 @@ const OpTable& table() {
     register_signal(r);
     register_contrib(r);
     register_sequence(r);
+    register_dynamic(r);
     return r;
   }();
   return t;

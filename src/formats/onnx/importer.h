@@ -163,6 +163,7 @@ void register_loss(OpTable& t);
 void register_signal(OpTable& t);
 void register_contrib(OpTable& t);
 void register_sequence(OpTable& t);
+void register_dynamic(OpTable& t);
 
 // Integer elements of a tensor, exact for i64 (int64 max included).
 std::vector<int64_t> tensor_ints(const Tensor& t);

@@ -70,6 +70,7 @@ std::vector<IValue> loop(NodeCtx& c) {
   size_t n_carried = c.values_in().size() > 2 ? c.values_in().size() - 2 : 0;
   std::vector<IValue> carried;
   for (size_t i = 0; i < n_carried; ++i) carried.push_back(c.value_in(2 + i));
+  if (static_cast<size_t>(body.output_size()) < 1 + n_carried) c.invalid("the body has fewer outputs than the condition and carried values");
   size_t n_scan = static_cast<size_t>(body.output_size()) - 1 - n_carried;
   std::vector<std::vector<ValueId>> scans(n_scan);
   for (int64_t it = 0; it < trip; ++it) {
@@ -107,8 +108,11 @@ std::vector<ValueId> scan_core(NodeCtx& c, std::vector<ValueId> state, std::vect
   size_t n_out = static_cast<size_t>(body.output_size()) - n_state;
   if (xs.empty()) c.invalid("a Scan without scan inputs");
   Dim len = b.shape(xs[0])[static_cast<size_t>(in_axes[0])];
+  for (size_t k = 1; k < xs.size(); ++k)
+    if (b.shape(xs[k])[static_cast<size_t>(in_axes[k])] != len) c.invalid("scan inputs of different lengths");
   if (!len.is_static()) c.fail("a scan over a symbolic length");
   int64_t n = len.value();
+  if (n == 0 && n_out > 0) c.fail("a scan of length 0 (its outputs' shapes are unknown)");
   if (n > kMaxUnroll) c.fail(cat("a scan of ", n, " steps (unrolling stops at ", kMaxUnroll, ")"));
   std::vector<std::vector<ValueId>> outs(n_out);
   for (int64_t t = 0; t < n; ++t) {
@@ -125,9 +129,8 @@ std::vector<ValueId> scan_core(NodeCtx& c, std::vector<ValueId> state, std::vect
   std::vector<ValueId> result = state;
   for (size_t i = 0; i < n_out; ++i) {
     if (out_dirs[i]) std::reverse(outs[i].begin(), outs[i].end());
-    int64_t ax = out_axes[i];
     int64_t r = static_cast<int64_t>(b.rank(outs[i][0])) + 1;
-    if (ax < 0) ax += r;
+    int64_t ax = c.axis(out_axes[i], r);
     std::vector<ValueId> parts;
     for (ValueId v : outs[i]) parts.push_back(insert_axes(b, v, {ax}));
     result.push_back(b.concat(parts, ax));
@@ -142,7 +145,9 @@ std::vector<ValueId> scan(NodeCtx& c) {
   size_t first = c.opset < 9 ? 1 : 0;  // opset 8 starts with sequence_lens
   std::vector<ValueId> all;
   for (size_t i = first; i < c.num_inputs(); ++i) all.push_back(c.in(i));
+  if (n_scan_in <= 0 || static_cast<size_t>(n_scan_in) > all.size()) c.invalid(cat("num_scan_inputs ", n_scan_in, " does not fit ", all.size(), " inputs"));
   size_t n_state = all.size() - static_cast<size_t>(n_scan_in);
+  if (static_cast<size_t>(body.output_size()) < n_state) c.invalid("the body has fewer outputs than state variables");
   size_t n_out = static_cast<size_t>(body.output_size()) - n_state;
   std::vector<ValueId> state(all.begin(), all.begin() + static_cast<int64_t>(n_state));
   std::vector<ValueId> xs(all.begin() + static_cast<int64_t>(n_state), all.end());
@@ -151,12 +156,15 @@ std::vector<ValueId> scan(NodeCtx& c) {
     Ints in_dirs = c.attr_ints("scan_input_directions", Ints(xs.size(), 0));
     Ints out_axes = c.attr_ints("scan_output_axes", Ints(n_out, 0));
     Ints out_dirs = c.attr_ints("scan_output_directions", Ints(n_out, 0));
+    if (in_axes.size() != xs.size() || in_dirs.size() != xs.size() || out_axes.size() != n_out || out_dirs.size() != n_out)
+      c.invalid("scan_input/output_axes/directions must have one entry per scan input/output");
     for (size_t k = 0; k < xs.size(); ++k) in_axes[k] = c.axis(in_axes[k], c.rank(xs[k]));
     return scan_core(c, state, xs, in_axes, in_dirs, out_axes, out_dirs);
   }
   // Opset 8: a leading batch axis on everything; scan axis 1; `directions` per input.
   if (c.has(0)) c.fail("sequence_lens (variable-length batches)");
   Ints dirs = c.attr_ints("directions", Ints(xs.size(), 0));
+  if (dirs.size() != xs.size()) c.invalid("directions must have one entry per scan input");
   Dim batch = b.shape(xs[0])[0];
   if (!batch.is_static()) c.fail("a symbolic batch");
   std::vector<std::vector<ValueId>> per(n_state + n_out);
