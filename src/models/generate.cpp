@@ -15,6 +15,14 @@ CompiledModel compile(const LlamaSpec& spec, const LlamaWeights& w, const LlamaG
   return Session(device).compile(Graph(std::make_shared<ir::Graph>(build_llama_graph(spec, w, o))));
 }
 
+bool use_bf16_prefill(const LlamaWeights& w, const LlamaRunnerOptions& o) {
+  if (o.prefill_bf16 != "auto" && o.prefill_bf16 != "on" && o.prefill_bf16 != "off")
+    throw Error(ErrorKind::invalid_argument, cat("prefill_bf16 must be auto, on or off, got '", o.prefill_bf16, "'"));
+  bool all_f32 = true;
+  for (const auto& [name, x] : w) all_f32 = all_f32 && !x.is_packed() && x.dense.dtype() == DType::f32;
+  return o.prefill_bf16 == "on" || (o.prefill_bf16 == "auto" && !all_f32);
+}
+
 LlamaGraphOptions decode_options(const LlamaRunnerOptions& o) {
   LlamaGraphOptions g;
   g.fixed_seq = 1;
@@ -29,6 +37,11 @@ LlamaRunner::LlamaRunner(const LlamaSpec& spec, const LlamaWeights& weights, con
       options_(options),
       prefill_(compile(spec, weights, LlamaGraphOptions{}, options.device)),
       decode_(compile(spec, weights, decode_options(options), options.device)) {
+  if (use_bf16_prefill(weights, options)) {
+    LlamaGraphOptions g;
+    g.bf16_activations = true;
+    prefill_bf16_ = compile(spec, weights, g, options.device);
+  }
   logits_ = Tensor::zeros(DType::f32, {1, spec.vocab_size});
 }
 
@@ -58,7 +71,9 @@ const Tensor& LlamaRunner::forward(const std::vector<int32_t>& ids) {
     throw Error(ErrorKind::invalid_argument, cat("the KV cache holds ", capacity_, " positions; ", length_, " are used and ", n, " more were given"));
   for (int32_t id : ids)
     if (id < 0 || id >= spec_.vocab_size) throw Error(ErrorKind::invalid_argument, cat("token id ", id, " is outside the vocabulary of ", spec_.vocab_size));
-  return n == 1 ? run(decode_, ids, 1) : run(prefill_, ids, prefill_rows(n));
+  if (n == 1) return run(decode_, ids, 1);
+  int64_t rows = prefill_rows(n);
+  return run(prefill_bf16_ && rows >= options_.bf16_rows ? *prefill_bf16_ : prefill_, ids, rows);
 }
 
 const Tensor& LlamaRunner::run(const CompiledModel& model, const std::vector<int32_t>& ids, int64_t rows) {

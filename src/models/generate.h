@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ struct LlamaRunnerOptions {
   // Dense bf16 matrices in the decode graph: "auto" (decode-on-the-fly dequant_matmul), "gemm"
   // or "packed"; prefill always multiplies through GEMMs (AMX on the cpu device).
   std::string decode_half_matmul = "auto";
+  // Prefill matmuls of quantized or bf16 weights with bf16 activations (AMX on the cpu device)
+  // for prompts of at least `bf16_rows` rows: "auto" (yes unless every matrix is f32), "on" or
+  // "off". Shorter prompts and decode keep f32 activations.
+  std::string prefill_bf16 = "auto";
+  int64_t bf16_rows = 64;
   // Prompts are padded to a bucket (powers of two from 16) so a handful of prefill shapes
   // serve every prompt; off: one shape per prompt length.
   bool bucket_prompts = true;
@@ -47,6 +53,7 @@ class LlamaRunner {
   LlamaSpec spec_;
   LlamaRunnerOptions options_;
   CompiledModel prefill_, decode_;
+  std::optional<CompiledModel> prefill_bf16_;  // long prompts, when the policy asks for it
   std::vector<Tensor> caches_;  // k.0, v.0, k.1, …
   std::vector<Tensor> inputs_, outputs_;
   Tensor logits_;

@@ -62,8 +62,12 @@ class LlamaEmitter {
   }
 
   ValueId dequant_matmul(ValueId x, const Tensor& packed, quant::BlockType t, int64_t n, int64_t k) {
-    return b_.emit1(Op::dequant_matmul, {x, b_.constant(packed)},
-                    Attrs{{"type", std::string(quant::block_type_name(t))}, {"n", n}, {"k", k}});
+    Attrs a{{"type", std::string(quant::block_type_name(t))}, {"n", n}, {"k", k}};
+    if (opt_.bf16_activations) {
+      a.set("out", DType::f32);
+      x = b_.cast(x, DType::bf16);
+    }
+    return b_.emit1(Op::dequant_matmul, {x, b_.constant(packed)}, a);
   }
 
   ValueId rms_norm(ValueId x, const std::string& name, int64_t n) {

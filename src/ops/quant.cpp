@@ -64,17 +64,22 @@ std::vector<Type> infer_dequant_matmul(Op op, const std::vector<Type>& in, const
   if (!ok) type_error(op, cat("a [", n, ", ", k, "] ", quant::block_type_name(t), " weight is u8[", n, ", ", rb, "] or u8[", n * rb, "], got ", shape_str(w)));
   Shape out = x;
   out.back() = Dim(n);
-  return {{in[0].dtype, out}};
+  DType od = in[0].dtype;
+  if (auto* o = a.find("out")) od = std::get<DType>(*o);
+  if (!is_float(od)) type_error(op, cat("out must be a float type, got ", dtype_name(od)));
+  return {{od, out}};
 }
 
-// Half-precision x is widened: the product is taken at the weights' f32 precision and only
-// the result is rounded to x's dtype.
+// Products accumulate in f32 (f64 for f64 x). Half-precision x multiplies the weights rounded
+// to its own dtype (bf16 × bf16 products are exact in f32: what AMX computes).
 std::vector<ValueId> decompose_dequant_matmul(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
   Shape ws = {Dim(a.i("n")), Dim(a.i("k"))};
   ValueId w = b.emit1(Op::dequantize, {in[1]}, Attrs{{"type", a.s("type")}, {"shape", ws}});
   DType d = b.dtype(in[0]);
   DType cd = d == DType::f64 ? d : DType::f32;
-  return {b.cast(b.emit1(Op::linear, {b.cast(in[0], cd), b.cast(w, cd)}), d)};
+  if (d == DType::bf16 || d == DType::f16) w = b.cast(w, d);
+  DType od = a.has("out") ? a.dtype("out") : d;
+  return {b.cast(b.emit1(Op::linear, {b.cast(in[0], cd), b.cast(w, cd)}), od)};
 }
 
 }  // namespace

@@ -487,6 +487,10 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{DType::f32, S({2, 3, K})}}, w}, a, "six rows");
         add({{{DType::f32, S({20, K})}}, w}, a, "tiles + GEMM");
         add({{{DType::bf16, S({3, K})}}, w}, a, "bf16 x");
+        Attrs f32_out = a;
+        f32_out.set("out", DType::f32);
+        add({{{DType::bf16, S({2, K})}}, w}, f32_out, "bf16 x, f32 out");
+        add({{{DType::bf16, S({2, 9, K})}}, w}, f32_out, "bf16 x, f32 out, GEMM (AMX)");
         add({{{DType::f32, S({2, K})}}, {{DType::u8, S({N * rb})}, Fill::packed, i}}, a, "flat bytes");
       }
       break;

@@ -2,9 +2,11 @@
 // Few rows of x (decoding): every weight row is decoded on the fly, 16 values at a time into
 // AVX-512 registers, and multiplied into up to four rows of x at once; rows of W split across
 // threads and are prefetched ahead, so decode runs at memory bandwidth. Many rows (prefill):
-// tiles of W are decoded to f32 once and multiplied by a BLAS GEMM. Types without an AVX-512
-// decoder (and machines without AVX-512) decode blocks with the shared ggml decoders.
+// tiles of W are decoded once and multiplied by a GEMM: oneDNN's bf16 matmul (AMX) when x is
+// bf16 (the graph asked for bf16 products) and the CPU has bf16 units, OpenBLAS f32 otherwise. Types without an AVX-512 decoder (and machines without AVX-512) decode blocks with
+// the shared ggml decoders.
 #include <cblas.h>
+#include <omp.h>
 // GCC 12's AVX-512 intrinsics build their "undefined" vectors by self-initialization, which
 // -Wuninitialized flags in every caller (GCC PR 105593).
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -15,6 +17,7 @@
 #include <cstring>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/onednn_matmul.h"
 #include "util/quant_blocks.h"
 
 namespace rlx::backends::cpu {
@@ -149,9 +152,17 @@ struct DecBF16 {
   }
 };
 
+// Rounds to the nearest bf16 (kept in f32 lanes): weights multiplied by bf16 activations.
+RLX_AVX512 inline __m512 round_bf16(__m512 v) {
+  __m512i u = _mm512_castps_si512(v);
+  __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  u = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
+  return _mm512_castsi512_ps(_mm512_and_si512(u, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+
 // out[m] = Σ_k w[k] · x[m·ldx + k] for one packed row of `nblk` blocks and M rows of x.
 // Four independent FMA chains in flight whatever M is.
-template <class D, int M>
+template <class D, int M, bool RoundW>
 RLX_AVX512 void dot_row(const uint8_t* w, int64_t nblk, const float* x, int64_t ldx, float* out) {
   constexpr int NA = M >= 4 ? 1 : 4 / M;
   constexpr int kChunks = D::kElems / 16;
@@ -164,6 +175,7 @@ RLX_AVX512 void dot_row(const uint8_t* w, int64_t nblk, const float* x, int64_t 
     auto s = D::prep(w);
     for (int c = 0; c < kChunks; ++c) {
       __m512 v = D::chunk(w, s, c);
+      if constexpr (RoundW) v = round_bf16(v);
       for (int m = 0; m < M; ++m) acc[m][c % NA] = _mm512_fmadd_ps(v, _mm512_loadu_ps(x + m * ldx + 16 * c), acc[m][c % NA]);
     }
   }
@@ -180,6 +192,107 @@ RLX_AVX512 void decode_row(const uint8_t* w, int64_t nblk, float* y) {
   for (int64_t b = 0; b < nblk; ++b, w += D::kBytes, y += D::kElems) {
     auto s = D::prep(w);
     for (int c = 0; c < kChunks; ++c) _mm512_storeu_ps(y + 16 * c, D::chunk(w, s, c));
+  }
+}
+
+// Sums of x over each run of 16 (and 32) values: the K-quants' offsets (Q4_K's mins, Q6_K's
+// -32) then cost one vector FMA per super-block instead of one per 16 values.
+struct XSums {
+  const float* s16 = nullptr;  // [M][k / 16]
+  const float* s32 = nullptr;  // [M][k / 32]
+  int64_t ld16 = 0, ld32 = 0;
+};
+
+// Q4_K: Σ_g d·sc_g·Σ q·x − dmin·Σ_g mn_g·Σx_g over the 8 groups of 32 of each super-block.
+template <int M>
+RLX_AVX512 void dot_q4_k(const uint8_t* w, int64_t nblk, const float* x, int64_t ldx, const XSums& xs, float* out) {
+  __m512 acc[M][2];
+  __m256 macc[M];
+  for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm512_setzero_ps(), macc[m] = _mm256_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  for (int64_t b = 0; b < nblk; ++b, w += 144) {
+    for (int p = 0; p < 144; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + 2048 + p, _MM_HINT_T0);
+    DecQ4_K::State st = DecQ4_K::prep(w);  // sc = d·scale, mn = −dmin·min
+    __m256 mn = _mm256_load_ps(st.mn);
+    for (int m = 0; m < M; ++m) macc[m] = _mm256_fmadd_ps(mn, _mm256_loadu_ps(xs.s32 + m * xs.ld32 + 8 * b), macc[m]);
+    const float* xb = x + 256 * b;
+    for (int j = 0; j < 4; ++j) {
+      __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16 + 32 * j));
+      __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+      __m512 q0 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(lo)));
+      __m512 q1 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(lo, 1)));
+      __m512 q2 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(hi)));
+      __m512 q3 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(hi, 1)));
+      __m512 s_lo = _mm512_set1_ps(st.sc[2 * j]), s_hi = _mm512_set1_ps(st.sc[2 * j + 1]);
+      for (int m = 0; m < M; ++m) {
+        const float* xj = xb + m * ldx + 64 * j;
+        __m512 a = _mm512_fmadd_ps(q1, _mm512_loadu_ps(xj + 16), _mm512_mul_ps(q0, _mm512_loadu_ps(xj)));
+        __m512 c = _mm512_fmadd_ps(q3, _mm512_loadu_ps(xj + 48), _mm512_mul_ps(q2, _mm512_loadu_ps(xj + 32)));
+        acc[m][0] = _mm512_fmadd_ps(s_lo, a, acc[m][0]);
+        acc[m][1] = _mm512_fmadd_ps(s_hi, c, acc[m][1]);
+      }
+    }
+  }
+  for (int m = 0; m < M; ++m) {
+    __m256 t = macc[m];
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    out[m] = _mm512_reduce_add_ps(_mm512_add_ps(acc[m][0], acc[m][1])) + _mm_cvtss_f32(h);
+  }
+}
+
+// Q6_K: Σ_c d·sc_c·(Σ q·x − 32·Σx) over the 16 runs of 16 of each super-block.
+template <int M>
+RLX_AVX512 void dot_q6_k(const uint8_t* w, int64_t nblk, const float* x, int64_t ldx, const XSums& xs, float* out) {
+  __m512 acc[M][2], macc[M];
+  for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = macc[m] = _mm512_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x03), m30 = _mm256_set1_epi8(0x30);
+  alignas(64) float sc[16];
+  for (int64_t b = 0; b < nblk; ++b, w += 210) {
+    for (int p = 0; p < 210; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + 2048 + p, _MM_HINT_T0);
+    __m512 scv = _mm512_mul_ps(_mm512_set1_ps(f16_at(w + 208)),
+                               _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 192)))));
+    _mm512_store_ps(sc, scv);
+    __m512 off = _mm512_mul_ps(scv, _mm512_set1_ps(-32.0f));
+    for (int m = 0; m < M; ++m) macc[m] = _mm512_fmadd_ps(off, _mm512_loadu_ps(xs.s16 + m * xs.ld16 + 16 * b), macc[m]);
+    const float* xb = x + 256 * b;
+    for (int h = 0; h < 2; ++h) {
+      const uint8_t* ql = w + 64 * h;
+      __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+      __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+      __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 128 + 32 * h));
+      __m256i q[4] = {
+          _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
+          _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30)),
+      };
+      for (int t = 0; t < 4; ++t) {
+        __m512 qa = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(q[t])));
+        __m512 qb = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(q[t], 1)));
+        __m512 sa = _mm512_set1_ps(sc[8 * h + 2 * t]), sb = _mm512_set1_ps(sc[8 * h + 2 * t + 1]);
+        for (int m = 0; m < M; ++m) {
+          const float* xt = xb + m * ldx + 128 * h + 32 * t;
+          acc[m][0] = _mm512_fmadd_ps(sa, _mm512_mul_ps(qa, _mm512_loadu_ps(xt)), acc[m][0]);
+          acc[m][1] = _mm512_fmadd_ps(sb, _mm512_mul_ps(qb, _mm512_loadu_ps(xt + 16)), acc[m][1]);
+        }
+      }
+    }
+  }
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[m][0], acc[m][1]), macc[m]));
+}
+
+// Rows decoded straight to bf16 (round to nearest even), the B operand of the AMX GEMM.
+template <class D>
+RLX_AVX512 void decode_row_bf16(const uint8_t* w, int64_t nblk, uint16_t* y) {
+  constexpr int kChunks = D::kElems / 16;
+  for (int64_t b = 0; b < nblk; ++b, w += D::kBytes, y += D::kElems) {
+    auto s = D::prep(w);
+    for (int c = 0; c < kChunks; ++c) {
+      __m512i u = _mm512_srli_epi32(_mm512_castps_si512(round_bf16(D::chunk(w, s, c))), 16);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + 16 * c), _mm512_cvtepi32_epi16(u));
+    }
   }
 }
 
@@ -201,11 +314,17 @@ float dot_f32(const float* a, const float* b, int64_t n) {
 
 // Functions of one packed type: dot of one row with M ≤ 4 rows of x, and decode of rows.
 struct RowFns {
-  void (*dot)(BlockType t, const uint8_t* w, int64_t k, const float* x, int64_t ldx, int M, float* out);
+  // round_w: the weights are rounded to bf16 first (x was bf16).
+  void (*dot)(BlockType t, const uint8_t* w, int64_t k, const float* x, int64_t ldx, const XSums& xs, int M, float* out, bool round_w);
   void (*decode)(BlockType t, const uint8_t* w, int64_t k, float* y);
+  void (*decode_bf16)(BlockType t, const uint8_t* w, int64_t k, uint16_t* y);
 };
 
-void generic_dot(BlockType t, const uint8_t* w, int64_t k, const float* x, int64_t ldx, int M, float* out) {
+void round_to_bf16(float* v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) v[i] = bf16_to_f32(f32_to_bf16(v[i]));
+}
+
+void generic_dot(BlockType t, const uint8_t* w, int64_t k, const float* x, int64_t ldx, const XSums&, int M, float* out, bool round_w) {
   int64_t be = quant::block_elems(t), bb = quant::block_bytes(t);
   int64_t per = std::max<int64_t>(1, 256 / be);  // decode ~256 values at a time into L1
   alignas(64) float buf[256];
@@ -213,104 +332,221 @@ void generic_dot(BlockType t, const uint8_t* w, int64_t k, const float* x, int64
   for (int64_t k0 = 0; k0 < k; k0 += per * be) {
     int64_t n = std::min(per * be, k - k0);
     quant::decode_blocks(t, w + k0 / be * bb, n / be, buf);
+    if (round_w) round_to_bf16(buf, n);
     for (int m = 0; m < M; ++m) out[m] += dot_f32(buf, x + m * ldx + k0, n);
   }
 }
 
 void generic_decode(BlockType t, const uint8_t* w, int64_t k, float* y) { quant::decode_blocks(t, w, k / quant::block_elems(t), y); }
 
-template <class D>
-void fast_dot(BlockType, const uint8_t* w, int64_t k, const float* x, int64_t ldx, int M, float* out) {
-  int64_t nblk = k / D::kElems;
+void generic_decode_bf16(BlockType t, const uint8_t* w, int64_t k, uint16_t* y) {
+  thread_local std::vector<float> row;
+  row.resize(static_cast<size_t>(k));
+  generic_decode(t, w, k, row.data());
+  for (int64_t i = 0; i < k; ++i) y[i] = f32_to_bf16(row[static_cast<size_t>(i)]);
+}
+
+template <class D, bool RoundW>
+void fast_dot_m(const uint8_t* w, int64_t nblk, const float* x, int64_t ldx, int M, float* out) {
   switch (M) {
-    case 1: return dot_row<D, 1>(w, nblk, x, ldx, out);
-    case 2: return dot_row<D, 2>(w, nblk, x, ldx, out);
-    case 3: return dot_row<D, 3>(w, nblk, x, ldx, out);
-    default: return dot_row<D, 4>(w, nblk, x, ldx, out);
+    case 1: return dot_row<D, 1, RoundW>(w, nblk, x, ldx, out);
+    case 2: return dot_row<D, 2, RoundW>(w, nblk, x, ldx, out);
+    case 3: return dot_row<D, 3, RoundW>(w, nblk, x, ldx, out);
+    default: return dot_row<D, 4, RoundW>(w, nblk, x, ldx, out);
+  }
+}
+
+template <class D>
+void fast_dot(BlockType, const uint8_t* w, int64_t k, const float* x, int64_t ldx, const XSums&, int M, float* out, bool round_w) {
+  if (round_w) return fast_dot_m<D, true>(w, k / D::kElems, x, ldx, M, out);
+  fast_dot_m<D, false>(w, k / D::kElems, x, ldx, M, out);
+}
+
+// The K-quants' own dot products (f32 activations); bf16 activations take the generic path,
+// which rounds every decoded weight.
+template <class D, void (*F1)(const uint8_t*, int64_t, const float*, int64_t, const XSums&, float*),
+          void (*F2)(const uint8_t*, int64_t, const float*, int64_t, const XSums&, float*),
+          void (*F3)(const uint8_t*, int64_t, const float*, int64_t, const XSums&, float*),
+          void (*F4)(const uint8_t*, int64_t, const float*, int64_t, const XSums&, float*)>
+void kquant_dot(BlockType t, const uint8_t* w, int64_t k, const float* x, int64_t ldx, const XSums& xs, int M, float* out, bool round_w) {
+  if (round_w) return fast_dot<D>(t, w, k, x, ldx, xs, M, out, true);
+  int64_t nblk = k / 256;
+  switch (M) {
+    case 1: return F1(w, nblk, x, ldx, xs, out);
+    case 2: return F2(w, nblk, x, ldx, xs, out);
+    case 3: return F3(w, nblk, x, ldx, xs, out);
+    default: return F4(w, nblk, x, ldx, xs, out);
   }
 }
 
 template <class D>
 void fast_decode(BlockType, const uint8_t* w, int64_t k, float* y) { decode_row<D>(w, k / D::kElems, y); }
 
+template <class D>
+void fast_decode_bf16(BlockType, const uint8_t* w, int64_t k, uint16_t* y) { decode_row_bf16<D>(w, k / D::kElems, y); }
+
 RowFns row_fns(BlockType t, int64_t k) {
   if (has_avx512()) {
     switch (t) {
-      case BlockType::q8_0: return {fast_dot<DecQ8_0>, fast_decode<DecQ8_0>};
-      case BlockType::q4_0: return {fast_dot<DecQ4_0>, fast_decode<DecQ4_0>};
-      case BlockType::q4_k: return {fast_dot<DecQ4_K>, fast_decode<DecQ4_K>};
-      case BlockType::q6_k: return {fast_dot<DecQ6_K>, fast_decode<DecQ6_K>};
+      case BlockType::q8_0: return {fast_dot<DecQ8_0>, fast_decode<DecQ8_0>, fast_decode_bf16<DecQ8_0>};
+      case BlockType::q4_0: return {fast_dot<DecQ4_0>, fast_decode<DecQ4_0>, fast_decode_bf16<DecQ4_0>};
+      case BlockType::q4_k:
+        return {kquant_dot<DecQ4_K, dot_q4_k<1>, dot_q4_k<2>, dot_q4_k<3>, dot_q4_k<4>>, fast_decode<DecQ4_K>, fast_decode_bf16<DecQ4_K>};
+      case BlockType::q6_k:
+        return {kquant_dot<DecQ6_K, dot_q6_k<1>, dot_q6_k<2>, dot_q6_k<3>, dot_q6_k<4>>, fast_decode<DecQ6_K>, fast_decode_bf16<DecQ6_K>};
       case BlockType::f16:
-        if (k % 16 == 0) return {fast_dot<DecF16>, fast_decode<DecF16>};
+        if (k % 16 == 0) return {fast_dot<DecF16>, fast_decode<DecF16>, fast_decode_bf16<DecF16>};
         break;
       case BlockType::bf16:
-        if (k % 16 == 0) return {fast_dot<DecBF16>, fast_decode<DecBF16>};
+        if (k % 16 == 0) return {fast_dot<DecBF16>, fast_decode<DecBF16>, fast_decode_bf16<DecBF16>};
         break;
       default: break;
     }
   }
-  return {generic_dot, generic_decode};
+  return {generic_dot, generic_decode, generic_decode_bf16};
 }
 
 // Rows of x at which decoding tiles of W for a GEMM beats decoding per dot product.
 constexpr int64_t kGemmRows = 16;
-constexpr int64_t kTileRows = 64;
+constexpr int64_t kTileRows = 256;
+bool has_bf16_gemm() {
+  static const bool yes = onednn_available() && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
+  return yes;
+}
 
-HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph&) {
+// bf16 × bf16 → f32 products of x[M, K] with one decoded tile W[nt, K], written into columns
+// [n0, n0 + nt) of y[M, N]: one oneDNN primitive per tile width, run single-threaded inside
+// each pool thread with its own scratchpad.
+struct TileGemm {
+  struct Prim {
+    dnnl::matmul prim;
+    dnnl::memory::desc a, b, c, scratch;
+  };
+  std::vector<Prim> prims;  // [0]: full tiles, [1]: the last, narrower one (if any)
+  int64_t M = 0, K = 0, N = 0;
+
+  TileGemm(int64_t m, int64_t k, int64_t n) : M(m), K(k), N(n) {
+    using dt = dnnl::memory::data_type;
+    for (int64_t nt : {std::min(kTileRows, N), N % kTileRows}) {
+      if (nt == 0 || (!prims.empty() && N <= kTileRows)) break;
+      Prim p;
+      p.a = dnnl::memory::desc({M, K}, dt::bf16, dnnl::memory::dims{K, 1});
+      p.b = dnnl::memory::desc({K, nt}, dt::bf16, dnnl::memory::dims{1, K});
+      p.c = dnnl::memory::desc({M, nt}, dt::f32, dnnl::memory::dims{N, 1});
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.c), attr, onednn_engine());
+      p.prim = dnnl::matmul(pd);
+      p.scratch = pd.scratchpad_desc();
+      prims.push_back(std::move(p));
+    }
+  }
+
+  void run(const uint16_t* x16, const uint16_t* tile16, int64_t nt, float* y_cols) const {
+    omp_set_num_threads(1);  // oneDNN's OpenMP stays single-threaded inside our pool threads
+    const Prim& p = nt == std::min(kTileRows, N) ? prims[0] : prims.back();
+    thread_local dnnl::stream stream(onednn_engine());
+    thread_local std::vector<uint8_t> scratch;
+    if (scratch.size() < p.scratch.get_size()) scratch.resize(p.scratch.get_size());
+    dnnl::engine& e = onednn_engine();
+    p.prim.execute(stream, {{DNNL_ARG_SRC, dnnl::memory(p.a, e, const_cast<uint16_t*>(x16))},
+                            {DNNL_ARG_WEIGHTS, dnnl::memory(p.b, e, const_cast<uint16_t*>(tile16))},
+                            {DNNL_ARG_DST, dnnl::memory(p.c, e, y_cols)},
+                            {DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratch, e, scratch.data())}});
+  }
+};
+
+HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
   BlockType t = *quant::block_type_from_name(node.attrs.s("type"));
   int64_t N = node.attrs.i("n"), K = node.attrs.i("k");
   int64_t rb = *quant::row_bytes(t, K);
   RowFns fns = row_fns(t, K);
+  bool half_x = lir.type(node.inputs[0]).dtype == DType::bf16;
+  bool half_out = lir.type(node.outputs[0]).dtype == DType::bf16;
+  // Shapes are static in the LIR: bf16 activations get an AMX GEMM plan for this many rows.
+  int64_t rows = shape_numel(lir.type(node.inputs[0]).shape).value() / K;
+  std::shared_ptr<TileGemm> bf16_gemm;
+  if (half_x && rows >= kGemmRows && has_bf16_gemm()) bf16_gemm = std::make_shared<TileGemm>(rows, K, N);
   return [=](const KernelArgs& a) {
     const auto* w = static_cast<const uint8_t*>(a.in[1].data);
     int64_t M = a.in[0].numel / K;
-    bool half = a.in[0].dtype == DType::bf16;
-    // bf16 activations are widened to f32 (and the result narrowed back).
+    // bf16 activations are widened to f32 for the f32 paths; a bf16 result is narrowed at the end.
     thread_local std::vector<float> xs, ys;
     const float* x = a.in[0].as<float>();
     float* y = a.out[0].as<float>();
-    if (half) {
+    if (half_x && !(bf16_gemm && M == bf16_gemm->M)) {
       xs.resize(static_cast<size_t>(M * K));
-      ys.resize(static_cast<size_t>(M * N));
       const auto* xb = a.in[0].as<uint16_t>();
       for (int64_t i = 0; i < M * K; ++i) xs[static_cast<size_t>(i)] = bf16_to_f32(xb[i]);
       x = xs.data();
+    }
+    if (half_out) {
+      ys.resize(static_cast<size_t>(M * N));
       y = ys.data();
     }
+    int64_t tiles = (N + kTileRows - 1) / kTileRows;
+    int64_t tile_grain = std::max<int64_t>(1, tiles / num_threads());
     if (M < kGemmRows) {
+      thread_local std::vector<float> sums;
+      XSums xs;
+      if (K % 32 == 0) {
+        xs.ld16 = K / 16, xs.ld32 = K / 32;
+        sums.resize(static_cast<size_t>(M * (xs.ld16 + xs.ld32)));
+        float* s16 = sums.data();
+        float* s32 = s16 + M * xs.ld16;
+        for (int64_t i = 0; i < M * xs.ld16; ++i) {
+          float acc = 0;
+          for (int j = 0; j < 16; ++j) acc += x[16 * i + j];
+          s16[i] = acc;
+        }
+        for (int64_t i = 0; i < M * xs.ld32; ++i) s32[i] = s16[2 * i] + s16[2 * i + 1];
+        xs.s16 = s16, xs.s32 = s32;
+      }
       rlx::parallel_for(N, std::max<int64_t>(8, 32768 / std::max<int64_t>(1, rb)), [&](int64_t lo, int64_t hi) {
         float out[4];
         for (int64_t n = lo; n < hi; ++n)
           for (int64_t m0 = 0; m0 < M; m0 += 4) {
             int mm = static_cast<int>(std::min<int64_t>(4, M - m0));
-            fns.dot(t, w + n * rb, K, x + m0 * K, K, mm, out);
+            XSums xm = xs;
+            if (xs.s16) xm.s16 += m0 * xs.ld16, xm.s32 += m0 * xs.ld32;
+            fns.dot(t, w + n * rb, K, x + m0 * K, K, xm, mm, out, half_x);
             for (int m = 0; m < mm; ++m) y[(m0 + m) * N + n] = out[m];
           }
       });
+    } else if (bf16_gemm && M == bf16_gemm->M) {
+      const auto* xb = a.in[0].as<uint16_t>();
+      rlx::parallel_for(tiles, tile_grain, [&](int64_t lo, int64_t hi) {
+        thread_local std::vector<uint16_t> tile16;
+        tile16.resize(static_cast<size_t>(kTileRows * K));
+        for (int64_t ti = lo; ti < hi; ++ti) {
+          int64_t n0 = ti * kTileRows, nt = std::min(kTileRows, N - n0);
+          for (int64_t r = 0; r < nt; ++r) fns.decode_bf16(t, w + (n0 + r) * rb, K, tile16.data() + r * K);
+          bf16_gemm->run(xb, tile16.data(), nt, y + n0);
+        }
+      });
     } else {
-      int64_t tiles = (N + kTileRows - 1) / kTileRows;
-      rlx::parallel_for(tiles, 1, [&](int64_t lo, int64_t hi) {
+      rlx::parallel_for(tiles, tile_grain, [&](int64_t lo, int64_t hi) {
         thread_local std::vector<float> tile;
         tile.resize(static_cast<size_t>(kTileRows * K));
         for (int64_t ti = lo; ti < hi; ++ti) {
           int64_t n0 = ti * kTileRows, nt = std::min(kTileRows, N - n0);
           for (int64_t r = 0; r < nt; ++r) fns.decode(t, w + (n0 + r) * rb, K, tile.data() + r * K);
+          if (half_x) round_to_bf16(tile.data(), nt * K);
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(nt), static_cast<int>(K), 1.0f, x,
                       static_cast<int>(K), tile.data(), static_cast<int>(K), 0.0f, y + n0, static_cast<int>(N));
         }
       });
     }
-    if (half) {
+    if (half_out) {
       auto* yb = a.out[0].as<uint16_t>();
       for (int64_t i = 0; i < M * N; ++i) yb[i] = f32_to_bf16(ys[static_cast<size_t>(i)]);
     }
   };
 }
 
-bool claims_dequant_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  return in[0].dtype == DType::f32 || in[0].dtype == DType::bf16;
+bool claims_dequant_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
+  return (in[0].dtype == DType::f32 || in[0].dtype == DType::bf16) && (out[0].dtype == DType::f32 || out[0].dtype == DType::bf16);
 }
-
 // dequantize: rows of packed blocks → f32, split across threads.
 HostKernel make_dequantize(const ir::Node& node, const ir::Graph&) {
   BlockType t = *quant::block_type_from_name(node.attrs.s("type"));
