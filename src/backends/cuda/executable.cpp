@@ -11,7 +11,9 @@
 #include "backends/cuda/constants.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/profile.h"
 #include "passes/memory_plan.h"
+#include "util/flags.h"
 #include "rlx/error.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -37,7 +39,13 @@ struct RunContext {
   ErrorWord* error_host = nullptr;  // pinned
   std::vector<void*> ptr;           // per value
   std::vector<std::vector<DeviceView>> in, out;  // per step
+  int runs = 0;
+  cudaGraphExec_t graph = nullptr;  // the steps, captured on the second run
+  bool graph_failed = false;
+  std::vector<cudaEvent_t> events;  // RLX_CUDA_PROFILE: one before each step and one after the last
   ~RunContext() {
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
+    if (graph) cudaGraphExecDestroy(graph);
     if (stream) cudaStreamDestroy(stream);
     if (error_host) cudaFreeHost(error_host);
   }
@@ -100,12 +108,11 @@ class CudaExecutable : public runtime::Executable {
       if (bytes) check(cudaMemcpyAsync(ctx->ptr[static_cast<size_t>(lir_.inputs()[k])], inputs[k].data(), bytes, cudaMemcpyHostToDevice, s), "copying an input to the device");
     }
     check(cudaMemsetAsync(ctx->error, 0, sizeof(ErrorWord), s), "clearing the error word");
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      const ir::Node& n = lir_.node(steps_[i].node);
-      LaunchArgs a{n, steps_[i].node, ctx->in[i], ctx->out[i], s, static_cast<uint8_t*>(ctx->mem->data()) + scratch_offset_, ctx->error};
-      steps_[i].launch(a);
-      check_launch(a);
-    }
+    if (flags().RLX_CUDA_PROFILE) launch_profiled(*ctx);
+    else if (ctx->graph) check(cudaGraphLaunch(ctx->graph, s), "launching the CUDA graph");
+    else if (ctx->runs >= 1 && !ctx->graph_failed && flags().RLX_CUDA_GRAPHS) capture(*ctx);
+    else launch_steps(*ctx);
+    ++ctx->runs;
     outputs.resize(lir_.outputs().size());
     for (size_t k = 0; k < outputs.size(); ++k) {
       ir::ValueId v = lir_.outputs()[k];
@@ -129,6 +136,63 @@ class CudaExecutable : public runtime::Executable {
   }
 
  private:
+  void launch_steps(RunContext& ctx) {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream,
+                   static_cast<uint8_t*>(ctx.mem->data()) + scratch_offset_, ctx.error};
+      steps_[i].launch(a);
+      check_launch(a);
+    }
+  }
+
+  // The second run records the steps into a CUDA graph (the first ran them eagerly, so every
+  // lazy initialization is done) and later runs replay it: one launch instead of one per step.
+  void capture(RunContext& ctx) {
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal), "beginning a stream capture");
+    try {
+      launch_steps(ctx);
+    } catch (...) {
+      cudaStreamEndCapture(ctx.stream, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    cudaError_t e = cudaStreamEndCapture(ctx.stream, &graph);
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&ctx.graph, graph, 0);
+    if (graph) cudaGraphDestroy(graph);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      ctx.graph = nullptr;
+      ctx.graph_failed = true;
+      if (debug_at(1)) log_line(cat("cuda: graph @", lir_.name, " could not be captured (", cudaGetErrorString(e), "); launching kernels one by one"));
+      launch_steps(ctx);
+      return;
+    }
+    check(cudaGraphLaunch(ctx.graph, ctx.stream), "launching the CUDA graph");
+  }
+
+  void launch_profiled(RunContext& ctx) {
+    if (ctx.events.empty()) {
+      ctx.events.resize(steps_.size() + 1);
+      for (auto& e : ctx.events) check(cudaEventCreate(&e), "creating an event");
+    }
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      check(cudaEventRecord(ctx.events[i], ctx.stream), "recording an event");
+      LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream,
+                   static_cast<uint8_t*>(ctx.mem->data()) + scratch_offset_, ctx.error};
+      steps_[i].launch(a);
+      check_launch(a);
+    }
+    check(cudaEventRecord(ctx.events.back(), ctx.stream), "recording an event");
+    check(cudaEventSynchronize(ctx.events.back()), "profiling");
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, ctx.events[i], ctx.events[i + 1]);
+      const ir::Node& n = lir_.node(steps_[i].node);
+      profile_add(cat(ir::op_keyword(n.op), " ", ir::type_str(lir_.type(n.outputs[0]))), ms);
+    }
+  }
+
   static int64_t numel(const std::vector<int64_t>& s) {
     int64_t n = 1;
     for (int64_t d : s) n *= d;
