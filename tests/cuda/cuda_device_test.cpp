@@ -144,3 +144,47 @@ TEST(CudaDevice, IndexOutOfRangeIsAnError) {
   Tensor ok = Tensor::from_vector(std::vector<int64_t>{0, 4, 2, 1}, {4});
   EXPECT_NO_THROW(m.run({random_tensor({5, 3}, 1), ok}));
 }
+
+// Head dims 32/64/128 with compute=bf16 (or 16-bit inputs) take the tensor-core kernel; odd
+// lengths, GQA, every mask kind and a bias check its tiles' edges.
+TEST(CudaDevice, TensorCoreAttentionMatchesReference) {
+  REQUIRE_GPU();
+  struct Case {
+    int64_t B, H, Hk, Sq, Sk, D;
+    const char* attrs;
+    bool bias;
+    DType dtype;
+  };
+  std::vector<Case> cases = {
+      {2, 4, 2, 100, 100, 32, "mask=causal, compute=bf16", false, DType::f32},
+      {1, 2, 2, 70, 130, 64, "mask=sliding_window, window=40, softcap=20, compute=bf16", false, DType::f32},
+      {2, 3, 3, 65, 65, 128, "mask=additive, compute=bf16, layout=bshd", true, DType::f32},
+      {1, 4, 1, 33, 33, 64, "mask=causal", false, DType::f16},
+      {1, 2, 2, 48, 48, 32, "mask=none", false, DType::bf16},
+  };
+  uint32_t seed = 10;
+  for (const Case& c : cases) {
+    bool bshd = std::string(c.attrs).find("bshd") != std::string::npos;
+    auto shape = [&](int64_t H, int64_t S) { return bshd ? std::vector<int64_t>{c.B, S, H, c.D} : std::vector<int64_t>{c.B, H, S, c.D}; };
+    auto dims = [](const std::vector<int64_t>& s) {
+      Shape out;
+      for (int64_t d : s) out.push_back(Dim(d));
+      return out;
+    };
+    Graph g("attention");
+    std::vector<Value> in = {g.input("q", c.dtype, dims(shape(c.H, c.Sq))), g.input("k", c.dtype, dims(shape(c.Hk, c.Sk))),
+                             g.input("v", c.dtype, dims(shape(c.Hk, c.Sk)))};
+    std::vector<Tensor> feed;
+    for (const auto& s : {shape(c.H, c.Sq), shape(c.Hk, c.Sk), shape(c.Hk, c.Sk)}) {
+      Tensor t = random_tensor(s, seed++);
+      feed.push_back(c.dtype == DType::f32 ? t : Tensor::from_f64(c.dtype, s, t.to_f64()));
+    }
+    if (c.bias) {
+      in.push_back(g.input("bias", c.dtype, {Dim(c.B), Dim(1), Dim(1), Dim(c.Sk)}));
+      feed.push_back(random_tensor({c.B, 1, 1, c.Sk}, seed++));
+    }
+    g.set_outputs({op("attention", in, c.attrs)[0]});
+    auto want = Session("reference").compile(g).run(feed), got = Session("cuda").compile(g).run(feed);
+    EXPECT_EQ(rlx::testing::compare_tensors(want[0], got[0], c.dtype == DType::f32 ? DType::bf16 : c.dtype), "") << c.attrs << " D=" << c.D;
+  }
+}

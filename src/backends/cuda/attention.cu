@@ -9,9 +9,10 @@ namespace rlx::backends::cuda {
 
 namespace {
 
-constexpr int kTile = 32, kMaxRows = 8, kMaxSlices = static_cast<int>(kMaxHeadDim / 32);
+constexpr int kTile = 32, kMaxRows = 8;
 
-template <class T>
+// SL: 32-wide slices of the output row each lane accumulates (⌈Dv / 32⌉, rounded up to 1, 2, 4, 8)
+template <class T, int SL>
 __global__ void attention_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y, AttentionSpec a) {
   extern __shared__ float smem[];
   const int rows = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x & 31;
@@ -24,8 +25,8 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, const void*
   const bool active = i < a.Sq;
   auto rnd = [&](float x) { return a.round_bf16 ? round_bf16(x) : x; };
 
-  for (int64_t e = threadIdx.x; e < rows * D; e += blockDim.x) {
-    int64_t r = e / D, d = e % D;
+  for (int e = threadIdx.x; e < rows * D; e += blockDim.x) {
+    int r = e / static_cast<int>(D), d = e % static_cast<int>(D);
     qs[e] = i0 + r < a.Sq ? rnd(to_f32(q[b * a.q_b + h * a.q_h + (i0 + r) * a.q_s + d])) : 0.0f;
   }
   // the key range this block needs: the union of its rows' ranges
@@ -40,18 +41,20 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, const void*
   if (a.mask == 2) lo = max(int64_t{0}, pos - a.window + 1);
 
   float m = -INFINITY, l = 0;
-  float acc[kMaxSlices];
+  float acc[SL];
 #pragma unroll
-  for (int t = 0; t < kMaxSlices; ++t) acc[t] = 0;
+  for (int t = 0; t < SL; ++t) acc[t] = 0;
 
   for (int64_t c0 = j_begin - (j_begin % kTile); c0 < j_end; c0 += kTile) {
     __syncthreads();
-    for (int64_t e = threadIdx.x; e < kTile * D; e += blockDim.x) {
-      int64_t r = e / D, d = e % D, j = c0 + r;
+    for (int e = threadIdx.x; e < kTile * D; e += blockDim.x) {
+      int r = e / static_cast<int>(D), d = e % static_cast<int>(D);
+      int64_t j = c0 + r;
       ks[r * (D + 1) + d] = j < a.Sk ? rnd(to_f32(k[b * a.k_b + hk * a.k_h + j * a.k_s + d])) : 0.0f;
     }
-    for (int64_t e = threadIdx.x; e < kTile * Dv; e += blockDim.x) {
-      int64_t r = e / Dv, d = e % Dv, j = c0 + r;
+    for (int e = threadIdx.x; e < kTile * Dv; e += blockDim.x) {
+      int r = e / static_cast<int>(Dv), d = e % static_cast<int>(Dv);
+      int64_t j = c0 + r;
       vs[e] = j < a.Sk ? rnd(to_f32(v[b * a.v_b + hk * a.v_h + j * a.v_s + d])) : 0.0f;
     }
     __syncthreads();
@@ -75,13 +78,13 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, const void*
     m = m_new;
     float pr = rnd(p);
 #pragma unroll
-    for (int t = 0; t < kMaxSlices; ++t) acc[t] *= corr;
+    for (int t = 0; t < SL; ++t) acc[t] *= corr;
     for (int jj = 0; jj < kTile; ++jj) {
       float pj = __shfl_sync(0xffffffffu, pr, jj);
       if (pj == 0.0f) continue;  // uniform across the warp
       const float* vr = vs + jj * Dv;
 #pragma unroll
-      for (int t = 0; t < kMaxSlices; ++t) {
+      for (int t = 0; t < SL; ++t) {
         int64_t d = t * 32 + lane;
         if (d < Dv) acc[t] = fmaf(pj, vr[d], acc[t]);
       }
@@ -91,25 +94,33 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, const void*
   // a row with no allowed key is NaN, like the definition's softmax over nothing
   float inv = l > 0 ? 1.0f / l : __int_as_float(0x7fc00000);
 #pragma unroll
-  for (int t = 0; t < kMaxSlices; ++t) {
+  for (int t = 0; t < SL; ++t) {
     int64_t d = t * 32 + lane;
     if (d < Dv) y[b * a.y_b + h * a.y_h + i * a.y_s + d] = from_f32<T>(acc[t] * inv);
   }
 }
 
-template <class T>
-void launch_typed(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
+template <class T, int SL>
+void launch_sl(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
   int rows = static_cast<int>(a.Sq < kMaxRows ? a.Sq : kMaxRows);
   size_t smem = sizeof(float) * static_cast<size_t>(rows * a.D + kTile * (a.D + 1) + kTile * a.Dv);
   static bool raised = false;  // more than 48 KB of shared memory must be asked for once
   if (!raised) {
-    cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaFuncSetAttribute(attention_kernel<T, SL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          static_cast<int>(sizeof(float) * (kMaxRows * kMaxHeadDim + kTile * (kMaxHeadDim + 1) + kTile * kMaxHeadDim)));
     raised = true;
   }
   dim3 grid(static_cast<unsigned>((a.Sq + rows - 1) / rows), static_cast<unsigned>(a.H), static_cast<unsigned>(a.B));
-  attention_kernel<T><<<grid, rows * 32, smem, s>>>(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), bias, bias_dt,
-                                                    static_cast<T*>(y), a);
+  attention_kernel<T, SL><<<grid, rows * 32, smem, s>>>(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), bias,
+                                                        bias_dt, static_cast<T*>(y), a);
+}
+
+template <class T>
+void launch_typed(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
+  if (a.Dv <= 32) launch_sl<T, 1>(q, k, v, bias, bias_dt, y, a, s);
+  else if (a.Dv <= 64) launch_sl<T, 2>(q, k, v, bias, bias_dt, y, a, s);
+  else if (a.Dv <= 128) launch_sl<T, 4>(q, k, v, bias, bias_dt, y, a, s);
+  else launch_sl<T, 8>(q, k, v, bias, bias_dt, y, a, s);
 }
 
 }  // namespace
@@ -117,6 +128,7 @@ void launch_typed(const void* q, const void* k, const void* v, const void* bias,
 void launch_attention(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
                       cudaStream_t s) {
   if (a.B * a.H * a.Sq == 0) return;
+  if (launch_attention_mma(dt, q, k, v, bias, bias_dt, y, a, s)) return;
   switch (dt) {
     case Dt::f16: launch_typed<__half>(q, k, v, bias, bias_dt, y, a, s); break;
     case Dt::bf16: launch_typed<__nv_bfloat16>(q, k, v, bias, bias_dt, y, a, s); break;

@@ -129,16 +129,26 @@ __device__ inline void store_f64(void* p, Dt t, int64_t i, double v) {
   }
 }
 
-// Offset of flat index i of a row-major space in an operand with the given strides.
+// One step of unravelling a row-major index: returns r % n and leaves r / n in r, with 32-bit
+// division while r fits (64-bit division costs several times more).
+__device__ __forceinline__ int64_t coord_step(int64_t& r, int64_t n) {
+  if (r <= 0x7fffffff && n <= 0x7fffffff) {
+    uint32_t q = static_cast<uint32_t>(r) / static_cast<uint32_t>(n);
+    int64_t c = r - static_cast<int64_t>(q) * n;
+    r = q;
+    return c;
+  }
+  int64_t q = r / n, c = r - q * n;
+  r = q;
+  return c;
+}
+
+// Offset of flat index i of a row-major space in an operand with the given strides. The
+// outermost coordinate needs no division (i is inside the space).
 __device__ __forceinline__ int64_t offset_of(int64_t i, const Space& sp, const Strides& st) {
   int64_t off = 0;
-  for (int d = sp.rank - 1; d >= 0; --d) {
-    int64_t n = sp.shape[d];
-    int64_t c = i % n;
-    i /= n;
-    off += c * st.s[d];
-  }
-  return off;
+  for (int d = sp.rank - 1; d > 0; --d) off += coord_step(i, sp.shape[d]) * st.s[d];
+  return sp.rank > 0 ? off + i * st.s[0] : 0;
 }
 
 // Records the first failure; later ones keep the first.

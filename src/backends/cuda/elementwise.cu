@@ -60,12 +60,12 @@ template <class T>
 __global__ void binary_kernel(Ew op, const T* a, const T* b, void* y, bool to_bool, Space sp, Strides sa, Strides sb, int64_t n) {
   RLX_GRID_STRIDE(i, n) {
     int64_t ia = 0, ib = 0, r = i;
-    for (int d = sp.rank - 1; d >= 0; --d) {
-      int64_t c = r % sp.shape[d];
-      r /= sp.shape[d];
+    for (int d = sp.rank - 1; d > 0; --d) {
+      int64_t c = coord_step(r, sp.shape[d]);
       ia += c * sa.s[d];
       ib += c * sb.s[d];
     }
+    if (sp.rank > 0) ia += r * sa.s[0], ib += r * sb.s[0];
     typename Math<T>::F u = widen(a[ia]), v = widen(b[ib]), w;
     if constexpr (Math<T>::kInt) w = ew_binary_int(op, u, v);
     else w = ew_binary(op, u, v);
@@ -77,12 +77,12 @@ __global__ void binary_kernel(Ew op, const T* a, const T* b, void* y, bool to_bo
 __global__ void binary_bool_kernel(Ew op, const uint8_t* a, const uint8_t* b, uint8_t* y, Space sp, Strides sa, Strides sb, int64_t n) {
   RLX_GRID_STRIDE(i, n) {
     int64_t ia = 0, ib = 0, r = i;
-    for (int d = sp.rank - 1; d >= 0; --d) {
-      int64_t c = r % sp.shape[d];
-      r /= sp.shape[d];
+    for (int d = sp.rank - 1; d > 0; --d) {
+      int64_t c = coord_step(r, sp.shape[d]);
       ia += c * sa.s[d];
       ib += c * sb.s[d];
     }
+    if (sp.rank > 0) ia += r * sa.s[0], ib += r * sb.s[0];
     y[i] = ew_binary_int(op, a[ia] != 0, b[ib] != 0) != 0;
   }
 }
@@ -91,13 +91,13 @@ template <class T>
 __global__ void select_kernel(const uint8_t* c, const T* a, const T* b, T* y, Space sp, Strides sc, Strides sa, Strides sb, int64_t n) {
   RLX_GRID_STRIDE(i, n) {
     int64_t ic = 0, ia = 0, ib = 0, r = i;
-    for (int d = sp.rank - 1; d >= 0; --d) {
-      int64_t k = r % sp.shape[d];
-      r /= sp.shape[d];
+    for (int d = sp.rank - 1; d > 0; --d) {
+      int64_t k = coord_step(r, sp.shape[d]);
       ic += k * sc.s[d];
       ia += k * sa.s[d];
       ib += k * sb.s[d];
     }
+    if (sp.rank > 0) ic += r * sc.s[0], ia += r * sa.s[0], ib += r * sb.s[0];
     y[i] = c[ic] ? a[ia] : b[ib];
   }
 }

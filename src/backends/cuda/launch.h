@@ -121,6 +121,10 @@ struct AttentionSpec {
   bool round_bf16;  // compute=bf16: operands rounded to bf16
 };
 constexpr int64_t kMaxHeadDim = 256;
+// attention_mma.cu: tensor-core tiles (bf16/f16 products, f32 softmax) where the precision allows
+// it and the head dims are 32, 64 or 128; false when it does not apply.
+bool launch_attention_mma(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
+                          cudaStream_t s);
 void launch_attention(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
                       cudaStream_t s);
 

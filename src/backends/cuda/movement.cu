@@ -10,12 +10,12 @@ template <class T>
 __global__ void strided_copy_kernel(const T* src, int64_t src_base, Strides ss, T* dst, int64_t dst_base, Strides ds, Space sp, int64_t n) {
   RLX_GRID_STRIDE(i, n) {
     int64_t is = src_base, id = dst_base, r = i;
-    for (int d = sp.rank - 1; d >= 0; --d) {
-      int64_t c = r % sp.shape[d];
-      r /= sp.shape[d];
+    for (int d = sp.rank - 1; d > 0; --d) {
+      int64_t c = coord_step(r, sp.shape[d]);
       is += c * ss.s[d];
       id += c * ds.s[d];
     }
+    if (sp.rank > 0) is += r * ss.s[0], id += r * ds.s[0];
     dst[id] = src[is];
   }
 }
@@ -28,8 +28,7 @@ __global__ void pad_kernel(const T* x, T* y, Space out, PadSpec p, int64_t n) {
     int64_t r = i, src = 0;
     bool inside = true;
     for (int d = out.rank - 1; d >= 0; --d) {
-      int64_t c = r % out.shape[d];
-      r /= out.shape[d];
+      int64_t c = coord_step(r, out.shape[d]);
       int64_t q = c - p.lo[d], len = p.in_shape[d];
       if (p.interior[d] > 0 && q >= 0) {
         if (q % (p.interior[d] + 1) != 0) inside = false;

@@ -109,6 +109,29 @@ __global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y
   if (threadIdx.x == 0) acc_store(part[0], k, fl, dt, y, out, o, last_len);
 }
 
+// Neighbouring outputs are neighbours in memory (a sum over the batch axis, say): a block
+// takes 32 outputs across its x threads and splits their reduced elements over 32 y threads.
+__global__ void reduce_cols_kernel(Red k, Dt dt, Dt out, const void* x, void* y, Space kept, Strides ks, Space red, Strides rs, int64_t n_out,
+                                   int64_t n_red) {
+  __shared__ Acc part[32][33];
+  bool fl = is_float_dt(dt);
+  int64_t last_len = red.rank ? red.shape[red.rank - 1] : 1;
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int64_t o = static_cast<int64_t>(blockIdx.x) * 32 + tx;
+  Acc a = acc_init(k);
+  if (o < n_out) {
+    int64_t base = offset_of(o, kept, ks);
+    for (int64_t j = ty; j < n_red; j += 32) acc_push(a, k, fl, x, dt, base + offset_of(j, red, rs), j);
+  }
+  part[ty][tx] = a;
+  __syncthreads();
+  for (int w = 16; w > 0; w >>= 1) {
+    if (ty < w) acc_merge(part[ty][tx], part[ty + w][tx], k, fl);
+    __syncthreads();
+  }
+  if (ty == 0 && o < n_out) acc_store(part[0][tx], k, fl, dt, y, out, o, last_len);
+}
+
 __global__ void cumsum_kernel(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse) {
   bool fl = is_float_dt(dt);
   RLX_GRID_STRIDE(line, outer * inner) {
@@ -219,7 +242,10 @@ void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space&
   if (n_out == 0) return;
   // The innermost reduced dim is contiguous in memory: a block per output reads it coalesced.
   bool inner_reduced = red.rank > 0 && rs.s[red.rank - 1] == 1;
+  bool outputs_adjacent = kept.rank > 0 && ks.s[kept.rank - 1] == 1;
   if (inner_reduced && n_red >= 64) reduce_block_kernel<<<static_cast<unsigned>(n_out), kThreads, 0, s>>>(kind, dt, out, x, y, kept, ks, red, rs, n_red);
+  else if (outputs_adjacent && n_red >= 16)
+    reduce_cols_kernel<<<static_cast<unsigned>((n_out + 31) / 32), dim3(32, 32), 0, s>>>(kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
   else reduce_thread_kernel<<<grid_for(n_out), kThreads, 0, s>>>(kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
 }
 

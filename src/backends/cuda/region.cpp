@@ -7,6 +7,7 @@
 
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/region_jit.h"
 #include "ops/region.h"
 #include "rlx/error.h"
 
@@ -92,6 +93,33 @@ bool set_geometry(RegionProgram& p, std::vector<int64_t> shape, const std::vecto
   return true;
 }
 
+// The program as its own NVRTC kernel where possible, else on the register machine.
+struct RegionRun {
+  RegionProgram p;
+  std::shared_ptr<const RegionKernel> jit;
+  void operator()(const void* const* in, void* const* out, int64_t n, cudaStream_t s) const {
+    if (jit) launch_region_jit(*jit, p, in, out, n, s);
+    else launch_region(p, in, out, n, s);
+  }
+};
+
+std::shared_ptr<RegionRun> make_run(const RegionProgram& p) {
+  auto r = std::make_shared<RegionRun>();
+  r->p = p;
+  InputAccess access[kRegionMaxInputs];
+  std::vector<int64_t> shape(p.shape, p.shape + p.rank), cs = contiguous_strides(shape);
+  for (int k = 0; k < p.n_in; ++k) {
+    bool full = true, scalar = true;
+    for (int d = 0; d < p.rank; ++d) {
+      full = full && (p.in_stride[k][d] == cs[static_cast<size_t>(d)] || p.shape[d] == 1);
+      scalar = scalar && p.in_stride[k][d] == 0;
+    }
+    access[k] = scalar ? InputAccess::scalar : full ? InputAccess::full : InputAccess::strided;
+  }
+  r->jit = jit_region(p, access);
+  return r;
+}
+
 bool claims_region(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
   auto body = parse_body(attrs.s("body"));
   if (!body || out.empty() || out[0].shape.size() > static_cast<size_t>(kRegionRank)) return false;
@@ -108,13 +136,13 @@ Kernel make_region(const ir::Node& n, const ir::Graph& g) {
   std::vector<std::vector<int64_t>> in_shapes;
   for (ValueId v : n.inputs) in_shapes.push_back(static_shape(g, v));
   if (!p || !set_geometry(*p, static_shape(g, n.outputs[0]), in_shapes)) return {};
-  auto prog = std::make_shared<RegionProgram>(*p);
-  return {[prog](const LaunchArgs& a) {
+  auto run = make_run(*p);
+  return {[run](const LaunchArgs& a) {
     const void* in[kRegionMaxInputs];
     void* out[kRegionMaxOutputs];
     for (size_t k = 0; k < a.in.size(); ++k) in[k] = a.in[k].data;
     for (size_t k = 0; k < a.out.size(); ++k) out[k] = a.out[k].data;
-    launch_region(*prog, in, out, a.out[0].numel, a.stream);
+    (*run)(in, out, a.out[0].numel, a.stream);
   }};
 }
 
@@ -188,12 +216,12 @@ Kernel make_fused_dot(const ir::Node& n, const ir::Graph& g) {
   std::vector<std::vector<int64_t>> in_shapes = {y};
   for (size_t k = 2; k < n.inputs.size(); ++k) in_shapes.push_back(static_shape(g, n.inputs[k]));
   if (!p || !set_geometry(*p, y, in_shapes)) return {};
-  auto prog = std::make_shared<RegionProgram>(*p);
+  auto run = make_run(*p);
   size_t product_at = (plan->scratch() + 255) / 256 * 256;
   int64_t numel = 1;
   for (int64_t v : y) numel *= v;
   size_t scratch = product_at + dtype_bytes(pd, numel);
-  return {[plan, prog, product_at, bias_k](const LaunchArgs& a) {
+  return {[plan, run, product_at, bias_k](const LaunchArgs& a) {
             void* product = static_cast<uint8_t*>(a.scratch) + product_at;
             plan->run(a.in[0].data, a.in[1].data, product, bias_k >= 0 ? a.in[static_cast<size_t>(bias_k)].data : nullptr, nullptr,
                       a.scratch, a.stream);
@@ -201,7 +229,7 @@ Kernel make_fused_dot(const ir::Node& n, const ir::Graph& g) {
             void* out[kRegionMaxOutputs] = {a.out[0].data};
             in[0] = product;
             for (size_t k = 2; k < a.in.size(); ++k) in[k - 1] = a.in[k].data;
-            launch_region(*prog, in, out, a.out[0].numel, a.stream);
+            (*run)(in, out, a.out[0].numel, a.stream);
           },
           scratch};
 }

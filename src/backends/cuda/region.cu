@@ -35,10 +35,8 @@ __global__ void region_kernel(const __grid_constant__ RegionProgram p, const __g
   RLX_GRID_STRIDE(i, n) {
     int64_t coord[kRegionRank];
     int64_t rem = i;
-    for (int d = p.rank - 1; d >= 0; --d) {
-      coord[d] = rem % p.shape[d];
-      rem /= p.shape[d];
-    }
+    for (int d = p.rank - 1; d > 0; --d) coord[d] = coord_step(rem, p.shape[d]);
+    coord[0] = rem;
     for (int k = 0; k < p.n_in; ++k) {
       int64_t off = 0;
       for (int d = 0; d < p.rank; ++d) off += coord[d] * p.in_stride[k][d];

@@ -1,0 +1,228 @@
+// Flash attention on tensor cores (FlashAttention-2's forward pass with mma.sync m16n8k16):
+// a block of 4 warps takes 64 query rows of one (batch, head), each warp 16 of them, and walks
+// the keys in tiles of 64 staged in shared memory as bf16 (or f16). S = Q·Kᵀ and O += P·V are
+// tensor-core products with f32 accumulators; scale, softcap, bias, masks and the online
+// softmax stay in registers in f32. Used where the operands may be rounded to 16 bits: compute
+// = bf16 (the bf16 precision policy) or 16-bit inputs — f32 attention keeps the exact kernel.
+#include "backends/cuda/common.cuh"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+constexpr int kBr = 64, kBc = 64, kWarps = 4;
+
+template <bool kBf16>
+__device__ __forceinline__ uint16_t to_bits(float x) {
+  if constexpr (kBf16) return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+  else return __half_as_ushort(__float2half_rn(x));
+}
+
+template <bool kBf16>
+__device__ __forceinline__ uint32_t pack(float lo, float hi) {
+  return static_cast<uint32_t>(to_bits<kBf16>(lo)) | (static_cast<uint32_t>(to_bits<kBf16>(hi)) << 16);
+}
+
+__device__ __forceinline__ uint32_t pack_bits(uint16_t lo, uint16_t hi) { return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16); }
+
+template <bool kBf16>
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (kBf16)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ float load_bias(const void* bias, Dt dt, int64_t off) {
+  if (dt == Dt::f32) return static_cast<const float*>(bias)[off];
+  return static_cast<float>(load_f64(bias, dt, off));
+}
+
+// Fragment layouts of m16n8k16 (g = lane / 4, t = lane % 4): A holds rows g and g+8 at columns
+// 2t, 2t+1 (+8); B holds k = 2t, 2t+1 (+8) of column g; C holds rows g, g+8 at columns 2t, 2t+1.
+template <int D, int DV, bool kBf16, class T>
+__global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y,
+                                                                    AttentionSpec a) {
+  constexpr int LDQ = D + 8, LDK = D + 8, LDV = DV + 8;  // padded rows: fragment loads hit distinct banks
+  extern __shared__ __align__(16) uint16_t smem[];
+  uint16_t* qs = smem;
+  uint16_t* ks = qs + kBr * LDQ;
+  uint16_t* vs = ks + kBc * LDK;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (a.H / a.Hk);
+  const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kBr;
+
+  for (int e = threadIdx.x; e < kBr * D; e += blockDim.x) {
+    int r = e / D, d = e % D;
+    int64_t i = i0 + r;
+    qs[r * LDQ + d] = to_bits<kBf16>(i < a.Sq ? to_f32(q[b * a.q_b + h * a.q_h + i * a.q_s + d]) : 0.0f);
+  }
+  __syncthreads();
+  const int r0 = warp * 16 + g;
+  uint32_t qf[D / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const uint16_t* p = qs + kk * 16 + 2 * t;
+    qf[kk][0] = *reinterpret_cast<const uint32_t*>(p + r0 * LDQ);
+    qf[kk][1] = *reinterpret_cast<const uint32_t*>(p + (r0 + 8) * LDQ);
+    qf[kk][2] = *reinterpret_cast<const uint32_t*>(p + r0 * LDQ + 8);
+    qf[kk][3] = *reinterpret_cast<const uint32_t*>(p + (r0 + 8) * LDQ + 8);
+  }
+
+  // this thread's two rows and the keys each may see
+  int64_t row[2] = {i0 + r0, i0 + r0 + 8}, lo[2], hi[2];
+  for (int x = 0; x < 2; ++x) {
+    int64_t pos = row[x] + a.Sk - a.Sq;
+    lo[x] = a.mask == 2 ? max(int64_t{0}, pos - a.window + 1) : 0;
+    hi[x] = (a.mask == 1 || a.mask == 2) ? min(a.Sk, pos + 1) : a.Sk;
+    if (row[x] >= a.Sq) hi[x] = 0;  // padding rows see nothing
+  }
+  // the block's key range: the union of its rows'
+  int64_t last = min(i0 + kBr, a.Sq) - 1, j_begin = 0, j_end = a.Sk;
+  if (a.mask == 1 || a.mask == 2) j_end = min(a.Sk, last + a.Sk - a.Sq + 1);
+  if (a.mask == 2) j_begin = max(int64_t{0}, i0 + a.Sk - a.Sq - a.window + 1);
+
+  float o[DV / 8][4];
+#pragma unroll
+  for (int n = 0; n < DV / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
+
+  for (int64_t c0 = j_begin - j_begin % kBc; c0 < j_end; c0 += kBc) {
+    __syncthreads();
+    for (int e = threadIdx.x; e < kBc * D; e += blockDim.x) {
+      int r = e / D, d = e % D;
+      int64_t j = c0 + r;
+      ks[r * LDK + d] = to_bits<kBf16>(j < a.Sk ? to_f32(k[b * a.k_b + hk * a.k_h + j * a.k_s + d]) : 0.0f);
+    }
+    for (int e = threadIdx.x; e < kBc * DV; e += blockDim.x) {
+      int r = e / DV, d = e % DV;
+      int64_t j = c0 + r;
+      vs[r * LDV + d] = to_bits<kBf16>(j < a.Sk ? to_f32(v[b * a.v_b + hk * a.v_h + j * a.v_s + d]) : 0.0f);
+    }
+    __syncthreads();
+
+    float s[kBc / 8][4];
+#pragma unroll
+    for (int n = 0; n < kBc / 8; ++n) {
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0;
+      const uint16_t* kp = ks + (n * 8 + g) * LDK + 2 * t;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        mma<kBf16>(s[n], qf[kk], *reinterpret_cast<const uint32_t*>(kp + kk * 16), *reinterpret_cast<const uint32_t*>(kp + kk * 16 + 8));
+    }
+    // scores → masked, scaled logits; the tile's row maxima
+    float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+    for (int n = 0; n < kBc / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        int x = e >> 1;
+        int64_t j = c0 + n * 8 + 2 * t + (e & 1);
+        float val = -INFINITY;
+        if (j >= lo[x] && j < hi[x]) {
+          val = s[n][e] * a.scale;
+          if (a.softcap > 0) val = a.softcap * tanhf(val / a.softcap);
+          if (bias) val += load_bias(bias, bias_dt, b * a.bias_s[0] + h * a.bias_s[1] + row[x] * a.bias_s[2] + j * a.bias_s[3]);
+        }
+        s[n][e] = val;
+        mx[x] = fmaxf(mx[x], val);
+      }
+    float corr[2];
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+      mx[x] = fmaxf(mx[x], __shfl_xor_sync(0xffffffffu, mx[x], 1));
+      mx[x] = fmaxf(mx[x], __shfl_xor_sync(0xffffffffu, mx[x], 2));
+      float m_new = fmaxf(m[x], mx[x]);
+      corr[x] = m_new == -INFINITY ? 1.0f : __expf(m[x] - m_new);  // exp(-inf) = 0 when m was -inf
+      m[x] = m_new;
+      l[x] *= corr[x];
+    }
+#pragma unroll
+    for (int n = 0; n < kBc / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        int x = e >> 1;
+        float p = s[n][e] == -INFINITY ? 0.0f : __expf(s[n][e] - m[x]);
+        s[n][e] = p;
+        l[x] += p;  // this thread's part of the row sum; the quad's parts are added at the end
+      }
+#pragma unroll
+    for (int n = 0; n < DV / 8; ++n) {
+      o[n][0] *= corr[0];
+      o[n][1] *= corr[0];
+      o[n][2] *= corr[1];
+      o[n][3] *= corr[1];
+    }
+    // O += P·V: P's C fragments are the A fragments of the next product
+#pragma unroll
+    for (int kk = 0; kk < kBc / 16; ++kk) {
+      uint32_t pa[4] = {pack<kBf16>(s[2 * kk][0], s[2 * kk][1]), pack<kBf16>(s[2 * kk][2], s[2 * kk][3]),
+                        pack<kBf16>(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack<kBf16>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const uint16_t* vp = vs + (kk * 16 + 2 * t) * LDV + g;
+#pragma unroll
+      for (int n = 0; n < DV / 8; ++n) {
+        const uint16_t* c = vp + n * 8;
+        uint32_t b0 = pack_bits(c[0], c[LDV]), b1 = pack_bits(c[8 * LDV], c[9 * LDV]);
+        mma<kBf16>(o[n], pa, b0, b1);
+      }
+    }
+  }
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    l[x] += __shfl_xor_sync(0xffffffffu, l[x], 1);
+    l[x] += __shfl_xor_sync(0xffffffffu, l[x], 2);
+  }
+  // a row with no allowed key is NaN, like the definition's softmax over nothing
+  float inv[2] = {l[0] > 0 ? 1.0f / l[0] : __int_as_float(0x7fc00000), l[1] > 0 ? 1.0f / l[1] : __int_as_float(0x7fc00000)};
+#pragma unroll
+  for (int n = 0; n < DV / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      int x = e >> 1;
+      if (row[x] >= a.Sq) continue;
+      int d = n * 8 + 2 * t + (e & 1);
+      y[b * a.y_b + h * a.y_h + row[x] * a.y_s + d] = from_f32<T>(o[n][e] * inv[x]);
+    }
+}
+
+template <int D, int DV, bool kBf16, class T>
+void launch_tiles(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
+  constexpr size_t smem = sizeof(uint16_t) * (kBr * (D + 8) + kBc * (D + 8) + kBc * (DV + 8));
+  static bool raised = false;  // more than 48 KB of shared memory must be asked for once
+  if (!raised) {
+    cudaFuncSetAttribute(attention_mma_kernel<D, DV, kBf16, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    raised = true;
+  }
+  dim3 grid(static_cast<unsigned>((a.Sq + kBr - 1) / kBr), static_cast<unsigned>(a.H), static_cast<unsigned>(a.B));
+  attention_mma_kernel<D, DV, kBf16, T><<<grid, kWarps * 32, smem, s>>>(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
+                                                                        bias, bias_dt, static_cast<T*>(y), a);
+}
+
+template <bool kBf16, class T>
+bool launch_dims(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
+  if (a.D == 32 && a.Dv == 32) launch_tiles<32, 32, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
+  else if (a.D == 64 && a.Dv == 64) launch_tiles<64, 64, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
+  else if (a.D == 128 && a.Dv == 128) launch_tiles<128, 128, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
+  else return false;
+  return true;
+}
+
+}  // namespace
+
+bool launch_attention_mma(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
+                          cudaStream_t s) {
+  // a few query rows (decode) leave most of a 64-row tile idle: the exact kernel does better
+  if (a.Sq < 16) return false;
+  switch (dt) {
+    case Dt::f32: return a.round_bf16 && launch_dims<true, float>(q, k, v, bias, bias_dt, y, a, s);
+    case Dt::bf16: return launch_dims<true, __nv_bfloat16>(q, k, v, bias, bias_dt, y, a, s);
+    case Dt::f16: return !a.round_bf16 && launch_dims<false, __half>(q, k, v, bias, bias_dt, y, a, s);
+    default: return false;
+  }
+}
+
+}  // namespace rlx::backends::cuda

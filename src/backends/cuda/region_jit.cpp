@@ -1,0 +1,271 @@
+#include "backends/cuda/region_jit.h"
+
+#include <nvrtc.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "backends/cuda/device.h"
+#include "util/flags.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace rlx::backends::cuda {
+
+struct RegionKernel {
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t kernel = nullptr;
+};
+
+namespace {
+
+// The kernel's one parameter; the layout is repeated in the generated source.
+struct JitArgs {
+  const void* in[kRegionMaxInputs];
+  void* out[kRegionMaxOutputs];
+  int rank;
+  int64_t shape[kRegionRank];
+  int64_t st[kRegionMaxInputs][kRegionRank];
+  int64_t n;
+};
+
+const char* kPrelude = R"(typedef unsigned short u16;
+typedef long long i64;
+__device__ __forceinline__ float ld_f16(const void* p, i64 i) { u16 h = ((const u16*)p)[i]; float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ float ld_bf16(const void* p, i64 i) { return __uint_as_float(((unsigned)((const u16*)p)[i]) << 16); }
+__device__ __forceinline__ u16 to_f16(float v) { u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v)); return h; }
+__device__ __forceinline__ u16 to_bf16(float v) { u16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v)); return h; }
+__device__ __forceinline__ float rd_f16(float v) { u16 h = to_f16(v); float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ float rd_bf16(float v) { return __uint_as_float(((unsigned)to_bf16(v)) << 16); }
+__device__ __forceinline__ float fmax_nan(float a, float b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
+__device__ __forceinline__ float fmin_nan(float a, float b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
+struct Args { const void* in[12]; void* out[4]; int rank; i64 shape[6]; i64 st[12][6]; i64 n; };
+)";
+
+std::string reg(int r) { return cat("v", r); }
+
+// The f32 expression of one instruction (ew_math.cuh gives the same meaning to the interpreter).
+std::string expr(const RegionInstr& in) {
+  std::string a = reg(in.a), b = reg(in.b), c = reg(in.c);
+  auto test = [](const std::string& cond) { return cat("((", cond, ") ? 1.0f : 0.0f)"); };
+  switch (in.op) {
+    case Ew::neg: return cat("(-", a, ")");
+    case Ew::abs: return cat("fabsf(", a, ")");
+    case Ew::sign: return cat("(", a, " != ", a, " ? ", a, " : (float)((", a, " > 0.0f) - (", a, " < 0.0f)))");
+    case Ew::exp: return cat("expf(", a, ")");
+    case Ew::expm1: return cat("expm1f(", a, ")");
+    case Ew::log: return cat("logf(", a, ")");
+    case Ew::log1p: return cat("log1pf(", a, ")");
+    case Ew::sqrt: return cat("sqrtf(", a, ")");
+    case Ew::rsqrt: return cat("(1.0f / sqrtf(", a, "))");
+    case Ew::reciprocal: return cat("(1.0f / ", a, ")");
+    case Ew::sin: return cat("sinf(", a, ")");
+    case Ew::cos: return cat("cosf(", a, ")");
+    case Ew::tanh: return cat("tanhf(", a, ")");
+    case Ew::sigmoid: return cat("(1.0f / (1.0f + expf(-", a, ")))");
+    case Ew::erf: return cat("erff(", a, ")");
+    case Ew::floor: return cat("floorf(", a, ")");
+    case Ew::ceil: return cat("ceilf(", a, ")");
+    case Ew::round: return cat("rintf(", a, ")");
+    case Ew::logical_not: return test(cat(a, " == 0.0f"));
+    case Ew::gelu: return cat("(0.5f * ", a, " * (1.0f + erff(", a, " * 0.70710678118654752440f)))");
+    case Ew::gelu_tanh: return cat("(0.5f * ", a, " * (1.0f + tanhf(0.79788456080286535588f * (", a, " + 0.044715f * ", a, " * ", a, " * ", a, "))))");
+    case Ew::silu: return cat("(", a, " / (1.0f + expf(-", a, ")))");
+    case Ew::relu: return cat("(", a, " != ", a, " ? ", a, " : (", a, " > 0.0f ? ", a, " : 0.0f))");
+    case Ew::add: return cat("(", a, " + ", b, ")");
+    case Ew::sub: return cat("(", a, " - ", b, ")");
+    case Ew::mul: return cat("(", a, " * ", b, ")");
+    case Ew::div: return cat("(", a, " / ", b, ")");
+    case Ew::rem: return cat("fmodf(", a, ", ", b, ")");
+    case Ew::pow: return cat("powf(", a, ", ", b, ")");
+    case Ew::max: return cat("fmax_nan(", a, ", ", b, ")");
+    case Ew::min: return cat("fmin_nan(", a, ", ", b, ")");
+    case Ew::logical_and: return test(cat(a, " != 0.0f && ", b, " != 0.0f"));
+    case Ew::logical_or: return test(cat(a, " != 0.0f || ", b, " != 0.0f"));
+    case Ew::logical_xor: return test(cat("(", a, " != 0.0f) != (", b, " != 0.0f)"));
+    case Ew::eq: return test(cat(a, " == ", b));
+    case Ew::ne: return test(cat(a, " != ", b));
+    case Ew::lt: return test(cat(a, " < ", b));
+    case Ew::le: return test(cat(a, " <= ", b));
+    case Ew::gt: return test(cat(a, " > ", b));
+    case Ew::ge: return test(cat(a, " >= ", b));
+    case Ew::select: return cat("(", a, " != 0.0f ? ", b, " : ", c, ")");
+    default: return a;  // cast, copy: the rounding below does the work
+  }
+}
+
+std::string load(Dt dt, int k, const std::string& off) {
+  std::string p = cat("a.in[", k, "]");
+  switch (dt) {
+    case Dt::f16: return cat("ld_f16(", p, ", ", off, ")");
+    case Dt::bf16: return cat("ld_bf16(", p, ", ", off, ")");
+    case Dt::boolean: return cat("(((const unsigned char*)", p, ")[", off, "] ? 1.0f : 0.0f)");
+    default: return cat("((const float*)", p, ")[", off, "]");
+  }
+}
+
+std::string store(Dt dt, int o, const std::string& v) {
+  std::string p = cat("a.out[", o, "]");
+  switch (dt) {
+    case Dt::f16: return cat("((u16*)", p, ")[i] = to_f16(", v, ");");
+    case Dt::bf16: return cat("((u16*)", p, ")[i] = to_bf16(", v, ");");
+    case Dt::boolean: return cat("((unsigned char*)", p, ")[i] = ", v, " != 0.0f;");
+    default: return cat("((float*)", p, ")[i] = ", v, ";");
+  }
+}
+
+std::string source(const RegionProgram& p, const InputAccess* access) {
+  std::ostringstream s;
+  s << kPrelude << "extern \"C\" __global__ void __launch_bounds__(256) rlx_region(const Args a) {\n"
+    << "  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += (i64)gridDim.x * blockDim.x) {\n";
+  bool strided = false;
+  for (int k = 0; k < p.n_in; ++k) strided = strided || access[k] == InputAccess::strided;
+  if (strided) {
+    // unravel i once (32-bit division while it fits) for the broadcast inputs
+    s << "    i64 c[6];\n    if (a.n <= 0x7fffffff) { unsigned r = (unsigned)i; for (int d = a.rank - 1; d > 0; --d) { unsigned n = (unsigned)a.shape[d]; "
+         "c[d] = r % n; r /= n; } c[0] = r; }\n"
+      << "    else { i64 r = i; for (int d = a.rank - 1; d > 0; --d) { c[d] = r % a.shape[d]; r /= a.shape[d]; } c[0] = r; }\n";
+  }
+  for (int k = 0; k < p.n_in; ++k) {
+    std::string off = "i";
+    if (access[k] == InputAccess::scalar) off = "0";
+    if (access[k] == InputAccess::strided) {
+      s << "    i64 o" << k << " = 0; for (int d = 0; d < a.rank; ++d) o" << k << " += c[d] * a.st[" << k << "][d];\n";
+      off = cat("o", k);
+    }
+    s << "    float " << reg(p.in_reg[k]) << " = " << load(p.in_dt[k], k, off) << ";\n";
+  }
+  for (int c = 0; c < p.n_const; ++c) {
+    uint32_t bits;
+    std::memcpy(&bits, &p.const_val[c], 4);
+    s << "    const float " << reg(p.const_reg[c]) << " = __int_as_float(" << static_cast<int32_t>(bits) << ");\n";
+  }
+  for (int c = 0; c < p.n_code; ++c) {
+    const RegionInstr& in = p.code[c];
+    std::string e = expr(in);
+    if (in.round == 1) e = cat("rd_f16(", e, ")");
+    if (in.round == 2) e = cat("rd_bf16(", e, ")");
+    if (in.round == 3) e = cat("(", e, " != 0.0f ? 1.0f : 0.0f)");
+    s << "    const float " << reg(in.dst) << " = " << e << ";\n";
+  }
+  for (int o = 0; o < p.n_out; ++o) s << "    " << store(p.out_dt[o], o, reg(p.out_reg[o])) << "\n";
+  s << "  }\n}\n";
+  return s.str();
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::filesystem::path cache_dir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (xdg && *xdg) return std::filesystem::path(xdg) / "rlx" / "cuda";
+  if (home && *home) return std::filesystem::path(home) / ".cache" / "rlx" / "cuda";
+  return {};
+}
+
+// NVRTC → CUBIN for this GPU; empty on failure (logged at RLX_DEBUG=1).
+std::string compile(const std::string& src, const std::string& arch) {
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, src.c_str(), "rlx_region.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) return {};
+  std::string arch_opt = "--gpu-architecture=" + arch;
+  const char* opts[] = {arch_opt.c_str(), "--std=c++17"};
+  nvrtcResult r = nvrtcCompileProgram(prog, 2, opts);
+  std::string cubin;
+  if (r == NVRTC_SUCCESS) {
+    size_t n = 0;
+    nvrtcGetCUBINSize(prog, &n);
+    cubin.resize(n);
+    nvrtcGetCUBIN(prog, cubin.data());
+  } else if (debug_at(1)) {
+    size_t n = 0;
+    nvrtcGetProgramLogSize(prog, &n);
+    std::string logtext(n, '\0');
+    nvrtcGetProgramLog(prog, logtext.data());
+    log_line(cat("cuda: NVRTC failed on a fused region (", nvrtcGetErrorString(r), "):\n", logtext, "\n", src));
+  }
+  nvrtcDestroyProgram(&prog);
+  return cubin;
+}
+
+std::string cubin_for(const std::string& src) {
+  const GpuInfo& g = gpu_info();
+  std::string arch = cat("sm_", g.major, g.minor);
+  char name[64];
+  std::snprintf(name, sizeof(name), "region-%016llx-%s.cubin", static_cast<unsigned long long>(fnv1a(src)), arch.c_str());
+  std::filesystem::path dir = cache_dir(), file = dir.empty() ? std::filesystem::path() : dir / name;
+  std::error_code ec;
+  if (!file.empty() && std::filesystem::exists(file, ec)) {
+    std::ifstream in(file, std::ios::binary);
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!data.empty()) return data;
+  }
+  std::string cubin = compile(src, arch);
+  if (!cubin.empty() && !file.empty()) {
+    // written under a unique name and renamed: concurrent processes never read half a file
+    std::filesystem::create_directories(dir, ec);
+    std::filesystem::path tmp = dir / cat(name, ".", getpid(), ".tmp");
+    {
+      std::ofstream out(tmp, std::ios::binary);
+      out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+    }
+    std::filesystem::rename(tmp, file, ec);
+    if (ec) std::filesystem::remove(tmp, ec);
+  }
+  return cubin;
+}
+
+}  // namespace
+
+std::shared_ptr<const RegionKernel> jit_region(const RegionProgram& p, const InputAccess* access) {
+  if (!flags().RLX_CUDA_NVRTC) return nullptr;
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const RegionKernel>> cache;  // kept for the process: kernels are few
+  std::string src = source(p, access);
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(src); it != cache.end()) return it->second;
+  std::shared_ptr<RegionKernel> k;
+  std::string cubin = cubin_for(src);
+  if (!cubin.empty()) {
+    k = std::make_shared<RegionKernel>();
+    use_device();
+    if (cudaLibraryLoadData(&k->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess ||
+        cudaLibraryGetKernel(&k->kernel, k->library, "rlx_region") != cudaSuccess) {
+      cudaGetLastError();
+      if (debug_at(1)) log_line("cuda: could not load an NVRTC region kernel; interpreting the region");
+      k = nullptr;
+    }
+  }
+  cache[src] = k;
+  return k;
+}
+
+void launch_region_jit(const RegionKernel& k, const RegionProgram& p, const void* const* in, void* const* out, int64_t n, cudaStream_t s) {
+  if (n == 0) return;
+  JitArgs a{};
+  for (int i = 0; i < p.n_in; ++i) a.in[i] = in[i];
+  for (int o = 0; o < p.n_out; ++o) a.out[o] = out[o];
+  a.rank = p.rank;
+  for (int d = 0; d < p.rank; ++d) a.shape[d] = p.shape[d];
+  for (int i = 0; i < p.n_in; ++i)
+    for (int d = 0; d < p.rank; ++d) a.st[i][d] = p.in_stride[i][d];
+  a.n = n;
+  void* args[] = {&a};
+  int64_t blocks = std::min<int64_t>((n + 255) / 256, int64_t{1} << 20);
+  check(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(static_cast<unsigned>(blocks)), dim3(256), args, 0, s), "launching a fused region");
+}
+
+}  // namespace rlx::backends::cuda
