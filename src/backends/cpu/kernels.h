@@ -33,6 +33,7 @@ void register_nn(KernelTable& t);
 void register_fused(KernelTable& t);
 void register_attention(KernelTable& t);
 void register_fused_dot(KernelTable& t);
+void register_rope(KernelTable& t);
 void register_quant(KernelTable& t);
 
 using rlx::num_threads;

@@ -21,6 +21,7 @@ const KernelTable& table() {
     register_fused(k);
     register_attention(k);
     register_fused_dot(k);
+    register_rope(k);
     register_quant(k);
     return k;
   }();
