@@ -54,6 +54,10 @@ class Session {
   SessionOptions options_;
 };
 
+// Threads of the CPU kernels (the one knob; RLX_NUM_THREADS sets the default, 0 = every core).
+void set_num_threads(int n);
+int num_threads();
+
 struct DeviceInfo {
   std::string name;
   std::string description;
