@@ -12,6 +12,10 @@ PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
 # src/formats tests: the numpy reference decoder and the clang libFuzzer + sanitizer build.
 PACKAGES += python3-numpy clang libclang-rt-14-dev
 
+# tests/llm: Debian's PyTorch trains the small Qwen3 the quantization tests compare (once per
+# build tree, ~10 s; the test skips without it) and regenerates tests/fixtures/qwen3.
+PACKAGES += python3-torch
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup configure build test demo docs clean
