@@ -60,8 +60,10 @@ Kernel make_attention(const ir::Node& n, const ir::Graph& g) {
   s.round_bf16 = n.attrs.has("compute") && n.attrs.dtype("compute") == DType::bf16;
   Dt dt = to_dt(in_type(g, n, 0).dtype);
   return {[=](const LaunchArgs& a) {
-    launch_attention(dt, a.in[0].data, a.in[1].data, a.in[2].data, a.in.size() > 3 ? a.in[3].data : nullptr, bias_dt, a.out[0].data, s, a.stream);
-  }};
+            launch_attention(dt, a.in[0].data, a.in[1].data, a.in[2].data, a.in.size() > 3 ? a.in[3].data : nullptr, bias_dt, a.out[0].data, s,
+                             a.stream);
+          },
+          0, attention_uses_mma(dt, s) ? "tensor cores" : "f32 cores"};
 }
 
 }  // namespace

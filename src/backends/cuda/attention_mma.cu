@@ -213,10 +213,16 @@ bool launch_dims(const void* q, const void* k, const void* v, const void* bias, 
 
 }  // namespace
 
+bool attention_uses_mma(Dt dt, const AttentionSpec& a) {
+  bool dims = (a.D == 32 && a.Dv == 32) || (a.D == 64 && a.Dv == 64) || (a.D == 128 && a.Dv == 128);
+  if (a.Sq < 16 || !dims) return false;
+  return dt == Dt::bf16 || (dt == Dt::f32 && a.round_bf16) || (dt == Dt::f16 && !a.round_bf16);
+}
+
 bool launch_attention_mma(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
                           cudaStream_t s) {
   // a few query rows (decode) leave most of a 64-row tile idle: the exact kernel does better
-  if (a.Sq < 16) return false;
+  if (!attention_uses_mma(dt, a)) return false;
   switch (dt) {
     case Dt::f32: return a.round_bf16 && launch_dims<true, float>(q, k, v, bias, bias_dt, y, a, s);
     case Dt::bf16: return launch_dims<true, __nv_bfloat16>(q, k, v, bias, bias_dt, y, a, s);

@@ -112,6 +112,12 @@ __global__ void cast_kernel(Dt from, Dt to, const void* x, void* y, int64_t n) {
   }
 }
 
+// f32/f16/bf16 → f32/f16/bf16: the casts around reduced-precision matmuls, on the hot path.
+template <class S, class D>
+__global__ void cast_float_kernel(const S* __restrict__ x, D* __restrict__ y, int64_t n) {
+  RLX_GRID_STRIDE(i, n) y[i] = from_f32<D>(to_f32(x[i]));
+}
+
 __global__ void iota_kernel(Dt dt, void* y, int64_t total, int64_t n, int64_t inner) {
   RLX_GRID_STRIDE(i, total) store_i64(y, dt, i, (i / inner) % n);
 }
@@ -186,8 +192,29 @@ void launch_select(Dt dt, const void* c, const void* a, const void* b, void* y, 
   }
 }
 
+template <class F>
+bool by_float_type(Dt dt, F&& f) {
+  switch (dt) {
+    case Dt::f32: f(float{}); return true;
+    case Dt::f16: f(__half{}); return true;
+    case Dt::bf16: f(__nv_bfloat16{}); return true;
+    default: return false;
+  }
+}
+
 void launch_cast(Dt from, Dt to, const void* x, void* y, int64_t n, cudaStream_t s) {
   if (n == 0) return;
+  bool fast = (from == Dt::f32 || from == Dt::f16 || from == Dt::bf16) && (to == Dt::f32 || to == Dt::f16 || to == Dt::bf16);
+  if (fast) {
+    by_float_type(from, [&](auto a) {
+      by_float_type(to, [&](auto b) {
+        using S = decltype(a);
+        using D = decltype(b);
+        cast_float_kernel<S, D><<<grid_for(n), kThreads, 0, s>>>(static_cast<const S*>(x), static_cast<D*>(y), n);
+      });
+    });
+    return;
+  }
   cast_kernel<<<grid_for(n), kThreads, 0, s>>>(from, to, x, y, n);
 }
 

@@ -189,6 +189,11 @@ GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
   lt_ = std::move(lt);
 }
 
+std::string GemmPlan::describe() const {
+  return cat(B_ > 1 ? cat(B_, "×") : std::string(), M_, "×", N_, "×", K_, " ", dtype_name(in_), "→", dtype_name(out_), lt_ ? " cuBLASLt" : " simple",
+             lt_ && lt_->bias ? "+bias" : "", a_->copy ? ", copies A" : "", b_->copy ? ", copies B" : "");
+}
+
 void GemmPlan::run(const void* x, const void* w, void* y, const void* bias, const void* residual, void* scratch, cudaStream_t s) const {
   auto* base = static_cast<uint8_t*>(scratch);
   if (a_->copy) {

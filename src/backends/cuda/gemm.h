@@ -27,6 +27,8 @@ class GemmPlan {
 
   size_t scratch() const { return scratch_; }
   int64_t rows() const { return M_; }
+  // "B×M×N×K bf16→f32 cuBLASLt, copies A" (for RLX_CUDA_PROFILE)
+  std::string describe() const;
   int64_t cols() const { return N_; }
   // y = x·w (+ epilogue); bias is [N], residual [batch, M, N]; both null unless the epilogue asks.
   void run(const void* x, const void* w, void* y, const void* bias, const void* residual, void* scratch, cudaStream_t s) const;

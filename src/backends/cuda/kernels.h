@@ -34,6 +34,7 @@ using Launch = std::function<void(const LaunchArgs&)>;
 struct Kernel {
   Launch launch;
   size_t scratch = 0;  // device bytes the launch needs besides its inputs and outputs
+  std::string label;   // what RLX_CUDA_PROFILE reports besides the op and type ("1024×128×784 cuBLASLt")
 };
 
 using ClaimFn = bool (*)(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs);

@@ -41,6 +41,10 @@ struct ErrorWord {
   long long value, bound;
 };
 
+// ---- profile.cu: holds the stream until *flag (mapped host memory) is set, so the kernels
+// enqueued behind it run back to back and their event times are device time alone.
+void launch_wait_flag(const volatile int* flag, cudaStream_t s);
+
 // ---- elementwise.cu
 void launch_unary(Ew op, Dt dt, const void* x, void* y, int64_t n, cudaStream_t s);
 void launch_binary(Ew op, Dt dt, Dt out, const void* a, const void* b, void* y, const Space& sp, const Strides& sa, const Strides& sb,
@@ -123,6 +127,7 @@ struct AttentionSpec {
 constexpr int64_t kMaxHeadDim = 256;
 // attention_mma.cu: tensor-core tiles (bf16/f16 products, f32 softmax) where the precision allows
 // it and the head dims are 32, 64 or 128; false when it does not apply.
+bool attention_uses_mma(Dt dt, const AttentionSpec& a);
 bool launch_attention_mma(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
                           cudaStream_t s);
 void launch_attention(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,

@@ -24,7 +24,7 @@ Kernel make_dot(const ir::Node& n, const ir::Graph& g) {
   auto plan = std::make_shared<GemmPlan>(static_shape(g, n.inputs[0]), static_shape(g, n.inputs[1]), n.attrs.intss("batch"),
                                          n.attrs.intss("contract"), in_type(g, n, 0).dtype, out_type(g, n, 0).dtype);
   return {[plan](const LaunchArgs& a) { plan->run(a.in[0].data, a.in[1].data, a.out[0].data, nullptr, nullptr, a.scratch, a.stream); },
-          plan->scratch()};
+          plan->scratch(), plan->describe()};
 }
 
 bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {

@@ -138,7 +138,7 @@ template <class T>
 __global__ void embedding_kernel(const T* table, const void* ids, Dt id_dt, T* y, int64_t n_ids, int64_t V, int64_t D, ErrorWord* err,
                                  int node) {
   RLX_GRID_STRIDE(i, n_ids * D) {
-    int64_t k = i / D, d = i % D;
+    int64_t k = i, d = coord_step(k, D);
     int64_t id = load_i64(ids, id_dt, k);
     if (id < 0 || id >= V) {
       report_index_error(err, node, id, V);

@@ -10,6 +10,7 @@
 #include "backends/cuda/region_jit.h"
 #include "ops/region.h"
 #include "rlx/error.h"
+#include "util/strings.h"
 
 namespace rlx::backends::cuda {
 
@@ -143,7 +144,7 @@ Kernel make_region(const ir::Node& n, const ir::Graph& g) {
     for (size_t k = 0; k < a.in.size(); ++k) in[k] = a.in[k].data;
     for (size_t k = 0; k < a.out.size(); ++k) out[k] = a.out[k].data;
     (*run)(in, out, a.out[0].numel, a.stream);
-  }};
+  }, 0, run->jit ? "NVRTC" : "interpreted"};
 }
 
 // ---- fused_dot
@@ -211,7 +212,7 @@ Kernel make_fused_dot(const ir::Node& n, const ir::Graph& g) {
     return {[plan, bias_k](const LaunchArgs& a) {
               plan->run(a.in[0].data, a.in[1].data, a.out[0].data, a.in[static_cast<size_t>(bias_k)].data, nullptr, a.scratch, a.stream);
             },
-            plan->scratch()};
+            plan->scratch(), plan->describe()};
   std::optional<RegionProgram> p = compile_body(*body, bias_k >= 0 ? add_at : -1);
   std::vector<std::vector<int64_t>> in_shapes = {y};
   for (size_t k = 2; k < n.inputs.size(); ++k) in_shapes.push_back(static_shape(g, n.inputs[k]));
@@ -231,7 +232,7 @@ Kernel make_fused_dot(const ir::Node& n, const ir::Graph& g) {
             for (size_t k = 2; k < a.in.size(); ++k) in[k - 1] = a.in[k].data;
             (*run)(in, out, a.out[0].numel, a.stream);
           },
-          scratch};
+          scratch, cat(plan->describe(), run->jit ? " + NVRTC epilogue" : " + interpreted epilogue")};
 }
 
 }  // namespace
