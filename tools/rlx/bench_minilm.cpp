@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <thread>
 
 #include "bench.h"
 #include "json.h"
@@ -70,7 +69,7 @@ int bench_minilm(Args& args) {
   bool times = args.flag("times");  // every timed run in the JSON, for scripts that pool runs
   args.finish();
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
-  int64_t nthreads = flags().RLX_NUM_THREADS > 0 ? flags().RLX_NUM_THREADS : std::thread::hardware_concurrency();
+  int64_t nthreads = num_threads();
 
   models::BertSpec spec = models::minilm_l6_spec();
   for (int64_t s : seqs)
