@@ -148,6 +148,7 @@ double decode_bytes(const models::LlamaModel& m, int64_t capacity) {
 int bench_qwen3(Args& args) {
   auto model_path = args.value("model");
   std::string precision = args.value_or("precision", model_path ? "f32" : "q8_0");
+  std::string config = args.value_or("config", "0.6b");
   auto layers = args.value("layers");
   int64_t pp = args.int_or("pp", 512), tg = args.int_or("tg", 128);
   std::string device = args.value_or("device", flags().RLX_DEVICE);
@@ -158,6 +159,7 @@ int bench_qwen3(Args& args) {
   args.finish();
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
   if (pp < 0 || tg < 0) throw Error(ErrorKind::invalid_argument, "--pp and --tg must not be negative");
+  if (config != "0.6b") throw Error(ErrorKind::invalid_argument, cat("--config ", config, " is not known (the benchmark architecture is 0.6b)"));
   // llama-bench repeats each test 5 times after one warm-up.
   if (timing.runs == 0) timing.runs = 5;
   timing.warmup = std::min(timing.warmup, 1);

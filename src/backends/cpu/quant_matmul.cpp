@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "backends/cpu/kernels.h"
@@ -502,16 +503,23 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
         for (int64_t i = 0; i < M * xs.ld32; ++i) s32[i] = s16[2 * i] + s16[2 * i + 1];
         xs.s16 = s16, xs.s32 = s32;
       }
-      rlx::parallel_for(N, std::max<int64_t>(8, 32768 / std::max<int64_t>(1, rb)), [&](int64_t lo, int64_t hi) {
+      // Rows are handed out ~64 KiB of weights at a time: a thread that gets less of the CPU
+      // (a busy machine) takes fewer of them instead of holding everyone back.
+      int64_t block = std::max<int64_t>(8, 65536 / std::max<int64_t>(1, rb));
+      std::atomic<int64_t> next{0};
+      rlx::parallel_for(N >= 2 * block ? num_threads() : 1, 1, [&](int64_t, int64_t) {
         float out[4];
-        for (int64_t n = lo; n < hi; ++n)
-          for (int64_t m0 = 0; m0 < M; m0 += 4) {
-            int mm = static_cast<int>(std::min<int64_t>(4, M - m0));
-            XSums xm = xs;
-            if (xs.s16) xm.s16 += m0 * xs.ld16, xm.s32 += m0 * xs.ld32;
-            fns.dot(t, w + n * rb, K, x + m0 * K, K, xm, mm, out, half_x);
-            for (int m = 0; m < mm; ++m) y[(m0 + m) * N + n] = out[m];
-          }
+        for (int64_t lo; (lo = next.fetch_add(block, std::memory_order_relaxed)) < N;) {
+          int64_t hi = std::min(N, lo + block);
+          for (int64_t n = lo; n < hi; ++n)
+            for (int64_t m0 = 0; m0 < M; m0 += 4) {
+              int mm = static_cast<int>(std::min<int64_t>(4, M - m0));
+              XSums xm = xs;
+              if (xs.s16) xm.s16 += m0 * xs.ld16, xm.s32 += m0 * xs.ld32;
+              fns.dot(t, w + n * rb, K, x + m0 * K, K, xm, mm, out, half_x);
+              for (int m = 0; m < mm; ++m) y[(m0 + m) * N + n] = out[m];
+            }
+        }
       });
     } else if (bf16_gemm && M == bf16_gemm->M) {
       const auto* xb = a.in[0].as<uint16_t>();
