@@ -47,11 +47,13 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, const void*
 
   for (int64_t c0 = j_begin - (j_begin % kTile); c0 < j_end; c0 += kTile) {
     __syncthreads();
+#pragma unroll 8
     for (int e = threadIdx.x; e < kTile * D; e += blockDim.x) {
       int r = e / static_cast<int>(D), d = e % static_cast<int>(D);
       int64_t j = c0 + r;
       ks[r * (D + 1) + d] = j < a.Sk ? rnd(to_f32(k[b * a.k_b + hk * a.k_h + j * a.k_s + d])) : 0.0f;
     }
+#pragma unroll 8
     for (int e = threadIdx.x; e < kTile * Dv; e += blockDim.x) {
       int r = e / static_cast<int>(Dv), d = e % static_cast<int>(Dv);
       int64_t j = c0 + r;

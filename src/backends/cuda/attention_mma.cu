@@ -42,6 +42,60 @@ __device__ __forceinline__ float load_bias(const void* bias, Dt dt, int64_t off)
   return static_cast<float>(load_f64(bias, dt, off));
 }
 
+// Four consecutive elements, loaded with one 16-byte (f32) or 8-byte (16-bit) access.
+template <class T>
+struct Vec4;
+template <>
+struct Vec4<float> {
+  using type = float4;
+  static __device__ __forceinline__ void get(const type& v, float (&f)[4]) { f[0] = v.x, f[1] = v.y, f[2] = v.z, f[3] = v.w; }
+};
+template <>
+struct Vec4<__half> {
+  using type = uint2;
+  static __device__ __forceinline__ void get(const type& v, float (&f)[4]) {
+    const __half* h = reinterpret_cast<const __half*>(&v);
+    for (int i = 0; i < 4; ++i) f[i] = __half2float(h[i]);
+  }
+};
+template <>
+struct Vec4<__nv_bfloat16> {
+  using type = uint2;
+  static __device__ __forceinline__ void get(const type& v, float (&f)[4]) {
+    const __nv_bfloat16* h = reinterpret_cast<const __nv_bfloat16*>(&v);
+    for (int i = 0; i < 4; ++i) f[i] = __bfloat162float(h[i]);
+  }
+};
+
+// Rows [row0, row0 + R) of an operand (row j at base + j·stride, D contiguous elements) into
+// shared memory as 16-bit values, rows past `valid` as zeros. Several vector loads are in flight
+// per thread before the first is used: one memory latency per chunk, not one per element.
+template <int R, int D, bool kBf16, class T>
+__device__ __forceinline__ void load_tile(uint16_t* dst, int ld, const T* src, int64_t base, int64_t stride, int64_t row0, int64_t valid) {
+  using V = typename Vec4<T>::type;
+  constexpr int kVecs = R * D / 4, kPer = kVecs / (kWarps * 32), kChunk = kPer < 4 ? kPer : D >= 128 ? 2 : 4;
+  static_assert(kVecs % (kWarps * 32) == 0 && kPer % kChunk == 0, "tile must split evenly over the block");
+#pragma unroll 1
+  for (int c = 0; c < kPer; c += kChunk) {
+    V v[kChunk];
+#pragma unroll
+    for (int u = 0; u < kChunk; ++u) {
+      int e = threadIdx.x + (c + u) * kWarps * 32, r = e / (D / 4), d = (e % (D / 4)) * 4;
+      int64_t j = row0 + r;
+      if (j < valid) v[u] = *reinterpret_cast<const V*>(src + base + j * stride + d);
+      else v[u] = V{};
+    }
+#pragma unroll
+    for (int u = 0; u < kChunk; ++u) {
+      int e = threadIdx.x + (c + u) * kWarps * 32, r = e / (D / 4), d = (e % (D / 4)) * 4;
+      float f[4];
+      Vec4<T>::get(v[u], f);
+      uint2 packed = make_uint2(pack<kBf16>(f[0], f[1]), pack<kBf16>(f[2], f[3]));
+      *reinterpret_cast<uint2*>(dst + r * ld + d) = packed;
+    }
+  }
+}
+
 // Fragment layouts of m16n8k16 (g = lane / 4, t = lane % 4): A holds rows g and g+8 at columns
 // 2t, 2t+1 (+8); B holds k = 2t, 2t+1 (+8) of column g; C holds rows g, g+8 at columns 2t, 2t+1.
 template <int D, int DV, bool kBf16, class T>
@@ -56,11 +110,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, 
   const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (a.H / a.Hk);
   const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kBr;
 
-  for (int e = threadIdx.x; e < kBr * D; e += blockDim.x) {
-    int r = e / D, d = e % D;
-    int64_t i = i0 + r;
-    qs[r * LDQ + d] = to_bits<kBf16>(i < a.Sq ? to_f32(q[b * a.q_b + h * a.q_h + i * a.q_s + d]) : 0.0f);
-  }
+  load_tile<kBr, D, kBf16>(qs, LDQ, q, b * a.q_b + h * a.q_h, a.q_s, i0, a.Sq);
   __syncthreads();
   const int r0 = warp * 16 + g;
   uint32_t qf[D / 16][4];
@@ -93,16 +143,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, 
 
   for (int64_t c0 = j_begin - j_begin % kBc; c0 < j_end; c0 += kBc) {
     __syncthreads();
-    for (int e = threadIdx.x; e < kBc * D; e += blockDim.x) {
-      int r = e / D, d = e % D;
-      int64_t j = c0 + r;
-      ks[r * LDK + d] = to_bits<kBf16>(j < a.Sk ? to_f32(k[b * a.k_b + hk * a.k_h + j * a.k_s + d]) : 0.0f);
-    }
-    for (int e = threadIdx.x; e < kBc * DV; e += blockDim.x) {
-      int r = e / DV, d = e % DV;
-      int64_t j = c0 + r;
-      vs[r * LDV + d] = to_bits<kBf16>(j < a.Sk ? to_f32(v[b * a.v_b + hk * a.v_h + j * a.v_s + d]) : 0.0f);
-    }
+    load_tile<kBc, D, kBf16>(ks, LDK, k, b * a.k_b + hk * a.k_h, a.k_s, c0, a.Sk);
+    load_tile<kBc, DV, kBf16>(vs, LDV, v, b * a.v_b + hk * a.v_h, a.v_s, c0, a.Sk);
     __syncthreads();
 
     float s[kBc / 8][4];

@@ -21,9 +21,11 @@ __global__ void softmax_warp_kernel(const T* x, T* y, int64_t rows, int64_t n, b
   const T* xr = x + row * n;
   T* yr = y + row * n;
   float m = -INFINITY;
+#pragma unroll 4
   for (int64_t j = lane; j < n; j += 32) m = fmaxf(m, ld(xr, j));
   m = warp_max(m);
   float s = 0;
+#pragma unroll 4
   for (int64_t j = lane; j < n; j += 32) s += __expf(ld(xr, j) - m);
   s = warp_sum(s);
   float inv = 1.0f / s, ls = logf(s);
@@ -89,15 +91,18 @@ __global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t ro
   float mean = 0;
   if (!rms) {
     float s = 0;
+#pragma unroll 4
     for (int64_t j = lane; j < inner; j += width) s += ld(xr, j);
     mean = reduce(s) / static_cast<float>(inner);
   }
   float sq = 0;
+#pragma unroll 4
   for (int64_t j = lane; j < inner; j += width) {
     float c = ld(xr, j) - mean;
     sq += c * c;
   }
   float inv = rsqrtf(reduce(sq) / static_cast<float>(inner) + eps);
+#pragma unroll 4
   for (int64_t j = lane; j < inner; j += width) {
     float v = (ld(xr, j) - mean) * inv;
     if (g) v *= ld(g, j);

@@ -99,6 +99,7 @@ __global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y
   int64_t o = blockIdx.x;
   int64_t base = offset_of(o, kept, ks);
   Acc a = acc_init(k);
+#pragma unroll 4
   for (int64_t j = threadIdx.x; j < n_red; j += blockDim.x) acc_push(a, k, fl, x, dt, base + offset_of(j, red, rs), j);
   part[threadIdx.x] = a;
   __syncthreads();
@@ -121,6 +122,7 @@ __global__ void reduce_cols_kernel(Red k, Dt dt, Dt out, const void* x, void* y,
   Acc a = acc_init(k);
   if (o < n_out) {
     int64_t base = offset_of(o, kept, ks);
+#pragma unroll 4
     for (int64_t j = ty; j < n_red; j += 32) acc_push(a, k, fl, x, dt, base + offset_of(j, red, rs), j);
   }
   part[ty][tx] = a;
