@@ -4,7 +4,11 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+
+#include "models/qwen3_model.h"
+#include "models/qwen3_weights.h"
 
 namespace {
 
@@ -60,6 +64,26 @@ TEST_P(GenerateCli, GreedyIdsMatchTheReference) {
   j = json::parse(r.out);
   EXPECT_EQ(j["prompt_ids"], e["prompt_ids"]);
   EXPECT_EQ(j["ids"], e["greedy"]);
+}
+
+TEST_P(GenerateCli, GgufFileWithItsTokenizerGivesTheSameIds) {
+  // F32 GGUF written by RLX (llama: Q/K rows permuted as llama.cpp's converter does), tokenizer
+  // from tokenizer.ggml.*.
+  using namespace rlx::models;
+  json e = expected(GetParam());
+  LlamaModel m = load_llama_model(fixture(GetParam()));
+  std::string path = (std::filesystem::temp_directory_path() / (std::string("rlx_cli_") + GetParam() + ".gguf")).string();
+  GgufExportOptions o;
+  o.matrix_type = rlx::formats::WeightType::f32;
+  o.tokenizer_json = fixture(GetParam()) + "/tokenizer.json";
+  write_llama_gguf(path, m.spec, m.weights, o);
+  CliRun r = run("generate --model " + path + " --prompt '" + e["prompt_text"].get<std::string>() +
+                 "' --temperature 0 --max-tokens 64 --ignore-eos --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["prompt_ids"], e["prompt_ids"]);
+  EXPECT_EQ(j["ids"], e["greedy"]);
+  std::filesystem::remove(path);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, GenerateCli, ::testing::Values("qwen3_tiny", "llama_tiny", "qwen2_tiny"));

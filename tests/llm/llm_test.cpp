@@ -210,6 +210,30 @@ TEST(Gguf, Q4_KAgreesOnNinetyPercentOfTopOneTokens) {
   }
 }
 
+TEST(Precision, Bf16WeightsAndActivationsStayClose) {
+  // llama_tiny ships bf16 weights: kept bf16, prefill multiplies bf16 activations on AMX (a prompt
+  // of 64+ rows) and decode streams the bf16 rows with f32 activations.
+  json e = expected("llama_tiny");
+  LlamaLoadOptions lo;
+  lo.precision = "bf16";
+  LlamaModel m = load_llama_model(fixture("llama_tiny"), lo);
+  ASSERT_EQ(m.weights.at("model.layers.0.mlp.up_proj.weight").dense.dtype(), DType::bf16);
+  std::vector<int32_t> prompt = ids_of(e["prompt_ids"]), want = ids_of(e["greedy"]);
+  LlamaRunnerOptions ro;
+  ro.bf16_rows = 16;  // the fixture's prompt runs in a 32-row bucket
+  LlamaRunner r(m.spec, m.weights, ro);
+  r.reset(128);
+  double err = max_abs_diff(r.forward(prompt), e["logits"]);
+  std::vector<float> ref = e["logits"].get<std::vector<float>>();
+  double scale = 0;
+  for (float v : ref) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+  double agree = top1_agreement(r, prompt, want);
+  std::printf("[llm] llama_tiny in bf16: prompt logits max |RLX - torch f32| = %.3g (logits up to %.3g); teacher-forced top-1 agreement %.1f%%\n",
+              err, scale, 100 * agree);
+  EXPECT_LE(err, 0.02 * scale);
+  EXPECT_GE(agree, 0.9);
+}
+
 TEST(Runner, BucketedAndExactPrefillAgree) {
   LlamaModel m = load_llama_model(fixture("qwen3_tiny"));
   json e = expected("qwen3_tiny");
