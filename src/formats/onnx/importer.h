@@ -100,6 +100,8 @@ class NodeCtx {
   DType dtype(ValueId v) const { return b.dtype(v); }
   int64_t rank(ValueId v) const { return static_cast<int64_t>(b.rank(v)); }
   std::vector<int64_t> static_shape(ValueId v, const char* what) const;  // throws when symbolic
+  // Throws rlx::Error(format) naming `what` unless min_rank <= rank(v) <= max_rank.
+  void require_rank(ValueId v, int64_t min_rank, int64_t max_rank, const char* what) const;
 
   // ---- attributes
   const ::onnx::AttributeProto* attr(const char* name) const;

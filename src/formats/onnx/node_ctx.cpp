@@ -39,6 +39,12 @@ std::vector<int64_t> NodeCtx::static_shape(ValueId v, const char* what) const {
   return shape_values(s);
 }
 
+void NodeCtx::require_rank(ValueId v, int64_t min_rank, int64_t max_rank, const char* what) const {
+  int64_t r = rank(v);
+  if (r < min_rank || r > max_rank)
+    invalid(cat(what, " must have rank ", min_rank == max_rank ? cat(min_rank) : cat(min_rank, "-", max_rank), ", got ", shape_str(shape(v))));
+}
+
 const ::onnx::AttributeProto* NodeCtx::attr(const char* name) const {
   for (const auto& a : node.attribute())
     if (a.name() == name) return &a;

@@ -108,12 +108,13 @@ ValueId nd_positions(FoldingBuilder& b, const std::vector<int64_t>& ds, ValueId 
 std::vector<ValueId> gather_nd(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0), indices = c.in(1);
+  c.require_rank(indices, 1, 8, "indices");
   auto ds = c.static_shape(x, "GatherND data");
   auto is = c.static_shape(indices, "GatherND indices");
   int64_t bd = c.attr_i("batch_dims", 0);
   int64_t k = is.back();
   int64_t r = static_cast<int64_t>(ds.size());
-  if (bd + k > r) c.invalid(cat("indices address ", k, " dims after ", bd, " batch dims of a rank-", r, " tensor"));
+  if (bd < 0 || k < 0 || bd >= static_cast<int64_t>(is.size()) || bd + k > r) c.invalid(cat("indices address ", k, " dims after ", bd, " batch dims of a rank-", r, " tensor"));
   ValueId flat = nd_positions(b, ds, indices, bd, k);
   int64_t span = 1;
   for (int64_t j = bd; j < bd + k; ++j) span *= ds[static_cast<size_t>(j)];
@@ -135,9 +136,11 @@ std::vector<ValueId> gather_nd(NodeCtx& c) {
 std::vector<ValueId> scatter_nd(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0), indices = c.in(1), upd = c.in(2);
+  c.require_rank(indices, 1, 8, "indices");
   auto ds = c.static_shape(x, "ScatterND data");
   auto is = c.static_shape(indices, "ScatterND indices");
   int64_t k = is.back();
+  if (k > static_cast<int64_t>(ds.size())) c.invalid(cat("indices address ", k, " dims of a rank-", ds.size(), " tensor"));
   ValueId flat = nd_positions(b, ds, indices, 0, k);
   int64_t m = product(std::vector<int64_t>(is.begin(), is.end() - 1));
   int64_t span = 1;
@@ -154,6 +157,7 @@ std::vector<ValueId> one_hot(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId idx = c.in(0), vals = c.in(2);
   int64_t depth = static_cast<int64_t>(c.scalar(1, "depth"));
+  if (depth <= 0 || depth > kMaxImportTable) c.invalid(cat("depth ", depth, " is out of range"));
   Shape is = c.shape(idx);
   int64_t r = static_cast<int64_t>(is.size()) + 1;
   int64_t axis = c.axis(c.attr_i("axis", -1), r);
@@ -202,6 +206,7 @@ std::vector<ValueId> reverse_sequence(NodeCtx& c) {
 std::vector<ValueId> max_unpool(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0), idx = c.in(1);
+  c.require_rank(x, 3, 8, "the input");
   auto xs = c.static_shape(x, "MaxUnpool input");
   // Indices address the shape MaxPool's input had (the inferred one); an explicit
   // output_shape only pads the result at the end.
@@ -209,6 +214,7 @@ std::vector<ValueId> max_unpool(NodeCtx& c) {
   size_t sp = xs.size() - 2;
   auto st = c.attr_ints("strides", std::vector<int64_t>(sp, 1));
   auto pads = c.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  if (k.size() != sp || st.size() != sp || pads.size() != 2 * sp) c.invalid("kernel_shape, strides and pads must match the spatial dims");
   std::vector<int64_t> out = {xs[0], xs[1]};
   for (size_t i = 0; i < sp; ++i) out.push_back((xs[2 + i] - 1) * st[i] + k[i] - pads[i] - pads[sp + i]);
   int64_t total = product(out), m = product(xs);
@@ -234,6 +240,7 @@ std::vector<ValueId> tfidf(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
   if (c.has_attr("pool_strings")) c.fail("string pools");
+  c.require_rank(x, 1, 2, "the tokens");
   bool one_d = c.rank(x) == 1;
   if (one_d) x = insert_axes(b, x, {0});
   auto xs = c.static_shape(x, "the tokens");
@@ -242,8 +249,20 @@ std::vector<ValueId> tfidf(NodeCtx& c) {
   Ints counts = c.attr_ints("ngram_counts"), indexes = c.attr_ints("ngram_indexes"), pool = c.attr_ints("pool_int64s");
   std::vector<float> weights = c.attr_floats("weights");
   std::string mode = c.attr_s("mode", "TF");
+  if (min_n < 1 || max_n < min_n || max_skip < 0) c.invalid("needs 1 <= min_gram_length <= max_gram_length and max_skip_count >= 0");
+  int64_t pool_n = static_cast<int64_t>(pool.size()), grams_total = 0;
+  for (size_t level = 0; level < counts.size(); ++level) {
+    int64_t n = static_cast<int64_t>(level) + 1;
+    int64_t start = counts[level], end = level + 1 < counts.size() ? counts[level + 1] : pool_n;
+    if (start < 0 || end < start || end > pool_n || (end - start) % n) c.invalid("ngram_counts do not partition pool_int64s into n-grams");
+    grams_total += (end - start) / n;
+  }
+  if (static_cast<int64_t>(indexes.size()) < grams_total) c.invalid(cat("ngram_indexes has ", indexes.size(), " entries for ", grams_total, " n-grams"));
   int64_t size = 0;
-  for (int64_t i : indexes) size = std::max(size, i + 1);
+  for (int64_t i : indexes) {
+    if (i < 0 || i >= kMaxImportTable) c.invalid(cat("ngram index ", i, " is out of range"));
+    size = std::max(size, i + 1);
+  }
   std::vector<ValueId> per_gram;  // [N, G_n] for each length, in pool order
   std::vector<int64_t> gram_out;  // output index of each gram, in pool order
   int64_t gram_no = 0;
@@ -263,7 +282,8 @@ std::vector<ValueId> tfidf(NodeCtx& c) {
     ValueId total = kNoValue;
     for (int64_t skip = 0; skip <= (n == 1 ? 0 : max_skip); ++skip) {
       int64_t d = skip + 1, W = C - (n - 1) * d;
-      if (W <= 0) continue;
+      if (W <= 0) break;  // longer skips do not fit either
+      checked_table(c, W * n, "window index table");
       std::vector<int64_t> idx;
       for (int64_t i = 0; i < W; ++i)
         for (int64_t j = 0; j < n; ++j) idx.push_back(i + j * d);
@@ -289,7 +309,7 @@ std::vector<ValueId> tfidf(NodeCtx& c) {
     } else if (mode != "TF") {
       c.invalid(cat("mode '", mode, "'"));
     }
-    std::vector<float> hot(static_cast<size_t>(G_all * size), 0.0f);
+    std::vector<float> hot(static_cast<size_t>(checked_table(c, G_all * size, "n-gram output map")), 0.0f);
     for (int64_t g = 0; g < G_all; ++g) hot[static_cast<size_t>(g * size + gram_out[static_cast<size_t>(g)])] = 1.0f;
     y = b.dot_general(all, b.constant(Tensor::from_vector(hot, {G_all, size})), {{}, {}}, {{1}, {0}});
   }

@@ -149,6 +149,7 @@ ValueId take_diagonal(FoldingBuilder& b, ValueId x, int64_t i, int64_t j) {
   perm.push_back(j);
   ValueId t = b.transpose(x, perm);
   int64_t n = s[i].value();
+  if (n * n > kMaxImportTable) throw Error(ErrorKind::unsupported, cat("an einsum diagonal of ", n, "x", n));
   Shape fs(s.size() - 2);
   for (size_t k = 0, m = 0; k < s.size(); ++k)
     if (static_cast<int64_t>(k) != i && static_cast<int64_t>(k) != j) fs[m++] = s[k];

@@ -56,6 +56,7 @@ namespace {
 std::vector<ValueId> one(ValueId v) { return {v}; }
 
 std::vector<int64_t> kernel_of(NodeCtx& c, ValueId w) {
+  c.require_rank(w, 3, 8, "the weight");
   auto ws = c.static_shape(w, "the weight");
   return std::vector<int64_t>(ws.begin() + 2, ws.end());
 }
@@ -63,6 +64,7 @@ std::vector<int64_t> kernel_of(NodeCtx& c, ValueId w) {
 std::vector<ValueId> conv(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0), w = c.in(1);
+  c.require_rank(x, 3, 8, "the input");
   Shape xs_sym = c.shape(x);
   std::vector<int64_t> xs;
   for (size_t i = 0; i < xs_sym.size(); ++i) xs.push_back(xs_sym[i].is_static() ? xs_sym[i].value() : 1);
@@ -89,16 +91,23 @@ ValueId flip_spatial(FoldingBuilder& b, ValueId w) {
 std::vector<ValueId> conv_transpose(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0), w = c.in(1);
+  c.require_rank(x, 3, 8, "the input");
+  c.require_rank(w, c.rank(x), c.rank(x), "the weight");
   auto xs = c.static_shape(x, "the input");
   auto ws = c.static_shape(w, "the weight");
   size_t sp = xs.size() - 2;
   int64_t groups = c.attr_i("group", 1);
+  if (groups <= 0 || ws[0] % groups) c.invalid(cat("group ", groups, " does not divide the weight's ", ws[0], " input channels"));
   Ints kernel(ws.begin() + 2, ws.end());
   Ints strides = c.attr_ints("strides", Ints(sp, 1)), dil = c.attr_ints("dilations", Ints(sp, 1));
   Ints out_pad = c.attr_ints("output_padding", Ints(sp, 0));
   Ints pads = c.attr_ints("pads", Ints(2 * sp, 0));
   Ints out_shape = c.attr_ints("output_shape");
   std::string auto_pad = c.attr_s("auto_pad", "NOTSET");
+  if (strides.size() != sp || dil.size() != sp || out_pad.size() != sp || pads.size() != 2 * sp)
+    c.invalid(cat("strides, dilations, output_padding and pads must match the ", sp, " spatial dims"));
+  for (size_t i = 0; i < sp; ++i)
+    if (strides[i] <= 0 || dil[i] <= 0) c.invalid("strides and dilations must be positive");
   if (out_shape.size() > sp) out_shape = Ints(out_shape.end() - static_cast<int64_t>(sp), out_shape.end());
   for (size_t i = 0; i < sp; ++i) {
     int64_t k = (kernel[i] - 1) * dil[i] + 1;

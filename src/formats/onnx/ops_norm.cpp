@@ -27,6 +27,7 @@ ValueId mean_over(FoldingBuilder& b, ValueId x, const Ints& axes) {
 std::vector<ValueId> batch_norm(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0), scale = c.in(1), bias = c.in(2), mean = c.in(3), var = c.in(4);
+  c.require_rank(x, 2, 8, "the input");
   size_t r = b.rank(x);
   double eps = c.attr_f("epsilon", 1e-5f), mom = c.attr_f("momentum", 0.9f);
   bool training = c.opset >= 14 ? c.attr_i("training_mode", 0) != 0 : (c.opset < 9 ? false : c.num_outputs() > 1 && c.wants(1));
@@ -59,6 +60,7 @@ std::vector<ValueId> batch_norm(NodeCtx& c) {
 std::vector<ValueId> instance_norm(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
+  c.require_rank(x, 3, 8, "the input");
   size_t r = b.rank(x);
   Ints axes = iota_ints(static_cast<int64_t>(r), 2);
   ValueId m = mean_over(b, x, axes);
@@ -104,6 +106,7 @@ std::vector<ValueId> layer_norm(NodeCtx& c) {
 std::vector<ValueId> group_norm(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
+  c.require_rank(x, 3, 8, "the input");
   auto xs = c.static_shape(x, "the input");
   int64_t groups = c.attr_i("num_groups", 1);
   int64_t n = xs[0], ch = xs[1];
@@ -130,7 +133,9 @@ std::vector<ValueId> group_norm(NodeCtx& c) {
 std::vector<ValueId> lrn(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
+  c.require_rank(x, 3, 8, "the input");
   int64_t size = c.attr_i("size", 1);
+  if (size <= 0 || size > 1024) c.invalid(cat("size ", size, " must be in [1, 1024]"));
   double alpha = c.attr_f("alpha", 1e-4f), beta = c.attr_f("beta", 0.75f), bias = c.attr_f("bias", 1.0f);
   size_t r = b.rank(x);
   Ints lo(r, 0), hi(r, 0);

@@ -21,9 +21,19 @@ PoolGeometry pool_geometry(NodeCtx& c, const std::vector<int64_t>& xs) {
   size_t sp = g.sp;
   g.kernel = c.attr_ints("kernel_shape");
   if (g.kernel.size() != sp) c.invalid(cat("kernel_shape must have ", sp, " entries"));
+  int64_t windows = 1;
+  for (int64_t k : g.kernel) {
+    if (k <= 0) c.invalid(cat("kernel_shape entry ", k, " must be positive"));
+    windows = std::min<int64_t>(windows * k, int64_t{1} << 40);
+  }
+  // One strided slice per kernel offset: beyond this, a global pooling is the way to write it.
+  if (windows > 4096) c.fail(cat("a pooling window of ", windows, " elements (the unrolled windows stop at 4096)"));
   g.strides = c.attr_ints("strides", Ints(sp, 1));
   g.dil = c.attr_ints("dilations", Ints(sp, 1));
   Ints pads = c.attr_ints("pads", Ints(2 * sp, 0));
+  if (g.strides.size() != sp || g.dil.size() != sp || pads.size() != 2 * sp) c.invalid(cat("strides, dilations and pads must match the ", sp, " spatial dims"));
+  for (size_t i = 0; i < sp; ++i)
+    if (g.strides[i] <= 0 || g.dil[i] <= 0 || pads[i] < 0 || pads[sp + i] < 0) c.invalid("strides and dilations must be positive, pads non-negative");
   bool ceil_mode = c.attr_i("ceil_mode", 0) != 0;
   std::string auto_pad = c.attr_s("auto_pad", "NOTSET");
   for (size_t i = 0; i < sp; ++i) {
@@ -132,7 +142,7 @@ std::vector<ValueId> max_pool(NodeCtx& c) {
       std::vector<int64_t> osz(g.out.begin(), g.out.end());
       int64_t n = 1;
       for (int64_t v : osz) n *= v;
-      std::vector<int64_t> vals(static_cast<size_t>(n));
+      std::vector<int64_t> vals(static_cast<size_t>(checked_table(c, n, "pooling index table")));
       std::vector<int64_t> coord(g.sp);
       for (int64_t p = 0; p < n; ++p) {
         int64_t rem = p;

@@ -95,6 +95,8 @@ std::vector<ValueId> conv_integer(NodeCtx& c) {
   ValueId x = b.cast(c.in(0), DType::f64), w = b.cast(c.in(1), DType::f64);
   if (c.has(2)) x = b.sub(x, b.reshape(b.cast(c.in(2), DType::f64), {}));
   if (c.has(3)) w = b.sub(w, along(b, b.cast(c.in(3), DType::f64), 0, b.rank(w)));
+  c.require_rank(c.in(0), 3, 8, "the input");
+  c.require_rank(c.in(1), c.rank(c.in(0)), c.rank(c.in(0)), "the weight");
   auto xs = c.static_shape(c.in(0), "the input");
   auto ws = c.static_shape(c.in(1), "the weight");
   ConvGeometry g = conv_geometry(c, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
@@ -114,6 +116,8 @@ std::vector<ValueId> qlinear_conv(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = dequant(b, c.in(0), c.in(1), c.in(2), 1, DType::f64);
   ValueId w = dequant(b, c.in(3), c.in(4), c.in(5), 0, DType::f64);
+  c.require_rank(c.in(0), 3, 8, "the input");
+  c.require_rank(c.in(3), c.rank(c.in(0)), c.rank(c.in(0)), "the weight");
   auto xs = c.static_shape(c.in(0), "the input");
   auto ws = c.static_shape(c.in(3), "the weight");
   ConvGeometry g = conv_geometry(c, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));

@@ -79,6 +79,7 @@ std::vector<ValueId> reduce_op(NodeCtx& c) {
 // Reverses x along one axis with a constant gather.
 ValueId reverse_axis(FoldingBuilder& b, ValueId x, int64_t axis) {
   int64_t n = b.shape(x)[static_cast<size_t>(axis)].value();
+  if (n > kMaxImportTable) throw Error(ErrorKind::unsupported, cat("reversing an axis of ", n, " elements"));
   std::vector<int64_t> idx;
   for (int64_t i = n - 1; i >= 0; --i) idx.push_back(i);
   return b.gather(x, b.constant(Tensor::from_vector(idx, {n})), axis);

@@ -141,6 +141,8 @@ ValueId resize(NodeCtx& c, const ResizeSpec& s, std::vector<double> scales, std:
       out_len = static_cast<double>(in) * scale;
     }
     if (out == in && scale == 1.0 && s.transform != "tf_crop_and_resize") continue;
+    checked_table(c, out * 4, "resize tap table");
+    if (in <= 0) c.invalid(cat("resizing an empty axis ", a));
     AxisTaps t = axis_taps(s, in, out, out_len, scale, lo, hi);
     x = resize_axis(b, x, static_cast<int64_t>(a), t);
     bool any_out = false;

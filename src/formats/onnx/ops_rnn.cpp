@@ -81,9 +81,13 @@ std::vector<ValueId> recurrent(NodeCtx& c, Cell cell) {
   FoldingBuilder& b = c.b;
   int64_t layout = c.attr_i("layout", 0);
   ValueId x = c.in(0);
+  c.require_rank(x, 3, 3, "X");
+  c.require_rank(c.in(1), 3, 3, "W");
+  c.require_rank(c.in(2), 3, 3, "R");
   if (layout == 1) x = b.transpose(x, {1, 0, 2});
   auto xs = c.static_shape(x, "the input");
   int64_t seq = xs[0], batch = xs[1];
+  if (seq > 4096) c.fail(cat("a sequence of ", seq, " steps (unrolling stops at 4096)"));
   int64_t h = c.attr_i("hidden_size", 0);
   if (h <= 0) h = c.shape(c.in(2))[2].value();
   int G = cell == Cell::rnn ? 1 : cell == Cell::gru ? 3 : 4;

@@ -68,6 +68,7 @@ std::vector<ValueId> cubic_of(FoldingBuilder& b, ValueId t) {
 std::vector<ValueId> grid_sample(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0), grid = c.in(1);
+  c.require_rank(grid, 4, 4, "the grid");
   auto xs = c.static_shape(x, "the input");
   if (xs.size() != 4) c.fail("only 4-D inputs (2-D sampling)");
   std::string mode = c.attr_s("mode", "bilinear"), pad = c.attr_s("padding_mode", "zeros");
@@ -139,14 +140,19 @@ std::vector<ValueId> grid_sample(NodeCtx& c) {
 std::vector<ValueId> roi_align(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0), rois = c.in(1), bidx = c.in(2);
+  c.require_rank(x, 4, 4, "the input");
+  c.require_rank(rois, 2, 2, "rois");
   auto xs = c.static_shape(x, "the input");
   auto rs = c.static_shape(rois, "rois");
+  if (rs[1] != 4) c.invalid("rois must be [num_rois, 4]");
   int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], R = rs[0];
   int64_t oh = c.attr_i("output_height", 1), ow = c.attr_i("output_width", 1), sr = c.attr_i("sampling_ratio", 0);
   double scale = c.attr_f("spatial_scale", 1.0f);
   std::string mode = c.attr_s("mode", "avg");
   bool half = c.attr_s("coordinate_transformation_mode", "half_pixel") == "half_pixel";
   if (sr <= 0) c.fail("sampling_ratio 0 (adaptive sample counts depend on the roi values)");
+  if (sr > 64) c.fail(cat("sampling_ratio ", sr, " (the unrolled sampling stops at 64)"));
+  if (oh <= 0 || ow <= 0) c.invalid("output_height and output_width must be positive");
   (void)N;
   DType d = c.dtype(x);
   ValueId r = b.cast(rois, d);

@@ -161,6 +161,7 @@ std::vector<ValueId> slice(NodeCtx& c) {
     } else {
       b0 = std::clamp<int64_t>(b0, 0, len - 1);
       e0 = std::clamp<int64_t>(e0, -1, len - 1);
+      checked_table(c, (b0 - e0) / -step + 1, "reversed slice index table");
       std::vector<int64_t> idx;
       for (int64_t i = b0; i > e0; i += step) idx.push_back(i);
       gathers.push_back({a, idx});
@@ -315,9 +316,10 @@ std::vector<ValueId> range(NodeCtx& c) {
 std::vector<ValueId> depth_to_space(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
+  c.require_rank(x, 4, 4, "the input");
   auto s = c.static_shape(x, "DepthToSpace");
   int64_t bs = c.attr_i("blocksize", 0), N = s[0], C = s[1], H = s[2], W = s[3];
-  if (bs <= 0 || C % (bs * bs)) c.invalid(cat("blocksize ", bs, " does not divide the ", C, " channels"));
+  if (bs <= 0 || bs > C || C % (bs * bs)) c.invalid(cat("blocksize ", bs, " does not divide the ", C, " channels"));
   int64_t Co = C / (bs * bs);
   ValueId t;
   if (c.attr_s("mode", "DCR") == "DCR") {
@@ -331,9 +333,10 @@ std::vector<ValueId> depth_to_space(NodeCtx& c) {
 std::vector<ValueId> space_to_depth(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
+  c.require_rank(x, 4, 4, "the input");
   auto s = c.static_shape(x, "SpaceToDepth");
   int64_t bs = c.attr_i("blocksize", 0), N = s[0], C = s[1], H = s[2], W = s[3];
-  if (bs <= 0 || H % bs || W % bs) c.invalid(cat("blocksize ", bs, " does not divide ", H, "x", W));
+  if (bs <= 0 || bs > H || bs > W || H % bs || W % bs) c.invalid(cat("blocksize ", bs, " does not divide ", H, "x", W));
   ValueId t = b.transpose(reshape_to(b, x, {N, C, H / bs, bs, W / bs, bs}), {0, 3, 5, 1, 2, 4});
   return one(reshape_to(b, t, {N, C * bs * bs, H / bs, W / bs}));
 }

@@ -21,6 +21,7 @@ DType out_dtype(NodeCtx& c, int64_t def = ::onnx::TensorProto::FLOAT) {
 std::vector<ValueId> window(NodeCtx& c, double a0, double a1, double a2) {
   FoldingBuilder& b = c.b;
   int64_t n = static_cast<int64_t>(c.scalar(0, "size"));
+  if (n < 0 || n > kMaxImportTable) c.invalid(cat("size ", n, " is out of range"));
   double den = static_cast<double>(c.attr_i("periodic", 1) ? n : n - 1);
   DType d = out_dtype(c);
   ValueId i = b.iota({Dim(n)}, DType::f64, 0);
@@ -42,6 +43,8 @@ ValueId dft(FoldingBuilder& b, ValueId x, int64_t axis, int64_t length, bool inv
   DType d = b.dtype(x);
   int64_t bins = onesided ? length / 2 + 1 : length;
   int64_t used = std::min(n, length);  // inputs past dft_length are dropped, missing ones are zeros
+  if (length <= 0) throw Error(ErrorKind::format, cat("a DFT length of ", length));
+  if (used * bins > kMaxImportTable) throw Error(ErrorKind::unsupported, cat("a DFT matrix of ", used, "x", bins, " (the importer's tables stop at ", kMaxImportTable, " elements)"));
   std::vector<double> cm(static_cast<size_t>(used * bins)), sm(cm.size());
   for (int64_t i = 0; i < used; ++i)
     for (int64_t k = 0; k < bins; ++k) {
@@ -91,11 +94,14 @@ std::vector<ValueId> dft_op(NodeCtx& c) {
 std::vector<ValueId> stft(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
+  c.require_rank(x, 3, 3, "the signal");
   auto xs = c.static_shape(x, "the signal");
   int64_t step = c.ints(1, "frame_step")[0];
   int64_t flen = c.has(3) ? c.ints(3, "frame_length")[0] : c.has(2) ? c.static_shape(c.in(2), "the window")[0] : 0;
   if (flen <= 0 || step <= 0) c.invalid("needs a positive frame_length (or a window) and frame_step");
   int64_t frames = (xs[1] - flen) / step + 1;
+  if (frames <= 0) c.invalid(cat("frame_length ", flen, " exceeds the signal's ", xs[1], " samples"));
+  checked_table(c, frames * flen, "frame index table");
   std::vector<int64_t> idx;
   for (int64_t f = 0; f < frames; ++f)
     for (int64_t k = 0; k < flen; ++k) idx.push_back(f * step + k);
@@ -110,6 +116,8 @@ std::vector<ValueId> mel_weight_matrix(NodeCtx& c) {
   int64_t dft_len = static_cast<int64_t>(c.scalar(1, "dft_length"));
   double rate = c.scalar(2, "sample_rate"), lo = c.scalar(3, "lower_edge_hertz"), hi = c.scalar(4, "upper_edge_hertz");
   int64_t spec = dft_len / 2 + 1;
+  if (mel <= 0 || dft_len <= 0 || rate <= 0) c.invalid("num_mel_bins, dft_length and sample_rate must be positive");
+  checked_table(c, spec * mel, "mel weight matrix");
   double lo_mel = 2595 * std::log10(1 + lo / 700), hi_mel = 2595 * std::log10(1 + hi / 700);
   double step = (hi_mel - lo_mel) / static_cast<double>(mel + 2);
   std::vector<int64_t> bins;

@@ -106,6 +106,14 @@ inline Shape broadcast_shape(const Shape& a, const Shape& c) {
   return out;
 }
 
+// Index and weight tables the importer builds on the host are sized by shapes and attributes a
+// file controls: refuse absurd ones with a clear error instead of exhausting memory.
+constexpr int64_t kMaxImportTable = int64_t{1} << 26;
+inline int64_t checked_table(NodeCtx& c, int64_t n, const char* what) {
+  if (n < 0 || n > kMaxImportTable) c.fail(cat("a ", what, " of ", n, " elements (the importer's tables stop at ", kMaxImportTable, ")"));
+  return n;
+}
+
 // Converts a float tensor to the ONNX-style i64 index list.
 inline std::vector<double> tensor_doubles(const Tensor& t) { return t.to_f64(); }
 

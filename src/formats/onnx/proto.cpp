@@ -210,11 +210,19 @@ Tensor tensor_from_proto(const TensorProto& t, const std::string& base_dir, cons
       return Tensor::wrap(*dt, dims, const_cast<char*>(raw.data()), owner);
     return Tensor::from_bytes(*dt, dims, raw.data(), bytes);
   }
-  Tensor out = Tensor::zeros(*dt, dims);
   auto check_count = [&](int count, int per_element, const char* field) {
     if (static_cast<int64_t>(count) != n * per_element)
       bad(what, cat(field, " holds ", count, " values, but ", dtype_name(*dt), "[", join(dims), "] needs ", n * per_element));
   };
+  // The typed field must hold exactly the elements: check before allocating.
+  switch (*dt) {
+    case DType::f32: check_count(t.float_data_size(), 1, "float_data"); break;
+    case DType::c64: check_count(t.float_data_size(), 2, "float_data"); break;
+    case DType::f64: check_count(t.double_data_size(), 1, "double_data"); break;
+    case DType::i64: check_count(t.int64_data_size(), 1, "int64_data"); break;
+    default: check_count(t.int32_data_size(), 1, "int32_data"); break;
+  }
+  Tensor out = Tensor::zeros(*dt, dims);
   switch (*dt) {
     case DType::f32:
       check_count(t.float_data_size(), 1, "float_data");

@@ -4,8 +4,6 @@
 #include <set>
 #include <unordered_map>
 
-#include <onnx/shape_inference/implementation.h>
-
 #include "formats/onnx/importer.h"
 #include "formats/onnx/proto.h"
 #include "util/strings.h"
@@ -21,8 +19,6 @@ std::string UnsupportedNode::str() const {
 
 namespace {
 
-using TypeMap = std::unordered_map<std::string, const ::onnx::TypeProto*>;
-
 // "" when RLX supports the type; else its name.
 std::string unsupported_type(const ::onnx::TypeProto& t) {
   if (t.has_tensor_type()) {
@@ -37,27 +33,34 @@ std::string unsupported_type(const ::onnx::TypeProto& t) {
   return "";
 }
 
-void collect_types(const ::onnx::GraphProto& g, TypeMap& types) {
-  for (const auto& v : g.input()) types[v.name()] = &v.type();
-  for (const auto& v : g.output()) types[v.name()] = &v.type();
-  for (const auto& v : g.value_info()) types[v.name()] = &v.type();
-  for (const auto& n : g.node())
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) collect_types(a.g(), types);
-      for (const auto& sg : a.graphs()) collect_types(sg, types);
-    }
+std::string unsupported_elem(int64_t onnx_type) {
+  return dtype_from_onnx(static_cast<int32_t>(onnx_type)) ? "" : onnx_type_name(static_cast<int32_t>(onnx_type));
 }
 
+// Which values carry a dtype RLX lacks: the declared types (inputs, outputs, value_info,
+// initializers) and, for undeclared intermediates, what flows in — a node's outputs inherit its
+// inputs' unsupported dtypes unless it is a cast. ONNX's own shape inference is not used here:
+// it is not robust to hostile files (it divides by attribute values unchecked).
 struct Walker {
   const std::map<std::string, int64_t>& opsets;
-  const TypeMap& types;
-  std::unordered_map<std::string, int32_t> init_types;
+  std::unordered_map<std::string, std::string> bad;  // value name → unsupported dtype ("" = fine)
+  std::set<std::string> declared;
   std::vector<UnsupportedNode> out;
   int64_t counter = 0;
 
+  void declare(const ::onnx::ValueInfoProto& v) {
+    bad[v.name()] = unsupported_type(v.type());
+    declared.insert(v.name());
+  }
+
   void walk(const ::onnx::GraphProto& g) {
-    for (const auto& i : g.initializer())
-      if (!dtype_from_onnx(i.data_type())) init_types[i.name()] = i.data_type();
+    for (const auto& v : g.input()) declare(v);
+    for (const auto& v : g.value_info()) declare(v);
+    for (const auto& v : g.output()) declare(v);
+    for (const auto& i : g.initializer()) {
+      bad[i.name()] = unsupported_elem(i.data_type());
+      declared.insert(i.name());
+    }
     for (const auto& n : g.node()) {
       std::string domain = canonical_domain(n.domain());
       auto it = opsets.find(domain);
@@ -69,23 +72,31 @@ struct Walker {
       u.node = n.name().empty() ? cat(n.op_type(), "_", counter) : n.name();
       ++counter;
       u.no_converter = find_converter(domain, n.op_type(), version) == nullptr;
-      std::set<std::string> bad;
-      auto check = [&](const std::string& name) {
-        if (name.empty()) return;
-        if (auto t = types.find(name); t != types.end()) {
-          std::string s = unsupported_type(*t->second);
-          if (!s.empty()) bad.insert(s);
-        }
-        if (auto t = init_types.find(name); t != init_types.end()) bad.insert(onnx_type_name(t->second));
-      };
-      for (const auto& i : n.input()) check(i);
-      for (const auto& o : n.output()) check(o);
+      std::set<std::string> in_bad, attr_bad;
+      for (const auto& i : n.input())
+        if (auto b = bad.find(i); b != bad.end() && !b->second.empty()) in_bad.insert(b->second);
+      std::string cast_to;  // the output type of a cast-like node ("" = fine, or not a cast)
+      bool is_cast = n.op_type() == "Cast" || n.op_type() == "CastLike";
       for (const auto& a : n.attribute()) {
-        if (a.name() == "to" && a.type() == ::onnx::AttributeProto::INT && !dtype_from_onnx(static_cast<int32_t>(a.i())))
-          bad.insert(onnx_type_name(static_cast<int32_t>(a.i())));
-        if (a.has_t() && !dtype_from_onnx(a.t().data_type())) bad.insert(onnx_type_name(a.t().data_type()));
+        if ((a.name() == "to" || a.name() == "dtype" || a.name() == "output_datatype") && a.type() == ::onnx::AttributeProto::INT) {
+          std::string s = unsupported_elem(a.i());
+          if (!s.empty()) attr_bad.insert(s);
+          if (a.name() == "to") cast_to = s;
+        }
+        if (a.has_t() && !dtype_from_onnx(a.t().data_type())) attr_bad.insert(onnx_type_name(a.t().data_type()));
       }
-      u.dtypes.assign(bad.begin(), bad.end());
+      if (n.op_type() == "CastLike" && n.input_size() > 1)
+        if (auto b = bad.find(n.input(1)); b != bad.end()) cast_to = b->second;
+      for (const auto& o : n.output()) {
+        if (declared.count(o)) continue;
+        if (is_cast) bad[o] = cast_to;
+        else bad[o] = !attr_bad.empty() ? *attr_bad.begin() : in_bad.empty() ? "" : *in_bad.begin();
+      }
+      std::set<std::string> all = in_bad;
+      all.insert(attr_bad.begin(), attr_bad.end());
+      for (const auto& o : n.output())
+        if (auto b = bad.find(o); b != bad.end() && !b->second.empty()) all.insert(b->second);
+      u.dtypes.assign(all.begin(), all.end());
       if (u.no_converter || !u.dtypes.empty()) out.push_back(u);
       for (const auto& a : n.attribute()) {
         if (a.has_g()) walk(a.g());
@@ -98,42 +109,11 @@ struct Walker {
 }  // namespace
 
 std::vector<UnsupportedNode> find_unsupported(const ::onnx::ModelProto& model) {
-  // ONNX's type inference on a copy without the weight bytes gives every intermediate dtype.
-  ::onnx::ModelProto copy;
-  copy.set_ir_version(model.ir_version());
-  copy.mutable_opset_import()->CopyFrom(model.opset_import());
-  const ::onnx::GraphProto& src = model.graph();
-  ::onnx::GraphProto* g = copy.mutable_graph();
-  g->set_name(src.name());
-  g->mutable_node()->CopyFrom(src.node());
-  g->mutable_input()->CopyFrom(src.input());
-  g->mutable_output()->CopyFrom(src.output());
-  g->mutable_value_info()->CopyFrom(src.value_info());
-  for (const auto& init : src.initializer()) {
-    ::onnx::TensorProto* t = g->add_initializer();
-    if (init.ByteSizeLong() <= 4096) {
-      t->CopyFrom(init);
-    } else {  // the type and shape are what inference needs
-      t->set_name(init.name());
-      t->set_data_type(init.data_type());
-      t->mutable_dims()->CopyFrom(init.dims());
-    }
-  }
-  try {
-    ::onnx::ShapeInferenceOptions opts;
-    opts.check_type = false;
-    opts.error_mode = 0;
-    ::onnx::shape_inference::InferShapes(copy, ::onnx::OpSchemaRegistry::Instance(), opts);
-  } catch (const std::exception&) {
-    // Inference is only a help here: without it, the declared types are checked.
-  }
-  TypeMap types;
-  collect_types(copy.graph(), types);
   std::map<std::string, int64_t> opsets;
   for (const auto& o : model.opset_import()) opsets[canonical_domain(o.domain())] = o.version();
   if (!opsets.count("")) opsets[""] = 1;
-  Walker w{opsets, types, {}, {}, 0};
-  w.walk(copy.graph());
+  Walker w{opsets, {}, {}, {}, 0};
+  w.walk(model.graph());
   return w.out;
 }
 
