@@ -13,7 +13,7 @@ constexpr int kTile = 32, kMaxRows = 8;
 
 // SL: 32-wide slices of the output row each lane accumulates (⌈Dv / 32⌉, rounded up to 1, 2, 4, 8)
 template <class T, int SL>
-__global__ void attention_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y, AttentionSpec a) {
+__global__ void attention_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y, const __grid_constant__ AttentionSpec a) {
   extern __shared__ float smem[];
   const int rows = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x & 31;
   const int64_t D = a.D, Dv = a.Dv;

@@ -100,7 +100,7 @@ __device__ __forceinline__ void load_tile(uint16_t* dst, int ld, const T* src, i
 // 2t, 2t+1 (+8); B holds k = 2t, 2t+1 (+8) of column g; C holds rows g, g+8 at columns 2t, 2t+1.
 template <int D, int DV, bool kBf16, class T>
 __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y,
-                                                                    AttentionSpec a) {
+                                                                    const __grid_constant__ AttentionSpec a) {
   constexpr int LDQ = D + 8, LDK = D + 8, LDV = DV + 8;  // padded rows: fragment loads hit distinct banks
   extern __shared__ __align__(16) uint16_t smem[];
   uint16_t* qs = smem;

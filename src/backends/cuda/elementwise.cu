@@ -57,7 +57,7 @@ __global__ void unary_bool_kernel(Ew op, const uint8_t* x, uint8_t* y, int64_t n
 }
 
 template <class T>
-__global__ void binary_kernel(Ew op, const T* a, const T* b, void* y, bool to_bool, Space sp, Strides sa, Strides sb, int64_t n) {
+__global__ void binary_kernel(Ew op, const T* a, const T* b, void* y, bool to_bool, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
   RLX_GRID_STRIDE(i, n) {
     int64_t ia = 0, ib = 0, r = i;
     for (int d = sp.rank - 1; d > 0; --d) {
@@ -74,7 +74,7 @@ __global__ void binary_kernel(Ew op, const T* a, const T* b, void* y, bool to_bo
   }
 }
 
-__global__ void binary_bool_kernel(Ew op, const uint8_t* a, const uint8_t* b, uint8_t* y, Space sp, Strides sa, Strides sb, int64_t n) {
+__global__ void binary_bool_kernel(Ew op, const uint8_t* a, const uint8_t* b, uint8_t* y, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
   RLX_GRID_STRIDE(i, n) {
     int64_t ia = 0, ib = 0, r = i;
     for (int d = sp.rank - 1; d > 0; --d) {
@@ -88,7 +88,7 @@ __global__ void binary_bool_kernel(Ew op, const uint8_t* a, const uint8_t* b, ui
 }
 
 template <class T>
-__global__ void select_kernel(const uint8_t* c, const T* a, const T* b, T* y, Space sp, Strides sc, Strides sa, Strides sb, int64_t n) {
+__global__ void select_kernel(const uint8_t* c, const T* a, const T* b, T* y, const __grid_constant__ Space sp, const __grid_constant__ Strides sc, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
   RLX_GRID_STRIDE(i, n) {
     int64_t ic = 0, ia = 0, ib = 0, r = i;
     for (int d = sp.rank - 1; d > 0; --d) {

@@ -7,7 +7,7 @@ namespace rlx::backends::cuda {
 namespace {
 
 template <class T>
-__global__ void strided_copy_kernel(const T* src, int64_t src_base, Strides ss, T* dst, int64_t dst_base, Strides ds, Space sp, int64_t n) {
+__global__ void strided_copy_kernel(const T* src, int64_t src_base, const __grid_constant__ Strides ss, T* dst, int64_t dst_base, const __grid_constant__ Strides ds, const __grid_constant__ Space sp, int64_t n) {
   RLX_GRID_STRIDE(i, n) {
     int64_t is = src_base, id = dst_base, r = i;
     for (int d = sp.rank - 1; d > 0; --d) {
@@ -21,7 +21,7 @@ __global__ void strided_copy_kernel(const T* src, int64_t src_base, Strides ss, 
 }
 
 template <class T>
-__global__ void pad_kernel(const T* x, T* y, Space out, PadSpec p, int64_t n) {
+__global__ void pad_kernel(const T* x, T* y, const __grid_constant__ Space out, const __grid_constant__ PadSpec p, int64_t n) {
   T value;
   memcpy(&value, &p.value, sizeof(T));
   RLX_GRID_STRIDE(i, n) {

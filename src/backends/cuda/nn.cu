@@ -112,7 +112,7 @@ __global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t ro
 }
 
 template <class T>
-__global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, RopeSpec r) {
+__global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, const __grid_constant__ RopeSpec r) {
   RLX_GRID_STRIDE(i, r.total) {
     int64_t f = i % r.D, s = (i / r.D) % r.S;
     if (f >= r.dims) {
@@ -154,7 +154,7 @@ __global__ void embedding_kernel(const T* table, const void* ids, Dt id_dt, T* y
   }
 }
 
-__global__ void conv_kernel(Dt dt, const void* x, const void* w, void* y, ConvSpec c, int64_t total) {
+__global__ void conv_kernel(Dt dt, const void* x, const void* w, void* y, const __grid_constant__ ConvSpec c, int64_t total) {
   bool fl = is_float_dt(dt);
   int64_t Cg = c.C / c.groups, Og = c.O / c.groups;
   int64_t in_sp = 1, out_sp = 1, k_sp = 1;
@@ -194,7 +194,7 @@ __global__ void conv_kernel(Dt dt, const void* x, const void* w, void* y, ConvSp
   }
 }
 
-__global__ void gemm_naive_kernel(Dt in, Dt out, const void* a, const void* b, void* c, GemmSpec g, int64_t total) {
+__global__ void gemm_naive_kernel(Dt in, Dt out, const void* a, const void* b, void* c, const __grid_constant__ GemmSpec g, int64_t total) {
   bool fl = is_float_dt(in);
   RLX_GRID_STRIDE(o, total) {
     int64_t n = o % g.N, m = (o / g.N) % g.M, bb = o / (g.N * g.M);

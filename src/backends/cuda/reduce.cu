@@ -78,7 +78,7 @@ __device__ __forceinline__ void acc_store(const Acc& a, Red k, bool fl, Dt in_dt
 }
 
 // One thread per output: the reduced elements of neighbouring outputs are neighbours in memory.
-__global__ void reduce_thread_kernel(Red k, Dt dt, Dt out, const void* x, void* y, Space kept, Strides ks, Space red, Strides rs,
+__global__ void reduce_thread_kernel(Red k, Dt dt, Dt out, const void* x, void* y, const __grid_constant__ Space kept, const __grid_constant__ Strides ks, const __grid_constant__ Space red, const __grid_constant__ Strides rs,
                                      int64_t n_out, int64_t n_red) {
   bool fl = is_float_dt(dt);
   int64_t last_len = red.rank ? red.shape[red.rank - 1] : 1;
@@ -91,7 +91,7 @@ __global__ void reduce_thread_kernel(Red k, Dt dt, Dt out, const void* x, void* 
 }
 
 // One block per output: the reduced elements are contiguous, so the block reads them together.
-__global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y, Space kept, Strides ks, Space red, Strides rs,
+__global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y, const __grid_constant__ Space kept, const __grid_constant__ Strides ks, const __grid_constant__ Space red, const __grid_constant__ Strides rs,
                                     int64_t n_red) {
   __shared__ Acc part[kThreads];
   bool fl = is_float_dt(dt);
@@ -112,7 +112,7 @@ __global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y
 
 // Neighbouring outputs are neighbours in memory (a sum over the batch axis, say): a block
 // takes 32 outputs across its x threads and splits their reduced elements over 32 y threads.
-__global__ void reduce_cols_kernel(Red k, Dt dt, Dt out, const void* x, void* y, Space kept, Strides ks, Space red, Strides rs, int64_t n_out,
+__global__ void reduce_cols_kernel(Red k, Dt dt, Dt out, const void* x, void* y, const __grid_constant__ Space kept, const __grid_constant__ Strides ks, const __grid_constant__ Space red, const __grid_constant__ Strides rs, int64_t n_out,
                                    int64_t n_red) {
   __shared__ Acc part[32][33];
   bool fl = is_float_dt(dt);

@@ -126,7 +126,7 @@ std::string store(Dt dt, int o, const std::string& v) {
 
 std::string source(const RegionProgram& p, const InputAccess* access) {
   std::ostringstream s;
-  s << kPrelude << "extern \"C\" __global__ void __launch_bounds__(256) rlx_region(const Args a) {\n"
+  s << kPrelude << "extern \"C\" __global__ void __launch_bounds__(256) rlx_region(const __grid_constant__ Args a) {\n"
     << "  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += (i64)gridDim.x * blockDim.x) {\n";
   bool strided = false;
   for (int k = 0; k < p.n_in; ++k) strided = strided || access[k] == InputAccess::strided;
