@@ -184,6 +184,8 @@ std::vector<ValueId> compress(NodeCtx& c) {
     x = b.reshape(x, {shape_numel(c.shape(x))});
   }
   int64_t n = static_cast<int64_t>(keep.size());
+  Dim len = c.shape(x)[static_cast<size_t>(axis)];
+  if (n > 0 && len.is_static() && keep.back() >= len.value()) c.invalid(cat("condition selects element ", keep.back(), " of an axis of ", len.value()));
   return one(b.gather(x, b.constant(Tensor::from_vector(keep, {n})), axis));
 }
 
@@ -191,7 +193,9 @@ std::vector<ValueId> reverse_sequence(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId x = c.in(0);
   auto ds = c.static_shape(x, "ReverseSequence input");
-  int64_t bax = c.attr_i("batch_axis", 1), tax = c.attr_i("time_axis", 0);
+  c.require_rank(x, 2, 8, "the input");
+  int64_t bax = c.axis(c.attr_i("batch_axis", 1), c.rank(x)), tax = c.axis(c.attr_i("time_axis", 0), c.rank(x));
+  if (bax == tax || c.rank(c.in(1)) != 1) c.invalid("needs distinct batch and time axes and 1-D sequence_lens");
   Shape s = c.shape(x);
   ValueId t = b.iota(s, DType::i64, tax);
   // lens along the batch axis, broadcast over the rest

@@ -283,6 +283,7 @@ std::vector<ValueId> adagrad(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId r = c.in(0), t = c.in(1);
   double decay = c.attr_f("decay_factor", 0.0f), eps = c.attr_f("epsilon", 1e-6f), norm = c.attr_f("norm_coefficient", 0.0f);
+  if (c.num_inputs() < 2) c.invalid("needs R, T and at least one (X, G, state) group");
   size_t n = (c.num_inputs() - 2) / 3;
   std::vector<ValueId> xs, hs;
   for (size_t k = 0; k < n; ++k) {
@@ -303,6 +304,7 @@ std::vector<ValueId> momentum(NodeCtx& c) {
   ValueId r = c.in(0), t = c.in(1);
   double alpha = c.attr_f("alpha", 0.0f), beta = c.attr_f("beta", 0.0f), norm = c.attr_f("norm_coefficient", 0.0f);
   std::string mode = c.attr_s("mode", "standard");
+  if (c.num_inputs() < 2) c.invalid("needs R, T and at least one (X, G, state) group");
   size_t n = (c.num_inputs() - 2) / 3;
   std::vector<ValueId> xs, vs;
   for (size_t k = 0; k < n; ++k) {
@@ -325,6 +327,7 @@ std::vector<ValueId> adam(NodeCtx& c) {
   ValueId r = c.in(0), t = c.in(1);
   double alpha = c.attr_f("alpha", 0.9f), beta = c.attr_f("beta", 0.999f), eps = c.attr_f("epsilon", 1e-6f);
   double norm = c.attr_f("norm_coefficient", 0.0f), norm_post = c.attr_f("norm_coefficient_post", 0.0f);
+  if (c.num_inputs() < 2) c.invalid("needs R, T and at least one (X, G, V, H) group");
   size_t n = (c.num_inputs() - 2) / 4;
   std::vector<ValueId> xs, vs, hs;
   for (size_t k = 0; k < n; ++k) {

@@ -14,8 +14,10 @@ ConvGeometry conv_geometry(NodeCtx& c, const std::vector<int64_t>& xs, const std
   g.strides = c.attr_ints("strides", Ints(sp, 1));
   g.dilations = c.attr_ints("dilations", Ints(sp, 1));
   Ints pads = c.attr_ints("pads", Ints(2 * sp, 0));
-  if (g.strides.size() != sp || g.dilations.size() != sp || pads.size() != 2 * sp)
-    c.invalid(cat("strides, dilations and pads must match the ", sp, " spatial dims"));
+  if (g.strides.size() != sp || g.dilations.size() != sp || pads.size() != 2 * sp || kernel.size() != sp)
+    c.invalid(cat("strides, dilations, pads and the kernel must match the ", sp, " spatial dims"));
+  for (size_t i = 0; i < sp; ++i)
+    if (g.strides[i] <= 0 || g.dilations[i] <= 0) c.invalid("strides and dilations must be positive");
   std::string auto_pad = c.attr_s("auto_pad", "NOTSET");
   g.lo.assign(sp, 0);
   g.hi.assign(sp, 0);

@@ -85,6 +85,8 @@ std::vector<IValue> split_to_sequence(NodeCtx& c) {
     squeeze = c.attr_i("keepdims", 1) == 0;
   } else {
     std::vector<int64_t> split = c.ints(1, "split");
+    for (int64_t v : split)
+      if (v < 0 || (v == 0 && c.rank(c.in(1)) == 0)) c.invalid(cat("split size ", v));
     if (c.rank(c.in(1)) == 0) {
       for (int64_t at = 0; at < n; at += split[0]) sizes.push_back(std::min(split[0], n - at));
     } else {

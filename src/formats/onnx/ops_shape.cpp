@@ -93,6 +93,7 @@ std::vector<ValueId> split(NodeCtx& c) {
     if (!n.is_static()) c.fail("an equal split of a symbolic dim");
     int64_t total = n.value();
     int64_t k = static_cast<int64_t>(c.opset >= 18 && c.has_attr("num_outputs") ? c.attr_i("num_outputs", 1) : static_cast<int64_t>(outs));
+    if (k <= 0) c.invalid("an equal split needs at least one output");
     int64_t each = (total + k - 1) / k;
     for (int64_t i = 0; i < k; ++i) parts.push_back(std::min(each, total - i * each));
   }
