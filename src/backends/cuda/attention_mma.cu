@@ -106,6 +106,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, 
   uint16_t* qs = smem;
   uint16_t* ks = qs + kBr * LDQ;
   uint16_t* vs = ks + kBc * LDK;
+  float* bsm = reinterpret_cast<float*>(vs + kBc * LDV);  // [kBc]: a bias that depends on the key alone
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (a.H / a.Hk);
   const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kBr;
@@ -124,13 +125,17 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, 
   }
 
   // this thread's two rows and the keys each may see
-  int64_t row[2] = {i0 + r0, i0 + r0 + 8}, lo[2], hi[2];
+  // positions fit 32 bits: the kernel's index math stays 32-bit where it runs per score
+  int row[2] = {static_cast<int>(i0) + r0, static_cast<int>(i0) + r0 + 8}, lo[2], hi[2];
   for (int x = 0; x < 2; ++x) {
-    int64_t pos = row[x] + a.Sk - a.Sq;
-    lo[x] = a.mask == 2 ? max(int64_t{0}, pos - a.window + 1) : 0;
-    hi[x] = (a.mask == 1 || a.mask == 2) ? min(a.Sk, pos + 1) : a.Sk;
+    int pos = row[x] + static_cast<int>(a.Sk - a.Sq);
+    lo[x] = a.mask == 2 ? max(0, pos - static_cast<int>(a.window) + 1) : 0;
+    hi[x] = (a.mask == 1 || a.mask == 2) ? min(static_cast<int>(a.Sk), pos + 1) : static_cast<int>(a.Sk);
     if (row[x] >= a.Sq) hi[x] = 0;  // padding rows see nothing
   }
+  // the common additive mask [B, 1, 1, Sk] (or [B, H, 1, Sk]): staged per key tile
+  const bool key_bias = bias && a.bias_s[2] == 0;
+  const int64_t bias_base = b * a.bias_s[0] + h * a.bias_s[1];
   // the block's key range: the union of its rows'
   int64_t last = min(i0 + kBr, a.Sq) - 1, j_begin = 0, j_end = a.Sk;
   if (a.mask == 1 || a.mask == 2) j_end = min(a.Sk, last + a.Sk - a.Sq + 1);
@@ -145,6 +150,10 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, 
     __syncthreads();
     load_tile<kBc, D, kBf16>(ks, LDK, k, b * a.k_b + hk * a.k_h, a.k_s, c0, a.Sk);
     load_tile<kBc, DV, kBf16>(vs, LDV, v, b * a.v_b + hk * a.v_h, a.v_s, c0, a.Sk);
+    if (key_bias && threadIdx.x < kBc) {
+      int64_t j = c0 + threadIdx.x;
+      bsm[threadIdx.x] = j < a.Sk ? load_bias(bias, bias_dt, bias_base + j * a.bias_s[3]) : 0.0f;
+    }
     __syncthreads();
 
     float s[kBc / 8][4];
@@ -158,17 +167,20 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, 
     }
     // scores → masked, scaled logits; the tile's row maxima
     float mx[2] = {-INFINITY, -INFINITY};
+    const int tile = static_cast<int>(c0);
+    // every key of the tile allowed for both rows (no mask inside it): no per-score tests
+    const bool open = tile >= lo[0] && tile >= lo[1] && tile + kBc <= hi[0] && tile + kBc <= hi[1];
 #pragma unroll
     for (int n = 0; n < kBc / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        int x = e >> 1;
-        int64_t j = c0 + n * 8 + 2 * t + (e & 1);
+        int x = e >> 1, jj = n * 8 + 2 * t + (e & 1), j = tile + jj;
         float val = -INFINITY;
-        if (j >= lo[x] && j < hi[x]) {
+        if (open || (j >= lo[x] && j < hi[x])) {
           val = s[n][e] * a.scale;
           if (a.softcap > 0) val = a.softcap * tanhf(val / a.softcap);
-          if (bias) val += load_bias(bias, bias_dt, b * a.bias_s[0] + h * a.bias_s[1] + row[x] * a.bias_s[2] + j * a.bias_s[3]);
+          if (key_bias) val += bsm[jj];
+          else if (bias) val += load_bias(bias, bias_dt, bias_base + row[x] * a.bias_s[2] + static_cast<int64_t>(j) * a.bias_s[3]);
         }
         s[n][e] = val;
         mx[x] = fmaxf(mx[x], val);
@@ -233,7 +245,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, 
 
 template <int D, int DV, bool kBf16, class T>
 void launch_tiles(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
-  constexpr size_t smem = sizeof(uint16_t) * (kBr * (D + 8) + kBc * (D + 8) + kBc * (DV + 8));
+  constexpr size_t smem = sizeof(uint16_t) * (kBr * (D + 8) + kBc * (D + 8) + kBc * (DV + 8)) + sizeof(float) * kBc;
   static bool raised = false;  // more than 48 KB of shared memory must be asked for once
   if (!raised) {
     cudaFuncSetAttribute(attention_mma_kernel<D, DV, kBf16, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));

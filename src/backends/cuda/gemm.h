@@ -6,6 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include <cublasLt.h>
+
 #include "backends/cuda/kernels.h"
 
 namespace rlx::backends::cuda {
@@ -36,6 +38,7 @@ class GemmPlan {
  private:
   struct Operand;
   struct Lt;
+  void tune(Lt& lt, const cublasLtMatmulHeuristicResult_t* results, int found, int64_t a_elems, int64_t b_elems);
   std::unique_ptr<Operand> a_, b_;  // lhs [B, M, K], rhs [B, N, K]
   std::unique_ptr<Lt> lt_;          // null: the simple kernel
   int64_t B_ = 1, M_ = 1, N_ = 1, K_ = 1;
