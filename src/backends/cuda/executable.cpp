@@ -11,6 +11,7 @@
 
 #include "backends/cuda/constants.h"
 #include "backends/cuda/device.h"
+#include "backends/cuda/host_pins.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/profile.h"
 #include "passes/memory_plan.h"
@@ -119,6 +120,7 @@ class CudaExecutable : public runtime::Executable {
         release(std::move(ctx));
         throw Error(ErrorKind::invalid_argument, cat("input ", k, " of graph @", lir_.name, " must be a contiguous ", ir::type_str(lir_.type(v))));
       }
+      pin_host_tensor(inputs[k]);
       if (bytes) check(cudaMemcpyAsync(ctx->ptr[static_cast<size_t>(lir_.inputs()[k])], inputs[k].data(), bytes, cudaMemcpyHostToDevice, s), "copying an input to the device");
     }
     check(cudaMemsetAsync(ctx->error, 0, sizeof(ErrorWord), s), "clearing the error word");
@@ -139,6 +141,7 @@ class CudaExecutable : public runtime::Executable {
       else if (o.dtype() != dt || o.shape() != shape || !o.is_contiguous())
         throw Error(ErrorKind::invalid_argument, cat("output ", k, " of graph @", lir_.name, " is ", dtype_name(dt), " of ", shape.size(),
                                                      " dims; the tensor given for it does not match (or is not contiguous)"));
+      pin_host_tensor(o);
       if (o.nbytes()) check(cudaMemcpyAsync(o.data(), ctx->ptr[static_cast<size_t>(v)], o.nbytes(), cudaMemcpyDeviceToHost, s), "copying an output to the host");
     }
     check(cudaMemcpyAsync(ctx->error_host, ctx->error, sizeof(ErrorWord), cudaMemcpyDeviceToHost, s), "reading the error word");
