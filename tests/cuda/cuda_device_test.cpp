@@ -161,6 +161,7 @@ TEST(CudaDevice, TensorCoreAttentionMatchesReference) {
       {2, 3, 3, 65, 65, 128, "mask=additive, compute=bf16, layout=bshd", true, DType::f32},
       {1, 4, 1, 33, 33, 64, "mask=causal", false, DType::f16},
       {1, 2, 2, 48, 48, 32, "mask=none", false, DType::bf16},
+      {6, 16, 8, 130, 130, 32, "mask=causal, compute=bf16", false, DType::f32},  // enough blocks for 4-warp tiles
   };
   uint32_t seed = 10;
   for (const Case& c : cases) {

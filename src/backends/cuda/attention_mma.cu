@@ -10,7 +10,7 @@ namespace rlx::backends::cuda {
 
 namespace {
 
-constexpr int kBr = 64, kBc = 64, kWarps = 4;
+constexpr int kBc = 64;  // keys per tile; a block has W warps of 16 query rows each
 
 template <bool kBf16>
 __device__ __forceinline__ uint16_t to_bits(float x) {
@@ -70,24 +70,24 @@ struct Vec4<__nv_bfloat16> {
 // Rows [row0, row0 + R) of an operand (row j at base + j·stride, D contiguous elements) into
 // shared memory as 16-bit values, rows past `valid` as zeros. Several vector loads are in flight
 // per thread before the first is used: one memory latency per chunk, not one per element.
-template <int R, int D, bool kBf16, class T>
+template <int R, int D, int W, bool kBf16, class T>
 __device__ __forceinline__ void load_tile(uint16_t* dst, int ld, const T* src, int64_t base, int64_t stride, int64_t row0, int64_t valid) {
   using V = typename Vec4<T>::type;
-  constexpr int kVecs = R * D / 4, kPer = kVecs / (kWarps * 32), kChunk = kPer < 4 ? kPer : D >= 128 ? 2 : 4;
-  static_assert(kVecs % (kWarps * 32) == 0 && kPer % kChunk == 0, "tile must split evenly over the block");
+  constexpr int kVecs = R * D / 4, kPer = kVecs / (W * 32), kChunk = kPer < 4 ? kPer : D >= 128 ? 2 : 4;
+  static_assert(kVecs % (W * 32) == 0 && kPer % kChunk == 0, "tile must split evenly over the block");
 #pragma unroll 1
   for (int c = 0; c < kPer; c += kChunk) {
     V v[kChunk];
 #pragma unroll
     for (int u = 0; u < kChunk; ++u) {
-      int e = threadIdx.x + (c + u) * kWarps * 32, r = e / (D / 4), d = (e % (D / 4)) * 4;
+      int e = threadIdx.x + (c + u) * W * 32, r = e / (D / 4), d = (e % (D / 4)) * 4;
       int64_t j = row0 + r;
       if (j < valid) v[u] = *reinterpret_cast<const V*>(src + base + j * stride + d);
       else v[u] = V{};
     }
 #pragma unroll
     for (int u = 0; u < kChunk; ++u) {
-      int e = threadIdx.x + (c + u) * kWarps * 32, r = e / (D / 4), d = (e % (D / 4)) * 4;
+      int e = threadIdx.x + (c + u) * W * 32, r = e / (D / 4), d = (e % (D / 4)) * 4;
       float f[4];
       Vec4<T>::get(v[u], f);
       uint2 packed = make_uint2(pack<kBf16>(f[0], f[1]), pack<kBf16>(f[2], f[3]));
@@ -98,10 +98,10 @@ __device__ __forceinline__ void load_tile(uint16_t* dst, int ld, const T* src, i
 
 // Fragment layouts of m16n8k16 (g = lane / 4, t = lane % 4): A holds rows g and g+8 at columns
 // 2t, 2t+1 (+8); B holds k = 2t, 2t+1 (+8) of column g; C holds rows g, g+8 at columns 2t, 2t+1.
-template <int D, int DV, bool kBf16, class T>
-__global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y,
+template <int D, int DV, int W, bool kBf16, class T>
+__global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y,
                                                                     const __grid_constant__ AttentionSpec a) {
-  constexpr int LDQ = D + 8, LDK = D + 8, LDV = DV + 8;  // padded rows: fragment loads hit distinct banks
+  constexpr int kBr = 16 * W, LDQ = D + 8, LDK = D + 8, LDV = DV + 8;  // padded rows: fragment loads hit distinct banks
   extern __shared__ __align__(16) uint16_t smem[];
   uint16_t* qs = smem;
   uint16_t* ks = qs + kBr * LDQ;
@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, 
   const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (a.H / a.Hk);
   const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kBr;
 
-  load_tile<kBr, D, kBf16>(qs, LDQ, q, b * a.q_b + h * a.q_h, a.q_s, i0, a.Sq);
+  load_tile<kBr, D, W, kBf16>(qs, LDQ, q, b * a.q_b + h * a.q_h, a.q_s, i0, a.Sq);
   __syncthreads();
   const int r0 = warp * 16 + g;
   uint32_t qf[D / 16][4];
@@ -148,8 +148,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, 
 
   for (int64_t c0 = j_begin - j_begin % kBc; c0 < j_end; c0 += kBc) {
     __syncthreads();
-    load_tile<kBc, D, kBf16>(ks, LDK, k, b * a.k_b + hk * a.k_h, a.k_s, c0, a.Sk);
-    load_tile<kBc, DV, kBf16>(vs, LDV, v, b * a.v_b + hk * a.v_h, a.v_s, c0, a.Sk);
+    load_tile<kBc, D, W, kBf16>(ks, LDK, k, b * a.k_b + hk * a.k_h, a.k_s, c0, a.Sk);
+    load_tile<kBc, DV, W, kBf16>(vs, LDV, v, b * a.v_b + hk * a.v_h, a.v_s, c0, a.Sk);
     if (key_bias && threadIdx.x < kBc) {
       int64_t j = c0 + threadIdx.x;
       bsm[threadIdx.x] = j < a.Sk ? load_bias(bias, bias_dt, bias_base + j * a.bias_s[3]) : 0.0f;
@@ -243,24 +243,34 @@ __global__ void __launch_bounds__(kWarps * 32) attention_mma_kernel(const T* q, 
     }
 }
 
-template <int D, int DV, bool kBf16, class T>
+template <int D, int DV, int W, bool kBf16, class T>
 void launch_tiles(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
+  constexpr int kBr = 16 * W;
   constexpr size_t smem = sizeof(uint16_t) * (kBr * (D + 8) + kBc * (D + 8) + kBc * (DV + 8)) + sizeof(float) * kBc;
   static bool raised = false;  // more than 48 KB of shared memory must be asked for once
   if (!raised) {
-    cudaFuncSetAttribute(attention_mma_kernel<D, DV, kBf16, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    cudaFuncSetAttribute(attention_mma_kernel<D, DV, W, kBf16, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     raised = true;
   }
   dim3 grid(static_cast<unsigned>((a.Sq + kBr - 1) / kBr), static_cast<unsigned>(a.H), static_cast<unsigned>(a.B));
-  attention_mma_kernel<D, DV, kBf16, T><<<grid, kWarps * 32, smem, s>>>(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-                                                                        bias, bias_dt, static_cast<T*>(y), a);
+  attention_mma_kernel<D, DV, W, kBf16, T><<<grid, W * 32, smem, s>>>(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
+                                                                      bias, bias_dt, static_cast<T*>(y), a);
+}
+
+// Blocks of 4 warps share each key tile among 64 query rows; when that leaves the GPU short of
+// blocks (one sequence, few heads) blocks of one warp spread the same work over 4× as many SMs.
+template <int D, int DV, bool kBf16, class T>
+void launch_rows(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
+  int64_t big_blocks = a.B * a.H * ((a.Sq + 63) / 64);
+  if (big_blocks >= 264) launch_tiles<D, DV, 4, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
+  else launch_tiles<D, DV, 1, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
 }
 
 template <bool kBf16, class T>
 bool launch_dims(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
-  if (a.D == 32 && a.Dv == 32) launch_tiles<32, 32, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
-  else if (a.D == 64 && a.Dv == 64) launch_tiles<64, 64, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
-  else if (a.D == 128 && a.Dv == 128) launch_tiles<128, 128, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
+  if (a.D == 32 && a.Dv == 32) launch_rows<32, 32, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
+  else if (a.D == 64 && a.Dv == 64) launch_rows<64, 64, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
+  else if (a.D == 128 && a.Dv == 128) launch_rows<128, 128, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
   else return false;
   return true;
 }

@@ -189,7 +189,7 @@ GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
   int64_t nx = 1, nw = 1;
   for (int64_t d : x) nx *= d;
   for (int64_t d : w) nw *= d;
-  if (found > 1 && static_cast<double>(B_) * M_ * N_ * K_ >= double(1 << 24)) tune(*lt, results, found, std::max(nx, B_ * M_ * K_), std::max(nw, B_ * N_ * K_));
+  if (found > 1 && static_cast<double>(B_) * M_ * N_ * K_ >= double(1 << 27))  // small ones: launch-bound, timing noise tune(*lt, results, found, std::max(nx, B_ * M_ * K_), std::max(nw, B_ * N_ * K_));
   lt_ = std::move(lt);
 }
 
@@ -218,7 +218,7 @@ void GemmPlan::tune(Lt& lt, const cublasLtMatmulHeuristicResult_t* results, int 
     };
     if (go() != CUBLAS_STATUS_SUCCESS) continue;
     cudaEventRecord(e0, nullptr);
-    for (int r = 0; r < 3; ++r) go();
+    for (int r = 0; r < 10; ++r) go();
     cudaEventRecord(e1, nullptr);
     cudaEventSynchronize(e1);
     float ms = 0;
