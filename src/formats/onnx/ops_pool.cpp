@@ -21,13 +21,11 @@ PoolGeometry pool_geometry(NodeCtx& c, const std::vector<int64_t>& xs) {
   size_t sp = g.sp;
   g.kernel = c.attr_ints("kernel_shape");
   if (g.kernel.size() != sp) c.invalid(cat("kernel_shape must have ", sp, " entries"));
-  int64_t windows = 1;
   for (int64_t k : g.kernel) {
     if (k <= 0) c.invalid(cat("kernel_shape entry ", k, " must be positive"));
-    windows = std::min<int64_t>(windows * k, int64_t{1} << 40);
+    // One strided slice per kernel offset and axis: beyond this, a global pooling is the way to write it.
+    if (k > 4096) c.fail(cat("a pooling window of ", k, " along one axis (the unrolled windows stop at 4096)"));
   }
-  // One strided slice per kernel offset: beyond this, a global pooling is the way to write it.
-  if (windows > 4096) c.fail(cat("a pooling window of ", windows, " elements (the unrolled windows stop at 4096)"));
   g.strides = c.attr_ints("strides", Ints(sp, 1));
   g.dil = c.attr_ints("dilations", Ints(sp, 1));
   Ints pads = c.attr_ints("pads", Ints(2 * sp, 0));
@@ -107,6 +105,23 @@ void for_each_window(FoldingBuilder& b, ValueId xp, const PoolGeometry& g, F f) 
   }
 }
 
+// The same windows, separably: one axis at a time (max and sum are separable), so a k×k window
+// costs 2k slices instead of k².
+ValueId reduce_windows(FoldingBuilder& b, ValueId xp, const PoolGeometry& g, Op combine) {
+  ValueId v = xp;
+  for (size_t i = 0; i < g.sp; ++i) {
+    int64_t axis = static_cast<int64_t>(2 + i);
+    ValueId acc = kNoValue;
+    for (int64_t o = 0; o < g.kernel[i]; ++o) {
+      int64_t s0 = o * g.dil[i];
+      ValueId w = b.slice_axis(v, axis, Dim(s0), Dim(s0 + (g.out[i] - 1) * g.strides[i] + 1), g.strides[i]);
+      acc = acc == kNoValue ? w : b.binary(combine, acc, w);
+    }
+    v = acc;
+  }
+  return v;
+}
+
 Ints hi_with_extra(const PoolGeometry& g) {
   Ints h = g.hi;
   for (size_t i = 0; i < h.size(); ++i) h[i] += g.extra[i];
@@ -121,6 +136,10 @@ std::vector<ValueId> max_pool(NodeCtx& c) {
   DType d = c.dtype(x);
   ValueId xp = pad_spatial(b, x, g.lo, hi_with_extra(g), lowest_of(d));
   bool want_idx = c.wants(1);
+  if (!want_idx) return {reduce_windows(b, xp, g, Op::max)};
+  int64_t windows = 1;
+  for (int64_t k : g.kernel) windows *= k;
+  if (windows > 4096) c.fail(cat("the Indices output of a ", windows, "-element window (the unrolled windows stop at 4096)"));
   if (want_idx) xs = c.static_shape(x, "the input (for Indices)");
   int64_t order = c.attr_i("storage_order", 0);
   // Flat index (over the unpadded input) of each window's element, per offset.
@@ -193,8 +212,7 @@ std::vector<ValueId> avg_pool(NodeCtx& c) {
   PoolGeometry g = pool_geometry(c, xs);
   bool include_pad = c.attr_i("count_include_pad", 0) != 0;
   ValueId xp = pad_spatial(b, x, g.lo, hi_with_extra(g), 0.0);
-  ValueId sum = kNoValue;
-  for_each_window(b, xp, g, [&](ValueId w, const Ints&) { sum = sum == kNoValue ? w : b.add(sum, w); });
+  ValueId sum = reduce_windows(b, xp, g, Op::add);
   // Elements under each window: real ones, plus the explicit padding with count_include_pad
   // (never the ceil_mode overhang). A constant over the spatial dims, folded at import.
   Shape ones_shape = {Dim(1), Dim(1)};
@@ -202,9 +220,7 @@ std::vector<ValueId> avg_pool(NodeCtx& c) {
   ValueId ones = full(b, c.dtype(x), ones_shape, 1.0);
   ValueId op = include_pad ? pad_spatial(b, pad_spatial(b, ones, g.lo, g.hi, 1.0), Ints(g.sp, 0), g.extra, 0.0)
                            : pad_spatial(b, ones, g.lo, hi_with_extra(g), 0.0);
-  ValueId count = kNoValue;
-  for_each_window(b, op, g, [&](ValueId w, const Ints&) { count = count == kNoValue ? w : b.add(count, w); });
-  return one(b.div(sum, count));
+  return one(b.div(sum, reduce_windows(b, op, g, Op::add)));
 }
 
 std::vector<ValueId> lp_pool(NodeCtx& c) {
@@ -214,9 +230,7 @@ std::vector<ValueId> lp_pool(NodeCtx& c) {
   PoolGeometry g = pool_geometry(c, xs);
   double p = static_cast<double>(c.attr_i("p", 2));
   ValueId xa = b.binary(Op::pow, b.unary(Op::abs, x), like(b, x, p));
-  ValueId xp = pad_spatial(b, xa, g.lo, hi_with_extra(g), 0.0);
-  ValueId sum = kNoValue;
-  for_each_window(b, xp, g, [&](ValueId w, const Ints&) { sum = sum == kNoValue ? w : b.add(sum, w); });
+  ValueId sum = reduce_windows(b, pad_spatial(b, xa, g.lo, hi_with_extra(g), 0.0), g, Op::add);
   return one(b.binary(Op::pow, sum, like(b, sum, 1.0 / p)));
 }
 
