@@ -169,7 +169,7 @@ void register_norm(OpTable& t) {
   t.insert(t.end(), {
                         {"", "BatchNormalization", 1, batch_norm},
                         {"", "InstanceNormalization", 1, instance_norm},
-                        {"", "LayerNormalization", 17, layer_norm},
+                        {"", "LayerNormalization", 1, layer_norm},  // ONNX Runtime accepts it before 17 too
                         {"", "GroupNormalization", 18, group_norm},
                         {"", "LRN", 1, lrn},
                         {"", "MeanVarianceNormalization", 9, mvn},

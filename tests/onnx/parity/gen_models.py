@@ -2,10 +2,11 @@
 """Exports the ONNX parity models and their inputs (run with Debian's /usr/bin/python3).
 
 torchvision resnet18, mobilenet_v2 and squeezenet1_0 with random weights (weights=None, fixed
-seed), and a small BERT encoder written in plain PyTorch, each with one random input saved as
-.npy next to it. Nothing is downloaded; everything is regenerated at test time.
+seed), a small BERT encoder written in plain PyTorch, and a BERT layer built from com.microsoft
+contrib ops with onnx.helper, each with random inputs saved as .npy next to it. Nothing is
+downloaded; everything is regenerated at test time.
 
-usage: gen_models.py OUT_DIR [--models resnet18,mobilenet_v2,squeezenet,bert]
+usage: gen_models.py OUT_DIR [--models resnet18,mobilenet_v2,squeezenet,bert,contrib]
 """
 import argparse
 import math
@@ -98,10 +99,50 @@ def export_bert(out, rng):
     np.save(os.path.join(out, "bert.attention_mask.npy"), mask)
 
 
+def export_contrib(out, rng):
+    """A BERT layer written with the com.microsoft contrib ops ONNX Runtime's transformer
+    optimizer emits: EmbedLayerNormalization, Attention (key-length and raw masks, causal),
+    SkipLayerNormalization, FusedMatMul, BiasGelu, FastGelu, Gelu."""
+    import onnx
+    from onnx import TensorProto as T, helper as h, numpy_helper as nh
+
+    B, S, H, F, V, N = 2, 7, 32, 64, 50, 4
+    w = lambda name, *shape, scale=0.2: nh.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+    ones = lambda name, n: nh.from_array((1 + 0.1 * rng.standard_normal(n)).astype(np.float32), name)
+    inits = [w("word", V, H), w("pos", 16, H), w("seg", 2, H), ones("g0", H), w("b0", H), w("wqkv", H, 3 * H), w("bqkv", 3 * H),
+             ones("g1", H), w("b1", H), w("bias1", H), w("up", F, H), w("bup", F), w("down", F, H), ones("gamma2", H), w("beta2", H), w("fb", F)]
+    ms = "com.microsoft"
+    nodes = [
+        h.make_node("EmbedLayerNormalization", ["input_ids", "segment_ids", "word", "pos", "seg", "g0", "b0", "mask"], ["emb", "mask_index"],
+                    domain=ms, epsilon=1e-12),
+        h.make_node("Attention", ["emb", "wqkv", "bqkv", "mask_index"], ["att_a"], domain=ms, num_heads=N),
+        h.make_node("Attention", ["emb", "wqkv", "bqkv", "mask"], ["att_b"], domain=ms, num_heads=N, unidirectional=1),
+        h.make_node("Add", ["att_a", "att_b"], ["att"]),
+        h.make_node("SkipLayerNormalization", ["att", "emb", "g1", "b1", "bias1"], ["ln1"], domain=ms, epsilon=1e-12),
+        h.make_node("FusedMatMul", ["ln1", "up"], ["upm"], domain=ms, transB=1, alpha=0.5),
+        h.make_node("BiasGelu", ["upm", "bup"], ["g"], domain=ms),
+        h.make_node("FastGelu", ["g", "fb"], ["g2"], domain=ms),
+        h.make_node("Gelu", ["g2"], ["g3"], domain=ms),
+        h.make_node("MatMul", ["g3", "down"], ["dn"]),
+        h.make_node("SkipLayerNormalization", ["dn", "ln1", "gamma2", "beta2"], ["out"], domain=ms, epsilon=1e-12),
+    ]
+    ins = [h.make_tensor_value_info(n, T.INT32, [B, S]) for n in ("input_ids", "segment_ids", "mask")]
+    outs = [h.make_tensor_value_info("out", T.FLOAT, [B, S, H]), h.make_tensor_value_info("mask_index", T.INT32, [B])]
+    g = h.make_graph(nodes, "contrib_bert_layer", ins, outs, inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13), h.make_opsetid(ms, 1)], producer_name="rlx-parity")
+    onnx.save(m, os.path.join(out, "contrib.onnx"))
+    ids = rng.integers(0, V, size=(B, S)).astype(np.int32)
+    seg = (np.arange(S)[None, :] >= 4).astype(np.int32).repeat(B, 0)
+    mask = np.ones((B, S), dtype=np.int32)
+    mask[1, 5:] = 0
+    for name, v in (("input_ids", ids), ("segment_ids", seg), ("mask", mask)):
+        np.save(os.path.join(out, f"contrib.{name}.npy"), v)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--models", default="resnet18,mobilenet_v2,squeezenet,bert")
+    ap.add_argument("--models", default="resnet18,mobilenet_v2,squeezenet,bert,contrib")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     torch.manual_seed(0)
@@ -109,6 +150,8 @@ def main():
     for name in a.models.split(","):
         if name == "bert":
             export_bert(a.out, rng)
+        elif name == "contrib":
+            export_contrib(a.out, rng)
         else:
             export_vision(name, a.out, rng)
         print("exported", name)

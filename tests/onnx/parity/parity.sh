@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make onnx-parity`: torchvision resnet18/mobilenet_v2/squeezenet (random weights) and a small
-# BERT exported by Debian's PyTorch, run by `rlx run` and by onnxruntime-node on the same
-# inputs; every output must agree within 1e-4 relative error. Models and inputs are generated
+# BERT exported by Debian's PyTorch, and a BERT layer of com.microsoft contrib ops, run by
+# `rlx run` and by onnxruntime-node on the same inputs; every output must agree within 1e-4 relative error. Models and inputs are generated
 # here, never checked in.
 # usage: parity.sh RLX_BIN WORK_DIR [NPM_DIR]   (exit 77 = skipped: a reference is missing)
 set -euo pipefail
@@ -33,5 +33,6 @@ run_pair() {  # NAME INPUT_ARGS…
 }
 for m in resnet18 mobilenet_v2 squeezenet; do run_pair "$m" "input=$WORK/$m.input.npy"; done
 run_pair bert "input_ids=$WORK/bert.input_ids.npy" "attention_mask=$WORK/bert.attention_mask.npy"
+run_pair contrib "input_ids=$WORK/contrib.input_ids.npy" "segment_ids=$WORK/contrib.segment_ids.npy" "mask=$WORK/contrib.mask.npy"
 [ $status = 0 ] && echo "onnx-parity: every output matches onnxruntime-node within 1e-4" || echo "onnx-parity: FAILED"
 exit $status
