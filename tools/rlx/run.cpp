@@ -1,4 +1,5 @@
-// rlx run MODEL.onnx --input NAME=FILE.npy … [--output DIR] [--device D] [--json]: imports an
+// rlx run MODEL.onnx --input NAME=FILE.npy … [--output DIR] [--device D] [--precision P]
+// [--threads N] [--json]: imports an
 // ONNX model specialised to the given inputs, runs it on a device and writes each output as
 // DIR/<output name>.npy.
 #include <chrono>
@@ -36,10 +37,13 @@ int cmd_run(Args& args) {
   bool json = args.flag("json");
   std::string device = args.value_or("device", flags().RLX_DEVICE);
   std::string out_dir = args.value_or("output", "");
+  std::string precision = args.value_or("precision", "f32");
+  auto threads = args.value("threads");
   std::vector<std::string> inputs = args.values("input");
   auto pos = args.positionals();
   args.finish();
   if (pos.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx run takes one MODEL.onnx and --input NAME=FILE.npy for each input");
+  if (threads) set_flag("RLX_NUM_THREADS", *threads);
   ox::ImportOptions opts;
   for (const auto& item : inputs) {
     size_t eq = item.find('=');
@@ -58,7 +62,9 @@ int cmd_run(Args& args) {
   auto t0 = std::chrono::steady_clock::now();
   ox::ImportedModel m = ox::import_model(pos[0], opts);
   auto t1 = std::chrono::steady_clock::now();
-  CompiledModel cm = Session(device).compile(Graph(m.graph));
+  SessionOptions session_options;
+  session_options.precision = precision;  // the session rejects names it does not know
+  CompiledModel cm = Session(device, session_options).compile(Graph(m.graph));
   std::vector<Tensor> feed;
   feed = m.feed(opts);
   auto t2 = std::chrono::steady_clock::now();
