@@ -150,10 +150,11 @@ __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const
     __syncthreads();
     load_tile<kBc, D, W, kBf16>(ks, LDK, k, b * a.k_b + hk * a.k_h, a.k_s, c0, a.Sk);
     load_tile<kBc, DV, W, kBf16>(vs, LDV, v, b * a.v_b + hk * a.v_h, a.v_s, c0, a.Sk);
-    if (key_bias && threadIdx.x < kBc) {
-      int64_t j = c0 + threadIdx.x;
-      bsm[threadIdx.x] = j < a.Sk ? load_bias(bias, bias_dt, bias_base + j * a.bias_s[3]) : 0.0f;
-    }
+    if (key_bias)
+      for (int jj = threadIdx.x; jj < kBc; jj += blockDim.x) {
+        int64_t j = c0 + jj;
+        bsm[jj] = j < a.Sk ? load_bias(bias, bias_dt, bias_base + j * a.bias_s[3]) : 0.0f;
+      }
     __syncthreads();
 
     float s[kBc / 8][4];

@@ -189,7 +189,8 @@ GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
   int64_t nx = 1, nw = 1;
   for (int64_t d : x) nx *= d;
   for (int64_t d : w) nw *= d;
-  if (found > 1 && static_cast<double>(B_) * M_ * N_ * K_ >= double(1 << 27))  // small ones: launch-bound, timing noise tune(*lt, results, found, std::max(nx, B_ * M_ * K_), std::max(nw, B_ * N_ * K_));
+  // small products are launch-bound: timing their candidates would measure noise
+  if (found > 1 && static_cast<double>(B_) * M_ * N_ * K_ >= double(1 << 27)) tune(*lt, results, found, std::max(nx, B_ * M_ * K_), std::max(nw, B_ * N_ * K_));
   lt_ = std::move(lt);
 }
 
