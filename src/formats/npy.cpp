@@ -70,6 +70,7 @@ Descr parse_descr(const std::string& d, const std::string& what) {
 
 std::vector<int64_t> parse_shape(const std::string& s, const std::string& what) {
   std::vector<int64_t> dims;
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') bad(what, cat("the shape '", s, "' is not a tuple"));
   std::string inner = s.substr(1, s.size() - 2);
   int64_t n = 1;
   for (auto part : split(inner, ',')) {
