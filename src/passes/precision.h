@@ -2,6 +2,8 @@
 //   f32   everything as written
 //   bf16  matmuls (dot_general, attention's two products) take bf16 operands and accumulate
 //         in f32; norms, softmax and elementwise math stay f32
+//   f16   as bf16 with IEEE half operands (GPUs; on the CPU the matmuls rewrite to f32 math on
+//         the rounded operands, which is exact but gains no speed)
 //   amp   the same as bf16 for matmuls (master weights and reductions stay f32)
 #pragma once
 #include <string>
@@ -10,7 +12,7 @@
 
 namespace rlx::passes {
 
-enum class Precision { f32, bf16, amp };
+enum class Precision { f32, bf16, f16, amp };
 // Throws rlx::Error naming the choices.
 Precision precision_from_name(const std::string& name);
 const char* precision_name(Precision p);

@@ -40,17 +40,10 @@ Graph block(std::mt19937& rng) {
 
 }  // namespace
 
-TEST(Precision, Bf16StaysCloseToF32) {
-  std::mt19937 rng(3);
-  Graph g = block(rng);
-  Tensor x = randn(rng, {3, 37, 64}, 1.0);
-  SessionOptions bf16;
-  bf16.precision = "bf16";
-  CompiledModel m32 = Session("cpu").compile(g), m16 = Session("cpu", bf16).compile(g);
-  EXPECT_NE(m16.mir_text().find("bf16"), std::string::npos) << "the policy changed nothing:\n" << m16.mir_text();
-  Tensor a = m32.run({x})[0], b = m16.run({x})[0];
+// Rows of `a` and `b` ([rows, 64]) compared by cosine; returns the worst.
+static double worst_row_cosine(const Tensor& a, const Tensor& b, int64_t rows) {
   double worst = 1;
-  for (int64_t r = 0; r < 3 * 37; ++r) {
+  for (int64_t r = 0; r < rows; ++r) {
     double dot = 0, na = 0, nb = 0;
     for (int64_t c = 0; c < 64; ++c) {
       double u = a.at_f64(r * 64 + c), v = b.at_f64(r * 64 + c);
@@ -60,12 +53,30 @@ TEST(Precision, Bf16StaysCloseToF32) {
     }
     worst = std::min(worst, dot / std::sqrt(na * nb));
   }
-  EXPECT_GT(worst, 0.999) << "bf16 rows drift from f32";
-  EXPECT_LT(worst, 1.0) << "bf16 should round somewhere";
+  return worst;
+}
+
+class ReducedPrecision : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ReducedPrecision, StaysCloseToF32) {
+  const std::string policy = GetParam(), low = policy == "f16" ? "f16" : "bf16";
+  std::mt19937 rng(3);
+  Graph g = block(rng);
+  Tensor x = randn(rng, {3, 37, 64}, 1.0);
+  SessionOptions reduced;
+  reduced.precision = policy;
+  CompiledModel m32 = Session("cpu").compile(g), m16 = Session("cpu", reduced).compile(g);
+  EXPECT_NE(m16.mir_text().find(low), std::string::npos) << "the policy changed nothing:\n" << m16.mir_text();
+  Tensor a = m32.run({x})[0], b = m16.run({x})[0];
+  double worst = worst_row_cosine(a, b, 3 * 37);
+  EXPECT_GT(worst, 0.999) << policy << " rows drift from f32";
+  EXPECT_LT(worst, 1.0) << policy << " should round somewhere";
   // The reference device resolves the same graph (through casts), and agrees with cpu.
-  Tensor c = Session("reference", bf16).compile(g).run({x})[0];
+  Tensor c = Session("reference", reduced).compile(g).run({x})[0];
   for (int64_t i = 0; i < c.numel(); i += 7) EXPECT_NEAR(c.at_f64(i), b.at_f64(i), 2e-2 * (1 + std::fabs(c.at_f64(i))));
 }
+
+INSTANTIATE_TEST_SUITE_P(Policies, ReducedPrecision, ::testing::Values("bf16", "f16", "amp"));
 
 TEST(Precision, UnknownPolicyIsAClearError) {
   std::mt19937 rng(3);
@@ -75,6 +86,6 @@ TEST(Precision, UnknownPolicyIsAClearError) {
     Session("cpu", o).compile(block(rng));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("f32, bf16 or amp"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("f32, bf16, f16 or amp"), std::string::npos) << e.what();
   }
 }
