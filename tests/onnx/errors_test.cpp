@@ -92,6 +92,26 @@ TEST(OnnxErrors, UnsupportedOpsAreAllListedBeforeWeightsAreRead) {
   EXPECT_EQ(msg.find("does_not_exist"), std::string::npos) << msg;
 }
 
+// Attribute combinations a converter does not support are found while converting; all of them
+// still come in one error (nodes downstream of one are skipped, not reported again).
+TEST(OnnxErrors, UnsupportedAttributesAreAllListed) {
+  ModelSpec s;
+  s.opset = 13;
+  s.extra_opsets = {{"com.microsoft", 1}};
+  s.nodes = {node("Pad", {"x", "pads"}, {"a"}, {as("mode", "wrap")}, "", "wrap_pad"), node("Relu", {"a"}, {"b"}, {}, "", "after_pad"),
+             node("FusedMatMul", {"x", "x"}, {"c"}, {ai("transBatchA", 1)}, "com.microsoft", "batch_transposed")};
+  s.inputs = {value_info("x", ::onnx::TensorProto::FLOAT, {"2", "2"})};
+  s.outputs = {value_info("b", ::onnx::TensorProto::FLOAT, {}), value_info("c", ::onnx::TensorProto::FLOAT, {})};
+  s.initializers = {tensor_proto("pads", Tensor::from_vector(std::vector<int64_t>{1, 1, 1, 1}, {4}))};
+  Error e = error_of([&] { ox::import_model(make_model(s), "."); });
+  EXPECT_EQ(e.kind(), ErrorKind::unsupported);
+  std::string msg = e.what();
+  EXPECT_NE(msg.find("2 nodes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'wrap_pad'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'batch_transposed'"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("after_pad"), std::string::npos) << msg;
+}
+
 TEST(OnnxErrors, UnsupportedDtypesAreNamed) {
   ModelSpec s;
   s.nodes = {node("Cast", {"x"}, {"y"}, {ai("to", ::onnx::TensorProto::STRING)}, "", "to_text"), node("Identity", {"u"}, {"v"}, {}, "", "wide")};

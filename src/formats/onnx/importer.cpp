@@ -158,8 +158,29 @@ void Importer::convert_node(const ::onnx::NodeProto& n) {
   }
 }
 
+// At the top level a node a converter cannot map (an attribute combination it does not
+// support) is recorded and its outputs poisoned, so that one error lists them all; nodes that
+// read poisoned values are skipped. Inside subgraphs the first such error propagates.
 void Importer::convert_nodes(const ::onnx::GraphProto& g) {
-  for (const auto& n : g.node()) convert_node(n);
+  bool top = scopes_.size() == 1;
+  for (const auto& n : g.node()) {
+    bool skip = false;
+    for (const auto& i : n.input()) skip = skip || (!i.empty() && poisoned_.count(i));
+    if (top && !skip) {
+      try {
+        convert_node(n);
+        continue;
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::unsupported) throw;
+        unmapped_.push_back(e.what());
+      }
+    } else if (!skip) {
+      convert_node(n);
+      continue;
+    }
+    for (const auto& o : n.output())
+      if (!o.empty()) poisoned_.insert(o);
+  }
 }
 
 std::vector<IValue> Importer::inline_graph(const ::onnx::GraphProto& g, const std::vector<IValue>& inputs, const std::string& what) {
@@ -273,6 +294,11 @@ ImportedModel Importer::run() {
     }
   }
   convert_nodes(g);
+  if (!unmapped_.empty()) {
+    std::string msg = cat(unmapped_.size(), unmapped_.size() == 1 ? " node" : " nodes", " of the model cannot be imported:");
+    for (const auto& u : unmapped_) msg += "\n  " + u;
+    throw Error(ErrorKind::unsupported, msg);
+  }
   std::vector<ValueId> outs;
   for (const auto& o : g.output()) {
     IValue v = lookup(o.name(), cat("graph output '", o.name(), "'"));

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -208,6 +209,8 @@ class Importer {
   std::map<std::string, int64_t> opsets_;
   std::vector<Scope> scopes_;
   int64_t node_counter_ = 0;
+  std::set<std::string> poisoned_;     // outputs of top-level nodes that could not be mapped
+  std::vector<std::string> unmapped_;  // why, one line per node
 };
 
 }  // namespace rlx::formats::onnx
