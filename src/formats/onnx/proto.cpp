@@ -3,6 +3,8 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <mutex>
 
 #include "formats/mapped_file.h"
 #include "rlx/error.h"
@@ -160,6 +162,18 @@ std::string resolve_external(const std::string& base_dir, const std::string& loc
   return full.string();
 }
 
+// One mapping per external data file while any tensor views it (models keep hundreds of
+// tensors in one file).
+std::shared_ptr<MappedFile> map_external(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<MappedFile>> open;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto f = open[path].lock()) return f;
+  auto f = MappedFile::open(path);
+  open[path] = f;
+  return f;
+}
+
 template <class Src>
 void copy_converted(const Src& src, Tensor& out, DType d) {
   for (int64_t i = 0; i < out.numel(); ++i) {
@@ -191,7 +205,7 @@ Tensor tensor_from_proto(const TensorProto& t, const std::string& base_dir, cons
   if (t.has_data_location() && t.data_location() == TensorProto::EXTERNAL) {
     External e = external_of(t, what);
     std::string path = resolve_external(base_dir, e.location, what);
-    auto file = MappedFile::open(path);
+    auto file = map_external(path);
     int64_t len = e.length < 0 ? static_cast<int64_t>(file->size()) - e.offset : e.length;
     if (e.offset > static_cast<int64_t>(file->size()) || len < 0 || static_cast<uint64_t>(e.offset) + static_cast<uint64_t>(len) > file->size())
       bad(what, cat("external data [", e.offset, ", +", len, ") lies outside '", e.location, "' (", file->size(), " bytes)"));
