@@ -192,7 +192,7 @@ int bench_qwen3(Args& args) {
   double weight_mb = static_cast<double>(m.weight_bytes()) / 1e6;
   if (!json)
     std::printf("qwen3: %s, %s (%.0f MB of weights)\ndevice %s, %lld threads; loaded in %.0f ms, graphs built in %.0f ms; "
-                "measured memory read bandwidth %.1f GB/s\n\n%-7s %12s %10s %6s %12s\n",
+                "memory read bandwidth %.1f GB/s (measured now; again after tg)\n\n%-7s %12s %10s %6s %12s\n",
                 what.c_str(), precision.c_str(), weight_mb, device.c_str(), static_cast<long long>(nthreads), load_ms, compile_ms, bw,
                 "test", "tokens/s", "± stddev", "runs", "first ms");
 
@@ -228,14 +228,16 @@ int bench_qwen3(Args& args) {
     run();
     double first = ms_since(f);
     Timing t = time_runs(run, timing);
+    // The machine is shared: measure again and keep the better figure (a loaded moment reads less).
+    bw = std::max(bw, read_bandwidth_gbs());
     double bytes = decode_bytes(m, tg);
     double bound = bw * 1e9 / bytes;
     Stats s = tokens_per_second(t, tg);
     report(cat("tg", tg), tg, t, first,
            cat(",\"bytes_per_token\":", format_double(bytes), ",\"bound_tokens_per_second\":", format_double(bound), ",\"fraction_of_bound\":",
                format_double(s.mean / bound)),
-           cat("   bound ", format_double(std::round(bound * 10) / 10), " tokens/s (", format_double(std::round(bytes / 1e6)),
-               " MB per token at the measured bandwidth): ", format_double(std::round(100 * s.mean / bound)), "%"));
+           cat("   bound ", format_double(std::round(bound * 10) / 10), " tokens/s (", format_double(std::round(bytes / 1e6)), " MB per token at ",
+               format_double(std::round(bw * 10) / 10), " GB/s): ", format_double(std::round(100 * s.mean / bound)), "%"));
   }
   if (json)
     std::printf("{\"workload\":\"qwen3\",\"model\":%s,\"precision\":%s,\"device\":%s,\"threads\":%lld,\"layers\":%lld,\"weight_bytes\":%lld,"
