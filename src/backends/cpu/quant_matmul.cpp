@@ -3,8 +3,9 @@
 // AVX-512 registers, and multiplied into up to four rows of x at once; rows of W split across
 // threads and are prefetched ahead, so decode runs at memory bandwidth. Many rows (prefill):
 // tiles of W are decoded once and multiplied by a GEMM: oneDNN's bf16 matmul (AMX) when x is
-// bf16 (the graph asked for bf16 products) and the CPU has bf16 units, OpenBLAS f32 otherwise. Types without an AVX-512 decoder (and machines without AVX-512) decode blocks with
-// the shared ggml decoders.
+// bf16 (the graph asked for bf16 products) and the CPU has bf16 units, OpenBLAS f32 otherwise.
+// Types without an AVX-512 decoder (and machines without AVX-512) decode blocks with the shared
+// ggml decoders.
 #include <cblas.h>
 #include <omp.h>
 // GCC 12's AVX-512 intrinsics build their "undefined" vectors by self-initialization, which
@@ -363,8 +364,8 @@ void fast_dot(BlockType, const uint8_t* w, int64_t k, const float* x, int64_t ld
   fast_dot_m<D, false>(w, k / D::kElems, x, ldx, M, out);
 }
 
-// The K-quants' own dot products (f32 activations); bf16 activations take the generic path,
-// which rounds every decoded weight.
+// The K-quants' own dot products (f32 activations); bf16 activations take the chunk decoder
+// path, which rounds every decoded weight to bf16 first.
 template <class D, void (*F1)(const uint8_t*, int64_t, const float*, int64_t, const XSums&, float*),
           void (*F2)(const uint8_t*, int64_t, const float*, int64_t, const XSums&, float*),
           void (*F3)(const uint8_t*, int64_t, const float*, int64_t, const XSums&, float*),
@@ -410,6 +411,7 @@ RowFns row_fns(BlockType t, int64_t k) {
 // Rows of x at which decoding tiles of W for a GEMM beats decoding per dot product.
 constexpr int64_t kGemmRows = 16;
 constexpr int64_t kTileRows = 256;
+
 bool has_bf16_gemm() {
   static const bool yes = onednn_available() && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
   return yes;
