@@ -30,12 +30,15 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   return ids;
 }
 
-// The model's chat format for one user turn: Llama 3's header tokens, otherwise ChatML (Qwen).
+// The model's chat format for one user turn, recognized by its special tokens: ChatML (Qwen:
+// <|im_start|>) or Llama 3 (<|start_header_id|>).
 std::string chat_prompt(const models::LlamaModel& m, const std::string& user, bool thinking) {
-  if (m.spec.arch == "llama")
+  if (m.tokenizer->token_to_id("<|im_start|>")) return models::chatml_prompt(user, thinking);
+  if (m.tokenizer->token_to_id("<|start_header_id|>"))
     return "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n" + user +
            "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
-  return models::chatml_prompt(user, thinking);
+  throw Error(ErrorKind::unsupported, "--chat knows the ChatML (<|im_start|>) and Llama 3 (<|start_header_id|>) formats; this "
+                                      "model's tokenizer has neither token. Format the prompt yourself and drop --chat");
 }
 
 std::string ids_json(const std::vector<int32_t>& ids) {
