@@ -1,11 +1,14 @@
 #include "runtime/host_executable.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
+#include "util/flags.h"
+#include "util/profile.h"
 #include "util/strings.h"
 
 namespace rlx::runtime {
@@ -17,7 +20,18 @@ using ir::Placement;
 struct Step {
   int node;
   HostKernel kernel;
+  std::string label;  // RLX_CPU_PROFILE: "dot_general f32[32,128,1536] ← f32[32,128,384], f32[384,1536]"
 };
+
+std::string type_text(const ir::Type& t) { return cat(dtype_name(t.dtype), shape_str(t.shape)); }
+
+std::string step_label(const ir::Node& n, const ir::Graph& g) {
+  std::string s = ir::op_keyword(n.op);
+  if (!n.outputs.empty()) s += " " + type_text(g.type(n.outputs[0]));
+  s += " <-";
+  for (size_t i = 0; i < n.inputs.size(); ++i) s += cat(i ? ", " : " ", type_text(g.type(n.inputs[i])));
+  return s;
+}
 
 // Scratch state of one run: the arena and the views handed to kernels. Pooled so that
 // concurrent runs never share one and steady-state runs allocate nothing here.
@@ -29,7 +43,7 @@ struct RunContext {
 
 class HostExecutable : public Executable {
  public:
-  HostExecutable(const ir::Graph& lir, const KernelLookup& lookup) : lir_(lir) {
+  HostExecutable(const ir::Graph& lir, const KernelLookup& lookup) : lir_(lir), profiling_(flags().RLX_CPU_PROFILE) {
     for (int i = 0; i < lir_.num_nodes(); ++i) {
       const ir::Node& n = lir_.node(i);
       if (n.op == ir::Op::constant) continue;
@@ -39,7 +53,7 @@ class HostExecutable : public Executable {
       HostKernel k = lookup(n, lir_);
       if (!k)
         throw Error(ErrorKind::internal, cat("device ", lir_.device, " has no kernel for ", ir::op_keyword(n.op), " although it claimed it"));
-      steps_.push_back({i, std::move(k)});
+      steps_.push_back({i, std::move(k), profiling_ ? step_label(n, lir_) : std::string()});
     }
     for (size_t v = 0; v < lir_.num_values(); ++v) {
       const ir::Value& val = lir_.value(static_cast<ir::ValueId>(v));
@@ -69,7 +83,13 @@ class HostExecutable : public Executable {
       const ir::Node& n = lir_.node(steps_[s].node);
       for (size_t k = 0; k < n.inputs.size(); ++k) ctx->in[s][k].data = ctx->ptr[static_cast<size_t>(n.inputs[k])];
       for (size_t k = 0; k < n.outputs.size(); ++k) ctx->out[s][k].data = ctx->ptr[static_cast<size_t>(n.outputs[k])];
+      if (!profiling_) {
+        steps_[s].kernel(KernelArgs{n, ctx->in[s], ctx->out[s]});
+        continue;
+      }
+      auto t0 = std::chrono::steady_clock::now();
       steps_[s].kernel(KernelArgs{n, ctx->in[s], ctx->out[s]});
+      profile_add(lir_.device.c_str(), steps_[s].label, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     outputs.resize(lir_.outputs().size());
     for (size_t k = 0; k < outputs.size(); ++k) {
@@ -127,6 +147,7 @@ class HostExecutable : public Executable {
   }
 
   ir::Graph lir_;
+  bool profiling_;
   std::vector<Step> steps_;
   std::vector<std::vector<int64_t>> shapes_;
   std::mutex mu_;

@@ -49,6 +49,25 @@ void check_output(const Tensor& out, int64_t batch, int64_t dim) {
   }
 }
 
+// Smallest cosine similarity between matching rows of two [batch, dim] embedding tensors.
+double min_cosine(const Tensor& a, const Tensor& b) {
+  Tensor x = a.contiguous(), y = b.contiguous();
+  int64_t rows = x.shape()[0], dim = x.shape()[1];
+  const float* p = x.data_as<float>();
+  const float* q = y.data_as<float>();
+  double worst = 1.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double dot = 0, nx = 0, ny = 0;
+    for (int64_t j = 0; j < dim; ++j) {
+      dot += static_cast<double>(p[r * dim + j]) * q[r * dim + j];
+      nx += static_cast<double>(p[r * dim + j]) * p[r * dim + j];
+      ny += static_cast<double>(q[r * dim + j]) * q[r * dim + j];
+    }
+    worst = std::min(worst, dot / std::sqrt(nx * ny));
+  }
+  return worst;
+}
+
 std::vector<std::string> to_strings(const std::vector<double>& v) {
   std::vector<std::string> out;
   for (double x : v) out.push_back(format_double(x));
@@ -82,6 +101,12 @@ int bench_minilm(Args& args) {
   CompiledModel model = Session(device, session_options).compile(
       Graph(std::make_shared<ir::Graph>(models::build_bert_graph(spec, pooling, weights))));
   double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // Below f32, every shape's embeddings are compared with the f32 model's (same weights):
+  // a speed bought with wrong vectors would not count.
+  std::unique_ptr<CompiledModel> reference;
+  if (precision != "f32")
+    reference = std::make_unique<CompiledModel>(
+        Session(device).compile(Graph(std::make_shared<ir::Graph>(models::build_bert_graph(spec, pooling, weights)))));
 
   if (!json)
     std::printf("minilm: all-MiniLM-L6-v2 architecture (6 layers, hidden 384, 12 heads, FFN 1536), random weights\n"
@@ -96,16 +121,23 @@ int bench_minilm(Args& args) {
       std::vector<Tensor> feed = {in.ids, in.mask, in.types};
       // The first run of a shape specializes the graph for it; reported apart from the timings.
       auto f0 = std::chrono::steady_clock::now();
-      check_output(model.run(feed)[0], b, spec.hidden_size);
+      Tensor got = model.run(feed)[0];
       double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - f0).count();
+      check_output(got, b, spec.hidden_size);
+      std::string cosine, cosine_text;
+      if (reference) {
+        double c = min_cosine(got, reference->run(feed)[0]);
+        cosine = cat(",\"min_cos_vs_f32\":", format_double(c));
+        cosine_text = cat("   (cos vs f32 >= ", format_double(c), ")");
+      }
       Timing t = time_runs([&] { model.run(feed); }, timing);
       rows.push_back(cat("{\"batch\":", b, ",\"seq\":", s, ",\"p50_ms\":", format_double(t.p50), ",\"p90_ms\":", format_double(t.p90),
                          ",\"mean_ms\":", format_double(t.mean), ",\"min_ms\":", format_double(t.min), ",\"runs\":", t.runs(),
-                         ",\"warmup\":", t.warmup, ",\"first_run_ms\":", format_double(first_ms),
+                         ",\"warmup\":", t.warmup, ",\"first_run_ms\":", format_double(first_ms), cosine,
                          times ? cat(",\"times_ms\":", json_array(to_strings(t.ms))) : std::string(), "}"));
       if (!json)
-        std::printf("%6lld %5lld %10.2f %10.2f %10.2f %6d %14.1f\n", static_cast<long long>(b), static_cast<long long>(s), t.p50,
-                    t.p90, t.mean, t.runs(), first_ms);
+        std::printf("%6lld %5lld %10.2f %10.2f %10.2f %6d %14.1f%s\n", static_cast<long long>(b), static_cast<long long>(s), t.p50,
+                    t.p90, t.mean, t.runs(), first_ms, cosine_text.c_str());
       std::fflush(stdout);
     }
   if (json)

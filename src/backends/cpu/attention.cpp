@@ -6,11 +6,13 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstring>
 #include <dnnl.hpp>
 #include <limits>
 
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/onednn_matmul.h"
+#include "backends/cpu/simd.h"
 #include "backends/cpu/vmath.h"
 #include "util/flags.h"
 #include "util/half.h"
@@ -55,36 +57,99 @@ struct MaskSpec {
   double cap = 0;
 };
 
-// Scores (already scaled) → probabilities, row by row, for one (b, h).
-void softmax_rows(float* s, const Geometry& g, const MaskSpec& m, const HostView* bias, const int64_t* bst, int64_t b, int64_t h) {
+// Raw scores → probabilities, row by row, for one (b, h): scale, softcap, bias, mask, softmax.
+// The probabilities overwrite `s` (f32) or, with `pb`, go to a bf16 copy for the AMX product.
+void softmax_rows(float* s, float scale, const Geometry& g, const MaskSpec& m, const HostView* bias, const int64_t* bst, int64_t b, int64_t h,
+                  uint16_t* pb = nullptr) {
   for (int64_t i = 0; i < g.Sq; ++i) {
     float* row = s + i * g.Sk;
     int64_t pos = i + g.Sk - g.Sq;  // the query's position among the keys (KV cache aligned)
     int64_t end = m.causal ? std::min(g.Sk, pos + 1) : g.Sk;
     int64_t begin = m.sliding ? std::max<int64_t>(0, pos - m.window + 1) : 0;
-    if (m.cap > 0)
-      for (int64_t j = begin; j < end; ++j) row[j] = static_cast<float>(m.cap * std::tanh(row[j] / m.cap));
-    if (bias) {
-      const float* bp = bias->as<float>() + b * bst[0] + h * bst[1] + i * bst[2];
-      if (bst[3] == 1)
-        for (int64_t j = begin; j < end; ++j) row[j] += bp[j];
-      else
-        for (int64_t j = begin; j < end; ++j) row[j] += bp[j * bst[3]];
+    int64_t len = std::max<int64_t>(0, end - begin);
+    const float* bp = bias ? bias->as<float>() + b * bst[0] + h * bst[1] + i * bst[2] : nullptr;
+    float mx;
+    if (m.cap <= 0 && (!bp || bst[3] == 1)) {
+      mx = simd::scale_bias_max(row + begin, len, scale, bp ? bp + begin : nullptr);
+    } else {
+      for (int64_t j = begin; j < end; ++j) {
+        float x = row[j] * scale;
+        if (m.cap > 0) x = static_cast<float>(m.cap * std::tanh(x / m.cap));
+        row[j] = bp ? x + bp[j * bst[3]] : x;
+      }
+      mx = simd::scale_bias_max(row + begin, len, 1.0f, nullptr);
     }
-    float mx = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : mx)
-    for (int64_t j = begin; j < end; ++j) mx = mx > row[j] ? mx : row[j];
-    for (int64_t j = begin; j < end; ++j) row[j] = vm::exp(row[j] - mx);
-    float sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = begin; j < end; ++j) sum += row[j];
+    float sum = simd::exp_shifted_sum(row + begin, len, mx);
     // A fully masked row gives NaN, like the definition's softmax of all −inf.
     float inv = (end > begin && mx > -std::numeric_limits<float>::infinity()) ? 1.0f / sum : std::numeric_limits<float>::quiet_NaN();
-    for (int64_t j = 0; j < begin; ++j) row[j] = 0;
-    for (int64_t j = begin; j < end; ++j) row[j] *= inv;
-    for (int64_t j = end; j < g.Sk; ++j) row[j] = 0;
+    std::fill(row, row + begin, 0.0f);
+    std::fill(row + std::max(begin, end), row + g.Sk, 0.0f);
     if (end <= begin) std::fill(row, row + g.Sk, std::numeric_limits<float>::quiet_NaN());
+    if (pb)
+      simd::scale_to_bf16(row, g.Sk, inv, pb + i * g.Sk);
+    else
+      simd::scale(row + begin, len, inv);
   }
+}
+
+// A block of heads of one batch row, all in two oneDNN calls: scores [G, Hg, Sq, Sk] =
+// Q·Kᵀ and Y = P·V, batched over the heads (a call per head costs more than a small
+// product). Hg = the GQA group: the query heads that share one K/V head (weights broadcast
+// over it). Q, K and V are first packed into dense [heads, S, D] copies (rounded to bf16 for
+// AMX) and Y comes back through a dense block too: oneDNN's fast kernels want dense operands.
+struct BlockGemms {
+  bool bf16 = false;
+  int64_t kv_heads = 0;  // K/V heads per block (its query heads: kv_heads · group)
+  dnnl::matmul qk, pv;
+  dnnl::memory::desc q, kt, s, p, v, y;
+  size_t scratch = 0;
+};
+
+std::shared_ptr<BlockGemms> make_block_gemms(const Geometry& g, int64_t kv_heads, bool bf16) {
+  using dt = dnnl::memory::data_type;
+  using dims = dnnl::memory::dims;
+  auto G = std::make_shared<BlockGemms>();
+  G->bf16 = bf16;
+  G->kv_heads = kv_heads;
+  dnnl::engine& eng = onednn_engine();
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dt op = bf16 ? dt::bf16 : dt::f32;
+  int64_t n = kv_heads, r = g.group;
+  // Everything dense: oneDNN 2.6 takes its brgemm kernels (AVX-512, AMX) only for dense
+  // operands; with strided ones it falls back to a much slower GEMM.
+  auto dense4 = [](int64_t a, int64_t b, int64_t c, int64_t d, dt t) { return dnnl::memory::desc({a, b, c, d}, t, dims{b * c * d, c * d, d, 1}); };
+  G->q = dense4(n, r, g.Sq, g.D, op);
+  G->kt = dnnl::memory::desc({n, 1, g.D, g.Sk}, op, dims{g.Sk * g.D, g.Sk * g.D, 1, g.D});  // K [Sk, D] read transposed
+  G->v = dense4(n, 1, g.Sk, g.Dv, op);
+  G->s = dense4(n, r, g.Sq, g.Sk, dt::f32);
+  G->p = dense4(n, r, g.Sq, g.Sk, op);
+  G->y = dense4(n, r, g.Sq, g.Dv, dt::f32);
+  dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(G->q, G->kt, G->s), attr, eng);
+  dnnl::matmul::primitive_desc pv(dnnl::matmul::desc(G->p, G->v, G->y), attr, eng);
+  // Anything but brgemm would be slower than the per-head path: refuse it.
+  auto fast = [](const char* impl) { return std::string(impl).find("brg") != std::string::npos; };
+  if (!fast(qk.impl_info_str()) || !fast(pv.impl_info_str())) return nullptr;
+  G->qk = dnnl::matmul(qk);
+  G->pv = dnnl::matmul(pv);
+  G->scratch = std::max(qk.scratchpad_desc().get_size(), pv.scratchpad_desc().get_size());
+  return G;
+}
+
+// K/V heads per block: enough blocks for every thread (evenly where possible), each block's
+// scores within L2 (≈1 MiB).
+int64_t kv_heads_per_block(const Geometry& g) {
+  int64_t T = num_threads();
+  int64_t head_bytes = g.group * g.Sq * g.Sk * 4;
+  int64_t best = 1;
+  for (int64_t n = g.Hk; n >= 1; --n) {
+    if (g.Hk % n) continue;
+    int64_t blocks = g.B * (g.Hk / n);
+    if (n > 1 && n * head_bytes > (1 << 20)) continue;
+    if (blocks >= T && blocks % T == 0) return n;
+    if (blocks >= T && best == 1) best = n;
+  }
+  return best;
 }
 
 // The two matmuls of one head through oneDNN: [Sq, D]·[Sk, D]ᵀ → f32 scores and
@@ -126,6 +191,65 @@ void to_bf16(const float* src, int64_t rows, int64_t cols, int64_t ld, float sca
     for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = vm::to_bf16(src[r * ld + c] * scale);
 }
 
+// Scratch of one pool thread, grown to the largest block it has run (no allocation once warm).
+template <typename T>
+T* grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+// Copies `heads` heads of a strided [S, D] layout (head stride hs, row stride ld) into a
+// packed [heads, S, D] buffer: f32 as is, or rounded to bf16.
+void pack_heads(const float* src, int64_t heads, int64_t hs, int64_t rows, int64_t ld, int64_t cols, void* dst, bool bf16) {
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* sp = src + h * hs + r * ld;
+      int64_t at = (h * rows + r) * cols;
+      if (bf16)
+        simd::scale_to_bf16(sp, cols, 1.0f, static_cast<uint16_t*>(dst) + at);
+      else
+        std::memcpy(static_cast<float*>(dst) + at, sp, static_cast<size_t>(cols) * 4);
+    }
+}
+
+void run_blocks(const BlockGemms& G, const Geometry& g, const MaskSpec& ms, float scale, const float* q, const float* k, const float* v, float* y,
+                const HostView* bias, const int64_t* bst) {
+  int64_t per_b = g.Hk / G.kv_heads;  // blocks per batch row
+  int64_t nq = G.kv_heads * g.group;  // query heads per block
+  int64_t hq = g.bshd ? g.D : g.Sq * g.D, hk = g.bshd ? g.D : g.Sk * g.D, hv = g.bshd ? g.Dv : g.Sk * g.Dv, hy = g.bshd ? g.Dv : g.Sq * g.Dv;
+  size_t esz = G.bf16 ? 2 : 4;
+  rlx::parallel_for(g.B * per_b, 1, [&](int64_t lo, int64_t hi) {
+    thread_local std::vector<float> s, ys;
+    thread_local std::vector<uint8_t> qb, kb, vb, pb, scratch;
+    omp_set_num_threads(1);
+    dnnl::engine& eng = onednn_engine();
+    thread_local dnnl::stream stream(eng);
+    float* sp = grow(s, static_cast<size_t>(nq * g.Sq * g.Sk));
+    float* yp = grow(ys, static_cast<size_t>(nq * g.Sq * g.Dv));
+    void* qa = grow(qb, static_cast<size_t>(nq * g.Sq * g.D) * esz);
+    void* ka = grow(kb, static_cast<size_t>(G.kv_heads * g.Sk * g.D) * esz);
+    void* va = grow(vb, static_cast<size_t>(G.kv_heads * g.Sk * g.Dv) * esz);
+    uint16_t* pbp = G.bf16 ? reinterpret_cast<uint16_t*>(grow(pb, static_cast<size_t>(nq * g.Sq * g.Sk) * 2)) : nullptr;
+    uint8_t* scp = grow(scratch, std::max<size_t>(64, G.scratch));
+    dnnl::memory qm(G.q, eng, qa), km(G.kt, eng, ka), vm_(G.v, eng, va), sm(G.s, eng, sp), ym(G.y, eng, yp);
+    dnnl::memory pm(G.p, eng, G.bf16 ? static_cast<void*>(pbp) : static_cast<void*>(sp));
+    dnnl::memory scm(dnnl::memory::desc({static_cast<int64_t>(std::max<size_t>(64, G.scratch))}, dnnl::memory::data_type::u8, dnnl::memory::dims{1}), eng, scp);
+    for (int64_t blk = lo; blk < hi; ++blk) {
+      int64_t b = blk / per_b, hk0 = (blk % per_b) * G.kv_heads, h0 = hk0 * g.group;
+      pack_heads(q + g.q_off(b, h0), nq, hq, g.Sq, g.ldq, g.D, qa, G.bf16);
+      pack_heads(k + g.k_off(b, hk0), G.kv_heads, hk, g.Sk, g.ldk, g.D, ka, G.bf16);
+      pack_heads(v + g.v_off(b, hk0), G.kv_heads, hv, g.Sk, g.ldv, g.Dv, va, G.bf16);
+      G.qk.execute(stream, {{DNNL_ARG_SRC, qm}, {DNNL_ARG_WEIGHTS, km}, {DNNL_ARG_DST, sm}, {DNNL_ARG_SCRATCHPAD, scm}});
+      for (int64_t j = 0; j < nq; ++j)
+        softmax_rows(sp + j * g.Sq * g.Sk, scale, g, ms, bias, bst, b, h0 + j, pbp ? pbp + j * g.Sq * g.Sk : nullptr);
+      G.pv.execute(stream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, vm_}, {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, scm}});
+      float* yo = y + g.y_off(b, h0);
+      for (int64_t j = 0; j < nq; ++j)
+        for (int64_t r = 0; r < g.Sq; ++r) std::memcpy(yo + j * hy + r * g.ldy, yp + (j * g.Sq + r) * g.Dv, static_cast<size_t>(g.Dv) * 4);
+    }
+  });
+}
+
 HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
   MaskSpec ms;
   const std::string& mask = node.attrs.s("mask");
@@ -140,7 +264,8 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
                           shape_values(lir.type(node.inputs[2]).shape), bshd);
   // oneDNN's brgemm beats BLAS on these small per-head products; BLAS stays the fallback.
   bool use_onednn = onednn_available() && (bf16 || flags().RLX_CPU_GEMM != "blas");
-  std::shared_ptr<HeadGemms> gemms = use_onednn ? make_head_gemms(geo, bf16) : nullptr;
+  std::shared_ptr<BlockGemms> blocks = use_onednn ? make_block_gemms(geo, kv_heads_per_block(geo), bf16) : nullptr;
+  std::shared_ptr<HeadGemms> gemms = use_onednn && !blocks ? make_head_gemms(geo, bf16) : nullptr;
   return [=](const KernelArgs& a) {
     const Geometry& g = geo;
     const float* q = a.in[0].as<float>();
@@ -154,6 +279,10 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
       std::vector<int64_t> cs = contiguous_strides(bias->shape);
       size_t off = 4 - bias->shape.size();
       for (size_t d = 0; d < bias->shape.size(); ++d) bst[off + d] = bias->shape[d] == 1 ? 0 : cs[d];
+    }
+    if (blocks) {
+      run_blocks(*blocks, g, ms, scale, q, k, v, y, bias, bst);
+      return;
     }
     rlx::parallel_for(g.B * g.H, 1, [&](int64_t lo, int64_t hi) {
       std::vector<float> s(static_cast<size_t>(g.Sq * g.Sk));
@@ -183,17 +312,16 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
           dnnl::memory qm(gemms->q, eng, const_cast<float*>(qp)), km(gemms->kt, eng, const_cast<float*>(kp)), sm(gemms->s, eng, s.data());
           dnnl::memory scm(gemms->qk_scratch, eng, scratch.data());
           gemms->qk.execute(fstream, {{DNNL_ARG_SRC, qm}, {DNNL_ARG_WEIGHTS, km}, {DNNL_ARG_DST, sm}, {DNNL_ARG_SCRATCHPAD, scm}});
-          for (auto& x : s) x *= scale;
-          softmax_rows(s.data(), g, ms, bias, bst, b, h);
+          softmax_rows(s.data(), scale, g, ms, bias, bst, b, h);
           dnnl::memory pm(gemms->p, eng, s.data()), vm_(gemms->v, eng, const_cast<float*>(vp)), ym(gemms->y, eng, yp);
           dnnl::memory scm2(gemms->pv_scratch, eng, scratch.data());
           gemms->pv.execute(fstream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, vm_}, {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, scm2}});
           continue;
         }
         if (!gemms) {
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(g.Sq), static_cast<int>(g.Sk), static_cast<int>(g.D), scale, qp,
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(g.Sq), static_cast<int>(g.Sk), static_cast<int>(g.D), 1.0f, qp,
                       static_cast<int>(g.ldq), kp, static_cast<int>(g.ldk), 0.0f, s.data(), static_cast<int>(g.Sk));
-          softmax_rows(s.data(), g, ms, bias, bst, b, h);
+          softmax_rows(s.data(), scale, g, ms, bias, bst, b, h);
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.Sq), static_cast<int>(g.Dv), static_cast<int>(g.Sk), 1.0f,
                       s.data(), static_cast<int>(g.Sk), vp, static_cast<int>(g.ldv), 0.0f, yp, static_cast<int>(g.ldy));
           continue;
@@ -207,9 +335,7 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
         dnnl::memory qm(gemms->q, eng, qb.data()), km(gemms->kt, eng, kb.data()), sm(gemms->s, eng, s.data());
         dnnl::memory scm(gemms->qk_scratch, eng, scratch.data());
         gemms->qk.execute(stream, {{DNNL_ARG_SRC, qm}, {DNNL_ARG_WEIGHTS, km}, {DNNL_ARG_DST, sm}, {DNNL_ARG_SCRATCHPAD, scm}});
-        for (auto& x : s) x *= scale;
-        softmax_rows(s.data(), g, ms, bias, bst, b, h);
-        for (size_t i = 0; i < s.size(); ++i) pb[i] = vm::to_bf16(s[i]);
+        softmax_rows(s.data(), scale, g, ms, bias, bst, b, h, pb.data());
         dnnl::memory pm(gemms->p, eng, pb.data()), vm_(gemms->v, eng, vb.data()), ym(gemms->y, eng, yp);
         dnnl::memory scm2(gemms->pv_scratch, eng, scratch.data());
         gemms->pv.execute(stream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, vm_}, {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, scm2}});

@@ -9,13 +9,20 @@ if(RLX_OPENBLAS_INCLUDE AND RLX_OPENBLAS_LIB)
     message(FATAL_ERROR "the cpu backend needs oneDNN: apt-get install libdnnl-dev (make setup does this)")
   endif()
   list(APPEND RLX_BACKEND_CPU_LIBS ${RLX_DNNL_LIB})
+  # Highway (Debian's libhwy-dev): SIMD row kernels with runtime target dispatch (simd.cpp)
+  find_library(RLX_HWY_LIB NAMES hwy)
+  if(NOT RLX_HWY_LIB)
+    message(FATAL_ERROR "the cpu backend needs Highway: apt-get install libhwy-dev (make setup does this)")
+  endif()
+  list(APPEND RLX_BACKEND_CPU_LIBS ${RLX_HWY_LIB})
   include_directories(SYSTEM ${RLX_OPENBLAS_INCLUDE})
 else()
   message(FATAL_ERROR "the cpu backend needs OpenBLAS: apt-get install libopenblas-dev (make setup does this)")
 endif()
 
 # Kernels assume AVX2 + FMA (x86-64-v3, every x86 server since 2013; register.cpp reports the
-# device unavailable elsewhere) and pick AVX-512 variants at run time where they pay.
+# device unavailable elsewhere); simd.cpp adds AVX-512 variants through Highway, picked at run
+# time where the CPU has them.
 # -fno-math-errno and -fno-trapping-math let loops over sqrt, selects & co. vectorize (RLX reads
 # neither errno nor floating-point exception flags); -fopenmp-simd enables `omp simd`
 # reductions (sums and maxima in a chosen order) without the OpenMP runtime.

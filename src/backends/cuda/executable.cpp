@@ -13,7 +13,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/host_pins.h"
 #include "backends/cuda/kernels.h"
-#include "backends/cuda/profile.h"
+#include "util/profile.h"
 #include "passes/memory_plan.h"
 #include "util/flags.h"
 #include "rlx/error.h"
@@ -110,7 +110,7 @@ class CudaExecutable : public runtime::Executable {
       if (!profiling) return;
       check(cudaStreamSynchronize(s), "profiling");
       auto t1 = std::chrono::steady_clock::now();
-      profile_add(cat("run: ", what, " (host wall time)"), std::chrono::duration<double, std::milli>(t1 - t0).count());
+      profile_add("cuda", cat("run: ", what, " (host wall time)"), std::chrono::duration<double, std::milli>(t1 - t0).count());
       t0 = t1;
     };
     for (size_t k = 0; k < inputs.size(); ++k) {
@@ -216,7 +216,7 @@ class CudaExecutable : public runtime::Executable {
     for (size_t i = 0; i < steps_.size(); ++i) {
       float ms = 0;
       cudaEventElapsedTime(&ms, ctx.events[i], ctx.events[i + 1]);
-      profile_add(steps_[i].label, ms);
+      profile_add("cuda", steps_[i].label, ms);
     }
   }
 

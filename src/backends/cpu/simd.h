@@ -1,0 +1,21 @@
+// Row kernels written once with Highway and compiled for every x86 target it knows (AVX2,
+// AVX-512, …); each call runs the best one this CPU supports (runtime dispatch). The math is
+// vmath.h's, lane for lane, so results do not depend on which target ran (up to the order of
+// the sums).
+#pragma once
+#include <cstdint>
+
+namespace rlx::backends::cpu::simd {
+
+// x[i] = x[i]·scale (+ bias[i] when bias); returns max x[i] (−inf for n = 0).
+float scale_bias_max(float* x, int64_t n, float scale, const float* bias);
+// x[i] = exp(x[i] − shift); returns Σ x[i].
+float exp_shifted_sum(float* x, int64_t n, float shift);
+// x[i] *= s.
+void scale(float* x, int64_t n, float s);
+// out[i] = bf16(x[i]·s), rounded to nearest even (NaN stays NaN).
+void scale_to_bf16(const float* x, int64_t n, float s, uint16_t* out);
+// Which target the dispatcher picked ("AVX3", "AVX2", …), for `rlx devices` and logs.
+const char* target_name();
+
+}  // namespace rlx::backends::cpu::simd
