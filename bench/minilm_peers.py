@@ -15,6 +15,9 @@ is shared, so interleaving spreads other people's load over all of them alike; p
 taken over every timed run of all rounds, with linear interpolation (`rlx bench`'s definition).
 
 - RLX: `rlx bench minilm --json --times` (its own seeded random weights; the same arithmetic).
+- RLX bf16: the same with `--precision bf16` (matmuls and attention products on AMX in bf16,
+  f32 accumulation, norms and softmax in f32); it reports the smallest cosine of its
+  embeddings to the f32 model's on every shape. Its ratios are against the f32 peers.
 - ORT: the PyTorch reference below exported by torch.onnx.export (opset 14, dynamic batch and
   length), run by onnxruntime-node (bench/minilm_ort.js) with intraOpNumThreads = threads,
   interOpNumThreads = 1. Before any timing its output is checked against PyTorch's on a
@@ -45,7 +48,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 NPM_DIR = os.environ.get("RLX_NPM_DIR", os.path.expanduser("~/.cache/rlx-npm"))
-PEERS = [("rlx", "RLX"), ("ort", "ORT"), ("torch", "Torch"), ("torch_passive", "Torch*")]
+PEERS = [("rlx", "RLX"), ("rlx_bf16", "RLX bf16"), ("ort", "ORT"), ("torch", "Torch"), ("torch_passive", "Torch*")]
+RLX_VARIANTS = ("rlx", "rlx_bf16")  # the f32 peers are compared with each
 
 
 def percentile(values, p):
@@ -111,8 +115,9 @@ def by_shape(results, key="ms"):
     return {(x["batch"], x["seq"]): x[key] for x in results}
 
 
-def run_rlx(a):
-    cmd = [a.rlx, "bench", "minilm", "--json", "--times", "--batch", a.batch, "--seq", a.seq, "--threads", str(a.threads)]
+def run_rlx(a, precision="f32"):
+    cmd = [a.rlx, "bench", "minilm", "--json", "--times", "--batch", a.batch, "--seq", a.seq, "--threads", str(a.threads),
+           "--precision", precision]
     r = json.loads(subprocess.run(cmd + policy_args(a), check=True, capture_output=True, text=True).stdout)
     return r, by_shape(r["results"], "times_ms")
 
@@ -194,7 +199,7 @@ def export_and_check(a, tmp):
 
 def print_table(a, rows, conditions):
     c = conditions
-    print(f"MiniLM-L6 sentence embeddings (encoder + mean pooling + L2 normalize), f32, {a.threads} threads each")
+    print(f"MiniLM-L6 sentence embeddings (encoder + mean pooling + L2 normalize), f32 (and RLX bf16), {a.threads} threads each")
     print(f"RLX ({c['rlx_device']}) vs ONNX Runtime {c['ort']} (node) vs PyTorch {c['torch']}; {a.rounds} interleaved rounds, "
           f"warm-up {a.warmup} per round, runs {c['runs']}")
     idle = "" if c["cpu_idle_before"] is None else f"CPU idle before start {100 * c['cpu_idle_before']:.0f}%; "
@@ -203,15 +208,20 @@ def print_table(a, rows, conditions):
         print(f"ORT output vs PyTorch on a padded batch: max abs {c['ort_vs_torch_max_abs']:.2g}")
     print()
     cols = [p for p in PEERS if any(p[0] in r for r in rows)]
-    head = f"{'batch':>5} {'seq':>4} | " + " | ".join(f"{t + ' p50':>11} {'p90':>8}" for _, t in cols) + " | " + \
-        " ".join(f"{'RLX/' + t:>11}" for k, t in cols if k != "rlx")
+    pairs = [(v, vt, k, t) for v, vt in cols if v in RLX_VARIANTS for k, t in cols if k not in RLX_VARIANTS]
+    label = {"rlx": "RLX", "rlx_bf16": "bf16"}
+    head = f"{'batch':>5} {'seq':>4} | " + " | ".join(f"{t + ' p50':>12} {'p90':>8}" for _, t in cols) + " | " + \
+        " ".join(f"{label[v] + '/' + t:>11}" for v, _, _, t in pairs)
     print(head)
     print("-" * len(head))
     for r in rows:
-        cells = [f"{r[k]['p50_ms']:11.2f} {r[k]['p90_ms']:8.2f}" if k in r else f"{'—':>11} {'—':>8}" for k, _ in cols]
-        ratios = [f"{r['rlx_over_' + k]:11.2f}" if "rlx_over_" + k in r else f"{'—':>11}" for k, _ in cols if k != "rlx"]
+        cells = [f"{r[k]['p50_ms']:12.2f} {r[k]['p90_ms']:8.2f}" if k in r else f"{'—':>12} {'—':>8}" for k, _ in cols]
+        ratios = [f"{r[v + '_over_' + k]:11.2f}" if v + "_over_" + k in r else f"{'—':>11}" for v, _, k, _ in pairs]
         print(f"{r['batch']:>5} {r['seq']:>4} | " + " | ".join(cells) + " | " + " ".join(ratios))
     print("\ntimes in ms over all rounds; ratio = RLX p50 / peer p50 (below 1: RLX faster)")
+    cos = [f"batch {r['batch']}: {r['rlx_bf16_min_cos_vs_f32']:.6f}" for r in rows if "rlx_bf16_min_cos_vs_f32" in r]
+    if cos:
+        print("RLX bf16: smallest cosine of its embeddings to RLX f32's, " + ", ".join(cos))
     print("Torch: the peer method; Torch*: with OMP_WAIT_POLICY=PASSIVE (see the script's docstring)")
 
 
@@ -226,7 +236,7 @@ def main():
     ap.add_argument("--runs", type=int, default=0, help="exactly this many timed runs in all (default: adaptive)")
     ap.add_argument("--min-runs", type=int, default=12)
     ap.add_argument("--min-time", type=float, default=3.0)
-    ap.add_argument("--skip", default="", help="comma list of peers to leave out: ort,torch,torch_passive")
+    ap.add_argument("--skip", default="", help="comma list of peers to leave out: rlx_bf16,ort,torch,torch_passive")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -240,16 +250,20 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         onnx_path, ort_version, ort_err, torch_version = export_and_check(a, tmp)
         idle_before, load_before = cpu_idle(), os.getloadavg()
-        runners = {"rlx": lambda: run_rlx(a), "ort": lambda: run_ort(a, onnx_path),
+        runners = {"rlx": lambda: run_rlx(a), "rlx_bf16": lambda: run_rlx(a, "bf16"), "ort": lambda: run_ort(a, onnx_path),
                    "torch": lambda: run_torch(a, False), "torch_passive": lambda: run_torch(a, True)}
         order = [k for k, _ in PEERS if k not in skip]
         times = {k: {} for k in order}
-        rlx_info = None
+        rlx_info, bf16_cos = None, {}
         for r in range(a.rounds):
             for k in order[r % len(order):] + order[:r % len(order)]:
                 log(f"round {r + 1}/{a.rounds}: {dict(PEERS)[k]}")
                 info, got = runners[k]()
                 rlx_info = info if k == "rlx" else rlx_info
+                if k == "rlx_bf16":  # the bf16 run checks itself against f32 on every shape
+                    for x in info["results"]:
+                        key = (x["batch"], x["seq"])
+                        bf16_cos[key] = min(bf16_cos.get(key, 1.0), x["min_cos_vs_f32"])
                 for shape, ms in got.items():
                     times[k].setdefault(shape, []).extend(ms)
         load_after = os.getloadavg()
@@ -261,9 +275,12 @@ def main():
             ms = times[k].get(shape)
             if ms:
                 row[k] = {"p50_ms": percentile(ms, 50), "p90_ms": percentile(ms, 90), "runs": len(ms)}
-        for k in order:
-            if k != "rlx" and k in row:
-                row["rlx_over_" + k] = row["rlx"]["p50_ms"] / row[k]["p50_ms"]
+        for v in RLX_VARIANTS:
+            for k in order:
+                if k not in RLX_VARIANTS and k in row and v in row:
+                    row[v + "_over_" + k] = row[v]["p50_ms"] / row[k]["p50_ms"]
+        if shape in bf16_cos:
+            row["rlx_bf16_min_cos_vs_f32"] = bf16_cos[shape]
         rows.append(row)
     s = share(a)
     conditions = {
