@@ -64,7 +64,7 @@ npm-packages:
 # `make fuzz FUZZ_TIME=600` fuzzes longer; `make test` runs it briefly.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME ?= 120
-FUZZ_TARGETS := fuzz_safetensors fuzz_gguf fuzz_hf_config fuzz_safetensors_index
+FUZZ_TARGETS := fuzz_safetensors fuzz_gguf fuzz_hf_config fuzz_safetensors_index fuzz_npy
 .PHONY: fuzz fuzz-smoke npm-packages
 fuzz: setup
 	@if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then \
