@@ -144,7 +144,9 @@ class LlamaEmitter {
     // The new rows go into the cache at their positions; attention reads the whole cache.
     cache.k = b_.emit1(Op::scatter, {cache.k, pos, k}, Attrs{{"axis", int64_t{2}}});
     cache.v = b_.emit1(Op::scatter, {cache.v, pos, v}, Attrs{{"axis", int64_t{2}}});
-    ValueId a = b_.emit1(Op::attention, {q, cache.k, cache.v, bias}, Attrs{{"mask", std::string("additive")}});
+    Attrs attn{{"mask", std::string("additive")}};
+    if (opt_.bf16_activations) attn.set("compute", DType::bf16);  // both products on AMX, like the matmuls
+    ValueId a = b_.emit1(Op::attention, {q, cache.k, cache.v, bias}, attn);
     a = b_.reshape(b_.transpose(a, {0, 2, 1, 3}), {B, S, Dim(Hq * D)});
     x = b_.add(x, matmul(a, p + "self_attn.o_proj.weight", H, Hq * D));
     b_.set_context(p + "mlp", "");

@@ -78,8 +78,8 @@ struct LlamaGraphOptions {
   // Dense bf16/f16 matrices: "gemm" multiplies through dot_general (bf16 × bf16 → f32, AMX on
   // the cpu device), "packed" through dequant_matmul (decode-on-the-fly, best for one row).
   std::string half_matmul = "gemm";
-  // Multiply packed and bf16 matrices by x rounded to bf16 (f32 accumulation): AMX for prefill.
-  // Dense f32 matrices always take f32 x.
+  // Multiply packed and bf16 matrices by x rounded to bf16 (f32 accumulation), and attention's
+  // two products in bf16 too: AMX for prefill. Dense f32 matrices always take f32 x.
   bool bf16_activations = false;
   std::optional<int64_t> fixed_seq;  // a static S (1 for a decode-only graph); symbolic when unset
 };

@@ -406,6 +406,11 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
               Attrs{{"mask", std::string("causal")}, {"compute", DType::bf16}}, "bf16 matmuls");
           add({{{d, S({2, 9, 4, 8})}}, {{d, S({2, 9, 4, 8})}}, {{d, S({2, 9, 4, 8})}}, {{d, S({2, 1, 1, 9})}}},
               Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}, {"layout", std::string("bshd")}}, "bf16 matmuls, bshd");
+          // long prompts: the cpu kernel cuts the queries into tiles that keep scores in cache
+          add({{{d, S({1, 4, 512, 16})}}, {{d, S({1, 2, 512, 16})}}, {{d, S({1, 2, 512, 16})}}}, Attrs{{"mask", std::string("causal")}},
+              "long causal prompt, GQA");
+          add({{{d, S({1, 384, 4, 16})}}, {{d, S({1, 384, 2, 16})}}, {{d, S({1, 384, 2, 16})}}, {{d, S({1, 1, 384, 384})}}},
+              Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}, {"layout", std::string("bshd")}}, "long prompt, bias mask, bf16, bshd");
         }
       }
       break;

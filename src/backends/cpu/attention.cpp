@@ -59,10 +59,13 @@ struct MaskSpec {
 
 // Raw scores → probabilities, row by row, for one (b, h): scale, softcap, bias, mask, softmax.
 // The probabilities overwrite `s` (f32) or, with `pb`, go to a bf16 copy for the AMX product.
+// `rows` query rows from row i0 on (a tile of the Sq queries).
 void softmax_rows(float* s, float scale, const Geometry& g, const MaskSpec& m, const HostView* bias, const int64_t* bst, int64_t b, int64_t h,
-                  uint16_t* pb = nullptr) {
-  for (int64_t i = 0; i < g.Sq; ++i) {
-    float* row = s + i * g.Sk;
+                  uint16_t* pb = nullptr, int64_t i0 = 0, int64_t rows = -1) {
+  if (rows < 0) rows = g.Sq;
+  for (int64_t t = 0; t < rows; ++t, s += g.Sk, pb = pb ? pb + g.Sk : nullptr) {
+    int64_t i = i0 + t;
+    float* row = s;
     int64_t pos = i + g.Sk - g.Sq;  // the query's position among the keys (KV cache aligned)
     int64_t end = m.causal ? std::min(g.Sk, pos + 1) : g.Sk;
     int64_t begin = m.sliding ? std::max<int64_t>(0, pos - m.window + 1) : 0;
@@ -86,7 +89,7 @@ void softmax_rows(float* s, float scale, const Geometry& g, const MaskSpec& m, c
     std::fill(row + std::max(begin, end), row + g.Sk, 0.0f);
     if (end <= begin) std::fill(row, row + g.Sk, std::numeric_limits<float>::quiet_NaN());
     if (pb)
-      simd::scale_to_bf16(row, g.Sk, inv, pb + i * g.Sk);
+      simd::scale_to_bf16(row, g.Sk, inv, pb);
     else
       simd::scale(row + begin, len, inv);
   }
@@ -100,17 +103,20 @@ void softmax_rows(float* s, float scale, const Geometry& g, const MaskSpec& m, c
 struct BlockGemms {
   bool bf16 = false;
   int64_t kv_heads = 0;  // K/V heads per block (its query heads: kv_heads · group)
+  int64_t q_rows = 0;    // query rows per block (a tile of Sq; long prompts are cut in tiles)
   dnnl::matmul qk, pv;
   dnnl::memory::desc q, kt, s, p, v, y;
   size_t scratch = 0;
 };
 
-std::shared_ptr<BlockGemms> make_block_gemms(const Geometry& g, int64_t kv_heads, bool bf16) {
+std::shared_ptr<BlockGemms> make_block_gemms(const Geometry& g, std::pair<int64_t, int64_t> shape, bool bf16) {
+  auto [kv_heads, q_rows] = shape;
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;
   auto G = std::make_shared<BlockGemms>();
   G->bf16 = bf16;
   G->kv_heads = kv_heads;
+  G->q_rows = q_rows;
   dnnl::engine& eng = onednn_engine();
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -119,12 +125,12 @@ std::shared_ptr<BlockGemms> make_block_gemms(const Geometry& g, int64_t kv_heads
   // Everything dense: oneDNN 2.6 takes its brgemm kernels (AVX-512, AMX) only for dense
   // operands; with strided ones it falls back to a much slower GEMM.
   auto dense4 = [](int64_t a, int64_t b, int64_t c, int64_t d, dt t) { return dnnl::memory::desc({a, b, c, d}, t, dims{b * c * d, c * d, d, 1}); };
-  G->q = dense4(n, r, g.Sq, g.D, op);
+  G->q = dense4(n, r, q_rows, g.D, op);
   G->kt = dnnl::memory::desc({n, 1, g.D, g.Sk}, op, dims{g.Sk * g.D, g.Sk * g.D, 1, g.D});  // K [Sk, D] read transposed
   G->v = dense4(n, 1, g.Sk, g.Dv, op);
-  G->s = dense4(n, r, g.Sq, g.Sk, dt::f32);
-  G->p = dense4(n, r, g.Sq, g.Sk, op);
-  G->y = dense4(n, r, g.Sq, g.Dv, dt::f32);
+  G->s = dense4(n, r, q_rows, g.Sk, dt::f32);
+  G->p = dense4(n, r, q_rows, g.Sk, op);
+  G->y = dense4(n, r, q_rows, g.Dv, dt::f32);
   dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(G->q, G->kt, G->s), attr, eng);
   dnnl::matmul::primitive_desc pv(dnnl::matmul::desc(G->p, G->v, G->y), attr, eng);
   // Anything but brgemm would be slower than the per-head path: refuse it.
@@ -136,20 +142,25 @@ std::shared_ptr<BlockGemms> make_block_gemms(const Geometry& g, int64_t kv_heads
   return G;
 }
 
-// K/V heads per block: enough blocks for every thread (evenly where possible), each block's
-// scores within L2 (≈1 MiB).
-int64_t kv_heads_per_block(const Geometry& g) {
+// Block shape (K/V heads, query rows): each block's scores within L2 (≈1 MiB) — long prompts
+// are cut into tiles of query rows — and enough blocks for every thread, evenly where possible.
+std::pair<int64_t, int64_t> block_shape(const Geometry& g) {
+  constexpr int64_t kL2 = 1 << 20;
+  int64_t rows = g.Sq;
+  for (int64_t t = 2; g.group * rows * g.Sk * 4 > kL2 && g.Sq / t >= 32; ++t)
+    if (g.Sq % t == 0) rows = g.Sq / t;
+  int64_t tiles = g.Sq / rows;
   int64_t T = num_threads();
-  int64_t head_bytes = g.group * g.Sq * g.Sk * 4;
+  int64_t head_bytes = g.group * rows * g.Sk * 4;
   int64_t best = 1;
   for (int64_t n = g.Hk; n >= 1; --n) {
     if (g.Hk % n) continue;
-    int64_t blocks = g.B * (g.Hk / n);
-    if (n > 1 && n * head_bytes > (1 << 20)) continue;
-    if (blocks >= T && blocks % T == 0) return n;
+    int64_t blocks = g.B * (g.Hk / n) * tiles;
+    if (n > 1 && n * head_bytes > kL2) continue;
+    if (blocks >= T && blocks % T == 0) return {n, rows};
     if (blocks >= T && best == 1) best = n;
   }
-  return best;
+  return {best, rows};
 }
 
 // The two matmuls of one head through oneDNN: [Sq, D]·[Sk, D]ᵀ → f32 scores and
@@ -214,8 +225,10 @@ void pack_heads(const float* src, int64_t heads, int64_t hs, int64_t rows, int64
 
 void run_blocks(const BlockGemms& G, const Geometry& g, const MaskSpec& ms, float scale, const float* q, const float* k, const float* v, float* y,
                 const HostView* bias, const int64_t* bst) {
-  int64_t per_b = g.Hk / G.kv_heads;  // blocks per batch row
-  int64_t nq = G.kv_heads * g.group;  // query heads per block
+  int64_t tiles = g.Sq / G.q_rows;
+  int64_t per_b = g.Hk / G.kv_heads * tiles;  // blocks per batch row; the tiles of one head group are adjacent
+  int64_t nq = G.kv_heads * g.group;           // query heads per block
+  int64_t rows = G.q_rows;
   int64_t hq = g.bshd ? g.D : g.Sq * g.D, hk = g.bshd ? g.D : g.Sk * g.D, hv = g.bshd ? g.Dv : g.Sk * g.Dv, hy = g.bshd ? g.Dv : g.Sq * g.Dv;
   size_t esz = G.bf16 ? 2 : 4;
   rlx::parallel_for(g.B * per_b, 1, [&](int64_t lo, int64_t hi) {
@@ -224,28 +237,33 @@ void run_blocks(const BlockGemms& G, const Geometry& g, const MaskSpec& ms, floa
     omp_set_num_threads(1);
     dnnl::engine& eng = onednn_engine();
     thread_local dnnl::stream stream(eng);
-    float* sp = grow(s, static_cast<size_t>(nq * g.Sq * g.Sk));
-    float* yp = grow(ys, static_cast<size_t>(nq * g.Sq * g.Dv));
-    void* qa = grow(qb, static_cast<size_t>(nq * g.Sq * g.D) * esz);
+    float* sp = grow(s, static_cast<size_t>(nq * rows * g.Sk));
+    float* yp = grow(ys, static_cast<size_t>(nq * rows * g.Dv));
+    void* qa = grow(qb, static_cast<size_t>(nq * rows * g.D) * esz);
     void* ka = grow(kb, static_cast<size_t>(G.kv_heads * g.Sk * g.D) * esz);
     void* va = grow(vb, static_cast<size_t>(G.kv_heads * g.Sk * g.Dv) * esz);
-    uint16_t* pbp = G.bf16 ? reinterpret_cast<uint16_t*>(grow(pb, static_cast<size_t>(nq * g.Sq * g.Sk) * 2)) : nullptr;
+    uint16_t* pbp = G.bf16 ? reinterpret_cast<uint16_t*>(grow(pb, static_cast<size_t>(nq * rows * g.Sk) * 2)) : nullptr;
     uint8_t* scp = grow(scratch, std::max<size_t>(64, G.scratch));
     dnnl::memory qm(G.q, eng, qa), km(G.kt, eng, ka), vm_(G.v, eng, va), sm(G.s, eng, sp), ym(G.y, eng, yp);
     dnnl::memory pm(G.p, eng, G.bf16 ? static_cast<void*>(pbp) : static_cast<void*>(sp));
     dnnl::memory scm(dnnl::memory::desc({static_cast<int64_t>(std::max<size_t>(64, G.scratch))}, dnnl::memory::data_type::u8, dnnl::memory::dims{1}), eng, scp);
+    int64_t packed_kv = -1;  // the (b, head group) whose K and V are in ka / va
     for (int64_t blk = lo; blk < hi; ++blk) {
-      int64_t b = blk / per_b, hk0 = (blk % per_b) * G.kv_heads, h0 = hk0 * g.group;
-      pack_heads(q + g.q_off(b, h0), nq, hq, g.Sq, g.ldq, g.D, qa, G.bf16);
-      pack_heads(k + g.k_off(b, hk0), G.kv_heads, hk, g.Sk, g.ldk, g.D, ka, G.bf16);
-      pack_heads(v + g.v_off(b, hk0), G.kv_heads, hv, g.Sk, g.ldv, g.Dv, va, G.bf16);
+      int64_t b = blk / per_b, grp = (blk % per_b) / tiles, q0 = (blk % tiles) * rows;
+      int64_t hk0 = grp * G.kv_heads, h0 = hk0 * g.group;
+      pack_heads(q + g.q_off(b, h0) + q0 * g.ldq, nq, hq, rows, g.ldq, g.D, qa, G.bf16);
+      if (packed_kv != blk / tiles) {
+        pack_heads(k + g.k_off(b, hk0), G.kv_heads, hk, g.Sk, g.ldk, g.D, ka, G.bf16);
+        pack_heads(v + g.v_off(b, hk0), G.kv_heads, hv, g.Sk, g.ldv, g.Dv, va, G.bf16);
+        packed_kv = blk / tiles;
+      }
       G.qk.execute(stream, {{DNNL_ARG_SRC, qm}, {DNNL_ARG_WEIGHTS, km}, {DNNL_ARG_DST, sm}, {DNNL_ARG_SCRATCHPAD, scm}});
       for (int64_t j = 0; j < nq; ++j)
-        softmax_rows(sp + j * g.Sq * g.Sk, scale, g, ms, bias, bst, b, h0 + j, pbp ? pbp + j * g.Sq * g.Sk : nullptr);
+        softmax_rows(sp + j * rows * g.Sk, scale, g, ms, bias, bst, b, h0 + j, pbp ? pbp + j * rows * g.Sk : nullptr, q0, rows);
       G.pv.execute(stream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, vm_}, {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, scm}});
-      float* yo = y + g.y_off(b, h0);
+      float* yo = y + g.y_off(b, h0) + q0 * g.ldy;
       for (int64_t j = 0; j < nq; ++j)
-        for (int64_t r = 0; r < g.Sq; ++r) std::memcpy(yo + j * hy + r * g.ldy, yp + (j * g.Sq + r) * g.Dv, static_cast<size_t>(g.Dv) * 4);
+        for (int64_t r = 0; r < rows; ++r) std::memcpy(yo + j * hy + r * g.ldy, yp + (j * rows + r) * g.Dv, static_cast<size_t>(g.Dv) * 4);
     }
   });
 }
@@ -264,7 +282,7 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
                           shape_values(lir.type(node.inputs[2]).shape), bshd);
   // oneDNN's brgemm beats BLAS on these small per-head products; BLAS stays the fallback.
   bool use_onednn = onednn_available() && (bf16 || flags().RLX_CPU_GEMM != "blas");
-  std::shared_ptr<BlockGemms> blocks = use_onednn ? make_block_gemms(geo, kv_heads_per_block(geo), bf16) : nullptr;
+  std::shared_ptr<BlockGemms> blocks = use_onednn ? make_block_gemms(geo, block_shape(geo), bf16) : nullptr;
   std::shared_ptr<HeadGemms> gemms = use_onednn && !blocks ? make_head_gemms(geo, bf16) : nullptr;
   return [=](const KernelArgs& a) {
     const Geometry& g = geo;
