@@ -266,6 +266,23 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
             Attrs{{"strides", ir::Ints{2, 1}}, {"padding", ir::Intss{{0, 0}, {1, 1}}}, {"dilation", ir::Ints{1, 2}}, {"groups", int64_t{2}}});
         add({{{d, S({2, 2, 11})}, f}, {{d, S({3, 2, 4})}, f}}, Attrs{{"strides", ir::Ints{2}}, {"padding", ir::Intss{{2, 1}}}, {"dilation", ir::Ints{1}}}, "1-D");
       }
+      for (DType d : {DType::f32, DType::f64}) {  // big enough for the oneDNN paths and their thread splits
+        auto conv = [&](std::vector<int64_t> x, std::vector<int64_t> w, ir::Ints st, ir::Intss pad, ir::Ints dil, int64_t groups,
+                        const char* note) {
+          add({{{d, S(x)}}, {{d, S(w)}}}, Attrs{{"strides", st}, {"padding", pad}, {"dilation", dil}, {"groups", groups}}, note);
+        };
+        conv({3, 16, 13, 11}, {32, 16, 3, 3}, {1, 1}, {{1, 1}, {1, 1}}, {1, 1}, 1, "batch split");
+        conv({1, 8, 9, 10}, {48, 8, 3, 3}, {2, 2}, {{1, 0}, {2, 1}}, {1, 1}, 1, "output channels split, strided");
+        conv({2, 12, 10, 9}, {12, 4, 3, 3}, {1, 2}, {{2, 2}, {1, 0}}, {2, 1}, 3, "groups, dilation");
+        conv({2, 8, 7, 7}, {8, 1, 3, 3}, {1, 1}, {{1, 1}, {1, 1}}, {1, 1}, 8, "depthwise");
+        conv({3, 5, 9, 8}, {4, 5, 7, 6}, {1, 1}, {{1, 1}, {1, 1}}, {1, 1}, 1, "kernel larger than the output");
+        conv({2, 6, 11, 10}, {4, 6, 5, 5}, {1, 1}, {{1, 0}, {1, 1}}, {2, 2}, 1, "kernel larger than the output, dilated");
+        conv({2, 12, 9, 9}, {5, 12, 7, 7}, {1, 1}, {{0, 0}, {0, 0}}, {1, 1}, 1, "kernel larger than the output, batch split");
+        conv({1, 15, 8, 8}, {6, 5, 6, 6}, {1, 1}, {{0, 0}, {0, 0}}, {1, 1}, 3, "kernel larger than the output, groups");
+        conv({2, 4, 5, 6, 5}, {8, 4, 3, 3, 2}, {1, 2, 1}, {{1, 1}, {0, 1}, {1, 0}}, {1, 1, 1}, 1, "3-D");
+        conv({4, 6, 17}, {10, 6, 5}, {3}, {{2, 3}}, {2}, 1, "1-D, strided, dilated");
+        conv({1, 2, 8, 8}, {3, 2, 3, 3}, {1, 1}, {{-1, 0}, {0, -1}}, {1, 1}, 1, "negative padding (crops)");
+      }
       break;
     case Op::reshape:
       for (DType d : kAll) {

@@ -1,5 +1,6 @@
 // dot_general: operands are packed into [batch, M, K] and [batch, K, N] (any dim order in,
-// one copy each), then multiplied row by row; conv by direct loops.
+// one copy each), then multiplied row by row; conv through oneDNN (onednn_conv.cpp), direct loops
+// where it cannot.
 #include <cblas.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <optional>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/onednn_conv.h"
 #include "backends/cpu/onednn_matmul.h"
 #include "passes/memory_plan.h"
 #include "util/flags.h"
@@ -260,7 +262,29 @@ HostKernel make_dot_general(const ir::Node& node, const ir::Graph& lir) {
   };
 }
 
-HostKernel make_conv(const ir::Node& node, const ir::Graph&) {
+HostKernel try_onednn_conv(const ir::Node& node, const ir::Graph& lir) {
+  ConvShape s;
+  s.dtype = lir.type(node.inputs[0]).dtype;
+  if (s.dtype != DType::f32 && s.dtype != DType::bf16) return {};
+  s.x = shape_values(lir.type(node.inputs[0]).shape);
+  s.w = shape_values(lir.type(node.inputs[1]).shape);
+  s.y = shape_values(lir.type(node.outputs[0]).shape);
+  s.strides = node.attrs.ints("strides");
+  s.dilation = node.attrs.ints("dilation");
+  for (const auto& p : node.attrs.intss("padding")) {
+    s.pad_lo.push_back(p[0]);
+    s.pad_hi.push_back(p[1]);
+  }
+  s.groups = node.attrs.i("groups");
+  const void* const_w = nullptr;
+  ir::ValueId root = passes::placement_root(lir, node.inputs[1]);
+  if (const ir::Node* p = lir.producer(root); p && p->op == Op::constant) const_w = p->attrs.tensor("value").data();
+  return make_onednn_conv(s, const_w);
+}
+
+HostKernel make_conv(const ir::Node& node, const ir::Graph& lir) {
+  if (flags().RLX_CPU_GEMM != "blas")
+    if (HostKernel k = try_onednn_conv(node, lir)) return k;
   ir::Ints strides = node.attrs.ints("strides"), dilation = node.attrs.ints("dilation");
   ir::Intss padding = node.attrs.intss("padding");
   int64_t groups = node.attrs.i("groups");
