@@ -27,6 +27,14 @@ class CompiledModel {
   void run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) const;
   std::vector<Tensor> run_named(const std::map<std::string, Tensor>& inputs) const;
 
+  // Device-resident state: keeps `t` (a contiguous tensor such as a KV cache passed as a
+  // donated input and written back as its output) in the device's memory between runs of any
+  // model compiled for this device, so runs copy it neither in nor out; its host data is stale
+  // until release_from_device. Returns false (and does nothing) where the device's memory is
+  // host memory.
+  bool keep_on_device(const Tensor& t) const;
+  void release_from_device(const Tensor& t, bool copy_back = true) const;
+
   const std::string& device() const;
   std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;

@@ -45,13 +45,24 @@ LlamaRunner::LlamaRunner(const LlamaSpec& spec, const LlamaWeights& weights, con
   logits_ = Tensor::zeros(DType::f32, {1, spec.vocab_size});
 }
 
+LlamaRunner::~LlamaRunner() { release_caches(); }
+
+void LlamaRunner::release_caches() {
+  for (const Tensor& c : caches_) decode_.release_from_device(c, false);
+  caches_.clear();
+}
+
 void LlamaRunner::reset(int64_t capacity) {
   if (capacity <= 0) throw Error(ErrorKind::invalid_argument, cat("the KV cache needs a positive capacity, got ", capacity));
   length_ = 0;
   if (capacity == capacity_) return;
-  caches_.clear();
-  capacity_ = capacity;
+  release_caches();
+  capacity_ = 0;
   for (int64_t l = 0; l < 2 * spec_.num_layers; ++l) caches_.push_back(Tensor::zeros(DType::f32, {1, spec_.num_kv_heads, capacity, spec_.head_dim}));
+  // On a GPU the cache lives in device memory: each step then moves only the token ids in and
+  // the logits out (every graph of the runner writes the same cache, in place).
+  for (const Tensor& c : caches_) decode_.keep_on_device(c);
+  capacity_ = capacity;
 }
 
 int64_t LlamaRunner::prefill_rows(int64_t n) const {

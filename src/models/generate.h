@@ -33,6 +33,9 @@ class LlamaRunner {
  public:
   // Builds and compiles the graphs (weights become constants; they are not copied).
   LlamaRunner(const LlamaSpec& spec, const LlamaWeights& weights, const LlamaRunnerOptions& options = {});
+  ~LlamaRunner();
+  LlamaRunner(const LlamaRunner&) = delete;  // the cache may live on the device, owned by this runner
+  LlamaRunner& operator=(const LlamaRunner&) = delete;
 
   // Empties the sequence; (re)allocates a zeroed cache of `capacity` positions when it differs.
   void reset(int64_t capacity);
@@ -49,6 +52,7 @@ class LlamaRunner {
 
  private:
   const Tensor& run(const CompiledModel& model, const std::vector<int32_t>& ids, int64_t rows);
+  void release_caches();
 
   LlamaSpec spec_;
   LlamaRunnerOptions options_;

@@ -40,6 +40,15 @@ class Backend : public passes::KernelClaims {
   virtual bool claims_op(ir::Op op) const = 0;
   // Evaluates single nodes on host tensors (constant folding); empty when the device can't.
   virtual passes::NodeEvaluator evaluator() const { return {}; }
+  // Device-resident state (the buffer level): a contiguous host tensor (a KV cache) gets a copy
+  // in the device's memory, and every run of this backend uses that copy in its place — an input
+  // reads it, an output written into the tensor (a donated one) updates it — with no copy between
+  // host and device. The host tensor is stale until release_resident. Returns false where there
+  // is nothing to do (devices whose memory is host memory); true when it is (or already was) kept.
+  virtual bool make_resident(const Tensor&) { return false; }
+  // Copies the device copy back into the host tensor (when `copy_back`) and frees it; no-op for
+  // a tensor that is not resident.
+  virtual void release_resident(const Tensor&, bool /*copy_back*/) {}
 };
 
 }  // namespace rlx::runtime

@@ -118,6 +118,15 @@ std::vector<Tensor> CompiledModel::run_named(const std::map<std::string, Tensor>
   return run(ordered);
 }
 
+bool CompiledModel::keep_on_device(const Tensor& t) const {
+  if (!t.defined() || !t.is_contiguous()) throw Error(ErrorKind::invalid_argument, "keep_on_device needs a contiguous tensor");
+  return impl_->backend->make_resident(t);
+}
+
+void CompiledModel::release_from_device(const Tensor& t, bool copy_back) const {
+  if (t.defined()) impl_->backend->release_resident(t, copy_back);
+}
+
 const std::string& CompiledModel::device() const { return impl_->device; }
 
 std::vector<std::string> CompiledModel::input_names() const {

@@ -3,8 +3,14 @@
 // kernel's device views are resolved once when the context is made, and a run is: copy the
 // inputs in, launch the steps, copy the outputs out, synchronize. Contexts are pooled, so
 // concurrent runs never share one and steady-state runs allocate nothing.
+//
+// An input whose host tensor is kept on the device (resident.h: a KV cache) is bound to that
+// device copy instead of the context's own slot and not copied in; an output written into such
+// a tensor (a donated one, computed in place) is not copied out. The views are resolved again
+// (and the CUDA graph captured again) only when those bindings change.
 #include "backends/cuda/executable.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -13,6 +19,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/host_pins.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/resident.h"
 #include "util/profile.h"
 #include "passes/memory_plan.h"
 #include "util/flags.h"
@@ -41,11 +48,12 @@ struct RunContext {
   ErrorWord* error = nullptr;       // device
   ErrorWord* error_host = nullptr;  // pinned
   std::vector<void*> ptr;           // per value
+  std::vector<void*> bound;         // per input: the resident device copy it reads, or null (own slot)
   std::vector<std::vector<DeviceView>> in, out;  // per step
   int runs = 0;
   cudaGraphExec_t graph = nullptr;  // the steps, captured on the second run
   bool graph_failed = false;
-  std::vector<cudaEvent_t> events;  // RLX_CUDA_PROFILE: one before each step and one after the last
+  std::vector<cudaEvent_t> events;  // RLX_CUDA_PROFILE: one before and one after each step
   int* flag = nullptr;              // RLX_CUDA_PROFILE: mapped host word the stream waits on
   ~RunContext() {
     if (flag) cudaFreeHost(flag);
@@ -113,15 +121,21 @@ class CudaExecutable : public runtime::Executable {
       profile_add("cuda", cat("run: ", what, " (host wall time)"), std::chrono::duration<double, std::milli>(t1 - t0).count());
       t0 = t1;
     };
+    std::vector<void*> bound(inputs.size(), nullptr);
     for (size_t k = 0; k < inputs.size(); ++k) {
-      size_t bytes = inputs[k].nbytes();
       ir::ValueId v = lir_.inputs()[k];
       if (inputs[k].dtype() != lir_.type(v).dtype || inputs[k].shape() != shapes_[static_cast<size_t>(v)] || !inputs[k].is_contiguous()) {
         release(std::move(ctx));
         throw Error(ErrorKind::invalid_argument, cat("input ", k, " of graph @", lir_.name, " must be a contiguous ", ir::type_str(lir_.type(v))));
       }
+      bound[k] = resident_ptr(inputs[k]);
+    }
+    if (bound != ctx->bound) rebind(*ctx, std::move(bound));
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      size_t bytes = inputs[k].nbytes();
+      if (ctx->bound[k] || !bytes) continue;  // resident: the device copy is the data
       pin_host_tensor(inputs[k]);
-      if (bytes) check(cudaMemcpyAsync(ctx->ptr[static_cast<size_t>(lir_.inputs()[k])], inputs[k].data(), bytes, cudaMemcpyHostToDevice, s), "copying an input to the device");
+      check(cudaMemcpyAsync(ctx->ptr[static_cast<size_t>(lir_.inputs()[k])], inputs[k].data(), bytes, cudaMemcpyHostToDevice, s), "copying an input to the device");
     }
     check(cudaMemsetAsync(ctx->error, 0, sizeof(ErrorWord), s), "clearing the error word");
     phase("copy the inputs in");
@@ -141,6 +155,11 @@ class CudaExecutable : public runtime::Executable {
       else if (o.dtype() != dt || o.shape() != shape || !o.is_contiguous())
         throw Error(ErrorKind::invalid_argument, cat("output ", k, " of graph @", lir_.name, " is ", dtype_name(dt), " of ", shape.size(),
                                                      " dims; the tensor given for it does not match (or is not contiguous)"));
+      if (void* r = resident_ptr(o)) {  // kept on the device: updated there (in place when donated)
+        void* src = ctx->ptr[static_cast<size_t>(v)];
+        if (r != src && o.nbytes()) check(cudaMemcpyAsync(r, src, o.nbytes(), cudaMemcpyDeviceToDevice, s), "updating a tensor kept on the device");
+        continue;
+      }
       pin_host_tensor(o);
       if (o.nbytes()) check(cudaMemcpyAsync(o.data(), ctx->ptr[static_cast<size_t>(v)], o.nbytes(), cudaMemcpyDeviceToHost, s), "copying an output to the host");
     }
@@ -191,31 +210,37 @@ class CudaExecutable : public runtime::Executable {
     check(cudaGraphLaunch(ctx.graph, ctx.stream), "launching the CUDA graph");
   }
 
-  // Every step between two events, all enqueued behind a kernel that waits for the host: the
-  // steps then run back to back and the event times are device time, not launch gaps.
+  // Every step between two events, enqueued behind a kernel that waits for the host: the steps
+  // then run back to back and the event times are device time, not launch gaps. In chunks, so
+  // that the queue of pending launches never fills while the GPU waits (that would deadlock).
   void launch_profiled(RunContext& ctx) {
+    constexpr size_t kChunk = 128;
+    size_t n = steps_.size();
     if (ctx.events.empty()) {
-      ctx.events.resize(steps_.size() + 1);
+      ctx.events.resize(2 * n);
       for (auto& e : ctx.events) check(cudaEventCreate(&e), "creating an event");
       check(cudaHostAlloc(reinterpret_cast<void**>(&ctx.flag), sizeof(int), cudaHostAllocMapped), "allocating a mapped word");
     }
-    *reinterpret_cast<volatile int*>(ctx.flag) = 0;
     int* flag_dev = nullptr;
     check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&flag_dev), ctx.flag, 0), "mapping a host word");
-    launch_wait_flag(flag_dev, ctx.stream);
-    for (size_t i = 0; i < steps_.size(); ++i) {
-      check(cudaEventRecord(ctx.events[i], ctx.stream), "recording an event");
-      LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream,
-                   static_cast<uint8_t*>(ctx.mem->data()) + scratch_offset_, ctx.error};
-      steps_[i].launch(a);
-      check_launch(a);
+    for (size_t c = 0; c < n; c += kChunk) {
+      check(cudaStreamSynchronize(ctx.stream), "profiling");
+      *reinterpret_cast<volatile int*>(ctx.flag) = 0;
+      launch_wait_flag(flag_dev, ctx.stream);
+      for (size_t i = c; i < std::min(n, c + kChunk); ++i) {
+        check(cudaEventRecord(ctx.events[2 * i], ctx.stream), "recording an event");
+        LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream,
+                     static_cast<uint8_t*>(ctx.mem->data()) + scratch_offset_, ctx.error};
+        steps_[i].launch(a);
+        check_launch(a);
+        check(cudaEventRecord(ctx.events[2 * i + 1], ctx.stream), "recording an event");
+      }
+      __atomic_store_n(ctx.flag, 1, __ATOMIC_SEQ_CST);
     }
-    check(cudaEventRecord(ctx.events.back(), ctx.stream), "recording an event");
-    __atomic_store_n(ctx.flag, 1, __ATOMIC_SEQ_CST);
-    check(cudaEventSynchronize(ctx.events.back()), "profiling");
-    for (size_t i = 0; i < steps_.size(); ++i) {
+    check(cudaStreamSynchronize(ctx.stream), "profiling");
+    for (size_t i = 0; i < n; ++i) {
       float ms = 0;
-      cudaEventElapsedTime(&ms, ctx.events[i], ctx.events[i + 1]);
+      cudaEventElapsedTime(&ms, ctx.events[2 * i], ctx.events[2 * i + 1]);
       profile_add("cuda", steps_[i].label, ms);
     }
   }
@@ -239,30 +264,51 @@ class CudaExecutable : public runtime::Executable {
     c->mem = std::make_unique<DeviceBuffer>(block_bytes_, cat("the run context of graph @", lir_.name).c_str());
     check(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "creating a stream");
     check(cudaMallocHost(reinterpret_cast<void**>(&c->error_host), sizeof(ErrorWord)), "allocating pinned memory");
-    auto* base = static_cast<uint8_t*>(c->mem->data());
-    c->error = reinterpret_cast<ErrorWord*>(base + error_offset_);
+    c->error = reinterpret_cast<ErrorWord*>(static_cast<uint8_t*>(c->mem->data()) + error_offset_);
+    c->bound.assign(lir_.inputs().size(), nullptr);
+    resolve(*c);
+    return c;
+  }
+
+  // Every value's device address and every step's views, from the context's block and bindings.
+  void resolve(RunContext& c) const {
+    auto* base = static_cast<uint8_t*>(c.mem->data());
     size_t nv = lir_.num_values();
-    c->ptr.assign(nv, nullptr);
+    c.ptr.assign(nv, nullptr);
     for (size_t v = 0; v < nv; ++v) {
       const Placement& p = lir_.placement[v];
       switch (p.kind) {
-        case Placement::Kind::input: c->ptr[v] = base + input_offset_[static_cast<size_t>(p.index)]; break;
-        case Placement::Kind::arena: c->ptr[v] = base + p.offset; break;
-        case Placement::Kind::constant: c->ptr[v] = const_ptr_[v]; break;
+        case Placement::Kind::input: {
+          auto k = static_cast<size_t>(p.index);
+          c.ptr[v] = c.bound[k] ? c.bound[k] : base + input_offset_[k];
+          break;
+        }
+        case Placement::Kind::arena: c.ptr[v] = base + p.offset; break;
+        case Placement::Kind::constant: c.ptr[v] = const_ptr_[v]; break;
         default: break;
       }
     }
     for (size_t v = 0; v < nv; ++v)
-      if (lir_.placement[v].kind == Placement::Kind::view) c->ptr[v] = c->ptr[static_cast<size_t>(passes::placement_root(lir_, static_cast<ir::ValueId>(v)))];
+      if (lir_.placement[v].kind == Placement::Kind::view) c.ptr[v] = c.ptr[static_cast<size_t>(passes::placement_root(lir_, static_cast<ir::ValueId>(v)))];
+    c.in.clear();
+    c.out.clear();
     for (const Step& st : steps_) {
       const ir::Node& n = lir_.node(st.node);
       std::vector<DeviceView> in, out;
-      for (ir::ValueId v : n.inputs) in.push_back(view_of(*c, v));
-      for (ir::ValueId v : n.outputs) out.push_back(view_of(*c, v));
-      c->in.push_back(std::move(in));
-      c->out.push_back(std::move(out));
+      for (ir::ValueId v : n.inputs) in.push_back(view_of(c, v));
+      for (ir::ValueId v : n.outputs) out.push_back(view_of(c, v));
+      c.in.push_back(std::move(in));
+      c.out.push_back(std::move(out));
     }
-    return c;
+  }
+
+  // Other inputs are resident now (or no longer): new addresses, so a new CUDA graph too.
+  void rebind(RunContext& c, std::vector<void*> bound) {
+    c.bound = std::move(bound);
+    resolve(c);
+    if (c.graph) cudaGraphExecDestroy(c.graph);
+    c.graph = nullptr;
+    c.graph_failed = false;
   }
 
   DeviceView view_of(const RunContext& c, ir::ValueId v) const {

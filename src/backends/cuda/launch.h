@@ -154,5 +154,12 @@ void launch_region(const RegionProgram& p, const void* const* in, void* const* o
 
 // ---- quant.cu: packed ggml blocks (quant::BlockType values) → f32, one block per thread
 void launch_dequantize(int block_type, const void* src, float* y, int64_t blocks, int64_t block_bytes, int64_t block_elems, cudaStream_t s);
+// The same into bf16 (each value rounded once).
+void launch_dequantize_bf16(int block_type, const void* src, void* y, int64_t blocks, int64_t block_bytes, int64_t block_elems, cudaStream_t s);
+// dequant_matmul for M ≤ kGemvMaxRows rows of x (decode): y[m, n] = Σ_k x[m, k]·W[n, k] with W
+// read once from its packed rows, never materialized; x and y f32 or bf16 (row-major, contiguous).
+constexpr int kGemvMaxRows = 8;
+void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
+                         int64_t block_elems, cudaStream_t s);
 
 }  // namespace rlx::backends::cuda

@@ -1,7 +1,11 @@
 // Native kernels for the hot HIR ops on the cuda device: softmax, layer/RMS norm, RoPE,
-// embedding (f32, f16, bf16), and dequantize of packed ggml weights.
+// embedding (f32, f16, bf16), dequantize of packed ggml weights, and dequant_matmul.
+#include <memory>
+
+#include "backends/cuda/gemm.h"
 #include "backends/cuda/kernels.h"
 #include "util/quant_blocks.h"
+#include "util/strings.h"
 
 namespace rlx::backends::cuda {
 
@@ -98,9 +102,50 @@ Kernel make_dequantize(const ir::Node& n, const ir::Graph&) {
   }};
 }
 
+// dequant_matmul, x[..., k] · Wᵀ with W[n, k] packed: f32 x → f32, bf16 x → f32 or bf16.
+bool claims_dequant_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
+  if (in[1].dtype != DType::u8 || !quant::block_type_from_name(a.s("type")).has_value()) return false;
+  if (in[0].dtype == DType::f32) return out[0].dtype == DType::f32;
+  return in[0].dtype == DType::bf16 && (out[0].dtype == DType::f32 || out[0].dtype == DType::bf16);
+}
+
+// A few rows (decode): one GEMV-like kernel reading the packed weights once. More rows
+// (prefill): bf16 weights with bf16 x are multiplied by cuBLASLt in place; other weights are
+// decoded into scratch (f32, or bf16 for bf16 x) first.
+Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
+  quant::BlockType t = *quant::block_type_from_name(n.attrs.s("type"));
+  int64_t N = n.attrs.i("n"), K = n.attrs.i("k");
+  int64_t be = quant::block_elems(t), bb = quant::block_bytes(t);
+  int type = static_cast<int>(t);
+  DType xd = in_type(g, n, 0).dtype, yd = out_type(g, n, 0).dtype;
+  Dt xdt = to_dt(xd), ydt = to_dt(yd);
+  int64_t M = 1;
+  for (int64_t d : static_shape(g, n.inputs[0])) M *= d;
+  M /= K;
+  if (M <= kGemvMaxRows)
+    return {[=](const LaunchArgs& a) { launch_dequant_gemv(type, xdt, a.in[0].data, a.in[1].data, ydt, a.out[0].data, M, N, K, bb, be, a.stream); },
+            0, cat(M, "×", N, "×", K, " ", n.attrs.s("type"), " gemv")};
+  bool direct = xd == DType::bf16 && t == quant::BlockType::bf16;
+  DType wd = xd;  // the weights' dtype in the GEMM
+  auto plan = std::make_shared<GemmPlan>(std::vector<int64_t>{M, K}, std::vector<int64_t>{N, K}, ir::Intss{{}, {}}, ir::Intss{{1}, {1}}, wd, yd);
+  size_t wbytes = direct ? 0 : (static_cast<size_t>(N * K) * dtype_bytes(wd, 1) + 255) / 256 * 256;
+  int64_t blocks = N * K / be;
+  return {[=](const LaunchArgs& a) {
+            const void* w = a.in[1].data;
+            if (!direct) {
+              if (wd == DType::bf16) launch_dequantize_bf16(type, w, a.scratch, blocks, bb, be, a.stream);
+              else launch_dequantize(type, w, static_cast<float*>(a.scratch), blocks, bb, be, a.stream);
+              w = a.scratch;
+            }
+            plan->run(a.in[0].data, w, a.out[0].data, nullptr, nullptr, static_cast<uint8_t*>(a.scratch) + wbytes, a.stream);
+          },
+          wbytes + plan->scratch(), cat(direct ? "" : "dequantize, ", plan->describe())};
+}
+
 }  // namespace
 
 void register_nn(KernelTable& t) {
+  t[static_cast<size_t>(Op::dequant_matmul)] = {claims_dequant_matmul, make_dequant_matmul};
   t[static_cast<size_t>(Op::softmax)] = {claims_softmax, make_softmax};
   t[static_cast<size_t>(Op::log_softmax)] = {claims_softmax, make_softmax};
   t[static_cast<size_t>(Op::layer_norm)] = {claims_norm, make_norm};

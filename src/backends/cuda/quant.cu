@@ -236,11 +236,145 @@ __global__ void dequantize_kernel(int t, const uint8_t* src, float* y, int64_t b
   RLX_GRID_STRIDE(i, blocks) decode(t, src + i * bytes, y + i * elems);
 }
 
+__global__ void dequantize_bf16_kernel(int t, const uint8_t* src, __nv_bfloat16* y, int64_t blocks, int64_t bytes, int64_t elems) {
+  float buf[kQK_K];
+  RLX_GRID_STRIDE(i, blocks) {
+    decode(t, src + i * bytes, buf);
+    for (int64_t j = 0; j < elems; ++j) y[i * elems + j] = __float2bfloat16_rn(buf[j]);
+  }
+}
+
+// ---- dequant_matmul for a few rows (decode): one warp per output column n reads W's row n
+// once, straight from its packed bytes, and keeps one sum per row of x.
+
+template <typename XT>
+__device__ __forceinline__ void store_row_sums(float (&acc)[kGemvMaxRows], int M, int64_t N, int64_t n, void* y, bool y_bf16, int lane) {
+#pragma unroll
+  for (int m = 0; m < kGemvMaxRows; ++m) {
+    if (m >= M) break;
+    float v = warp_sum(acc[m]);
+    if (lane == 0) {
+      if (y_bf16) static_cast<__nv_bfloat16*>(y)[m * N + n] = __float2bfloat16_rn(v);
+      else static_cast<float*>(y)[m * N + n] = v;
+    }
+  }
+}
+
+__device__ __forceinline__ void load8(const float* p, float* v) {
+  float4 a = *reinterpret_cast<const float4*>(p), b = *reinterpret_cast<const float4*>(p + 4);
+  v[0] = a.x; v[1] = a.y; v[2] = a.z; v[3] = a.w; v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
+}
+__device__ __forceinline__ void load8(const __nv_bfloat16* p, float* v) {
+  uint4 u = *reinterpret_cast<const uint4*>(p);
+  const __nv_bfloat16* h = reinterpret_cast<const __nv_bfloat16*>(&u);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) v[j] = __bfloat162float(h[j]);
+}
+
+// W in bf16 or f16 with K a multiple of 8: 16-byte loads of 8 weights.
+template <typename XT, bool WBF16>
+__global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w) {
+  int64_t n = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  int lane = threadIdx.x & 31;
+  if (n >= N) return;
+  const uint4* row = w + n * (K / 8);
+  float acc[kGemvMaxRows] = {};
+#pragma unroll 4
+  for (int c = lane; c < K / 8; c += 32) {
+    uint4 u = __ldg(row + c);
+    float wf[8];
+    if constexpr (WBF16) {
+      const __nv_bfloat16* h = reinterpret_cast<const __nv_bfloat16*>(&u);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) wf[j] = __bfloat162float(h[j]);
+    } else {
+      const __half* h = reinterpret_cast<const __half*>(&u);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) wf[j] = round_w ? round_bf16(__half2float(h[j])) : __half2float(h[j]);
+    }
+#pragma unroll
+    for (int m = 0; m < kGemvMaxRows; ++m) {
+      if (m >= M) break;
+      float xv[8];
+      load8(x + static_cast<int64_t>(m) * K + c * 8, xv);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc[m] = fmaf(wf[j], xv[j], acc[m]);
+    }
+  }
+  store_row_sums<XT>(acc, M, N, n, y, y_bf16, lane);
+}
+
+// Any block type: each lane decodes whole blocks of the row.
+template <typename XT>
+__global__ void gemv_blocks_kernel(int t, const XT* __restrict__ x, const uint8_t* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K,
+                                   int64_t row_bytes, int bb, int be, bool round_w) {
+  int64_t n = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  int lane = threadIdx.x & 31;
+  if (n >= N) return;
+  const uint8_t* row = w + n * row_bytes;
+  float acc[kGemvMaxRows] = {};
+  float buf[kQK_K];
+  for (int b = lane; b < K / be; b += 32) {
+    if (static_cast<Block>(t) == Block::q8_0) {  // the common one, without the detour through buf
+      const uint8_t* q = row + static_cast<int64_t>(b) * bb;
+      float d = half_at(q);
+      for (int j = 0; j < kQK; ++j) buf[j] = d * static_cast<float>(static_cast<int8_t>(q[2 + j]));
+    } else {
+      decode(t, row + static_cast<int64_t>(b) * bb, buf);
+    }
+    if (round_w)
+      for (int j = 0; j < be; ++j) buf[j] = round_bf16(buf[j]);
+#pragma unroll
+    for (int m = 0; m < kGemvMaxRows; ++m) {
+      if (m >= M) break;
+      const XT* xr = x + static_cast<int64_t>(m) * K + static_cast<int64_t>(b) * be;
+      float a = 0;
+      for (int j = 0; j < be; ++j) a = fmaf(buf[j], to_f32(xr[j]), a);
+      acc[m] += a;
+    }
+  }
+  store_row_sums<XT>(acc, M, N, n, y, y_bf16, lane);
+}
+
 }  // namespace
 
 void launch_dequantize(int block_type, const void* src, float* y, int64_t blocks, int64_t block_bytes, int64_t block_elems, cudaStream_t s) {
   if (blocks == 0) return;
   dequantize_kernel<<<grid_for(blocks, 128), 128, 0, s>>>(block_type, static_cast<const uint8_t*>(src), y, blocks, block_bytes, block_elems);
+}
+
+void launch_dequantize_bf16(int block_type, const void* src, void* y, int64_t blocks, int64_t block_bytes, int64_t block_elems, cudaStream_t s) {
+  if (blocks == 0) return;
+  dequantize_bf16_kernel<<<grid_for(blocks, 128), 128, 0, s>>>(block_type, static_cast<const uint8_t*>(src), static_cast<__nv_bfloat16*>(y), blocks,
+                                                               block_bytes, block_elems);
+}
+
+void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
+                         int64_t block_elems, cudaStream_t s) {
+  if (M == 0 || N == 0) return;
+  constexpr int kWarps = 8;
+  unsigned grid = static_cast<unsigned>((N + kWarps - 1) / kWarps);
+  bool xb = xdt == Dt::bf16, yb = ydt == Dt::bf16;
+  // bf16 x multiplies the weights rounded to bf16 (the decomposition's cast), f32 x the exact ones
+  bool round_w = xb && static_cast<Block>(block_type) != Block::bf16;
+  Block t = static_cast<Block>(block_type);
+  if ((t == Block::bf16 || t == Block::f16) && K % 8 == 0) {
+    const auto* wp = static_cast<const uint4*>(w);
+    int m = static_cast<int>(M), k = static_cast<int>(K);
+    if (t == Block::bf16) {
+      if (xb) gemv_half_kernel<__nv_bfloat16, true><<<grid, kWarps * 32, 0, s>>>(static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, round_w);
+      else gemv_half_kernel<float, true><<<grid, kWarps * 32, 0, s>>>(static_cast<const float*>(x), wp, y, yb, m, N, k, round_w);
+    } else {
+      if (xb) gemv_half_kernel<__nv_bfloat16, false><<<grid, kWarps * 32, 0, s>>>(static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, round_w);
+      else gemv_half_kernel<float, false><<<grid, kWarps * 32, 0, s>>>(static_cast<const float*>(x), wp, y, yb, m, N, k, round_w);
+    }
+    return;
+  }
+  int64_t row_bytes = K / block_elems * block_bytes;
+  const auto* wp = static_cast<const uint8_t*>(w);
+  int m = static_cast<int>(M), k = static_cast<int>(K), bb = static_cast<int>(block_bytes), be = static_cast<int>(block_elems);
+  if (xb) gemv_blocks_kernel<__nv_bfloat16><<<grid, kWarps * 32, 0, s>>>(block_type, static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, row_bytes, bb, be, round_w);
+  else gemv_blocks_kernel<float><<<grid, kWarps * 32, 0, s>>>(block_type, static_cast<const float*>(x), wp, y, yb, m, N, k, row_bytes, bb, be, round_w);
 }
 
 }  // namespace rlx::backends::cuda

@@ -4,6 +4,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/executable.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/resident.h"
 #include "rlx/error.h"
 #include "runtime/registry.h"
 #include "util/strings.h"
@@ -54,6 +55,12 @@ class CudaBackend : public runtime::Backend {
     if (!g.usable) throw Error(ErrorKind::unsupported, cat("device cuda is not available: ", g.reason));
     return make_executable(lir);
   }
+  bool make_resident(const Tensor& t) override {
+    const GpuInfo& g = gpu_info();
+    if (!g.usable) throw Error(ErrorKind::unsupported, cat("device cuda is not available: ", g.reason));
+    return cuda::make_resident(t);
+  }
+  void release_resident(const Tensor& t, bool copy_back) override { cuda::release_resident(t, copy_back); }
 };
 
 }  // namespace
