@@ -65,11 +65,11 @@ std::vector<Type> infer_conv(Op op, const std::vector<Type>& in, const Attrs& a)
   if (strides.size() != sp || dilation.size() != sp || padding.size() != sp)
     type_error(op, cat("strides, dilation and padding need one entry per spatial dim (", sp, ")"));
   if (groups <= 0) type_error(op, "groups must be positive");
-  auto C = x[1].try_value();
-  auto Cw = w[1].try_value();
+  // Input channels may be symbolic (a weight gradient written as a conv contracts the batch).
   auto O = w[0].try_value();
-  if (!C || !Cw || !O) type_error(op, "channel counts must be static");
-  if (*C != *Cw * groups) type_error(op, cat("input has ", *C, " channels but weight expects ", *Cw, " x ", groups, " groups"));
+  if (!O) type_error(op, "output channel count must be static");
+  if (x[1] != w[1] * Dim(groups))
+    type_error(op, cat("input has ", x[1].str(), " channels but weight expects ", w[1].str(), " x ", groups, " groups"));
   if (*O % groups) type_error(op, cat("output channels ", *O, " are not divisible by groups ", groups));
   Shape out = {x[0], w[0]};
   for (size_t i = 0; i < sp; ++i) {

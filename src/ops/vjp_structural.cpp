@@ -225,10 +225,39 @@ V gather(Builder& b, const VjpArgs& a) {
   return {b.emit1(Op::scatter, {zeros, a.in[1], a.cot[0]}, Attrs{{"axis", a.attrs.i("axis")}, {"reduce", std::string("add")}}), kNone};
 }
 
-// conv through its im2col form: for every kernel offset k, y += W[:, :, k] · slice_k(pad(x)).
+// Reverses the spatial dims (2…) of a conv kernel: a gather with constant indices per dim.
+ValueId flip_spatial(Builder& b, ValueId w, const std::vector<int64_t>& ws) {
+  for (size_t d = 2; d < ws.size(); ++d) {
+    if (ws[d] == 1) continue;
+    std::vector<int64_t> idx(static_cast<size_t>(ws[d]));
+    for (int64_t i = 0; i < ws[d]; ++i) idx[static_cast<size_t>(i)] = ws[d] - 1 - i;
+    w = b.gather(w, b.constant(Tensor::from_vector(idx, {ws[d]})), static_cast<int64_t>(d));
+  }
+  return w;
+}
+
+// Slices the spatial dims of v to [start, start + len); no node when nothing is cut.
+ValueId crop_spatial(Builder& b, ValueId v, const Ints& start, const std::vector<int64_t>& len) {
+  Shape sh = b.shape(v), lo = {Dim(0), Dim(0)}, hi = {sh[0], sh[1]};
+  bool cut = false;
+  for (size_t s = 0; s < start.size(); ++s) {
+    lo.push_back(Dim(start[s]));
+    hi.push_back(Dim(start[s] + len[s]));
+    cut = cut || start[s] != 0 || sh[2 + s] != Dim(start[s] + len[s]);
+  }
+  return cut ? b.slice(v, lo, hi, Ints(sh.size(), 1)) : v;
+}
+
+// The gradients of y = conv(x, w) are convolutions too, so every device with a conv kernel
+// runs them (G groups, Og = O/G, Cg = C/G output/input channels per group):
+// - dx = conv(g with stride-1 zeros between its elements, w's spatially flipped kernel with
+//   in/out channels swapped per group), dilation d, padding (K-1)·d - lo: a full correlation.
+// - dw = conv(x as [Cg, G·N, …], g as the kernel [O, N, P…]): the batch is the contraction,
+//   the forward's stride becomes the dilation and its dilation the stride; the result is
+//   [Cg, O, K…], transposed to w's [O, Cg, K…]. On the cpu it runs as oneDNN backward weights.
 V conv(Builder& b, const VjpArgs& a) {
   ValueId x = a.in[0], w = a.in[1], g = a.cot[0];
-  // Every dim but the batch must be static (the pads and slices below are sized by them).
+  // Every dim but the batch must be static (the pads and kernel sizes below are sized by them).
   auto static_tail = [&](ValueId v) {
     Shape sh = b.shape(v);
     sh[0] = Dim(1);
@@ -240,83 +269,91 @@ V conv(Builder& b, const VjpArgs& a) {
     }
     return out;
   };
-  Dim batch_dim = b.shape(x)[0];
-  std::vector<int64_t> xs = static_tail(x), ys = static_tail(a.out[0]), ws = static_dims(b, w, "mir.conv");
-  const Ints& strides = a.attrs.ints("strides");
+  Dim N = b.shape(x)[0];
+  std::vector<int64_t> xs = static_tail(x), ps = static_tail(a.out[0]), ws = static_dims(b, w, "mir.conv");
+  const Ints& st = a.attrs.ints("strides");
   const Ints& dil = a.attrs.ints("dilation");
   const Intss& padding = a.attrs.intss("padding");
-  int64_t groups = a.attrs.i("groups");
-  size_t sp = xs.size() - 2;
-  Ints lo(2, 0), hi(2, 0);
-  for (size_t s = 0; s < sp; ++s) {
-    lo.push_back(padding[s][0]);
-    hi.push_back(padding[s][1]);
-  }
-  ValueId xp = b.emit1(Op::pad, {x}, Attrs{{"lo", lo}, {"hi", hi}});
-  std::vector<int64_t> xps = static_tail(xp);
-  int64_t Cg = ws[1], Og = ws[0] / groups;
-  std::vector<int64_t> kshape(ws.begin() + 2, ws.end());
-  int64_t K = 1;
-  for (int64_t k : kshape) K *= k;
-  Ints sum_axes = {0};  // N and spatial dims of g [N, Og, *P]
-  for (size_t s = 0; s < sp; ++s) sum_axes.push_back(static_cast<int64_t>(2 + s));
-  V dw_groups, dxp_groups;
-  for (int64_t grp = 0; grp < groups; ++grp) {
-    ValueId gg = b.slice_axis(g, 1, Dim(grp * Og), Dim((grp + 1) * Og));                // [N, Og, *P]
-    ValueId xg = b.slice_axis(xp, 1, Dim(grp * Cg), Dim((grp + 1) * Cg));               // [N, Cg, *Sp]
-    ValueId wg = b.slice_axis(w, 0, Dim(grp * Og), Dim((grp + 1) * Og));                // [Og, Cg, *K]
-    V dw_k;
-    ValueId dxg = ir::kNoValue;
-    for (int64_t k = 0; k < K; ++k) {
-      std::vector<int64_t> kc(sp);
-      for (int64_t rem = k, s = static_cast<int64_t>(sp) - 1; s >= 0; --s) {
-        kc[static_cast<size_t>(s)] = rem % kshape[static_cast<size_t>(s)];
-        rem /= kshape[static_cast<size_t>(s)];
-      }
-      Shape start = {Dim(0), Dim(0)}, limit = {batch_dim, Dim(Cg)};
-      Ints stride = {1, 1}, plo = {0, 0}, phi = {0, 0}, pin = {0, 0};
-      for (size_t s = 0; s < sp; ++s) {
-        int64_t s0 = kc[s] * dil[s], last = s0 + (ys[2 + s] - 1) * strides[s];
-        start.push_back(Dim(s0));
-        limit.push_back(Dim(last + 1));
-        stride.push_back(strides[s]);
-        plo.push_back(s0);
-        phi.push_back(xps[2 + s] - 1 - last);
-        pin.push_back(strides[s] - 1);
-      }
-      ValueId xk = b.slice(xg, start, limit, stride);  // [N, Cg, *P]
-      // dW[:, :, k] = Σ_{n,p} g[n, o, p] · xk[n, c, p]  → [Og, Cg]
-      dw_k.push_back(b.dot_general(gg, xk, {{}, {}}, {sum_axes, sum_axes}));
-      // dxk = Σ_o W[o, c, k] · g[n, o, p] → [Cg, N, *P] → [N, Cg, *P], then back to place.
-      Shape wstart = {Dim(0), Dim(0)}, wlimit = {Dim(Og), Dim(Cg)};
-      for (size_t s = 0; s < sp; ++s) {
-        wstart.push_back(Dim(kc[s]));
-        wlimit.push_back(Dim(kc[s] + 1));
-      }
-      ValueId wk = b.reshape(b.slice(wg, wstart, wlimit, Ints(2 + sp, 1)), {Dim(Og), Dim(Cg)});
-      ValueId dxk = b.dot_general(wk, gg, {{}, {}}, {{0}, {1}});
-      Ints perm = {1, 0};
-      for (size_t s = 0; s < sp; ++s) perm.push_back(static_cast<int64_t>(2 + s));
-      dxk = b.transpose(dxk, perm);
-      ValueId placed = b.emit1(Op::pad, {dxk}, Attrs{{"lo", plo}, {"hi", phi}, {"interior", pin}});
-      dxg = dxg == ir::kNoValue ? placed : b.add(dxg, placed);
+  int64_t G = a.attrs.i("groups"), O = ws[0], Cg = ws[1], Og = O / G;
+  size_t sp = xs.size() - 2, r = xs.size();
+  auto conv_attrs = [&](const Ints& strides, const Intss& pad, const Ints& dilation) {
+    return Attrs{{"strides", strides}, {"padding", pad}, {"dilation", dilation}, {"groups", G}};
+  };
+  auto spatial_perm = [&](Ints head) {
+    for (size_t s = 0; s < sp; ++s) head.push_back(static_cast<int64_t>(head.size()));
+    return head;
+  };
+
+  // dx: the kernel [O, Cg, K…] → [G, Og, Cg, K…] → [G, Cg, Og, K…] → [C, Og, K…], flipped.
+  ValueId wt = w;
+  if (Og > 1 && Cg > 1) {
+    Shape split = {Dim(G), Dim(Og), Dim(Cg)}, merged = {Dim(G * Cg), Dim(Og)};
+    for (size_t s = 0; s < sp; ++s) {
+      split.push_back(Dim(ws[2 + s]));
+      merged.push_back(Dim(ws[2 + s]));
     }
-    // stack the per-offset [Og, Cg] gradients into [Og, Cg, *K]
-    V flat;
-    for (ValueId d : dw_k) flat.push_back(b.reshape(d, {Dim(Og), Dim(Cg), Dim(1)}));
-    Shape wshape = {Dim(Og), Dim(Cg)};
-    for (int64_t k : kshape) wshape.push_back(Dim(k));
-    dw_groups.push_back(b.reshape(b.concat(flat, 2), wshape));
-    dxp_groups.push_back(dxg);
+    wt = b.reshape(b.transpose(b.reshape(w, split), spatial_perm({0, 2, 1})), merged);
+  } else {
+    // one of the two is 1: swapping them is a reshape
+    Shape merged = {Dim(G * Cg), Dim(Og)};
+    for (size_t s = 0; s < sp; ++s) merged.push_back(Dim(ws[2 + s]));
+    wt = b.reshape(w, merged);
   }
-  ValueId dw = b.concat(dw_groups, 0);
-  ValueId dxp = b.concat(dxp_groups, 1);
-  Shape start = {Dim(0), Dim(0)}, limit = {batch_dim, Dim(xs[1])};
+  std::vector<int64_t> wts = {G * Cg, Og};
+  wts.insert(wts.end(), ws.begin() + 2, ws.end());
+  wt = flip_spatial(b, wt, wts);
+  ValueId gd = g;
+  bool strided = false;
+  for (int64_t s : st) strided = strided || s > 1;
+  if (strided) {
+    Ints zero(r, 0), interior = {0, 0};
+    for (size_t s = 0; s < sp; ++s) interior.push_back(st[s] - 1);
+    gd = b.emit1(Op::pad, {g}, Attrs{{"lo", zero}, {"hi", zero}, {"interior", interior}});
+  }
+  Intss dx_pad;
+  Ints dx_start;
+  std::vector<int64_t> x_len;
   for (size_t s = 0; s < sp; ++s) {
-    start.push_back(Dim(padding[s][0]));
-    limit.push_back(Dim(padding[s][0] + xs[2 + s]));
+    int64_t span = (ws[2 + s] - 1) * dil[s];
+    int64_t lo = span - padding[s][0], hi = xs[2 + s] - 1 - (ps[2 + s] - 1) * st[s] + padding[s][0];
+    // negative pads become a crop of the (then longer) result
+    dx_pad.push_back({std::max<int64_t>(lo, 0), std::max<int64_t>(hi, 0)});
+    dx_start.push_back(std::max<int64_t>(-lo, 0));
+    x_len.push_back(xs[2 + s]);
   }
-  return {b.slice(dxp, start, limit, Ints(xs.size(), 1)), dw};
+  ValueId dx = b.emit1(Op::conv, {gd, wt}, conv_attrs(Ints(sp, 1), dx_pad, dil));
+  dx = crop_spatial(b, dx, dx_start, x_len);
+
+  // dw: x [N, C, X…] → [N, G, Cg, X…] → [Cg, G, N, X…] → [Cg, G·N, X…]; g [N, O, P…] → [O, N, P…].
+  Shape xsplit = {N, Dim(G), Dim(Cg)}, xmerged = {Dim(Cg), Dim(G) * N}, gsplit = {N, Dim(G), Dim(Og)}, gmerged = {Dim(O), N};
+  for (size_t s = 0; s < sp; ++s) {
+    xsplit.push_back(Dim(xs[2 + s]));
+    xmerged.push_back(Dim(xs[2 + s]));
+    gsplit.push_back(Dim(ps[2 + s]));
+    gmerged.push_back(Dim(ps[2 + s]));
+  }
+  ValueId xt = G == 1 ? b.transpose(x, spatial_perm({1, 0})) : b.reshape(b.transpose(b.reshape(x, xsplit), spatial_perm({2, 1, 0})), xmerged);
+  ValueId gt = G == 1 ? b.transpose(g, spatial_perm({1, 0})) : b.reshape(b.transpose(b.reshape(g, gsplit), spatial_perm({1, 2, 0})), gmerged);
+  // The forward window start is -lo; the end is where the last window of the last output
+  // ends. Negative pads crop x instead.
+  Intss dw_pad;
+  Ints crop_start;
+  std::vector<int64_t> crop_len;
+  for (size_t s = 0; s < sp; ++s) {
+    int64_t lo = padding[s][0], start = std::max<int64_t>(-lo, 0), len = xs[2 + s] - start;
+    int64_t hi = (ws[2 + s] - 1) * dil[s] + (ps[2 + s] - 1) * st[s] + 1 - len - std::max<int64_t>(lo, 0);
+    if (hi < 0) {
+      len += hi;
+      hi = 0;
+    }
+    dw_pad.push_back({std::max<int64_t>(lo, 0), hi});
+    crop_start.push_back(start);
+    crop_len.push_back(len);
+  }
+  xt = crop_spatial(b, xt, crop_start, crop_len);
+  ValueId dwt = b.emit1(Op::conv, {xt, gt}, conv_attrs(dil, dw_pad, st));
+  ValueId dw = b.transpose(dwt, spatial_perm({1, 0}));
+  return {dx, dw};
 }
 
 }  // namespace

@@ -124,3 +124,37 @@ TEST(Autodiff, NonDifferentiableOpsAreNamed) {
     EXPECT_NE(std::string(e.what()).find("not differentiable"), std::string::npos) << e.what();
   }
 }
+
+// The conv gradient is itself built from convolutions (flipped kernels, swapped roles,
+// crops for negative pads): check every element of dx and dw on the small conv cases.
+TEST(GradCheckConv, EveryElementMatchesFiniteDifferences) {
+  std::mt19937 rng(7);
+  int checked = 0;
+  for (auto& c : rlx::testing::op_cases(ir::Op::conv, 4)) {
+    if (c.dtype != DType::f64 || c.inputs[0].numel() > 800 || c.inputs[1].numel() > 800) continue;
+    ir::Graph lg = with_loss(c.graph, rng);
+    std::vector<ValueId> wrt = lg.inputs();
+    ir::Graph gg = rlx::passes::value_and_grad(lg, 0, wrt);
+    Session ref("reference");
+    CompiledModel fwd = ref.compile(Graph(std::make_shared<ir::Graph>(lg)));
+    CompiledModel grad = ref.compile(Graph(std::make_shared<ir::Graph>(gg)));
+    std::vector<Tensor> in;
+    for (const auto& t : c.inputs) in.push_back(t.clone());
+    std::vector<Tensor> res = grad.run(in);
+    for (size_t k = 0; k < wrt.size(); ++k) {
+      for (int64_t i = 0; i < in[k].numel(); ++i) {
+        double* p = in[k].data_as<double>() + i;
+        double x0 = *p;
+        *p = x0 + 1e-6;
+        double up = loss_of(fwd, in);
+        *p = x0 - 1e-6;
+        double down = loss_of(fwd, in);
+        *p = x0;
+        double numeric = (up - down) / 2e-6;
+        ASSERT_NEAR(res[1 + k].at_f64(i), numeric, 1e-5 * (1 + std::fabs(numeric))) << c.name << ": d loss / d in" << k << "[" << i << "]";
+      }
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 6);
+}
