@@ -322,7 +322,10 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{d, S({4, 5})}}}, Attrs{{"lo", ir::Ints{2, 1}}, {"hi", ir::Ints{1, 3}}, {"mode", std::string("reflect")}});
         add({{{d, S({3, 4})}}}, Attrs{{"lo", ir::Ints{0, 3}}, {"hi", ir::Ints{2, 1}}, {"mode", std::string("edge")}});
         add({{{d, S({3, 4})}}}, Attrs{{"lo", ir::Ints{1, 0}}, {"hi", ir::Ints{0, -1}}, {"interior", ir::Ints{2, 1}}}, "interior");
+        add({{{d, S({2, 3, 5})}}}, Attrs{{"lo", ir::Ints{0, -2, -3}}, {"hi", ir::Ints{1, 1, -2}}, {"interior", ir::Ints{1, 0, 2}}}, "interior, crops");
       }
+      add({{{DType::f32, S({8, 16, 14, 14})}}}, Attrs{{"lo", ir::Ints{0, 0, 1, 0}}, {"hi", ir::Ints{0, 0, 0, 1}}, {"interior", ir::Ints{0, 0, 1, 1}}},
+          "threaded, pooling gradient");
       break;
     case Op::gather:
       for (DType d : kAll)

@@ -133,6 +133,34 @@ HostKernel make_pad(const ir::Node& n, const ir::Graph&) {
       T fill;
       std::memcpy(&fill, &fill_bits, sizeof(T));
       int64_t total = a.out[0].numel;
+      if (mode == "constant" && !xs.empty()) {
+        // Fill, then copy each input row to its place (every dim's position is i·(interior+1) + lo;
+        // positions outside the output are cropped).
+        parallel_items((total + 4095) / 4096, 16, [&](int64_t blk) {
+          std::fill(y + blk * 4096, y + std::min(total, (blk + 1) * 4096), fill);
+        });
+        size_t r = xs.size();
+        int64_t inner = xs[r - 1], rows = a.in[0].numel / std::max<int64_t>(1, inner);
+        std::vector<int64_t> ycs = contiguous_strides(ys);
+        int64_t step = interior[r - 1] + 1;
+        // the input columns whose positions land inside the output's last dim
+        int64_t i0 = lo[r - 1] >= 0 ? 0 : (-lo[r - 1] + step - 1) / step;
+        int64_t i1 = std::min<int64_t>(inner, ys[r - 1] - lo[r - 1] <= 0 ? 0 : (ys[r - 1] - lo[r - 1] - 1) / step + 1);
+        if (inner == 0 || i0 >= i1) return;
+        parallel_items(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, inner)), [&](int64_t row) {
+          int64_t rem = row, off = 0;
+          for (size_t d = r - 1; d-- > 0;) {
+            int64_t pos = (rem % xs[d]) * (interior[d] + 1) + lo[d];
+            rem /= xs[d];
+            if (pos < 0 || pos >= ys[d]) return;
+            off += pos * ycs[d];
+          }
+          const T* xr = x + row * inner;
+          T* yr = y + off + lo[r - 1];
+          for (int64_t i = i0; i < i1; ++i) yr[i * step] = xr[i];
+        });
+        return;
+      }
   parallel_items(total, 16384, [&](int64_t i) {
         int64_t rem = i, src = 0;
         bool inside = true;
