@@ -266,7 +266,7 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
             Attrs{{"strides", ir::Ints{2, 1}}, {"padding", ir::Intss{{0, 0}, {1, 1}}}, {"dilation", ir::Ints{1, 2}}, {"groups", int64_t{2}}});
         add({{{d, S({2, 2, 11})}, f}, {{d, S({3, 2, 4})}, f}}, Attrs{{"strides", ir::Ints{2}}, {"padding", ir::Intss{{2, 1}}}, {"dilation", ir::Ints{1}}}, "1-D");
       }
-      for (DType d : {DType::f32, DType::f64}) {  // big enough for the oneDNN paths and their thread splits
+      for (DType d : {DType::f32, DType::f64, DType::bf16}) {  // big enough for the oneDNN paths and their thread splits
         auto conv = [&](std::vector<int64_t> x, std::vector<int64_t> w, ir::Ints st, ir::Intss pad, ir::Ints dil, int64_t groups,
                         const char* note) {
           add({{{d, S(x)}}, {{d, S(w)}}}, Attrs{{"strides", st}, {"padding", pad}, {"dilation", dil}, {"groups", groups}}, note);

@@ -11,7 +11,9 @@
 #include "backends/cpu/onednn_conv.h"
 #include "backends/cpu/onednn_matmul.h"
 #include "passes/memory_plan.h"
+#include "rlx/error.h"
 #include "util/flags.h"
+#include "util/strings.h"
 
 namespace rlx::backends::cpu {
 
@@ -283,8 +285,11 @@ HostKernel try_onednn_conv(const ir::Node& node, const ir::Graph& lir) {
 }
 
 HostKernel make_conv(const ir::Node& node, const ir::Graph& lir) {
-  if (flags().RLX_CPU_GEMM != "blas")
+  if (flags().RLX_CPU_GEMM != "blas" || lir.type(node.inputs[0]).dtype == DType::bf16)
     if (HostKernel k = try_onednn_conv(node, lir)) return k;
+  if (lir.type(node.inputs[0]).dtype == DType::bf16)
+    throw Error(ErrorKind::unsupported, cat("cpu: oneDNN has no bf16 convolution for mir.conv ", shape_str(lir.type(node.inputs[0]).shape), " * ",
+                                            shape_str(lir.type(node.inputs[1]).shape), "; cast it to f32"));
   ir::Ints strides = node.attrs.ints("strides"), dilation = node.attrs.ints("dilation");
   ir::Intss padding = node.attrs.intss("padding");
   int64_t groups = node.attrs.i("groups");
@@ -356,7 +361,14 @@ bool claims_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>
   return is_one_of(in[0].dtype, {DType::f32, DType::f64, DType::i32, DType::i64}) && out[0].dtype == in[0].dtype;
 }
 
-bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& attrs) {
+  if (in[0].dtype == DType::bf16) {
+    // oneDNN only (AMX / avx512_bf16), which takes 1 to 3 spatial dims and no crops
+    if (!onednn_available() || in[0].shape.size() < 3 || in[0].shape.size() > 5) return false;
+    for (const auto& p : attrs.intss("padding"))
+      if (p[0] < 0 || p[1] < 0) return false;
+    return true;
+  }
   return is_one_of(in[0].dtype, {DType::f32, DType::f64});
 }
 
