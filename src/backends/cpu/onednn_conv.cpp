@@ -8,6 +8,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <dnnl.hpp>
 #include <unordered_map>
 
@@ -98,24 +99,38 @@ std::vector<std::pair<int64_t, int64_t>> split(int64_t len, int64_t parts, int64
 }
 
 // Forward convolution: slices over the batch, or over the output channels (groups == 1) when
-// the batch is smaller than the pool.
+// the batch is smaller than the pool. Batch slices are small enough (~512 KiB of input and
+// output) that the blocked copies stay in cache between the reorders and the kernel.
 std::shared_ptr<Plan> forward_plan(const ConvShape& s, const void* const_w) {
   auto p = std::make_shared<Plan>();
   int64_t N = s.x[0], C = s.x[1], O = s.w[0], T = num_threads();
   int64_t X = prod(s.x, 2), Y = prod(s.y, 2), K = prod(s.w, 2), Cg = s.w[1];
   p->elem = dtype_size(s.dtype);
   bool by_channels = N < T && s.groups == 1 && O >= 32;
-  std::vector<std::pair<int64_t, int64_t>> ranges = by_channels ? split(O, T, 16) : split(N, std::min(N, T), 1);
+  int64_t item_bytes = (C * X + O * Y) * static_cast<int64_t>(p->elem);
+  int64_t sub = std::clamp<int64_t>((512 << 10) / std::max<int64_t>(1, item_bytes), 1, (N + T - 1) / T);
+  std::vector<std::pair<int64_t, int64_t>> ranges = by_channels ? split(O, T, 16) : split(N, (N + sub - 1) / sub, 1);
   p->x_step = by_channels ? 0 : C * X;
   p->w_step = by_channels ? Cg * K : 0;
   p->y_step = by_channels ? Y : O * Y;
   dims strides(s.strides.begin(), s.strides.end()), pl(s.pad_lo.begin(), s.pad_lo.end()), pr(s.pad_hi.begin(), s.pad_hi.end());
   dims dil = minus_one(s.dilation);
+  std::vector<Slice> made;  // batch slices of one size share a primitive (and packed weights)
   for (auto [lo, hi] : ranges) {
     Slice sl;
+    int64_t m = hi - lo;
+    if (!by_channels) {
+      auto same = std::find_if(made.begin(), made.end(), [&](const Slice& t) { return t.hi - t.lo == m; });
+      if (same != made.end()) {
+        sl = *same;
+        sl.lo = lo;
+        sl.hi = hi;
+        p->slices.push_back(std::move(sl));
+        continue;
+      }
+    }
     sl.lo = lo;
     sl.hi = hi;
-    int64_t m = hi - lo;
     std::vector<int64_t> xs = s.x, ws = s.w, ys = s.y;
     if (by_channels) ws[0] = ys[1] = m;
     else xs[0] = ys[0] = m;
@@ -151,6 +166,7 @@ std::shared_ptr<Plan> forward_plan(const ConvShape& s, const void* const_w) {
       dnnl::reorder(src, *sl.packed_w).execute(st, src, *sl.packed_w);
       st.wait();
     }
+    made.push_back(sl);
     p->slices.push_back(std::move(sl));
   }
   return p;
@@ -229,7 +245,8 @@ uint8_t* thread_buffer(int role, size_t bytes) {
   return b.data();
 }
 
-void run_slice(const Plan& p, const Slice& sl, const uint8_t* x, const uint8_t* w, uint8_t* y) {
+// `w_ready`: this thread's weight buffer already holds this slice's reordered weights.
+void run_slice(const Plan& p, const Slice& sl, const uint8_t* x, const uint8_t* w, uint8_t* y, bool w_ready = false) {
   omp_set_num_threads(1);  // oneDNN's OpenMP stays single-threaded inside our pool threads
   thread_local dnnl::stream stream(engine());
   int64_t e = static_cast<int64_t>(p.elem);
@@ -247,7 +264,7 @@ void run_slice(const Plan& p, const Slice& sl, const uint8_t* x, const uint8_t* 
     wk = wu;
     if (sl.wei.reordered) {
       wk = dnnl::memory(sl.wei.kernel, engine(), thread_buffer(1, sl.wei.kernel.get_size()));
-      sl.wei.move.execute(stream, wu, wk);
+      if (!w_ready) sl.wei.move.execute(stream, wu, wk);
     }
   }
   dnnl::memory yu(sl.dst.user, engine(), y + sl.lo * p.y_step * e);
@@ -277,7 +294,7 @@ HostKernel make_onednn_conv(const ConvShape& s, const void* const_w) {
     try {
       plan = weight_grad_plan(s);
     } catch (const dnnl::error&) {
-          plan = nullptr;
+      plan = nullptr;
     }
   }
   try {
@@ -292,7 +309,14 @@ HostKernel make_onednn_conv(const ConvShape& s, const void* const_w) {
     uint8_t* y = static_cast<uint8_t*>(a.out[0].data);
     if (!p.weight_grad) {
       rlx::parallel_for(static_cast<int64_t>(p.slices.size()), 1, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) run_slice(p, p.slices[static_cast<size_t>(i)], x, w, y);
+        // runtime weights are reordered once per thread when its batch slices share the layout
+        const md* last = nullptr;
+        for (int64_t i = lo; i < hi; ++i) {
+          const Slice& sl = p.slices[static_cast<size_t>(i)];
+          bool ready = last && p.w_step == 0 && *last == sl.wei.kernel;
+          run_slice(p, sl, x, w, y, ready);
+          if (sl.wei.reordered && !sl.packed_w) last = &sl.wei.kernel;
+        }
       });
       return;
     }
