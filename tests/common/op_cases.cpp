@@ -272,6 +272,7 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           add({{{d, S(x)}}, {{d, S(w)}}}, Attrs{{"strides", st}, {"padding", pad}, {"dilation", dil}, {"groups", groups}}, note);
         };
         conv({3, 16, 13, 11}, {32, 16, 3, 3}, {1, 1}, {{1, 1}, {1, 1}}, {1, 1}, 1, "batch split");
+        if (d != DType::f64) conv({20, 8, 30, 30}, {16, 8, 3, 3}, {1, 1}, {{1, 1}, {1, 1}}, {1, 1}, 1, "many batch slices of one size");
         conv({1, 8, 9, 10}, {48, 8, 3, 3}, {2, 2}, {{1, 0}, {2, 1}}, {1, 1}, 1, "output channels split, strided");
         conv({2, 12, 10, 9}, {12, 4, 3, 3}, {1, 2}, {{2, 2}, {1, 0}}, {2, 1}, 3, "groups, dilation");
         conv({2, 8, 7, 7}, {8, 1, 3, 3}, {1, 1}, {{1, 1}, {1, 1}}, {1, 1}, 8, "depthwise");
