@@ -285,7 +285,8 @@ def main():
         ra, ta = row["rlx"]["test_accuracy"], row["torch"]["test_accuracy"]
         row["diff_points"] = 100 * (ra["mean"] - ta["mean"]) if ra and ta else None
         # standard error of the difference of the means, in points
-        row["diff_se_points"] = 100 * (ra["sd"] ** 2 / ra["n"] + ta["sd"] ** 2 / ta["n"]) ** 0.5 if ra and ta else None
+        row["diff_se_points"] = (100 * (ra["sd"] ** 2 / ra["n"] + ta["sd"] ** 2 / ta["n"]) ** 0.5
+                                 if ra and ta and ra["n"] > 1 and ta["n"] > 1 else None)  # one seed: unknown
         row["within_half_point"] = abs(row["diff_points"]) <= 0.5 if row["diff_points"] is not None else None
         results.append(row)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -300,16 +301,17 @@ def main():
     print(f"batch {a.batch}, pixels/255, PyTorch-default init, mean cross-entropy, reshuffled each epoch, f32, {a.threads} threads"
           f"{f', first {a.limit} training images' if a.limit else ''}"
           f"{', PyTorch starting from RLX initial weights' if a.same_init else ''} (load average {load_before:.2f} → {report['load_after']:.2f})\n")
-    hdr = (f"{'model':<12} {'opt':<11} {'ep':>2} {'seeds':>5}  {'RLX acc %':>14} {'Torch acc %':>14} {'Δ pts ± se':>13} {'≤0.5':>4}  "
+    hdr = (f"{'model':<18} {'opt':<11} {'ep':>2} {'seeds':>5}  {'RLX acc %':>14} {'Torch acc %':>14} {'Δ pts ± se':>13} {'≤0.5':>4}  "
            f"{'RLX img/s':>9} {'Torch img/s':>11}  {'RLX wall s':>10} {'Torch wall s':>12}")
     print(hdr)
     pct = lambda s: f"{100 * s['mean']:6.2f} ± {100 * s['sd']:4.2f}" if s else f"{'—':>14}"
     num = lambda s, w, f="{:.0f}": (f.format(s["mean"]) if s else "—").rjust(w)
     for r in results:
         opt = f"{r['optimizer']} {r['lr']:g}"
-        d = (f"{r['diff_points']:+6.2f} ± {r['diff_se_points']:4.2f} {'yes' if r['within_half_point'] else 'NO':>4}"
+        se = f"{r['diff_se_points']:4.2f}" if r["diff_se_points"] is not None else "   ?"
+        d = (f"{r['diff_points']:+6.2f} ± {se} {'yes' if r['within_half_point'] else 'NO':>4}"
              if r["diff_points"] is not None else f"{'—':>13} {'—':>4}")
-        print(f"{r['arch']:<12} {opt:<11} {r['epochs']:>2} {len(r['seeds']):>5}  {pct(r['rlx']['test_accuracy'])} "
+        print(f"{r['arch']:<18} {opt:<11} {r['epochs']:>2} {len(r['seeds']):>5}  {pct(r['rlx']['test_accuracy'])} "
               f"{pct(r['torch']['test_accuracy'])} {d}  {num(r['rlx']['images_per_second'], 9)} "
               f"{num(r['torch']['images_per_second'], 11)}  {num(r['rlx']['wall_seconds'], 10, '{:.1f}')} "
               f"{num(r['torch']['wall_seconds'], 12, '{:.1f}')}")
