@@ -196,7 +196,8 @@ std::shared_ptr<Plan> weight_grad_plan(const ConvShape& s) {
   dims strides(s.dilation.begin(), s.dilation.end()), pl(s.pad_lo.begin(), s.pad_lo.end()), pr(s.pad_hi.begin(), s.pad_hi.end());
   dims dil = minus_one(s.strides);
   // Split the backward batch; each slice must keep enough work to pay for its reorders.
-  int64_t T = std::min<int64_t>(num_threads(), std::max<int64_t>(1, n / 4));
+  // (bf16 partial sums would lose precision: one slice)
+  int64_t T = s.dtype == DType::bf16 ? 1 : std::min<int64_t>(num_threads(), std::max<int64_t>(1, n / 4));
   for (auto [lo, hi] : split(n, T, 1)) {
     Slice sl;
     sl.lo = lo;
@@ -290,7 +291,7 @@ HostKernel make_onednn_conv(const ConvShape& s, const void* const_w) {
   if (prod(s.x) == 0 || prod(s.w) == 0 || prod(s.y) == 0) return {};
   omp_set_num_threads(1);  // the weight reorders below must not start an OpenMP team either
   std::shared_ptr<Plan> plan;
-  if (conv_is_weight_gradient(s) && s.dtype == DType::f32) {
+  if (conv_is_weight_gradient(s)) {
     try {
       plan = weight_grad_plan(s);
     } catch (const dnnl::error&) {
