@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """RLX vs PyTorch test accuracy on Fashion-MNIST with the same model and the same recipe.
 
-    /usr/bin/python3 bench/mnist_accuracy_peers.py [--rlx build/bin/rlx] [--seeds 0-9] [--threads 2] [--cnn] [--json]
+    /usr/bin/python3 bench/mnist_accuracy_peers.py [--rlx build/bin/rlx] [--seeds 0-9] [--cnn-seeds 0-4] [--threads 2] [--no-cnn] [--json]
 
 The recipe is `rlx train mnist`'s own (tools/rlx/train.cpp, src/models/classifier.cpp,
 src/train/), replicated in PyTorch 1.13:
@@ -25,10 +25,16 @@ sample standard deviation and the difference of the means in points. Speed colum
 images/s (training loop only, evaluation excluded, as `rlx train` reports it) and the wall time of
 the whole process (start-up, data loading, compilation, training and evaluation).
 
-`--cnn` adds the CNN for 1 epoch (`--cnn-seeds`, one seed by default): RLX's CNN training is slow
-on CPU today (tens of images/s), so it is off by default; `--limit N` trains both sides on the
-first N training images only. `--same-init` starts PyTorch from RLX's own initial weights for
+The CNN runs 1 epoch with Adam over `--cnn-seeds` (0-4); `--no-cnn` skips it (RLX builds
+before the oneDNN f32 conv of 2026-12-02 train it at ~60 images/s, an hour per run). `--limit N`
+trains both sides on the first N training images only. `--same-init` starts PyTorch from RLX's own initial weights for
 each seed (exported with `rlx train mnist --epochs 0 --save`), so that only the shuffling differs.
+
+Step check (skip with `--no-step-check`): from RLX's initial weights, 5 steps of each optimizer on
+the first 128 training images as the only batch (`rlx train --limit 128`, so the shuffle cannot
+reorder it) in both, for both models; the largest weight difference should be f32 rounding,
+which shows that the forward pass, gradients and update rule are the same and that accuracy
+differences come only from the random streams.
 """
 import argparse
 import json
@@ -91,6 +97,85 @@ def read_safetensors(path):
     return out
 
 
+def named_layers(net, model):
+    import torch.nn as nn
+    names = ["fc1", "fc2"] if model == "mlp" else ["conv1", "conv2", "fc"]  # RLX's parameter names
+    return list(zip(names, [m for m in net if isinstance(m, (nn.Linear, nn.Conv2d))]))
+
+
+def make_net(cfg):
+    import torch
+    import torch.nn as nn
+    if cfg["model"] == "mlp":
+        net = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+    else:
+        net = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                            nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
+    if cfg.get("init"):  # start from RLX's initial weights (same seed)
+        w = read_safetensors(cfg["init"])
+        with torch.no_grad():
+            for name, m in named_layers(net, cfg["model"]):
+                m.weight.copy_(torch.from_numpy(w[name + ".weight"]))
+                m.bias.copy_(torch.from_numpy(w[name + ".bias"]))
+    if cfg["optimizer"] == "adam":
+        opt = torch.optim.Adam(net.parameters(), lr=LR["adam"], betas=(0.9, 0.999), eps=1e-8)
+    else:
+        opt = torch.optim.SGD(net.parameters(), lr=LR["sgd"], momentum=0.9)
+    return net, opt
+
+
+def step_check_worker(cfg):
+    """PyTorch's side of --step-check: `steps` steps on the first 128 training images (one batch, so
+    RLX's shuffle cannot change it) from RLX's initial weights; the largest difference to RLX's result."""
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    torch.set_num_threads(cfg["threads"])
+    x, y = load_split(cfg["data"], "train")
+    shape = (-1, 784) if cfg["model"] == "mlp" else (-1, 1, 28, 28)
+    x = torch.from_numpy((x[:128].astype(np.float32) / np.float32(255)).reshape(shape))
+    y = torch.from_numpy(y[:128].astype(np.int64))
+    net, opt = make_net(cfg)
+    for _ in range(cfg["steps"]):
+        opt.zero_grad(set_to_none=True)
+        nn.CrossEntropyLoss()(net(x), y).backward()
+        opt.step()
+    init, after = read_safetensors(cfg["init"]), read_safetensors(cfg["after"])
+    diff = moved = 0.0
+    for name, m in named_layers(net, cfg["model"]):
+        for k, t in (("weight", m.weight), ("bias", m.bias)):
+            a = t.detach().numpy()
+            diff = max(diff, float(np.abs(a - after[f"{name}.{k}"]).max()))
+            moved = max(moved, float(np.abs(a - init[f"{name}.{k}"]).max()))
+    return {"max_abs_diff": diff, "max_abs_move": moved}
+
+
+def step_check(a, tmp):
+    """Same init, same single batch, same steps in both: the update rules must agree to f32 rounding."""
+    rows = []
+    for model in ("mlp", "cnn"):
+        for optimizer in ("sgd", "adam"):
+            cfg = {"data": a.data, "model": model, "optimizer": optimizer, "seed": 7, "threads": a.threads, "steps": 5}
+            cfg["init"] = export_rlx_init(a.rlx, cfg, a.threads, tmp)
+            cfg["after"] = os.path.join(tmp, f"after-{model}-{optimizer}.safetensors")
+            cmd = [a.rlx, "train", "mnist", "--data", a.data, "--model", model, "--optimizer", optimizer, "--lr", repr(LR[optimizer]),
+                   "--epochs", str(cfg["steps"]), "--limit", "128", "--batch", "128", "--seed", "7", "--threads", str(a.threads),
+                   "--save", cfg["after"], "--json"]
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            if out.returncode != 0:
+                rows.append({"model": model, "optimizer": optimizer, "error": out.stderr.strip()})
+                continue
+            env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OMP_WAIT_POLICY="PASSIVE")
+            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--step-check-worker", json.dumps(cfg)],
+                                 capture_output=True, text=True, env=env)
+            if out.returncode != 0:
+                rows.append({"model": model, "optimizer": optimizer, "error": (out.stderr.strip().splitlines() or ["failed"])[-1]})
+                continue
+            rows.append({"model": model, "optimizer": optimizer, "steps": cfg["steps"], **json.loads(out.stdout)})
+    return rows
+
+
 def torch_worker(cfg):
     import numpy as np
     import torch
@@ -108,24 +193,7 @@ def torch_worker(cfg):
     ytr = torch.from_numpy(ytr.astype(np.int64))
     yte = torch.from_numpy(yte.astype(np.int64))
     torch.manual_seed(cfg["seed"])
-    if cfg["model"] == "mlp":
-        net = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
-    else:
-        net = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                            nn.Flatten(), nn.Linear(32 * 7 * 7, 10))
-    if cfg.get("init"):  # start from RLX's initial weights (same seed)
-        w = read_safetensors(cfg["init"])
-        names = (["fc1", "fc2"] if cfg["model"] == "mlp" else ["conv1", "conv2", "fc"])
-        layers = [m for m in net if isinstance(m, (nn.Linear, nn.Conv2d))]
-        with torch.no_grad():
-            for name, m in zip(names, layers):
-                m.weight.copy_(torch.from_numpy(w[name + ".weight"]))
-                m.bias.copy_(torch.from_numpy(w[name + ".bias"]))
-    if cfg["optimizer"] == "adam":
-        opt = torch.optim.Adam(net.parameters(), lr=LR["adam"], betas=(0.9, 0.999), eps=1e-8)
-    else:
-        opt = torch.optim.SGD(net.parameters(), lr=LR["sgd"], momentum=0.9)
+    net, opt = make_net(cfg)
     loss_fn = nn.CrossEntropyLoss()
     gen = torch.Generator().manual_seed(cfg["seed"] + 1)
     n, batch = xtr.shape[0], cfg["batch"]
@@ -228,28 +296,33 @@ def summary(runs, key):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--torch-worker", help=argparse.SUPPRESS)
+    ap.add_argument("--step-check-worker", help=argparse.SUPPRESS)
     ap.add_argument("--rlx", default=os.path.join(HERE, "..", "build", "bin", "rlx"))
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seeds", default="0-9", help="seeds for the MLP configs: 0,1,2 or 0-9")
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--optimizers", default="adam,sgd", help="MLP optimizers to compare (adam is rlx's default)")
-    ap.add_argument("--cnn", action="store_true", help="also the CNN for 1 epoch (slow on RLX's CPU backend today)")
-    ap.add_argument("--cnn-seeds", default="0")
+    ap.add_argument("--no-cnn", action="store_true", help="skip the CNN (1 epoch; about an hour per run on RLX builds without the oneDNN conv)")
+    ap.add_argument("--cnn-seeds", default="0-4")
     ap.add_argument("--limit", type=int, default=0, help="train on the first N training images only (both sides)")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per run before giving up on it")
     ap.add_argument("--same-init", action="store_true",
                     help="PyTorch starts from RLX's initial weights for each seed (rlx train --epochs 0 --save); only shuffling differs")
+    ap.add_argument("--no-step-check", action="store_true", help="skip the same-init, same-batch update comparison")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     if a.torch_worker:
         print(json.dumps(torch_worker(json.loads(a.torch_worker))))
         return
+    if a.step_check_worker:
+        print(json.dumps(step_check_worker(json.loads(a.step_check_worker))))
+        return
     if not os.path.exists(a.rlx):
         raise SystemExit(f"no RLX binary at {a.rlx} (build it, or pass --rlx)")
 
     opts = [o for o in a.optimizers.split(",") if o]
-    configs = [c for c in MLP_CONFIGS if c[3] in opts] + (CNN_CONFIGS if a.cnn else [])
+    configs = [c for c in MLP_CONFIGS if c[3] in opts] + ([] if a.no_cnn else CNN_CONFIGS)
     load_before = os.getloadavg()[0]
     tmp = tempfile.mkdtemp(prefix="rlx-mnist-peers-")
     results = []
@@ -289,8 +362,9 @@ def main():
                                  if ra and ta and ra["n"] > 1 and ta["n"] > 1 else None)  # one seed: unknown
         row["within_half_point"] = abs(row["diff_points"]) <= 0.5 if row["diff_points"] is not None else None
         results.append(row)
+    checks = [] if a.no_step_check else step_check(a, tmp)
     shutil.rmtree(tmp, ignore_errors=True)
-    report = {"task": "fashion-mnist accuracy, same recipe", "data": a.data, "threads": a.threads, "limit": a.limit,
+    report = {"step_check": checks, "task": "fashion-mnist accuracy, same recipe", "data": a.data, "threads": a.threads, "limit": a.limit,
               "same_init": a.same_init,
               "load_before": load_before, "load_after": os.getloadavg()[0], "results": results}
     if a.json:
@@ -320,6 +394,11 @@ def main():
     print("\nacc: mean ± sample sd over the seeds; Δ pts = RLX mean − PyTorch mean in percentage points ± its standard error")
     print("(issue 8's target: |Δ| ≤ 0.5);")
     print("img/s: training loop only; wall: whole process (start-up, data, compile, train, evaluate).")
+    if checks:
+        print("\nstep check — RLX's initial weights, 5 steps on the same batch of 128 in both, largest |weight difference|:")
+        for c in checks:
+            print(f"  {c['model']} {c['optimizer']:<4} " + (f"error: {c['error']}" if "error" in c else
+                  f"{c['max_abs_diff']:.1e} (the weights moved up to {c['max_abs_move']:.1e})"))
     for r in results:
         for fw in ("rlx", "torch"):
             s = r[fw]["test_accuracy"]
