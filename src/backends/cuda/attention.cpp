@@ -63,7 +63,7 @@ Kernel make_attention(const ir::Node& n, const ir::Graph& g) {
             launch_attention(dt, a.in[0].data, a.in[1].data, a.in[2].data, a.in.size() > 3 ? a.in[3].data : nullptr, bias_dt, a.out[0].data, s,
                              a.stream);
           },
-          0, attention_uses_mma(dt, s) ? "tensor cores" : "f32 cores"};
+          0, attention_uses_decode(s) ? "decode, keys split over warps" : attention_uses_mma(dt, s) ? "tensor cores" : "f32 cores"};
 }
 
 }  // namespace

@@ -125,11 +125,144 @@ void launch_typed(const void* q, const void* k, const void* v, const void* bias,
   else launch_sl<T, 8>(q, k, v, bias, bias_dt, y, a, s);
 }
 
+// Decode: a few query rows over many keys. One block per (row, head, batch) whose warps split
+// the keys, kDecodeKeys at a time per warp (their loads in flight together); each lane holds a
+// 32-strided slice of q, of the key and value rows and of the output. Every warp keeps its own
+// online softmax, and the block merges them at the end. Same math as attention_kernel.
+constexpr int kDecodeWarps = 16, kDecodeKeys = 4, kDecodeMaxRows = 4;
+
+template <class T, int SD, int SV>
+__global__ void attention_decode_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y, const __grid_constant__ AttentionSpec a) {
+  __shared__ float sm[kDecodeWarps], sl[kDecodeWarps];
+  __shared__ float sacc[kDecodeWarps][SV * 32];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / (a.H / a.Hk);
+  auto rnd = [&](float x) { return a.round_bf16 ? round_bf16(x) : x; };
+  float qv[SD];
+#pragma unroll
+  for (int t = 0; t < SD; ++t) {
+    int64_t d = t * 32 + lane;
+    qv[t] = d < a.D ? rnd(to_f32(q[b * a.q_b + h * a.q_h + i * a.q_s + d])) : 0.0f;
+  }
+  const int64_t pos = i + a.Sk - a.Sq;
+  int64_t lo = 0, hi = a.Sk;
+  if (a.mask == 1 || a.mask == 2) hi = min(a.Sk, pos + 1);
+  if (a.mask == 2) lo = max(int64_t{0}, pos - a.window + 1);
+  const T* kb = k + b * a.k_b + hk * a.k_h;
+  const T* vb = v + b * a.v_b + hk * a.v_h;
+  float m = -INFINITY, l = 0;
+  float acc[SV];
+#pragma unroll
+  for (int t = 0; t < SV; ++t) acc[t] = 0;
+  for (int64_t j0 = lo + warp * kDecodeKeys; j0 < hi; j0 += kDecodeWarps * kDecodeKeys) {
+    float kv[kDecodeKeys][SD], vv[kDecodeKeys][SV];
+#pragma unroll
+    for (int u = 0; u < kDecodeKeys; ++u) {
+      int64_t j = j0 + u;
+      bool ok = j < hi;
+#pragma unroll
+      for (int t = 0; t < SD; ++t) {
+        int64_t d = t * 32 + lane;
+        kv[u][t] = ok && d < a.D ? to_f32(kb[j * a.k_s + d]) : 0.0f;
+      }
+#pragma unroll
+      for (int t = 0; t < SV; ++t) {
+        int64_t d = t * 32 + lane;
+        vv[u][t] = ok && d < a.Dv ? to_f32(vb[j * a.v_s + d]) : 0.0f;
+      }
+    }
+    float sc[kDecodeKeys];
+    float mx = m;
+#pragma unroll
+    for (int u = 0; u < kDecodeKeys; ++u) {
+      float dot = 0;
+#pragma unroll
+      for (int t = 0; t < SD; ++t) dot = fmaf(qv[t], rnd(kv[u][t]), dot);
+      dot = warp_sum(dot);
+      int64_t j = j0 + u;
+      float s = -INFINITY;
+      if (j < hi) {
+        s = dot * a.scale;
+        if (a.softcap > 0) s = a.softcap * tanhf(s / a.softcap);
+        if (bias) s += static_cast<float>(load_f64(bias, bias_dt, b * a.bias_s[0] + h * a.bias_s[1] + i * a.bias_s[2] + j * a.bias_s[3]));
+      }
+      sc[u] = s;
+      mx = fmaxf(mx, s);
+    }
+    if (mx == -INFINITY) continue;  // nothing allowed yet
+    float corr = m == -INFINITY ? 0.0f : __expf(m - mx);
+    l *= corr;
+#pragma unroll
+    for (int t = 0; t < SV; ++t) acc[t] *= corr;
+#pragma unroll
+    for (int u = 0; u < kDecodeKeys; ++u) {
+      float p = sc[u] == -INFINITY ? 0.0f : __expf(sc[u] - mx);
+      l += p;
+      float pr = rnd(p);
+#pragma unroll
+      for (int t = 0; t < SV; ++t) acc[t] = fmaf(pr, rnd(vv[u][t]), acc[t]);
+    }
+    m = mx;
+  }
+  if (lane == 0) {
+    sm[warp] = m;
+    sl[warp] = l;
+  }
+#pragma unroll
+  for (int t = 0; t < SV; ++t) sacc[warp][t * 32 + lane] = acc[t];
+  __syncthreads();
+  for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) {
+    float M = -INFINITY;
+    for (int w = 0; w < kDecodeWarps; ++w) M = fmaxf(M, sm[w]);
+    float L = 0, o = 0;
+    if (M != -INFINITY)
+      for (int w = 0; w < kDecodeWarps; ++w) {
+        if (sm[w] == -INFINITY) continue;
+        float c = __expf(sm[w] - M);
+        L += c * sl[w];
+        o += c * sacc[w][d];
+      }
+    // a row with no allowed key is NaN, like the definition's softmax over nothing
+    y[b * a.y_b + h * a.y_h + i * a.y_s + d] = from_f32<T>(L > 0 ? o / L : __int_as_float(0x7fc00000));
+  }
+}
+
+template <class T, int SD>
+void launch_decode_sd(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
+  dim3 grid(static_cast<unsigned>(a.Sq), static_cast<unsigned>(a.H), static_cast<unsigned>(a.B));
+  auto go = [&](auto kernel) {
+    kernel<<<grid, kDecodeWarps * 32, 0, s>>>(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), bias, bias_dt,
+                                              static_cast<T*>(y), a);
+  };
+  if (a.Dv <= 32) go(attention_decode_kernel<T, SD, 1>);
+  else if (a.Dv <= 64) go(attention_decode_kernel<T, SD, 2>);
+  else if (a.Dv <= 128) go(attention_decode_kernel<T, SD, 4>);
+  else go(attention_decode_kernel<T, SD, 8>);
+}
+
+template <class T>
+void launch_decode(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
+  if (a.D <= 32) launch_decode_sd<T, 1>(q, k, v, bias, bias_dt, y, a, s);
+  else if (a.D <= 64) launch_decode_sd<T, 2>(q, k, v, bias, bias_dt, y, a, s);
+  else if (a.D <= 128) launch_decode_sd<T, 4>(q, k, v, bias, bias_dt, y, a, s);
+  else launch_decode_sd<T, 8>(q, k, v, bias, bias_dt, y, a, s);
+}
+
 }  // namespace
+
+bool attention_uses_decode(const AttentionSpec& a) { return a.Sq <= kDecodeMaxRows; }
 
 void launch_attention(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
                       cudaStream_t s) {
   if (a.B * a.H * a.Sq == 0) return;
+  if (attention_uses_decode(a)) {
+    switch (dt) {
+      case Dt::f16: launch_decode<__half>(q, k, v, bias, bias_dt, y, a, s); break;
+      case Dt::bf16: launch_decode<__nv_bfloat16>(q, k, v, bias, bias_dt, y, a, s); break;
+      default: launch_decode<float>(q, k, v, bias, bias_dt, y, a, s); break;
+    }
+    return;
+  }
   if (launch_attention_mma(dt, q, k, v, bias, bias_dt, y, a, s)) return;
   switch (dt) {
     case Dt::f16: launch_typed<__half>(q, k, v, bias, bias_dt, y, a, s); break;

@@ -130,6 +130,8 @@ constexpr int64_t kMaxHeadDim = 256;
 bool attention_uses_mma(Dt dt, const AttentionSpec& a);
 bool launch_attention_mma(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
                           cudaStream_t s);
+// Few query rows (decode): keys split across the warps of one block per row.
+bool attention_uses_decode(const AttentionSpec& a);
 void launch_attention(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
                       cudaStream_t s);
 

@@ -92,6 +92,33 @@ __global__ void scatter_kernel(Dt dt, int reduce, void* y, const void* idx, Dt i
   }
 }
 
+// Assignment with one thread per updated element; of updates to the same index the last one
+// wins (as in the sequential definition): an element is stored only when no later index repeats.
+template <class T>
+__global__ void scatter_set_kernel(T* y, const void* idx, Dt idx_dt, const T* upd, int64_t outer, int64_t n, int64_t K, int64_t inner,
+                                   ErrorWord* err, int node) {
+  RLX_GRID_STRIDE(g, outer * K * inner) {
+    int64_t i = g % inner, ok = g / inner, k = ok % K, o = ok / K;
+    int64_t j = load_index(idx, idx_dt, k);
+    if (j < 0 || j >= n) {
+      report_index_error(err, node, j, n);
+      continue;
+    }
+    bool last = true;
+    for (int64_t k2 = k + 1; k2 < K && last; ++k2) last = load_index(idx, idx_dt, k2) != j;
+    if (last) y[(o * n + j) * inner + i] = upd[g];
+  }
+}
+
+int dt_bytes(Dt d) {
+  switch (d) {
+    case Dt::i8: case Dt::u8: case Dt::boolean: return 1;
+    case Dt::f16: case Dt::bf16: case Dt::i16: return 2;
+    case Dt::f32: case Dt::i32: return 4;
+    default: return 8;  // f64, c64, i64
+  }
+}
+
 template <class F>
 void by_size(int bytes, F&& f) {
   switch (bytes) {
@@ -138,6 +165,15 @@ void launch_gather(int elem_bytes, const void* x, const void* idx, Dt idx_dt, vo
 void launch_scatter(Dt dt, int reduce, void* y, const void* idx, Dt idx_dt, const void* upd, int64_t outer, int64_t n, int64_t K,
                     int64_t inner, ErrorWord* err, int node, cudaStream_t s) {
   if (outer * inner == 0 || K == 0) return;
+  if (reduce == 0 && K > 1) {  // plain stores: every update in parallel (a KV cache's new rows)
+    int64_t total = outer * K * inner;
+    by_size(dt_bytes(dt), [&](auto t) {
+      using T = decltype(t);
+      scatter_set_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<T*>(y), idx, idx_dt, static_cast<const T*>(upd), outer, n, K, inner, err,
+                                                                 node);
+    });
+    return;
+  }
   scatter_kernel<<<grid_for(outer * inner), kThreads, 0, s>>>(dt, reduce, y, idx, idx_dt, upd, outer, n, K, inner, err, node);
 }
 
