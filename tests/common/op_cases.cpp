@@ -518,6 +518,13 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{DType::bf16, S({2, K})}}, w}, f32_out, "bf16 x, f32 out");
         add({{{DType::bf16, S({2, 9, K})}}, w}, f32_out, "bf16 x, f32 out, GEMM (AMX)");
         add({{{DType::f32, S({2, K})}}, {{DType::u8, S({N * rb})}, Fill::packed, i}}, a, "flat bytes");
+        // a block count the decode kernel's unrolled loop does not divide (its tail path)
+        int64_t K2 = t == quant::BlockType::f16 || t == quant::BlockType::bf16 ? 528 : (t == quant::BlockType::q8_0 || t == quant::BlockType::q4_0 ? 544 : 0);
+        if (K2) {
+          Attrs a2 = a;
+          a2.set("k", K2);
+          add({{{DType::f32, S({1, K2})}}, {{DType::u8, S({N, *quant::row_bytes(t, K2)})}, Fill::packed, i}}, a2, "one row, odd block count");
+        }
       }
       break;
     default:

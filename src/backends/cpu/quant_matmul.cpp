@@ -163,24 +163,41 @@ RLX_AVX512 inline __m512 round_bf16(__m512 v) {
 }
 
 // out[m] = Σ_k w[k] · x[m·ldx + k] for one packed row of `nblk` blocks and M rows of x.
-// Four independent FMA chains in flight whatever M is.
+// Four independent FMA chains in flight whatever M is: blocks of one chunk (f16, bf16) are
+// taken U at a time, each into its own accumulator (one chain would cap a core at one FMA
+// per latency, below the memory bandwidth).
+// U consecutive blocks of a row into the accumulators (see dot_row).
+template <class D, int M, bool RoundW, int NA, int U>
+RLX_AVX512 inline void dot_blocks(const uint8_t* w, const float* x, int64_t ldx, __m512 (&acc)[M][NA]) {
+  constexpr int kChunks = D::kElems / 16;
+  for (int u = 0; u < U; ++u) {
+    auto s = D::prep(w + u * D::kBytes);
+    for (int c = 0; c < kChunks; ++c) {
+      __m512 v = D::chunk(w + u * D::kBytes, s, c);
+      if constexpr (RoundW) v = round_bf16(v);
+      for (int m = 0; m < M; ++m) {
+        __m512& a = acc[m][(u * kChunks + c) % NA];
+        a = _mm512_fmadd_ps(v, _mm512_loadu_ps(x + m * ldx + u * D::kElems + 16 * c), a);
+      }
+    }
+  }
+}
+
 template <class D, int M, bool RoundW>
 RLX_AVX512 void dot_row(const uint8_t* w, int64_t nblk, const float* x, int64_t ldx, float* out) {
   constexpr int NA = M >= 4 ? 1 : 4 / M;
   constexpr int kChunks = D::kElems / 16;
+  constexpr int U = NA > kChunks ? NA / kChunks : 1;
   __m512 acc[M][NA];
   for (int m = 0; m < M; ++m)
     for (int a = 0; a < NA; ++a) acc[m][a] = _mm512_setzero_ps();
-  for (int64_t b = 0; b < nblk; ++b, w += D::kBytes, x += D::kElems) {
+  int64_t b = 0;
+  for (; b + U <= nblk; b += U, w += U * D::kBytes, x += U * D::kElems) {
     // Rows stream from memory: fetch ~2 KiB ahead (the hardware prefetcher alone lags).
-    for (int p = 0; p < D::kBytes; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + 2048 + p, _MM_HINT_T0);
-    auto s = D::prep(w);
-    for (int c = 0; c < kChunks; ++c) {
-      __m512 v = D::chunk(w, s, c);
-      if constexpr (RoundW) v = round_bf16(v);
-      for (int m = 0; m < M; ++m) acc[m][c % NA] = _mm512_fmadd_ps(v, _mm512_loadu_ps(x + m * ldx + 16 * c), acc[m][c % NA]);
-    }
+    for (int p = 0; p < U * D::kBytes; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + 2048 + p, _MM_HINT_T0);
+    dot_blocks<D, M, RoundW, NA, U>(w, x, ldx, acc);
   }
+  for (; b < nblk; ++b, w += D::kBytes, x += D::kElems) dot_blocks<D, M, RoundW, NA, 1>(w, x, ldx, acc);
   for (int m = 0; m < M; ++m) {
     __m512 t = acc[m][0];
     for (int a = 1; a < NA; ++a) t = _mm512_add_ps(t, acc[m][a]);
