@@ -212,15 +212,13 @@ T* grow(std::vector<T>& v, size_t n) {
 // Copies `heads` heads of a strided [S, D] layout (head stride hs, row stride ld) into a
 // packed [heads, S, D] buffer: f32 as is, or rounded to bf16.
 void pack_heads(const float* src, int64_t heads, int64_t hs, int64_t rows, int64_t ld, int64_t cols, void* dst, bool bf16) {
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* sp = src + h * hs + r * ld;
-      int64_t at = (h * rows + r) * cols;
-      if (bf16)
-        simd::scale_to_bf16(sp, cols, 1.0f, static_cast<uint16_t*>(dst) + at);
-      else
-        std::memcpy(static_cast<float*>(dst) + at, sp, static_cast<size_t>(cols) * 4);
-    }
+  for (int64_t h = 0; h < heads; ++h) {
+    int64_t at = h * rows * cols;
+    if (bf16)
+      simd::copy_rows_bf16(src + h * hs, rows, ld, cols, static_cast<uint16_t*>(dst) + at, cols);
+    else
+      simd::copy_rows(src + h * hs, rows, ld, cols, static_cast<float*>(dst) + at, cols);
+  }
 }
 
 void run_blocks(const BlockGemms& G, const Geometry& g, const MaskSpec& ms, float scale, const float* q, const float* k, const float* v, float* y,
@@ -263,7 +261,7 @@ void run_blocks(const BlockGemms& G, const Geometry& g, const MaskSpec& ms, floa
       G.pv.execute(stream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, vm_}, {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, scm}});
       float* yo = y + g.y_off(b, h0) + q0 * g.ldy;
       for (int64_t j = 0; j < nq; ++j)
-        for (int64_t r = 0; r < rows; ++r) std::memcpy(yo + j * hy + r * g.ldy, yp + (j * rows + r) * g.Dv, static_cast<size_t>(g.Dv) * 4);
+        simd::copy_rows(yp + j * rows * g.Dv, rows, g.Dv, g.Dv, yo + j * hy, g.ldy);
     }
   });
 }

@@ -105,6 +105,20 @@ void ScaleToBf16(const float* x, int64_t n, float s, uint16_t* out) {
   for (; i < n; ++i) out[i] = vm::to_bf16(x[i] * s);
 }
 
+void CopyRows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t r = 0; r < rows; ++r, src += ld_src, dst += ld_dst) {
+    int64_t i = 0;
+    for (; i + N <= cols; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+    for (; i < cols; ++i) dst[i] = src[i];
+  }
+}
+
+void CopyRowsBf16(const float* src, int64_t rows, int64_t ld_src, int64_t cols, uint16_t* dst, int64_t ld_dst) {
+  for (int64_t r = 0; r < rows; ++r, src += ld_src, dst += ld_dst) ScaleToBf16(src, cols, 1.0f, dst);
+}
+
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -118,12 +132,20 @@ HWY_EXPORT(ScaleBiasMax);
 HWY_EXPORT(ExpShiftedSum);
 HWY_EXPORT(Scale);
 HWY_EXPORT(ScaleToBf16);
+HWY_EXPORT(CopyRows);
+HWY_EXPORT(CopyRowsBf16);
 HWY_EXPORT(TargetName);
 
 float scale_bias_max(float* x, int64_t n, float scale, const float* bias) { return HWY_DYNAMIC_DISPATCH(ScaleBiasMax)(x, n, scale, bias); }
 float exp_shifted_sum(float* x, int64_t n, float shift) { return HWY_DYNAMIC_DISPATCH(ExpShiftedSum)(x, n, shift); }
 void scale(float* x, int64_t n, float s) { HWY_DYNAMIC_DISPATCH(Scale)(x, n, s); }
 void scale_to_bf16(const float* x, int64_t n, float s, uint16_t* out) { HWY_DYNAMIC_DISPATCH(ScaleToBf16)(x, n, s, out); }
+void copy_rows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst) {
+  HWY_DYNAMIC_DISPATCH(CopyRows)(src, rows, ld_src, cols, dst, ld_dst);
+}
+void copy_rows_bf16(const float* src, int64_t rows, int64_t ld_src, int64_t cols, uint16_t* dst, int64_t ld_dst) {
+  HWY_DYNAMIC_DISPATCH(CopyRowsBf16)(src, rows, ld_src, cols, dst, ld_dst);
+}
 const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 
 }  // namespace rlx::backends::cpu::simd

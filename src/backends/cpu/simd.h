@@ -15,6 +15,10 @@ float exp_shifted_sum(float* x, int64_t n, float shift);
 void scale(float* x, int64_t n, float s);
 // out[i] = bf16(x[i]·s), rounded to nearest even (NaN stays NaN).
 void scale_to_bf16(const float* x, int64_t n, float s, uint16_t* out);
+// A strided block of `rows` × `cols`: dst[r·ld_dst + c] = src[r·ld_src + c] (as f32, or rounded
+// to bf16). One call per block: small rows do not pay a call each.
+void copy_rows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst);
+void copy_rows_bf16(const float* src, int64_t rows, int64_t ld_src, int64_t cols, uint16_t* dst, int64_t ld_dst);
 // Which target the dispatcher picked ("AVX3", "AVX2", …), for `rlx devices` and logs.
 const char* target_name();
 
