@@ -13,7 +13,6 @@
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/simd.h"
-#include "backends/cpu/vmath.h"
 #include "util/flags.h"
 #include "util/half.h"
 
@@ -196,12 +195,6 @@ std::shared_ptr<HeadGemms> make_head_gemms(const Geometry& g, bool bf16) {
   return G;
 }
 
-// Rounds rows of a strided f32 slice into a packed bf16 buffer (scaled on the way).
-void to_bf16(const float* src, int64_t rows, int64_t cols, int64_t ld, float scale, uint16_t* dst) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = vm::to_bf16(src[r * ld + c] * scale);
-}
-
 // Scratch of one pool thread, grown to the largest block it has run (no allocation once warm).
 template <typename T>
 T* grow(std::vector<T>& v, size_t n) {
@@ -313,8 +306,6 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
         kb.resize(static_cast<size_t>(g.Sk * g.D));
         vb.resize(static_cast<size_t>(g.Sk * g.Dv));
         pb.resize(static_cast<size_t>(g.Sq * g.Sk));
-        scratch.resize(std::max<size_t>(64, std::max(gemms->qk_scratch.get_size(), gemms->pv_scratch.get_size())));
-        omp_set_num_threads(1);
       }
       dnnl::engine& eng = onednn_engine();
       for (int64_t bh = lo; bh < hi; ++bh) {
@@ -344,9 +335,9 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
         }
         // Operands are rounded to bf16 as the definition says (scale applied to q first, exactly
         // as the decomposition multiplies the f32 scores: the order differs only by rounding).
-        to_bf16(qp, g.Sq, g.D, g.ldq, 1.0f, qb.data());
-        to_bf16(kp, g.Sk, g.D, g.ldk, 1.0f, kb.data());
-        to_bf16(vp, g.Sk, g.Dv, g.ldv, 1.0f, vb.data());
+        simd::copy_rows_bf16(qp, g.Sq, g.ldq, g.D, qb.data(), g.D);
+        simd::copy_rows_bf16(kp, g.Sk, g.ldk, g.D, kb.data(), g.D);
+        simd::copy_rows_bf16(vp, g.Sk, g.ldv, g.Dv, vb.data(), g.Dv);
         thread_local dnnl::stream stream(eng);
         dnnl::memory qm(gemms->q, eng, qb.data()), km(gemms->kt, eng, kb.data()), sm(gemms->s, eng, s.data());
         dnnl::memory scm(gemms->qk_scratch, eng, scratch.data());
