@@ -3,20 +3,10 @@
 // AVX-512 code; NaN propagates, ±inf saturate correctly.
 #pragma once
 #include <cstdint>
-#include <cstring>
+
+#include "util/half.h"
 
 namespace rlx::backends::cpu::vm {
-
-inline float bits_to_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline uint32_t float_to_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
 
 // exp(x) = 2^n · e^r with n = round(x / ln 2), |r| ≤ ln2/2 and a degree-6 polynomial for e^r.
 inline float exp(float x) {
@@ -32,7 +22,7 @@ inline float exp(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  float scale = bits_to_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+  float scale = bits_float(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
   float y = p * scale;
   y = x > 88.72283f ? __builtin_inff() : y;
   y = x < -103.97208f ? 0.0f : y;
@@ -41,12 +31,12 @@ inline float exp(float x) {
 
 // f32 → bf16, round to nearest even, NaN kept quiet; branch-free so conversion loops vectorize.
 inline uint16_t to_bf16(float f) {
-  uint32_t u = float_to_bits(f);
+  uint32_t u = float_bits(f);
   uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
   uint32_t nan = (u >> 16) | 0x40u;
   return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
-inline float from_bf16(uint16_t h) { return bits_to_float(static_cast<uint32_t>(h) << 16); }
+inline float from_bf16(uint16_t h) { return bf16_to_f32(h); }
 
 inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
 
