@@ -8,6 +8,7 @@
 #include "formats/json_util.h"
 #include "formats/mapped_file.h"
 #include "rlx/error.h"
+#include "util/flags.h"
 #include "util/half.h"
 #include "util/strings.h"
 
@@ -283,7 +284,8 @@ LlamaWeights load_llama_weights(const GgufFile& f, const LlamaSpec& spec) {
     if (is_matrix(shape) && bt) {
       int64_t rb = *quant::row_bytes(*bt, shape[1]);
       lw.type = *bt;
-      lw.packed = Tensor::wrap(DType::u8, {shape[0], rb}, const_cast<uint8_t*>(v->data), v->owner);
+      lw.packed = flags().RLX_MMAP_WEIGHTS ? Tensor::wrap(DType::u8, {shape[0], rb}, const_cast<uint8_t*>(v->data), v->owner)
+                                           : Tensor::from_bytes(DType::u8, {shape[0], rb}, v->data, static_cast<size_t>(shape[0] * rb));
     } else if (formats::can_dequantize(v->type)) {
       lw.dense = to_f32(*v);
     } else {

@@ -8,6 +8,7 @@
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
 #include "util/flags.h"
+#include "util/host_memory.h"
 #include "util/profile.h"
 #include "util/strings.h"
 
@@ -119,9 +120,7 @@ class HostExecutable : public Executable {
     }
     auto c = std::make_unique<RunContext>();
     size_t bytes = static_cast<size_t>(std::max<int64_t>(lir_.arena_bytes, 64));
-    void* mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!mem) throw Error(ErrorKind::out_of_memory, cat("could not allocate the ", bytes, "-byte arena of graph @", lir_.name));
-    c->arena = std::shared_ptr<void>(mem, [](void* p) { std::free(p); });
+    c->arena = host_alloc(bytes, false, cat("the arena of graph @", lir_.name).c_str());
     c->ptr.assign(lir_.num_values(), nullptr);
     for (const auto& st : steps_) {
       const ir::Node& n = lir_.node(st.node);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "rlx/error.h"
+#include "util/host_memory.h"
 #include "util/scalar.h"
 #include "util/strings.h"
 
@@ -31,16 +32,6 @@ int64_t checked_numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// Memory for tensors is 64-byte aligned so kernels may use aligned vector loads.
-std::shared_ptr<void> aligned_alloc_zeroed(size_t bytes) {
-  size_t padded = (bytes + 63) / 64 * 64;
-  if (padded == 0) padded = 64;
-  void* p = std::aligned_alloc(64, padded);
-  if (!p) throw Error(ErrorKind::out_of_memory, cat("could not allocate ", bytes, " bytes for a tensor"));
-  std::memset(p, 0, padded);
-  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
-}
-
 }  // namespace
 
 Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
@@ -51,7 +42,7 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
   t.shape_ = std::move(shape);
   t.storage_ = std::make_shared<Storage>();
   t.storage_->bytes = dtype_bytes(dtype, n);
-  t.storage_->owner = aligned_alloc_zeroed(t.storage_->bytes);
+  t.storage_->owner = host_alloc(t.storage_->bytes, true, "a tensor");
   t.storage_->data = t.storage_->owner.get();
   return t;
 }

@@ -22,7 +22,9 @@ using ir::Attrs;
 using ir::Op;
 using ir::Type;
 
-enum class Fill { normal, positive, unit, distinct, boolean, index, label, small_int, packed };
+// cache_mask: an additive attention mask over the last axis, 0 on its first `range` positions
+// and −inf after them (a KV cache filled that far).
+enum class Fill { normal, positive, unit, distinct, boolean, index, label, small_int, packed, cache_mask };
 
 struct Operand {
   Type type;
@@ -109,6 +111,8 @@ Tensor make_input(const Operand& o, std::mt19937& rng, bool transposed_view) {
       case Fill::label: v[i] = static_cast<double>(rng() % static_cast<uint32_t>(o.range)); break;
       case Fill::small_int: v[i] = static_cast<double>(static_cast<int>(rng() % 7) - 3); break;
       case Fill::distinct: v[i] = static_cast<double>(i); break;
+      case Fill::cache_mask: v[i] = static_cast<int64_t>(i) % shape.back() < o.range ? 0.0 : -INFINITY; break;
+      case Fill::packed: break;
     }
   }
   if (o.fill == Fill::distinct) {
@@ -427,6 +431,11 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
               Attrs{{"mask", std::string("causal")}, {"compute", DType::bf16}}, "bf16 matmuls");
           add({{{d, S({2, 9, 4, 8})}}, {{d, S({2, 9, 4, 8})}}, {{d, S({2, 9, 4, 8})}}, {{d, S({2, 1, 1, 9})}}},
               Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}, {"layout", std::string("bshd")}}, "bf16 matmuls, bshd");
+          // decode over a KV cache filled to position 5 of 11: the cpu kernel skips the masked tail
+          add({{{d, S({2, 4, 1, 8})}}, {{d, S({2, 2, 11, 8})}}, {{d, S({2, 2, 11, 8})}}, {{d, S({1, 1, 1, 11})}, Fill::cache_mask, 5}},
+              Attrs{{"mask", std::string("additive")}}, "decode, cache mask, GQA");
+          add({{{d, S({1, 2, 2, 40})}}, {{d, S({1, 2, 9, 40})}}, {{d, S({1, 2, 9, 24})}}, {{d, S({1, 1, 2, 9})}, Fill::cache_mask, 7}},
+              Attrs{{"mask", std::string("additive")}, {"scale", 0.2}}, "two decode rows, odd head size");
           // long prompts: the cpu kernel cuts the queries into tiles that keep scores in cache
           add({{{d, S({1, 4, 512, 16})}}, {{d, S({1, 2, 512, 16})}}, {{d, S({1, 2, 512, 16})}}}, Attrs{{"mask", std::string("causal")}},
               "long causal prompt, GQA");

@@ -259,6 +259,41 @@ void run_blocks(const BlockGemms& G, const Geometry& g, const MaskSpec& ms, floa
   });
 }
 
+// Query rows at or below which attention runs as dot products (decode over a KV cache).
+constexpr int64_t kDecodeRows = 4;
+
+// Few query rows (decode): per head, the scores are dot products of the query with each key
+// and the output a probability-weighted sum of value rows, straight from where K and V lie —
+// no GEMM calls and no packing (which cost more than the arithmetic at Sq = 1). Keys that a
+// −inf bias masks at the end of the row (a cache's unfilled positions) are never read.
+void run_decode(const Geometry& g, const MaskSpec& ms, float scale, const float* q, const float* k, const float* v, float* y, const HostView* bias,
+                const int64_t* bst) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  rlx::parallel_for(g.B * g.H, 1, [&](int64_t lo, int64_t hi) {
+    thread_local std::vector<float> s;
+    float* sp = grow(s, static_cast<size_t>(g.Sq * g.Sk));
+    for (int64_t bh = lo; bh < hi; ++bh) {
+      int64_t b = bh / g.H, h = bh % g.H, hk = h / g.group;
+      const float* kp = k + g.k_off(b, hk);
+      for (int64_t i = 0; i < g.Sq; ++i) {
+        float* row = sp + i * g.Sk;
+        int64_t pos = i + g.Sk - g.Sq;
+        int64_t end = ms.causal ? std::min(g.Sk, pos + 1) : g.Sk;
+        int64_t begin = ms.sliding ? std::max<int64_t>(0, pos - ms.window + 1) : 0;
+        const float* bp = bias ? bias->as<float>() + b * bst[0] + h * bst[1] + i * bst[2] : nullptr;
+        int64_t live = end;
+        while (bp && live > begin && bp[(live - 1) * bst[3]] == ninf) --live;
+        // Skipped keys score 0 (+ their −inf bias → probability 0), never an uninitialized value.
+        std::fill(row, row + g.Sk, 0.0f);
+        if (live > begin) simd::dot_rows(kp + begin * g.ldk, live - begin, g.ldk, q + g.q_off(b, h) + i * g.ldq, g.D, row + begin);
+      }
+      softmax_rows(sp, scale, g, ms, bias, bst, b, h);
+      for (int64_t i = 0; i < g.Sq; ++i)
+        simd::weighted_rows(sp + i * g.Sk, v + g.v_off(b, hk), g.Sk, g.ldv, g.Dv, y + g.y_off(b, h) + i * g.ldy);
+    }
+  });
+}
+
 HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
   MaskSpec ms;
   const std::string& mask = node.attrs.s("mask");
@@ -272,7 +307,8 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
   Geometry geo = geometry(shape_values(lir.type(node.inputs[0]).shape), shape_values(lir.type(node.inputs[1]).shape),
                           shape_values(lir.type(node.inputs[2]).shape), bshd);
   // oneDNN's brgemm beats BLAS on these small per-head products; BLAS stays the fallback.
-  bool use_onednn = onednn_available() && (bf16 || flags().RLX_CPU_GEMM != "blas");
+  bool decode = !bf16 && geo.Sq <= kDecodeRows;
+  bool use_onednn = !decode && onednn_available() && (bf16 || flags().RLX_CPU_GEMM != "blas");
   std::shared_ptr<BlockGemms> blocks = use_onednn ? make_block_gemms(geo, block_shape(geo), bf16) : nullptr;
   std::shared_ptr<HeadGemms> gemms = use_onednn && !blocks ? make_head_gemms(geo, bf16) : nullptr;
   return [=](const KernelArgs& a) {
@@ -288,6 +324,10 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
       std::vector<int64_t> cs = contiguous_strides(bias->shape);
       size_t off = 4 - bias->shape.size();
       for (size_t d = 0; d < bias->shape.size(); ++d) bst[off + d] = bias->shape[d] == 1 ? 0 : cs[d];
+    }
+    if (decode) {
+      run_decode(g, ms, scale, q, k, v, y, bias, bst);
+      return;
     }
     if (blocks) {
       run_blocks(*blocks, g, ms, scale, q, k, v, y, bias, bst);

@@ -119,6 +119,67 @@ void CopyRowsBf16(const float* src, int64_t rows, int64_t ld_src, int64_t cols, 
   for (int64_t r = 0; r < rows; ++r, src += ld_src, dst += ld_dst) ScaleToBf16(src, cols, 1.0f, dst);
 }
 
+void DotRows(const float* a, int64_t rows, int64_t lda, const float* x, int64_t cols, float* out) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t r = 0;
+  // Four rows at a time: four independent FMA chains, x loaded once for all of them.
+  for (; r + 4 <= rows; r += 4) {
+    const float* a0 = a + r * lda;
+    auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+    int64_t c = 0;
+    for (; c + N <= cols; c += N) {
+      auto xv = hn::LoadU(d, x + c);
+      s0 = hn::MulAdd(hn::LoadU(d, a0 + c), xv, s0);
+      s1 = hn::MulAdd(hn::LoadU(d, a0 + lda + c), xv, s1);
+      s2 = hn::MulAdd(hn::LoadU(d, a0 + 2 * lda + c), xv, s2);
+      s3 = hn::MulAdd(hn::LoadU(d, a0 + 3 * lda + c), xv, s3);
+    }
+    float t[4] = {hn::GetLane(hn::SumOfLanes(d, s0)), hn::GetLane(hn::SumOfLanes(d, s1)), hn::GetLane(hn::SumOfLanes(d, s2)),
+                  hn::GetLane(hn::SumOfLanes(d, s3))};
+    for (; c < cols; ++c)
+      for (int k = 0; k < 4; ++k) t[k] += a0[k * lda + c] * x[c];
+    for (int k = 0; k < 4; ++k) out[r + k] = t[k];
+  }
+  for (; r < rows; ++r) {
+    const float* ar = a + r * lda;
+    auto s0 = hn::Zero(d);
+    int64_t c = 0;
+    for (; c + N <= cols; c += N) s0 = hn::MulAdd(hn::LoadU(d, ar + c), hn::LoadU(d, x + c), s0);
+    float t = hn::GetLane(hn::SumOfLanes(d, s0));
+    for (; c < cols; ++c) t += ar[c] * x[c];
+    out[r] = t;
+  }
+}
+
+void WeightedRows(const float* p, const float* a, int64_t rows, int64_t lda, int64_t cols, float* y) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t c = 0; c < cols; ++c) y[c] = 0.0f;
+  // Columns in strips of four vectors held in registers across all rows.
+  int64_t c0 = 0;
+  for (; c0 + 4 * N <= cols; c0 += 4 * N) {
+    auto y0 = hn::Zero(d), y1 = hn::Zero(d), y2 = hn::Zero(d), y3 = hn::Zero(d);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (p[r] == 0.0f) continue;
+      auto pv = hn::Set(d, p[r]);
+      const float* ar = a + r * lda + c0;
+      y0 = hn::MulAdd(pv, hn::LoadU(d, ar), y0);
+      y1 = hn::MulAdd(pv, hn::LoadU(d, ar + N), y1);
+      y2 = hn::MulAdd(pv, hn::LoadU(d, ar + 2 * N), y2);
+      y3 = hn::MulAdd(pv, hn::LoadU(d, ar + 3 * N), y3);
+    }
+    hn::StoreU(y0, d, y + c0);
+    hn::StoreU(y1, d, y + c0 + N);
+    hn::StoreU(y2, d, y + c0 + 2 * N);
+    hn::StoreU(y3, d, y + c0 + 3 * N);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    if (p[r] == 0.0f) continue;
+    for (int64_t c = c0; c < cols; ++c) y[c] += p[r] * a[r * lda + c];
+  }
+}
+
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
 }  // namespace HWY_NAMESPACE
@@ -134,6 +195,8 @@ HWY_EXPORT(Scale);
 HWY_EXPORT(ScaleToBf16);
 HWY_EXPORT(CopyRows);
 HWY_EXPORT(CopyRowsBf16);
+HWY_EXPORT(DotRows);
+HWY_EXPORT(WeightedRows);
 HWY_EXPORT(TargetName);
 
 float scale_bias_max(float* x, int64_t n, float scale, const float* bias) { return HWY_DYNAMIC_DISPATCH(ScaleBiasMax)(x, n, scale, bias); }
@@ -145,6 +208,12 @@ void copy_rows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, flo
 }
 void copy_rows_bf16(const float* src, int64_t rows, int64_t ld_src, int64_t cols, uint16_t* dst, int64_t ld_dst) {
   HWY_DYNAMIC_DISPATCH(CopyRowsBf16)(src, rows, ld_src, cols, dst, ld_dst);
+}
+void dot_rows(const float* a, int64_t rows, int64_t lda, const float* x, int64_t cols, float* out) {
+  HWY_DYNAMIC_DISPATCH(DotRows)(a, rows, lda, x, cols, out);
+}
+void weighted_rows(const float* p, const float* a, int64_t rows, int64_t lda, int64_t cols, float* y) {
+  HWY_DYNAMIC_DISPATCH(WeightedRows)(p, a, rows, lda, cols, y);
 }
 const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
 

@@ -19,6 +19,10 @@ void scale_to_bf16(const float* x, int64_t n, float s, uint16_t* out);
 // to bf16). One call per block: small rows do not pay a call each.
 void copy_rows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst);
 void copy_rows_bf16(const float* src, int64_t rows, int64_t ld_src, int64_t cols, uint16_t* dst, int64_t ld_dst);
+// out[r] = Σ_c a[r·lda + c]·x[c] for r < rows: one query against many keys (decode attention).
+void dot_rows(const float* a, int64_t rows, int64_t lda, const float* x, int64_t cols, float* out);
+// y[c] = Σ_r p[r]·a[r·lda + c] (y overwritten; rows with p[r] = 0 are skipped, never read).
+void weighted_rows(const float* p, const float* a, int64_t rows, int64_t lda, int64_t cols, float* y);
 // Which target the dispatcher picked ("AVX3", "AVX2", …), for `rlx devices` and logs.
 const char* target_name();
 

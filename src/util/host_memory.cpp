@@ -1,0 +1,31 @@
+#include "util/host_memory.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx {
+
+namespace {
+constexpr size_t kHugePage = size_t{2} << 20;
+// Below this a huge page's rounding would waste too much of the block (≤ 25% above it).
+constexpr size_t kHugeMin = size_t{8} << 20;
+}  // namespace
+
+std::shared_ptr<void> host_alloc(size_t bytes, bool zero, const char* what) {
+  size_t padded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+  bool huge = padded >= kHugeMin;
+  if (huge) padded = (padded + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(huge ? kHugePage : 64, padded);
+  if (!p) throw Error(ErrorKind::out_of_memory, cat("could not allocate ", bytes, " bytes for ", what));
+  // Advice only: a kernel without THP (or with it off) keeps 4 KiB pages and runs the same.
+  if (huge) ::madvise(p, padded, MADV_HUGEPAGE);
+  if (zero) std::memset(p, 0, padded);
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+}  // namespace rlx
