@@ -58,6 +58,9 @@ class Tensor {
   std::string str(int max_elements = 8) const;  // "f32[2,3] [1, 2, 3, …]"
 
  private:
+  // Storage of `shape`, zeroed or left for the caller to fill.
+  static Tensor allocate(DType dtype, std::vector<int64_t> shape, bool zero);
+
   struct Storage {
     void* data = nullptr;
     size_t bytes = 0;

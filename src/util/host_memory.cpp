@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -24,7 +25,9 @@ std::shared_ptr<void> host_alloc(size_t bytes, bool zero, const char* what) {
   if (!p) throw Error(ErrorKind::out_of_memory, cat("could not allocate ", bytes, " bytes for ", what));
   // Advice only: a kernel without THP (or with it off) keeps 4 KiB pages and runs the same.
   if (huge) ::madvise(p, padded, MADV_HUGEPAGE);
+  // The padding is zeroed either way: vector loops may read it, and must find no garbage.
   if (zero) std::memset(p, 0, padded);
+  else std::memset(static_cast<uint8_t*>(p) + bytes, 0, padded - bytes);
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 

@@ -8,7 +8,8 @@
 
 namespace rlx {
 
-// `bytes` (rounded up to 64) of uninitialized memory, or of zeros when `zero`; throws
+// `bytes` (rounded up to 64) of uninitialized memory, or of zeros when `zero` (the rounding's
+// padding is always zeroed); throws
 // out_of_memory naming `what` when the allocation fails.
 std::shared_ptr<void> host_alloc(size_t bytes, bool zero, const char* what);
 

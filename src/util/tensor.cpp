@@ -34,7 +34,9 @@ int64_t checked_numel(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
+Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) { return allocate(dtype, std::move(shape), true); }
+
+Tensor Tensor::allocate(DType dtype, std::vector<int64_t> shape, bool zero) {
   int64_t n = checked_numel(shape);
   Tensor t;
   t.dtype_ = dtype;
@@ -42,7 +44,7 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
   t.shape_ = std::move(shape);
   t.storage_ = std::make_shared<Storage>();
   t.storage_->bytes = dtype_bytes(dtype, n);
-  t.storage_->owner = host_alloc(t.storage_->bytes, true, "a tensor");
+  t.storage_->owner = host_alloc(t.storage_->bytes, zero, "a tensor");
   t.storage_->data = t.storage_->owner.get();
   return t;
 }
@@ -52,7 +54,7 @@ Tensor Tensor::from_bytes(DType dtype, std::vector<int64_t> shape, const void* d
   if (dtype_bytes(dtype, n) != nbytes)
     throw Error(ErrorKind::invalid_argument,
                 cat("tensor ", dtype_name(dtype), " with ", n, " elements needs ", dtype_bytes(dtype, n), " bytes, got ", nbytes));
-  Tensor t = zeros(dtype, std::move(shape));
+  Tensor t = allocate(dtype, std::move(shape), false);  // every byte is written next
   if (nbytes) std::memcpy(t.storage_->data, data, nbytes);
   return t;
 }
