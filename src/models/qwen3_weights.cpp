@@ -10,6 +10,7 @@
 #include "rlx/error.h"
 #include "util/flags.h"
 #include "util/half.h"
+#include "util/host_memory.h"
 #include "util/strings.h"
 
 namespace rlx::models {
@@ -273,6 +274,19 @@ LlamaWeights load_llama_weights(const formats::SafetensorsModel& model, const Ll
 
 LlamaWeights load_llama_weights(const GgufFile& f, const LlamaSpec& spec) {
   LlamaWeights w;
+  // Packed matrices are copied into one block on huge pages (unless RLX_MMAP_WEIGHTS): decode
+  // streams all of them every token, and per-matrix blocks of 1-3 MB would mostly miss out.
+  std::shared_ptr<void> block;
+  size_t block_used = 0, block_size = 0;
+  if (!flags().RLX_MMAP_WEIGHTS) {
+    size_t total = 0;
+    for (const auto& [name, shape] : llama_weight_shapes(spec)) {
+      const TensorView* v = f.find_tensor(gguf_name(name));
+      if (v && is_matrix(shape) && formats::block_type_of(v->type)) total += (v->nbytes + 63) / 64 * 64;
+    }
+    block_size = total;
+    if (total) block = host_alloc(total, false, cat("the quantized weights of ", f.path).c_str());
+  }
   for (const auto& [name, shape] : llama_weight_shapes(spec)) {
     std::string gname = gguf_name(name);
     const TensorView* v = f.find_tensor(gname);
@@ -284,8 +298,15 @@ LlamaWeights load_llama_weights(const GgufFile& f, const LlamaSpec& spec) {
     if (is_matrix(shape) && bt) {
       int64_t rb = *quant::row_bytes(*bt, shape[1]);
       lw.type = *bt;
-      lw.packed = flags().RLX_MMAP_WEIGHTS ? Tensor::wrap(DType::u8, {shape[0], rb}, const_cast<uint8_t*>(v->data), v->owner)
-                                           : Tensor::from_bytes(DType::u8, {shape[0], rb}, v->data, static_cast<size_t>(shape[0] * rb));
+      size_t bytes = static_cast<size_t>(shape[0] * rb);
+      if (block && bytes <= v->nbytes && block_used + bytes <= block_size) {
+        auto* dst = static_cast<uint8_t*>(block.get()) + block_used;
+        std::memcpy(dst, v->data, bytes);
+        block_used += (bytes + 63) / 64 * 64;
+        lw.packed = Tensor::wrap(DType::u8, {shape[0], rb}, dst, block);
+      } else {
+        lw.packed = Tensor::wrap(DType::u8, {shape[0], rb}, const_cast<uint8_t*>(v->data), v->owner);
+      }
     } else if (formats::can_dequantize(v->type)) {
       lw.dense = to_f32(*v);
     } else {
