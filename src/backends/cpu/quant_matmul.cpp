@@ -162,6 +162,11 @@ RLX_AVX512 inline __m512 round_bf16(__m512 v) {
   return _mm512_castsi512_ps(_mm512_and_si512(u, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
 }
 
+// Rows stream from memory: each kernel asks for the bytes 4 KiB ahead into L2 (the hardware
+// prefetcher alone lags; measured on the 2-core dev machine, bf16 rows: L1 at 2 KiB 21.8 GB/s,
+// L2 at 4 KiB 25.6, L2 at 16 KiB 23.0).
+constexpr int kPrefetchAhead = 4096;
+
 // out[m] = Σ_k w[k] · x[m·ldx + k] for one packed row of `nblk` blocks and M rows of x.
 // Four independent FMA chains in flight whatever M is: blocks of one chunk (f16, bf16) are
 // taken U at a time, each into its own accumulator (one chain would cap a core at one FMA
@@ -193,8 +198,7 @@ RLX_AVX512 void dot_row(const uint8_t* w, int64_t nblk, const float* x, int64_t 
     for (int a = 0; a < NA; ++a) acc[m][a] = _mm512_setzero_ps();
   int64_t b = 0;
   for (; b + U <= nblk; b += U, w += U * D::kBytes, x += U * D::kElems) {
-    // Rows stream from memory: fetch ~2 KiB ahead (the hardware prefetcher alone lags).
-    for (int p = 0; p < U * D::kBytes; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + 2048 + p, _MM_HINT_T0);
+    for (int p = 0; p < U * D::kBytes; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
     dot_blocks<D, M, RoundW, NA, U>(w, x, ldx, acc);
   }
   for (; b < nblk; ++b, w += D::kBytes, x += D::kElems) dot_blocks<D, M, RoundW, NA, 1>(w, x, ldx, acc);
@@ -230,7 +234,7 @@ RLX_AVX512 void dot_q4_k(const uint8_t* w, int64_t nblk, const float* x, int64_t
   for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm512_setzero_ps(), macc[m] = _mm256_setzero_ps();
   const __m256i m4 = _mm256_set1_epi8(0x0f);
   for (int64_t b = 0; b < nblk; ++b, w += 144) {
-    for (int p = 0; p < 144; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + 2048 + p, _MM_HINT_T0);
+    for (int p = 0; p < 144; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
     DecQ4_K::State st = DecQ4_K::prep(w);  // sc = d·scale, mn = −dmin·min
     __m256 mn = _mm256_load_ps(st.mn);
     for (int m = 0; m < M; ++m) macc[m] = _mm256_fmadd_ps(mn, _mm256_loadu_ps(xs.s32 + m * xs.ld32 + 8 * b), macc[m]);
@@ -269,7 +273,7 @@ RLX_AVX512 void dot_q6_k(const uint8_t* w, int64_t nblk, const float* x, int64_t
   const __m256i m4 = _mm256_set1_epi8(0x0f), m2 = _mm256_set1_epi8(0x03), m30 = _mm256_set1_epi8(0x30);
   alignas(64) float sc[16];
   for (int64_t b = 0; b < nblk; ++b, w += 210) {
-    for (int p = 0; p < 210; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + 2048 + p, _MM_HINT_T0);
+    for (int p = 0; p < 210; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
     __m512 scv = _mm512_mul_ps(_mm512_set1_ps(f16_at(w + 208)),
                                _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 192)))));
     _mm512_store_ps(sc, scv);
