@@ -27,6 +27,10 @@ LlamaGraphOptions decode_options(const LlamaRunnerOptions& o) {
   LlamaGraphOptions g;
   g.fixed_seq = 1;
   g.half_matmul = o.decode_half_matmul == "auto" ? "packed" : o.decode_half_matmul;
+  if (o.decode_activations != "auto" && o.decode_activations != "q8" && o.decode_activations != "f32")
+    throw Error(ErrorKind::invalid_argument, cat("decode_activations must be auto, q8 or f32, got '", o.decode_activations, "'"));
+  g.q8_activations = o.decode_activations == "q8" || (o.decode_activations == "auto" && o.device == "cpu");
+  g.q8_activations_q8_0 = o.decode_activations == "q8";
   return g;
 }
 

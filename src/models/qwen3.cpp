@@ -66,6 +66,9 @@ class LlamaEmitter {
     if (opt_.bf16_activations) {
       a.set("out", DType::f32);
       x = b_.cast(x, DType::bf16);
+    } else if (opt_.q8_activations && t != quant::BlockType::f16 && t != quant::BlockType::bf16 && k % 32 == 0 &&
+               (t != quant::BlockType::q8_0 || opt_.q8_activations_q8_0)) {
+      a.set("act", std::string("q8"));
     }
     return b_.emit1(Op::dequant_matmul, {x, b_.constant(packed)}, a);
   }

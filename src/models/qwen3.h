@@ -81,6 +81,11 @@ struct LlamaGraphOptions {
   // Multiply packed and bf16 matrices by x rounded to bf16 (f32 accumulation), and attention's
   // two products in bf16 too: AMX for prefill. Dense f32 matrices always take f32 x.
   bool bf16_activations = false;
+  // Round x to 8-bit blocks before quantized (GGUF-typed) matrices, as llama.cpp does: the cpu
+  // device then multiplies with integer dot products (dequant_matmul act=q8). Q8_0 matrices
+  // only with q8_activations_q8_0 too: rounding x costs them exact greedy agreement with f32.
+  bool q8_activations = false;
+  bool q8_activations_q8_0 = false;
   std::optional<int64_t> fixed_seq;  // a static S (1 for a decode-only graph); symbolic when unset
 };
 

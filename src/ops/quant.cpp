@@ -54,6 +54,7 @@ std::vector<Type> infer_dequant_matmul(Op op, const std::vector<Type>& in, const
   quant::BlockType t = block_type(op, a);
   int64_t n = a.i("n"), k = a.i("k");
   if (n <= 0 || k <= 0) type_error(op, cat("n=", n, " and k=", k, " must be positive"));
+  if (a.has("act") && a.s("act") == "q8" && k % 32 != 0) type_error(op, cat("act=q8 quantizes x in blocks of 32; k=", k, " is not a multiple"));
   int64_t rb = packed_row_bytes(op, t, k);
   require_dtype(op, in[0], is_float(in[0].dtype), "a float type", "x");
   require_dtype(op, in[1], in[1].dtype == DType::u8, "u8 (packed blocks)", "weight");
@@ -72,6 +73,22 @@ std::vector<Type> infer_dequant_matmul(Op op, const std::vector<Type>& in, const
 
 // Products accumulate in f32 (f64 for f64 x). Half-precision x multiplies the weights rounded
 // to its own dtype (bf16 × bf16 products are exact in f32: what AMX computes).
+// act=q8: x → blocks of 32 → q = round(x · 127/max|x|) → q · (max|x|/127), all in f32 (what the
+// integer kernels compute: Σ q·w is exact, the block scale multiplies after).
+ValueId round_to_q8_blocks(Builder& b, ValueId x, int64_t k) {
+  Shape s = b.shape(x), blocks = s;
+  blocks.back() = Dim(k / 32);
+  blocks.push_back(Dim(32));
+  ValueId xb = b.reshape(x, blocks);
+  int64_t last = static_cast<int64_t>(blocks.size()) - 1;
+  ValueId amax = b.reduce(b.unary(Op::abs, xb), "max", {last}, true);
+  ValueId zero = b.scalar(DType::f32, 0), c127 = b.scalar(DType::f32, 127);
+  // An all-zero block has q = 0 whatever the inverse scale: use 0, not 127/0.
+  ValueId inv = b.select(b.emit1(Op::eq, {amax, zero}), zero, b.div(c127, amax));
+  ValueId q = b.unary(Op::round, b.mul(xb, inv));
+  return b.reshape(b.mul(q, b.div(amax, c127)), s);
+}
+
 std::vector<ValueId> decompose_dequant_matmul(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
   Shape ws = {Dim(a.i("n")), Dim(a.i("k"))};
   ValueId w = b.emit1(Op::dequantize, {in[1]}, Attrs{{"type", a.s("type")}, {"shape", ws}});
@@ -79,7 +96,9 @@ std::vector<ValueId> decompose_dequant_matmul(Builder& b, const std::vector<Valu
   DType cd = d == DType::f64 ? d : DType::f32;
   if (d == DType::bf16 || d == DType::f16) w = b.cast(w, d);
   DType od = a.has("out") ? a.dtype("out") : d;
-  return {b.cast(b.emit1(Op::linear, {b.cast(in[0], cd), b.cast(w, cd)}), od)};
+  ValueId x = b.cast(in[0], cd);
+  if (a.has("act") && a.s("act") == "q8") x = b.cast(round_to_q8_blocks(b, b.cast(x, DType::f32), a.i("k")), cd);
+  return {b.cast(b.emit1(Op::linear, {x, b.cast(w, cd)}), od)};
 }
 
 }  // namespace

@@ -534,6 +534,14 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           a2.set("k", K2);
           add({{{DType::f32, S({1, K2})}}, {{DType::u8, S({N, *quant::row_bytes(t, K2)})}, Fill::packed, i}}, a2, "one row, odd block count");
         }
+        // 8-bit activations: integer kernels (Q8_0, Q4_K on VNNI) for few rows, the rounded x as
+        // f32 for the rest
+        Attrs q8 = a;
+        q8.set("act", std::string("q8"));
+        add({{{DType::f32, S({1, K})}}, w}, q8, "act=q8, one row");
+        add({{{DType::f32, S({3, K})}}, w}, q8, "act=q8, three rows");
+        add({{{DType::f32, S({20, K})}}, w}, q8, "act=q8, tiles + GEMM");
+        add({{{DType::bf16, S({2, K})}}, w}, q8, "act=q8, bf16 x");
       }
       break;
     default:

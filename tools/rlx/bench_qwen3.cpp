@@ -154,6 +154,7 @@ int bench_qwen3(Args& args) {
   int64_t pp = args.int_or("pp", 512), tg = args.int_or("tg", 128);
   std::string device = args.value_or("device", flags().RLX_DEVICE);
   auto threads = args.value("threads");
+  std::string activations = args.value_or("activations", "auto");
   int64_t seed = args.int_or("seed", 0);
   TimingOptions timing = timing_options(args);
   bool json = args.flag("json");
@@ -186,6 +187,7 @@ int bench_qwen3(Args& args) {
   t0 = clock_type::now();
   models::LlamaRunnerOptions ro;
   ro.device = device;
+  ro.decode_activations = activations;
   models::LlamaRunner runner(m.spec, m.weights, ro);
   double compile_ms = ms_since(t0);
   double bw = read_bandwidth_gbs();

@@ -66,6 +66,7 @@ int cmd_generate(Args& args) {
   std::string device = args.value_or("device", flags().RLX_DEVICE);
   std::string precision = args.value_or("precision", "f32");
   auto threads = args.value("threads");
+  std::string activations = args.value_or("activations", "auto");
   bool json = args.flag("json");
   args.finish();
   if (!model_path) throw Error(ErrorKind::invalid_argument, "--model DIR|FILE.gguf is required (a Qwen3 / llama-family model)");
@@ -111,6 +112,7 @@ int cmd_generate(Args& args) {
 
   models::LlamaRunnerOptions ro;
   ro.device = device;
+  ro.decode_activations = activations;
   models::LlamaRunner runner(m.spec, m.weights, ro);
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 

@@ -25,7 +25,7 @@ const std::vector<Command>& commands() {
       {"tokenize", "--model DIR --text T [--pair T2] [--special|--no-special] [--max-length N] [--json]", "token ids and tokens of a text (WordPiece or BPE, Hugging Face-exact)", cmd_tokenize},
       {"embed", "--model DIR [--text T]… [--file F|-] [--batch N] [--device D] [--precision f32] [--threads N] [--json]", "sentence embeddings with a BERT-family model directory (sentence-transformers pooling)", cmd_embed},
       {"bench", "WORKLOAD [options] (minilm; `rlx bench` lists them)", "benchmarks: p50/p90 latency of a workload", cmd_bench},
-      {"generate", "--model DIR|FILE.gguf (--prompt T | --prompt-ids 1,2,3) [--max-tokens N] [--temperature 0] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--chat] [--no-think] [--ignore-eos] [--device D] [--precision f32|bf16] [--threads N] [--json]",
+      {"generate", "--model DIR|FILE.gguf (--prompt T | --prompt-ids 1,2,3) [--max-tokens N] [--temperature 0] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--chat] [--no-think] [--ignore-eos] [--device D] [--precision f32|bf16] [--activations auto|q8|f32] [--threads N] [--json]",
        "text generation with a Qwen3 / llama-family model, streamed (greedy unless the model's generation_config samples)", cmd_generate},
       {"run", "MODEL.onnx --input NAME=FILE.npy … [--output DIR] [--device D] [--precision f32|bf16|f16|amp] [--threads N] [--json]", "run an ONNX model on .npy inputs, write its outputs as .npy", cmd_run},
       {"onnx-suite", "DIR [--filter REGEX] [--device D] [--json]", "ONNX backend test data: pass/fail per test, ends with `N passed, M failed`", cmd_onnx_suite},

@@ -20,6 +20,7 @@
 
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/onednn_matmul.h"
+#include "backends/cpu/quant_q8.h"
 #include "util/quant_blocks.h"
 
 namespace rlx::backends::cpu {
@@ -491,6 +492,10 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
   int64_t rows = shape_numel(lir.type(node.inputs[0]).shape).value() / K;
   std::shared_ptr<TileGemm> bf16_gemm;
   if (half_x && rows >= kGemmRows && has_bf16_gemm()) bf16_gemm = std::make_shared<TileGemm>(rows, K, N);
+  // act=q8: x rounded to 8-bit blocks; few rows of f32 x take the integer kernel where the type
+  // has one, everything else multiplies the rounded x as f32 (same values, same definition).
+  bool act_q8 = node.attrs.has("act") && node.attrs.s("act") == "q8";
+  q8::DotFn q8dot = act_q8 && !half_x ? q8::dot_fn(t) : nullptr;
   return [=](const KernelArgs& a) {
     const auto* w = static_cast<const uint8_t*>(a.in[1].data);
     int64_t M = a.in[0].numel / K;
@@ -498,7 +503,8 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
     thread_local std::vector<float> xs, ys;
     const float* x = a.in[0].as<float>();
     float* y = a.out[0].as<float>();
-    if (half_x && !(bf16_gemm && M == bf16_gemm->M)) {
+    bool gemm16 = bf16_gemm && M == bf16_gemm->M && !act_q8;
+    if (half_x && !gemm16) {
       xs.resize(static_cast<size_t>(M * K));
       const auto* xb = a.in[0].as<uint16_t>();
       for (int64_t i = 0; i < M * K; ++i) xs[static_cast<size_t>(i)] = bf16_to_f32(xb[i]);
@@ -508,12 +514,26 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
       ys.resize(static_cast<size_t>(M * N));
       y = ys.data();
     }
+    q8::Rows xr;
+    bool integer = false;
+    if (act_q8) {
+      thread_local std::vector<int8_t> xq;
+      thread_local std::vector<float> xd, xdeq;
+      integer = q8dot && M < kGemmRows;
+      int64_t nb = M * K / 32;
+      xq.resize(static_cast<size_t>(M * K));
+      xd.resize(static_cast<size_t>(2 * nb));
+      if (!integer) xdeq.resize(static_cast<size_t>(M * K));
+      q8::quantize_rows(x, M, K, xq.data(), xd.data(), xd.data() + nb, integer ? nullptr : xdeq.data());
+      xr = {xq.data(), xd.data(), xd.data() + nb, K, K / 32};
+      if (!integer) x = xdeq.data();
+    }
     int64_t tiles = (N + kTileRows - 1) / kTileRows;
     int64_t tile_grain = std::max<int64_t>(1, tiles / num_threads());
     if (M < kGemmRows) {
       thread_local std::vector<float> sums;
       XSums xs;
-      if (K % 32 == 0) {
+      if (K % 32 == 0 && !integer) {
         xs.ld16 = K / 16, xs.ld32 = K / 32;
         sums.resize(static_cast<size_t>(M * (xs.ld16 + xs.ld32)));
         float* s16 = sums.data();
@@ -537,6 +557,13 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
           for (int64_t n = lo; n < hi; ++n)
             for (int64_t m0 = 0; m0 < M; m0 += 4) {
               int mm = static_cast<int>(std::min<int64_t>(4, M - m0));
+              if (integer) {
+                q8::Rows xm = xr;
+                xm.q += m0 * K, xm.d += m0 * (K / 32), xm.s += m0 * (K / 32);
+                q8dot(w + n * rb, K, xm, mm, out);
+                for (int m = 0; m < mm; ++m) y[(m0 + m) * N + n] = out[m];
+                continue;
+              }
               XSums xm = xs;
               if (xs.s16) xm.s16 += m0 * xs.ld16, xm.s32 += m0 * xs.ld32;
               fns.dot(t, w + n * rb, K, x + m0 * K, K, xm, mm, out, half_x);
@@ -544,7 +571,7 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
             }
         }
       });
-    } else if (bf16_gemm && M == bf16_gemm->M) {
+    } else if (gemm16) {
       const auto* xb = a.in[0].as<uint16_t>();
       rlx::parallel_for(tiles, tile_grain, [&](int64_t lo, int64_t hi) {
         thread_local std::vector<uint16_t> tile16;

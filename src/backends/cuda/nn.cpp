@@ -105,6 +105,7 @@ Kernel make_dequantize(const ir::Node& n, const ir::Graph&) {
 // dequant_matmul, x[..., k] · Wᵀ with W[n, k] packed: f32 x → f32, bf16 x → f32 or bf16.
 bool claims_dequant_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
   if (in[1].dtype != DType::u8 || !quant::block_type_from_name(a.s("type")).has_value()) return false;
+  if (a.has("act") && a.s("act") != "f32") return false;  // 8-bit activations: the decomposition
   if (in[0].dtype == DType::f32) return out[0].dtype == DType::f32;
   return in[0].dtype == DType::bf16 && (out[0].dtype == DType::f32 || out[0].dtype == DType::bf16);
 }

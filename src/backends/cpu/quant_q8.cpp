@@ -1,0 +1,193 @@
+#include "backends/cpu/quant_q8.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+// GCC 12's AVX-512 intrinsics build their "undefined" vectors by self-initialization, which
+// -Wuninitialized flags in every caller (GCC PR 105593).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+namespace rlx::backends::cpu::q8 {
+
+namespace {
+
+#define RLX_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+
+bool has_vnni() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
+  }();
+  return yes;
+}
+
+inline float f16_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// One block of 32, scalar: the definition.
+void quantize_block(const float* x, int8_t* q, float* d, float* s, float* deq) {
+  float amax = 0;
+  for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[i]));
+  float inv = amax == 0.0f ? 0.0f : 127.0f / amax;
+  float scale = amax / 127.0f;
+  int sum = 0;
+  for (int i = 0; i < 32; ++i) {
+    int v = static_cast<int>(std::nearbyint(x[i] * inv));
+    v = std::min(127, std::max(-127, v));
+    q[i] = static_cast<int8_t>(v);
+    sum += v;
+    if (deq) deq[i] = static_cast<float>(v) * scale;
+  }
+  *d = scale;
+  *s = scale * static_cast<float>(sum);
+}
+
+// The same with AVX-512: the products, the rounding (cvtps2dq rounds half to even, like
+// nearbyint) and the scales are the scalar code's, so the results are identical.
+RLX_VNNI void quantize_block_avx512(const float* x, int8_t* q, float* d, float* s, float* deq) {
+  __m512 a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
+  float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(b)));
+  float inv = amax == 0.0f ? 0.0f : 127.0f / amax;
+  float scale = amax / 127.0f;
+  __m512 vi = _mm512_set1_ps(inv);
+  __m512i qa = _mm512_cvtps_epi32(_mm512_mul_ps(a, vi)), qb = _mm512_cvtps_epi32(_mm512_mul_ps(b, vi));
+  const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
+  qa = _mm512_min_epi32(_mm512_max_epi32(qa, lo), hi);
+  qb = _mm512_min_epi32(_mm512_max_epi32(qb, lo), hi);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(qa));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(qb));
+  int sum = _mm512_reduce_add_epi32(_mm512_add_epi32(qa, qb));
+  *d = scale;
+  *s = scale * static_cast<float>(sum);
+  if (deq) {
+    __m512 vs = _mm512_set1_ps(scale);
+    _mm512_storeu_ps(deq, _mm512_mul_ps(_mm512_cvtepi32_ps(qa), vs));
+    _mm512_storeu_ps(deq + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(qb), vs));
+  }
+}
+
+RLX_VNNI inline float hsum8(__m256 v) {
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+
+// Rows stream from memory: 4 KiB ahead into L2, like the f32 kernels (quant_matmul.cpp).
+constexpr int kPrefetchAhead = 4096;
+
+// Q8_0 (d f16, 32 × s8): vpdpbusd multiplies unsigned by signed bytes, so each block takes
+// |w| and x with w's sign (Σ |w|·sign(w)·x = Σ w·x), then its scale d_w·d_x.
+template <int M>
+RLX_VNNI void dot_q8_0(const uint8_t* w, int64_t K, const Rows& x, float* out) {
+  int64_t nblk = K / 32;
+  __m256 acc[M][2];
+  for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nblk; ++b, w += 34) {
+    _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead, _MM_HINT_T1);
+    __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2));
+    __m256i aw = _mm256_abs_epi8(wv);
+    float dw = f16_at(w);
+    for (int m = 0; m < M; ++m) {
+      __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + m * x.ldq + 32 * b));
+      __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw, _mm256_sign_epi8(xv, wv));
+      __m256& a = acc[m][b & 1];
+      a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * x.d[m * x.ldd + b]), a);
+    }
+  }
+  for (int m = 0; m < M; ++m) out[m] = hsum8(_mm256_add_ps(acc[m][0], acc[m][1]));
+}
+
+// Q4_K (d, dmin f16; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles): 8 groups of 32,
+// value = d·sc_g·q − dmin·mn_g. Per group Σ q·x̂ = d_x·Σ q·q_x (unsigned nibbles × signed
+// bytes: vpdpbusd as is), and the offsets take Σ x̂ = s of the x block.
+RLX_VNNI void q4_k_scales(const uint8_t* b, __m256* sc, __m256* mn) {
+  uint32_t u[4];
+  std::memcpy(u, b + 4, 12);
+  const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+  u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
+  uint32_t lo = u[1] & k1;
+  u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
+  u[2] = lo;
+  u[0] &= k1;  // bytes 0-7: scales, 8-15: mins
+  __m256 s = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(u))));
+  __m256 n = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(u + 2))));
+  *sc = _mm256_mul_ps(s, _mm256_set1_ps(f16_at(b)));
+  *mn = _mm256_mul_ps(n, _mm256_set1_ps(-f16_at(b + 2)));
+}
+
+template <int M>
+RLX_VNNI void dot_q4_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
+  int64_t nblk = K / 256;
+  __m512 acc[M];
+  __m256 macc[M];
+  for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps(), macc[m] = _mm256_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  // The 16 lanes of one vpdpbusd hold two groups: lanes 0-7 group 2j, 8-15 group 2j + 1.
+  const __m512i pick[4] = {_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+                           _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2),
+                           _mm512_set_epi32(5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4),
+                           _mm512_set_epi32(7, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 6)};
+  for (int64_t b = 0; b < nblk; ++b, w += 144) {
+    for (int p = 0; p < 144; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
+    __m256 sc, mn;
+    q4_k_scales(w, &sc, &mn);
+    __m512i q[4];
+    for (int j = 0; j < 4; ++j) {
+      __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16 + 32 * j));
+      __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+      q[j] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    }
+    for (int m = 0; m < M; ++m) {
+      const float* dx = x.d + m * x.ldd + 8 * b;
+      macc[m] = _mm256_fmadd_ps(mn, _mm256_loadu_ps(x.s + m * x.ldd + 8 * b), macc[m]);
+      __m512 gs = _mm512_castps256_ps512(_mm256_mul_ps(sc, _mm256_loadu_ps(dx)));  // d·sc_g·d_x of each group
+      const int8_t* xq = x.q + m * x.ldq + 256 * b;
+      for (int j = 0; j < 4; ++j) {
+        __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[j], _mm512_loadu_si512(xq + 64 * j));
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(pick[j], gs), acc[m]);
+      }
+    }
+  }
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]) + hsum8(macc[m]);
+}
+
+template <void (*F1)(const uint8_t*, int64_t, const Rows&, float*), void (*F2)(const uint8_t*, int64_t, const Rows&, float*),
+          void (*F3)(const uint8_t*, int64_t, const Rows&, float*), void (*F4)(const uint8_t*, int64_t, const Rows&, float*)>
+void dot_m(const uint8_t* w, int64_t K, const Rows& x, int M, float* out) {
+  switch (M) {
+    case 1: return F1(w, K, x, out);
+    case 2: return F2(w, K, x, out);
+    case 3: return F3(w, K, x, out);
+    default: return F4(w, K, x, out);
+  }
+}
+
+}  // namespace
+
+void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, float* s, float* deq) {
+  bool fast = has_vnni();
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t b = 0; b < K / 32; ++b) {
+      int64_t i = m * K + 32 * b, j = m * (K / 32) + b;
+      float* dq = deq ? deq + i : nullptr;
+      if (fast) quantize_block_avx512(x + i, q + i, d + j, s + j, dq);
+      else quantize_block(x + i, q + i, d + j, s + j, dq);
+    }
+}
+
+DotFn dot_fn(quant::BlockType t) {
+  if (!has_vnni()) return nullptr;
+  switch (t) {
+    case quant::BlockType::q8_0: return dot_m<dot_q8_0<1>, dot_q8_0<2>, dot_q8_0<3>, dot_q8_0<4>>;
+    case quant::BlockType::q4_k: return dot_m<dot_q4_k<1>, dot_q4_k<2>, dot_q4_k<3>, dot_q4_k<4>>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace rlx::backends::cpu::q8

@@ -1,0 +1,31 @@
+// 8-bit activations for dequant_matmul (act=q8): x rounded to blocks of 32 int8 values with
+// one f32 scale each, multiplied by packed weights with integer dot products (AVX512-VNNI
+// vpdpbusd: 64 byte products per instruction where the f32 path decodes and converts 16).
+// The rounding is the op's definition (ops/quant.cpp), so every path gives the same x.
+#pragma once
+#include <cstdint>
+
+#include "util/quant_blocks.h"
+
+namespace rlx::backends::cpu::q8 {
+
+// M rows of x rounded to 8-bit blocks: q[m·ldq + i], and per block of 32 the scale
+// d = max|x|/127 and s = d·Σq (the sum of the rounded values, for the K-quants' offsets).
+struct Rows {
+  const int8_t* q = nullptr;
+  const float* d = nullptr;
+  const float* s = nullptr;
+  int64_t ldq = 0, ldd = 0;
+};
+
+// Rounds M rows of K values (K a multiple of 32): q = round_half_even(x·127/max|x|) per block.
+// `deq`, when given, receives q·d (the rounded x as f32, for paths without an integer kernel).
+void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, float* s, float* deq);
+
+// out[m] = Σ_k W[k]·x̂[m, k] for one packed row of K values and M ≤ 4 rounded rows.
+using DotFn = void (*)(const uint8_t* w, int64_t K, const Rows& x, int M, float* out);
+// The integer kernel of a block type, or nullptr where this CPU or type has none (Q8_0 and
+// Q4_K on AVX512-VNNI machines).
+DotFn dot_fn(quant::BlockType t);
+
+}  // namespace rlx::backends::cpu::q8
