@@ -20,6 +20,31 @@ Trainer::Trainer(const std::string& device, const ir::Graph& forward, std::vecto
   int per = optimizer_slots(opt);
   for (const auto& p : params_)
     for (int s = 0; s < per; ++s) slots_.push_back(Tensor::zeros(p.tensor.dtype(), p.tensor.shape()));
+  // On a GPU, parameters and slots stay in device memory: a step then copies only its batch
+  // in and its loss out (donated outputs update them in place).
+  for (const auto& p : params_) keep_on_device(p.tensor);
+  for (const auto& s : slots_) keep_on_device(s);
+}
+
+Trainer::~Trainer() {
+  for (const Tensor& t : kept_)
+    if (t.defined()) step_.release_from_device(t, false);
+}
+
+bool Trainer::keep_on_device(const Tensor& t) {
+  if (!step_.keep_on_device(t)) return false;
+  kept_.push_back(t);
+  return true;
+}
+
+const std::vector<NamedTensor>& Trainer::params() const {
+  for (const auto& p : params_)
+    for (const Tensor& k : kept_)
+      if (k.data() == p.tensor.data()) {  // fresh host values; stays resident for the next step
+        step_.release_from_device(p.tensor, true);
+        step_.keep_on_device(p.tensor);
+      }
+  return params_;
 }
 
 double Trainer::step(const std::vector<Tensor>& data, double lr) {
@@ -54,7 +79,13 @@ void Trainer::set_params(const std::vector<NamedTensor>& params) {
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i].tensor.dtype() != params_[i].tensor.dtype() || params[i].tensor.shape() != params_[i].tensor.shape())
       throw Error(ErrorKind::invalid_argument, cat("set_params: '", params[i].name, "' has the wrong dtype or shape"));
-    params_[i].tensor = params[i].tensor.clone();
+    Tensor fresh = params[i].tensor.clone();
+    for (Tensor& k : kept_)
+      if (k.data() == params_[i].tensor.data()) {
+        step_.release_from_device(k, false);
+        k = step_.keep_on_device(fresh) ? fresh : Tensor();
+      }
+    params_[i].tensor = fresh;
   }
 }
 

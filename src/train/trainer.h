@@ -21,6 +21,9 @@ class Trainer {
   // values in input order.
   Trainer(const std::string& device, const ir::Graph& forward, std::vector<NamedTensor> params, const OptimizerConfig& opt,
           const SessionOptions& options = {});
+  ~Trainer();
+  Trainer(const Trainer&) = delete;  // parameters may live on the device, owned by this trainer
+  Trainer& operator=(const Trainer&) = delete;
 
   // One optimizer step on a batch; returns the loss. extras() holds the step's extra outputs.
   double step(const std::vector<Tensor>& data, double lr);
@@ -28,10 +31,15 @@ class Trainer {
   // The forward graph on a batch with the current parameters: [loss, extras…].
   std::vector<Tensor> evaluate(const std::vector<Tensor>& data) const;
 
-  const std::vector<NamedTensor>& params() const { return params_; }
+  // The current parameters (copied back from the device first where they live there).
+  const std::vector<NamedTensor>& params() const;
   void set_params(const std::vector<NamedTensor>& params);
   int64_t steps() const { return steps_; }
   const CompiledModel& step_model() const { return step_; }
+  // Keeps `t` — a batch fed to many steps — in device memory until the trainer goes, so steps
+  // do not copy it in (parameters and optimizer state always stay there between steps). False
+  // where the device's memory is host memory.
+  bool keep_on_device(const Tensor& t);
 
  private:
   std::vector<NamedTensor> params_;
@@ -40,6 +48,7 @@ class Trainer {
   size_t num_data_ = 0;
   int64_t steps_ = 0;
   CompiledModel step_, forward_;
+  std::vector<Tensor> kept_;  // kept on the device by this trainer (released when it goes)
 };
 
 }  // namespace rlx::train
