@@ -431,6 +431,11 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
               Attrs{{"mask", std::string("causal")}, {"compute", DType::bf16}}, "bf16 matmuls");
           add({{{d, S({2, 9, 4, 8})}}, {{d, S({2, 9, 4, 8})}}, {{d, S({2, 9, 4, 8})}}, {{d, S({2, 1, 1, 9})}}},
               Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}, {"layout", std::string("bshd")}}, "bf16 matmuls, bshd");
+          // f16 products on f32 inputs (the f16 precision policy; tensor cores on cuda from 16 rows)
+          add({{{d, S({2, 40, 4, 32})}}, {{d, S({2, 40, 4, 32})}}, {{d, S({2, 40, 4, 32})}}, {{d, S({2, 1, 1, 40})}}},
+              Attrs{{"mask", std::string("additive")}, {"compute", DType::f16}, {"layout", std::string("bshd")}}, "f16 matmuls, bshd");
+          add({{{d, S({1, 4, 20, 64})}}, {{d, S({1, 2, 20, 64})}}, {{d, S({1, 2, 20, 64})}}}, Attrs{{"mask", std::string("causal")}, {"compute", DType::f16}},
+              "f16 matmuls, causal, GQA");
           // decode over a KV cache filled to position 5 of 11: the cpu kernel skips the masked tail
           add({{{d, S({2, 4, 1, 8})}}, {{d, S({2, 2, 11, 8})}}, {{d, S({2, 2, 11, 8})}}, {{d, S({1, 1, 1, 11})}, Fill::cache_mask, 5}},
               Attrs{{"mask", std::string("additive")}}, "decode, cache mask, GQA");

@@ -20,7 +20,7 @@ bool claims_attention(Op, const std::vector<ir::Type>& in, const std::vector<ir:
   if (!D.is_static() || !Dv.is_static() || D.value() > kMaxHeadDim || Dv.value() > kMaxHeadDim) return false;
   if (const ir::AttrValue* c = a.find("compute")) {
     DType cd = std::get<DType>(*c);
-    if (cd != d && cd != DType::bf16) return false;
+    if (cd != d && cd != DType::bf16 && !(cd == DType::f16 && d == DType::f32)) return false;
   }
   return true;
 }
@@ -58,6 +58,7 @@ Kernel make_attention(const ir::Node& n, const ir::Graph& g) {
   s.mask = mask == "none" ? 0 : mask == "causal" ? 1 : mask == "sliding_window" ? 2 : 3;
   s.window = n.attrs.i("window");
   s.round_bf16 = n.attrs.has("compute") && n.attrs.dtype("compute") == DType::bf16;
+  s.round_f16 = n.attrs.has("compute") && n.attrs.dtype("compute") == DType::f16 && in_type(g, n, 0).dtype == DType::f32;
   Dt dt = to_dt(in_type(g, n, 0).dtype);
   return {[=](const LaunchArgs& a) {
             launch_attention(dt, a.in[0].data, a.in[1].data, a.in[2].data, a.in.size() > 3 ? a.in[3].data : nullptr, bias_dt, a.out[0].data, s,

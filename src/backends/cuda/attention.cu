@@ -23,7 +23,7 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, const void*
   const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (a.H / a.Hk);
   const int64_t i0 = static_cast<int64_t>(blockIdx.x) * rows, i = i0 + warp;
   const bool active = i < a.Sq;
-  auto rnd = [&](float x) { return a.round_bf16 ? round_bf16(x) : x; };
+  auto rnd = [&](float x) { return a.round_bf16 ? round_bf16(x) : a.round_f16 ? round_f16(x) : x; };
 
   for (int e = threadIdx.x; e < rows * D; e += blockDim.x) {
     int r = e / static_cast<int>(D), d = e % static_cast<int>(D);
@@ -137,7 +137,7 @@ __global__ void attention_decode_kernel(const T* q, const T* k, const T* v, cons
   __shared__ float sacc[kDecodeWarps][SV * 32];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / (a.H / a.Hk);
-  auto rnd = [&](float x) { return a.round_bf16 ? round_bf16(x) : x; };
+  auto rnd = [&](float x) { return a.round_bf16 ? round_bf16(x) : a.round_f16 ? round_f16(x) : x; };
   float qv[SD];
 #pragma unroll
   for (int t = 0; t < SD; ++t) {

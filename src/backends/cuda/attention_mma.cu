@@ -3,7 +3,8 @@
 // the keys in tiles of 64 staged in shared memory as bf16 (or f16). S = Q·Kᵀ and O += P·V are
 // tensor-core products with f32 accumulators; scale, softcap, bias, masks and the online
 // softmax stay in registers in f32. Used where the operands may be rounded to 16 bits: compute
-// = bf16 (the bf16 precision policy) or 16-bit inputs — f32 attention keeps the exact kernel.
+// = bf16 or f16 (the bf16 / f16 precision policies) or 16-bit inputs — f32 attention keeps the
+// exact kernel.
 #include "backends/cuda/common.cuh"
 
 namespace rlx::backends::cuda {
@@ -281,7 +282,7 @@ bool launch_dims(const void* q, const void* k, const void* v, const void* bias, 
 bool attention_uses_mma(Dt dt, const AttentionSpec& a) {
   bool dims = (a.D == 32 && a.Dv == 32) || (a.D == 64 && a.Dv == 64) || (a.D == 128 && a.Dv == 128);
   if (a.Sq < 16 || !dims) return false;
-  return dt == Dt::bf16 || (dt == Dt::f32 && a.round_bf16) || (dt == Dt::f16 && !a.round_bf16);
+  return dt == Dt::bf16 || (dt == Dt::f32 && (a.round_bf16 || a.round_f16)) || (dt == Dt::f16 && !a.round_bf16);
 }
 
 bool launch_attention_mma(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
@@ -289,7 +290,9 @@ bool launch_attention_mma(Dt dt, const void* q, const void* k, const void* v, co
   // a few query rows (decode) leave most of a 64-row tile idle: the exact kernel does better
   if (!attention_uses_mma(dt, a)) return false;
   switch (dt) {
-    case Dt::f32: return a.round_bf16 && launch_dims<true, float>(q, k, v, bias, bias_dt, y, a, s);
+    case Dt::f32:  // f32 operands rounded to the compute dtype as they are staged
+      if (a.round_bf16) return launch_dims<true, float>(q, k, v, bias, bias_dt, y, a, s);
+      return a.round_f16 && launch_dims<false, float>(q, k, v, bias, bias_dt, y, a, s);
     case Dt::bf16: return launch_dims<true, __nv_bfloat16>(q, k, v, bias, bias_dt, y, a, s);
     case Dt::f16: return !a.round_bf16 && launch_dims<false, __half>(q, k, v, bias, bias_dt, y, a, s);
     default: return false;

@@ -123,6 +123,7 @@ struct AttentionSpec {
   int mask;  // 0 none, 1 causal, 2 sliding window, 3 additive
   int64_t window;
   bool round_bf16;  // compute=bf16: operands rounded to bf16
+  bool round_f16;   // compute=f16 (f32 inputs): operands rounded to f16
 };
 constexpr int64_t kMaxHeadDim = 256;
 // attention_mma.cu: tensor-core tiles (bf16/f16 products, f32 softmax) where the precision allows
