@@ -71,8 +71,10 @@ void launch_pad(int elem_bytes, const void* x, void* y, const Space& out, const 
 void launch_gather(int elem_bytes, const void* x, const void* idx, Dt idx_dt, void* y, int64_t outer, int64_t n, int64_t K, int64_t inner,
                    ErrorWord* err, int node, cudaStream_t s);
 // scatter into y (already holding x) in index order, one thread per (outer, inner) column
+// `last`: K bytes of scratch for plain assignment with K > 1 (which updates the last of
+// repeated indices decides), or null to use the sequential kernel.
 void launch_scatter(Dt dt, int reduce, void* y, const void* idx, Dt idx_dt, const void* upd, int64_t outer, int64_t n, int64_t K,
-                    int64_t inner, ErrorWord* err, int node, cudaStream_t s);
+                    int64_t inner, ErrorWord* err, int node, cudaStream_t s, uint8_t* last = nullptr);
 
 // ---- reduce.cu
 enum class Red : uint8_t { sum, prod, max, min, argmax, argmin };

@@ -155,12 +155,16 @@ Kernel make_scatter(const ir::Node& n, const ir::Graph& g) {
   const std::string& r = n.attrs.s("reduce");
   int reduce = r == "none" ? 0 : r == "add" ? 1 : r == "max" ? 2 : 3;
   Dt dt = to_dt(in_type(g, n, 0).dtype), idt = to_dt(in_type(g, n, 1).dtype);
+  int64_t K = 1;
+  for (int64_t d : static_shape(g, n.inputs[1])) K *= d;
   return {[=](const LaunchArgs& a) {
-    size_t bytes = dtype_bytes(a.in[0].dtype, a.in[0].numel);
-    if (bytes && a.out[0].data != a.in[0].data)
-      check(cudaMemcpyAsync(a.out[0].data, a.in[0].data, bytes, cudaMemcpyDeviceToDevice, a.stream), "copying a scatter's input");
-    launch_scatter(dt, reduce, a.out[0].data, a.in[1].data, idt, a.in[2].data, outer, len, a.in[1].numel, inner, a.error, a.node_index, a.stream);
-  }};
+            size_t bytes = dtype_bytes(a.in[0].dtype, a.in[0].numel);
+            if (bytes && a.out[0].data != a.in[0].data)
+              check(cudaMemcpyAsync(a.out[0].data, a.in[0].data, bytes, cudaMemcpyDeviceToDevice, a.stream), "copying a scatter's input");
+            launch_scatter(dt, reduce, a.out[0].data, a.in[1].data, idt, a.in[2].data, outer, len, a.in[1].numel, inner, a.error, a.node_index,
+                           a.stream, static_cast<uint8_t*>(a.scratch));
+          },
+          static_cast<size_t>(std::max<int64_t>(K, 1))};
 }
 
 }  // namespace

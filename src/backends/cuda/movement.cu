@@ -92,11 +92,23 @@ __global__ void scatter_kernel(Dt dt, int reduce, void* y, const void* idx, Dt i
   }
 }
 
-// Assignment with one thread per updated element; of updates to the same index the last one
-// wins (as in the sequential definition): an element is stored only when no later index repeats.
+// last[k] = 1 when no later index repeats idx[k]: of updates to the same index the last one
+// wins (as in the sequential definition). Once per launch, not once per updated element (a
+// 512-row KV-cache write checked 512 indices for each of its 500k elements: 89 µs).
+// One block per index: its threads compare the later ones in parallel.
+__global__ void scatter_last_kernel(const void* idx, Dt idx_dt, int64_t K, uint8_t* last) {
+  int64_t k = blockIdx.x;
+  int64_t j = load_index(idx, idx_dt, k);
+  int dup = 0;
+  for (int64_t k2 = k + 1 + threadIdx.x; k2 < K && !dup; k2 += blockDim.x) dup = load_index(idx, idx_dt, k2) == j;
+  dup = __syncthreads_or(dup);
+  if (threadIdx.x == 0) last[k] = !dup;
+}
+
+// Assignment with one thread per updated element, stored where last[k] says so.
 template <class T>
 __global__ void scatter_set_kernel(T* y, const void* idx, Dt idx_dt, const T* upd, int64_t outer, int64_t n, int64_t K, int64_t inner,
-                                   ErrorWord* err, int node) {
+                                   const uint8_t* last, ErrorWord* err, int node) {
   RLX_GRID_STRIDE(g, outer * K * inner) {
     int64_t i = g % inner, ok = g / inner, k = ok % K, o = ok / K;
     int64_t j = load_index(idx, idx_dt, k);
@@ -104,9 +116,7 @@ __global__ void scatter_set_kernel(T* y, const void* idx, Dt idx_dt, const T* up
       report_index_error(err, node, j, n);
       continue;
     }
-    bool last = true;
-    for (int64_t k2 = k + 1; k2 < K && last; ++k2) last = load_index(idx, idx_dt, k2) != j;
-    if (last) y[(o * n + j) * inner + i] = upd[g];
+    if (last[k]) y[(o * n + j) * inner + i] = upd[g];
   }
 }
 
@@ -163,14 +173,15 @@ void launch_gather(int elem_bytes, const void* x, const void* idx, Dt idx_dt, vo
 }
 
 void launch_scatter(Dt dt, int reduce, void* y, const void* idx, Dt idx_dt, const void* upd, int64_t outer, int64_t n, int64_t K,
-                    int64_t inner, ErrorWord* err, int node, cudaStream_t s) {
+                    int64_t inner, ErrorWord* err, int node, cudaStream_t s, uint8_t* last) {
   if (outer * inner == 0 || K == 0) return;
-  if (reduce == 0 && K > 1) {  // plain stores: every update in parallel (a KV cache's new rows)
+  if (reduce == 0 && K > 1 && last) {  // plain stores: every update in parallel (a KV cache's new rows)
     int64_t total = outer * K * inner;
+    scatter_last_kernel<<<static_cast<unsigned>(K), 128, 0, s>>>(idx, idx_dt, K, last);
     by_size(dt_bytes(dt), [&](auto t) {
       using T = decltype(t);
-      scatter_set_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<T*>(y), idx, idx_dt, static_cast<const T*>(upd), outer, n, K, inner, err,
-                                                                 node);
+      scatter_set_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<T*>(y), idx, idx_dt, static_cast<const T*>(upd), outer, n, K, inner, last,
+                                                                 err, node);
     });
     return;
   }
