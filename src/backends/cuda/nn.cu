@@ -69,7 +69,7 @@ __global__ void softmax_strided_kernel(const T* x, T* y, int64_t outer, int64_t 
   }
 }
 
-// ---- layer / RMS norm: one warp per row up to 1024 elements, else one block per row
+// ---- layer / RMS norm: one warp per row (many rows of up to 1024 elements) or one block per row
 template <class T, bool kWarp>
 __global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t rows, int64_t inner, float eps, bool rms) {
   __shared__ float scratch[32];
@@ -241,8 +241,14 @@ void launch_norm(Dt dt, const void* x, const void* gamma, const void* beta, void
     using T = decltype(t);
     auto xp = static_cast<const T*>(x), gp = static_cast<const T*>(gamma), bp = static_cast<const T*>(beta);
     auto yp = static_cast<T*>(y);
-    if (inner <= 1024) norm_kernel<T, true><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, s>>>(xp, gp, bp, yp, rows, inner, eps, rms);
-    else norm_kernel<T, false><<<static_cast<unsigned>(rows), 512, 0, s>>>(xp, gp, bp, yp, rows, inner, eps, rms);
+    // A warp per row needs many rows to fill the GPU; a few rows (decode: one) get a block each,
+    // ~4 elements per thread, instead of one warp walking the whole row.
+    if (inner <= 1024 && rows >= 1024) {
+      norm_kernel<T, true><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, s>>>(xp, gp, bp, yp, rows, inner, eps, rms);
+    } else {
+      int threads = static_cast<int>(std::min<int64_t>(512, std::max<int64_t>(32, (inner / 4 + 31) / 32 * 32)));
+      norm_kernel<T, false><<<static_cast<unsigned>(rows), threads, 0, s>>>(xp, gp, bp, yp, rows, inner, eps, rms);
+    }
   });
 }
 
