@@ -20,6 +20,7 @@
 
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/onednn_matmul.h"
+#include "backends/cpu/q4_k_scales.h"
 #include "backends/cpu/quant_q8.h"
 #include "util/quant_blocks.h"
 
@@ -87,19 +88,11 @@ struct DecQ4_K {
     alignas(64) float sc[8], mn[8];
   };
   RLX_AVX512 static State prep(const uint8_t* b) {
-    uint32_t u[4];
-    std::memcpy(u, b + 4, 12);
-    const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
-    u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
-    uint32_t lo = u[1] & k1;
-    u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
-    u[2] = lo;
-    u[0] &= k1;  // bytes 0-7: scales, 8-15: mins
-    __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(u))));
-    __m256 mn = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(u + 2))));
+    __m256 sc, mn;
+    q4_k_scales(b, &sc, &mn);
     State s;
-    _mm256_store_ps(s.sc, _mm256_mul_ps(sc, _mm256_set1_ps(f16_at(b))));
-    _mm256_store_ps(s.mn, _mm256_mul_ps(mn, _mm256_set1_ps(-f16_at(b + 2))));
+    _mm256_store_ps(s.sc, sc);
+    _mm256_store_ps(s.mn, mn);
     return s;
   }
   RLX_AVX512 static __m512 chunk(const uint8_t* b, const State& s, int c) {

@@ -1,5 +1,7 @@
 #include "backends/cpu/quant_q8.h"
 
+#include "backends/cpu/q4_k_scales.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -106,21 +108,6 @@ RLX_VNNI void dot_q8_0(const uint8_t* w, int64_t K, const Rows& x, float* out) {
 // Q4_K (d, dmin f16; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles): 8 groups of 32,
 // value = d·sc_g·q − dmin·mn_g. Per group Σ q·x̂ = d_x·Σ q·q_x (unsigned nibbles × signed
 // bytes: vpdpbusd as is), and the offsets take Σ x̂ = s of the x block.
-RLX_VNNI void q4_k_scales(const uint8_t* b, __m256* sc, __m256* mn) {
-  uint32_t u[4];
-  std::memcpy(u, b + 4, 12);
-  const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
-  u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
-  uint32_t lo = u[1] & k1;
-  u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
-  u[2] = lo;
-  u[0] &= k1;  // bytes 0-7: scales, 8-15: mins
-  __m256 s = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(u))));
-  __m256 n = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(u + 2))));
-  *sc = _mm256_mul_ps(s, _mm256_set1_ps(f16_at(b)));
-  *mn = _mm256_mul_ps(n, _mm256_set1_ps(-f16_at(b + 2)));
-}
-
 template <int M>
 RLX_VNNI void dot_q4_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   int64_t nblk = K / 256;
