@@ -37,13 +37,18 @@ bool Trainer::keep_on_device(const Tensor& t) {
   return true;
 }
 
+int64_t Trainer::kept(const Tensor& t) const {
+  for (size_t i = 0; i < kept_.size(); ++i)
+    if (kept_[i].defined() && kept_[i].data() == t.data()) return static_cast<int64_t>(i);
+  return -1;
+}
+
 const std::vector<NamedTensor>& Trainer::params() const {
   for (const auto& p : params_)
-    for (const Tensor& k : kept_)
-      if (k.data() == p.tensor.data()) {  // fresh host values; stays resident for the next step
-        step_.release_from_device(p.tensor, true);
-        step_.keep_on_device(p.tensor);
-      }
+    if (kept(p.tensor) >= 0) {  // fresh host values; stays resident for the next step
+      step_.release_from_device(p.tensor, true);
+      step_.keep_on_device(p.tensor);
+    }
   return params_;
 }
 
@@ -80,11 +85,11 @@ void Trainer::set_params(const std::vector<NamedTensor>& params) {
     if (params[i].tensor.dtype() != params_[i].tensor.dtype() || params[i].tensor.shape() != params_[i].tensor.shape())
       throw Error(ErrorKind::invalid_argument, cat("set_params: '", params[i].name, "' has the wrong dtype or shape"));
     Tensor fresh = params[i].tensor.clone();
-    for (Tensor& k : kept_)
-      if (k.data() == params_[i].tensor.data()) {
-        step_.release_from_device(k, false);
-        k = step_.keep_on_device(fresh) ? fresh : Tensor();
-      }
+    if (int64_t k = kept(params_[i].tensor); k >= 0) {
+      Tensor& slot = kept_[static_cast<size_t>(k)];
+      step_.release_from_device(slot, false);
+      slot = step_.keep_on_device(fresh) ? fresh : Tensor();
+    }
     params_[i].tensor = fresh;
   }
 }

@@ -49,6 +49,7 @@ class Trainer {
   int64_t steps_ = 0;
   CompiledModel step_, forward_;
   std::vector<Tensor> kept_;  // kept on the device by this trainer (released when it goes)
+  int64_t kept(const Tensor& t) const;  // t's index in kept_, or -1
 };
 
 }  // namespace rlx::train

@@ -483,12 +483,12 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
   bool half_out = lir.type(node.outputs[0]).dtype == DType::bf16;
   // Shapes are static in the LIR: bf16 activations get an AMX GEMM plan for this many rows.
   int64_t rows = shape_numel(lir.type(node.inputs[0]).shape).value() / K;
-  std::shared_ptr<TileGemm> bf16_gemm;
-  if (half_x && rows >= kGemmRows && has_bf16_gemm()) bf16_gemm = std::make_shared<TileGemm>(rows, K, N);
   // act=q8: x rounded to 8-bit blocks; few rows of f32 x take the integer kernel where the type
   // has one, everything else multiplies the rounded x as f32 (same values, same definition).
   bool act_q8 = node.attrs.has("act") && node.attrs.s("act") == "q8";
   q8::DotFn q8dot = act_q8 && !half_x ? q8::dot_fn(t) : nullptr;
+  std::shared_ptr<TileGemm> bf16_gemm;
+  if (half_x && !act_q8 && rows >= kGemmRows && has_bf16_gemm()) bf16_gemm = std::make_shared<TileGemm>(rows, K, N);
   return [=](const KernelArgs& a) {
     const auto* w = static_cast<const uint8_t*>(a.in[1].data);
     int64_t M = a.in[0].numel / K;
@@ -496,7 +496,7 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
     thread_local std::vector<float> xs, ys;
     const float* x = a.in[0].as<float>();
     float* y = a.out[0].as<float>();
-    bool gemm16 = bf16_gemm && M == bf16_gemm->M && !act_q8;
+    bool gemm16 = bf16_gemm && M == bf16_gemm->M;
     if (half_x && !gemm16) {
       xs.resize(static_cast<size_t>(M * K));
       const auto* xb = a.in[0].as<uint16_t>();
