@@ -32,7 +32,25 @@ ir::Graph fold_constants(const ir::Graph& g, const NodeEvaluator& eval, int64_t 
     for (const auto& t : results) outs.push_back(b.emit_plain(Op::constant, {}, Attrs{{"value", t}}, ir::Path::native)[0]);
     return outs;
   }};
-  return rewrite(g, {fold}, "fold");
+  // A transpose that moves only axes of size 1 keeps every element where it was: a reshape,
+  // which is a view (decode's [B,1,H,D] ↔ [B,H,1,D] head shuffles: four copies a layer).
+  Rule unit_transpose{"unit transpose", [&](RewriteBuilder& b, Op op, const std::vector<ValueId>& in,
+                                            const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
+    if (op != Op::transpose || b.inherited_path() != ir::Path::native) return std::nullopt;
+    const Shape& shape = b.type(in[0]).shape;
+    std::vector<int64_t> perm = attrs.ints("perm");
+    int64_t last = -1;
+    Shape out;
+    for (int64_t axis : perm) {
+      const Dim& d = shape[static_cast<size_t>(axis)];
+      out.push_back(d);
+      if (d.is_static() && d.value() == 1) continue;
+      if (axis < last) return std::nullopt;  // two axes that hold data change order
+      last = axis;
+    }
+    return b.emit_plain(Op::reshape, {in[0]}, Attrs{{"shape", out}}, ir::Path::native);
+  }};
+  return rewrite(g, {fold, unit_transpose}, "fold");
 }
 
 }  // namespace rlx::passes
