@@ -68,6 +68,8 @@ std::vector<Type> infer_dequant_matmul(Op op, const std::vector<Type>& in, const
   DType od = in[0].dtype;
   if (auto* o = a.find("out")) od = std::get<DType>(*o);
   if (!is_float(od)) type_error(op, cat("out must be a float type, got ", dtype_name(od)));
+  if (in.size() == 3 && (in[2].dtype != od || in[2].shape != out))
+    type_error(op, cat("the addend must be the result's type ", ir::type_str(Type{od, out}), ", got ", ir::type_str(in[2])));
   return {{od, out}};
 }
 
@@ -98,7 +100,8 @@ std::vector<ValueId> decompose_dequant_matmul(Builder& b, const std::vector<Valu
   DType od = a.has("out") ? a.dtype("out") : d;
   ValueId x = b.cast(in[0], cd);
   if (a.has("act") && a.s("act") == "q8") x = b.cast(round_to_q8_blocks(b, b.cast(x, DType::f32), a.i("k")), cd);
-  return {b.cast(b.emit1(Op::linear, {x, b.cast(w, cd)}), od)};
+  ValueId y = b.cast(b.emit1(Op::linear, {x, b.cast(w, cd)}), od);
+  return {in.size() == 3 ? b.add(y, in[2]) : y};
 }
 
 }  // namespace

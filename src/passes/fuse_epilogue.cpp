@@ -59,6 +59,23 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) 
     const ir::Node& n = g.node(i);
     bool elementwise = n.op == Op::elementwise_region || (ir::has_trait(n.op, ir::kElementwise) && n.op != Op::constant);
     if (!elementwise || n.outputs.size() != 1) continue;
+    if (n.op == Op::add && n.inputs[0] != n.inputs[1]) {
+      // add(dequant_matmul(x, W), r) with r of the sum's type: the addend input (a decode
+      // step's residual adds, stored with the product instead of a pass of their own)
+      for (size_t k = 0; k < 2; ++k) {
+        const ir::Node* d = g.producer(n.inputs[k]);
+        ValueId r = n.inputs[1 - k];
+        if (!d || d->op != Op::dequant_matmul || d->inputs.size() != 2 || uses[static_cast<size_t>(n.inputs[k])] != 1) continue;
+        int di = g.value(n.inputs[k]).node;
+        if (absorbed[static_cast<size_t>(di)] || g.type(r) != g.type(n.outputs[0]) || g.type(n.inputs[k]) != g.type(r)) continue;
+        if (!device.claims(Op::dequant_matmul, {g.type(d->inputs[0]), g.type(d->inputs[1]), g.type(r)}, {g.type(r)}, d->attrs)) continue;
+        plan[static_cast<size_t>(i)] = {di, k};
+        absorbed[static_cast<size_t>(di)] = true;
+        extras[static_cast<size_t>(i)] = {r};
+        break;
+      }
+      if (plan[static_cast<size_t>(i)].first >= 0) continue;
+    }
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const ir::Node* d = g.producer(n.inputs[k]);
       if (!d || d->op != Op::dot_general || uses[static_cast<size_t>(n.inputs[k])] != 1) continue;
@@ -101,17 +118,22 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) 
       const ir::Node& d = g.node(plan[static_cast<size_t>(i)].first);
       in = {map[static_cast<size_t>(d.inputs[0])], map[static_cast<size_t>(d.inputs[1])]};
       for (ValueId v : extras[static_cast<size_t>(i)]) in.push_back(map[static_cast<size_t>(v)]);
-      op = Op::fused_dot;
-      attrs = Attrs{{"batch", d.attrs.intss("batch")}, {"contract", d.attrs.intss("contract")}, {"epilogue", bodies[static_cast<size_t>(i)]}};
-      if (const ir::AttrValue* o = d.attrs.find("out")) attrs.set("out", *o);
-      if (const ir::AttrValue* c = d.attrs.find("compute")) attrs.set("compute", *c);
+      if (d.op == Op::dequant_matmul) {
+        op = Op::dequant_matmul;
+        attrs = d.attrs;
+      } else {
+        op = Op::fused_dot;
+        attrs = Attrs{{"batch", d.attrs.intss("batch")}, {"contract", d.attrs.intss("contract")}, {"epilogue", bodies[static_cast<size_t>(i)]}};
+        if (const ir::AttrValue* o = d.attrs.find("out")) attrs.set("out", *o);
+        if (const ir::AttrValue* c = d.attrs.find("compute")) attrs.set("compute", *c);
+      }
       b.set_context(d.name, d.origin);
     } else {
       for (ValueId v : n.inputs) in.push_back(map[static_cast<size_t>(v)]);
       b.set_context(n.name, n.origin);
     }
     auto outs = b.emit(op, in, attrs);
-    out.node(out.num_nodes() - 1).path = op == Op::fused_dot ? ir::Path::native : n.path;
+    out.node(out.num_nodes() - 1).path = plan[static_cast<size_t>(i)].first >= 0 ? ir::Path::native : n.path;
     for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
   }
   std::vector<ValueId> outs;

@@ -23,8 +23,9 @@ using ir::Op;
 using ir::Type;
 
 // cache_mask: an additive attention mask over the last axis, 0 on its first `range` positions
-// and −inf after them (a KV cache filled that far).
-enum class Fill { normal, positive, unit, distinct, boolean, index, label, small_int, packed, cache_mask };
+// and −inf after them (a KV cache filled that far). causal_bias: a causal mask as a bias over
+// [.., Sq, Sk], 0 where key ≤ row + `range` and −1e30 after (how the llama graph masks its cache).
+enum class Fill { normal, positive, unit, distinct, boolean, index, label, small_int, packed, cache_mask, causal_bias };
 
 struct Operand {
   Type type;
@@ -112,6 +113,12 @@ Tensor make_input(const Operand& o, std::mt19937& rng, bool transposed_view) {
       case Fill::small_int: v[i] = static_cast<double>(static_cast<int>(rng() % 7) - 3); break;
       case Fill::distinct: v[i] = static_cast<double>(i); break;
       case Fill::cache_mask: v[i] = static_cast<int64_t>(i) % shape.back() < o.range ? 0.0 : -INFINITY; break;
+      case Fill::causal_bias: {
+        int64_t cols = shape.back(), rows = shape[shape.size() - 2];
+        int64_t key = static_cast<int64_t>(i) % cols, row = static_cast<int64_t>(i) / cols % rows;
+        v[i] = key <= row + o.range ? 0.0 : -1e30;
+        break;
+      }
       case Fill::packed: break;
     }
   }
@@ -446,6 +453,15 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
               "long causal prompt, GQA");
           add({{{d, S({1, 384, 4, 16})}}, {{d, S({1, 384, 2, 16})}}, {{d, S({1, 384, 2, 16})}}, {{d, S({1, 1, 384, 384})}}},
               Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}, {"layout", std::string("bshd")}}, "long prompt, bias mask, bf16, bshd");
+          // a prompt of 150 at positions 30.. of a cache of 260, causal through the bias: the
+          // cuda tensor-core kernel skips the key tiles no row of a block may see
+          add({{{d, S({1, 4, 150, 64})}}, {{d, S({1, 2, 260, 64})}}, {{d, S({1, 2, 260, 64})}}, {{d, S({1, 1, 150, 260})}, Fill::causal_bias, 30}},
+              Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}}, "prompt into a cache, causal bias, bf16");
+          add({{{d, S({1, 2, 70, 32})}}, {{d, S({1, 1, 130, 32})}}, {{d, S({1, 1, 130, 32})}}, {{d, S({1, 1, 70, 130})}, Fill::causal_bias, 60}},
+              Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}}, "causal bias, odd cache length, bf16");
+          // few query tiles: the cuda tensor-core kernel splits each tile's keys over blocks
+          add({{{d, S({1, 2, 200, 32})}}, {{d, S({1, 1, 200, 32})}}, {{d, S({1, 1, 200, 32})}}}, Attrs{{"mask", std::string("causal")}, {"compute", DType::bf16}},
+              "causal, few query tiles, bf16");
         }
       }
       break;
@@ -532,6 +548,14 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{DType::bf16, S({2, K})}}, w}, f32_out, "bf16 x, f32 out");
         add({{{DType::bf16, S({2, 9, K})}}, w}, f32_out, "bf16 x, f32 out, GEMM (AMX)");
         add({{{DType::f32, S({2, K})}}, {{DType::u8, S({N * rb})}, Fill::packed, i}}, a, "flat bytes");
+        // a residual added as the product is stored (what the epilogue fusion makes of an add)
+        add({{{DType::f32, S({1, K})}}, w, {{DType::f32, S({1, N})}}}, a, "one row + addend");
+        add({{{DType::f32, S({20, K})}}, w, {{DType::f32, S({20, N})}}}, a, "GEMM + addend");
+        add({{{DType::bf16, S({2, K})}}, w, {{DType::bf16, S({2, N})}}}, a, "bf16 x + bf16 addend");
+        // long rows: the decode kernel splits each row over several warps
+        int64_t KL = 4096;
+        add({{{DType::f32, S({2, KL})}}, {{DType::u8, S({N, *quant::row_bytes(t, KL)})}, Fill::packed, i}}, Attrs{{"type", a.s("type")}, {"n", N}, {"k", KL}},
+            "two long rows");
         // a block count the decode kernel's unrolled loop does not divide (its tail path)
         int64_t K2 = t == quant::BlockType::f16 || t == quant::BlockType::bf16 ? 528 : (t == quant::BlockType::q8_0 || t == quant::BlockType::q4_0 ? 544 : 0);
         if (K2) {

@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "common/op_cases.h"
+#include "ops/builder.h"
+#include "passes/fuse_epilogue.h"
 #include "passes/legalize.h"
 #include "rlx/error.h"
 #include "rlx/ops.h"
@@ -92,6 +94,30 @@ TEST(CudaDevice, TransformerOpsAreNative) {
     }
     EXPECT_GT(native, 0) << ir::op_keyword(op) << " has no native f32 case on cuda";
   }
+}
+
+// A decode step's residual add joins the GEMV before it (stored with the product); the cpu
+// device, which claims no addend, keeps the add.
+TEST(CudaDevice, ResidualAddJoinsTheDequantGemv) {
+  ir::Graph g;
+  ops::Builder b(g);
+  ir::ValueId x = g.add_input({DType::f32, {Dim::symbol("B"), Dim(1), Dim(64)}}, "x");
+  ir::ValueId r = g.add_input({DType::f32, {Dim::symbol("B"), Dim(1), Dim(16)}}, "r");
+  ir::ValueId w = b.emit1(ir::Op::constant, {}, ir::Attrs{{"value", Tensor::zeros(DType::u8, {16, 128})}});
+  ir::ValueId y = b.emit1(ir::Op::dequant_matmul, {x, w}, ir::Attrs{{"type", std::string("bf16")}, {"n", int64_t{16}}, {"k", int64_t{64}}});
+  g.set_outputs({b.add(r, y)});
+  auto fused = [&](const char* device) {
+    passes::DispatchReport rep;
+    ir::Graph out = passes::fuse_matmul_epilogues(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    int adds = 0, addends = 0;
+    for (const auto& n : out.nodes()) {
+      adds += n.op == ir::Op::add;
+      addends += n.op == ir::Op::dequant_matmul && n.inputs.size() == 3;
+    }
+    return std::pair{adds, addends};
+  };
+  EXPECT_EQ(fused("cuda"), (std::pair{0, 1}));
+  EXPECT_EQ(fused("cpu"), (std::pair{1, 0}));
 }
 
 TEST(CudaDevice, BlockMatchesReference) {

@@ -2,7 +2,9 @@
 // softcap, both layouts and compute=bf16 (operands rounded to bf16, f32 accumulation).
 #include <cmath>
 
+#include "backends/cuda/device.h"
 #include "backends/cuda/kernels.h"
+#include "util/strings.h"
 
 namespace rlx::backends::cuda {
 
@@ -60,11 +62,16 @@ Kernel make_attention(const ir::Node& n, const ir::Graph& g) {
   s.round_bf16 = n.attrs.has("compute") && n.attrs.dtype("compute") == DType::bf16;
   s.round_f16 = n.attrs.has("compute") && n.attrs.dtype("compute") == DType::f16 && in_type(g, n, 0).dtype == DType::f32;
   Dt dt = to_dt(in_type(g, n, 0).dtype);
+  s.splits = 1;
+  if (!attention_uses_decode(s) && attention_uses_mma(dt, s)) s.splits = attention_mma_splits(dt, s, gpu_info().sm_count);
   return {[=](const LaunchArgs& a) {
             launch_attention(dt, a.in[0].data, a.in[1].data, a.in[2].data, a.in.size() > 3 ? a.in[3].data : nullptr, bias_dt, a.out[0].data, s,
-                             a.stream);
+                             a.scratch, a.stream);
           },
-          0, attention_uses_decode(s) ? "decode, keys split over warps" : attention_uses_mma(dt, s) ? "tensor cores" : "f32 cores"};
+          s.splits > 1 ? attention_mma_scratch(s) : 0,
+          attention_uses_decode(s) ? "decode, keys split over warps"
+          : attention_uses_mma(dt, s) ? (s.splits > 1 ? cat("tensor cores, keys split ", s.splits, " ways") : std::string("tensor cores"))
+                                      : "f32 cores"};
 }
 
 }  // namespace

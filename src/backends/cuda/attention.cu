@@ -253,7 +253,7 @@ void launch_decode(const void* q, const void* k, const void* v, const void* bias
 bool attention_uses_decode(const AttentionSpec& a) { return a.Sq <= kDecodeMaxRows; }
 
 void launch_attention(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
-                      cudaStream_t s) {
+                      void* scratch, cudaStream_t s) {
   if (a.B * a.H * a.Sq == 0) return;
   if (attention_uses_decode(a)) {
     switch (dt) {
@@ -263,7 +263,7 @@ void launch_attention(Dt dt, const void* q, const void* k, const void* v, const 
     }
     return;
   }
-  if (launch_attention_mma(dt, q, k, v, bias, bias_dt, y, a, s)) return;
+  if (launch_attention_mma(dt, q, k, v, bias, bias_dt, y, a, scratch, s)) return;
   switch (dt) {
     case Dt::f16: launch_typed<__half>(q, k, v, bias, bias_dt, y, a, s); break;
     case Dt::bf16: launch_typed<__nv_bfloat16>(q, k, v, bias, bias_dt, y, a, s); break;

@@ -5,6 +5,8 @@
 // softmax stay in registers in f32. Used where the operands may be rounded to 16 bits: compute
 // = bf16 or f16 (the bf16 / f16 precision policies) or 16-bit inputs — f32 attention keeps the
 // exact kernel.
+#include <algorithm>
+
 #include "backends/cuda/common.cuh"
 
 namespace rlx::backends::cuda {
@@ -12,6 +14,10 @@ namespace rlx::backends::cuda {
 namespace {
 
 constexpr int kBc = 64;  // keys per tile; a block has W warps of 16 query rows each
+constexpr int kLdBias = kBc + 8;  // a staged per-row bias tile's row stride (floats)
+// A bias at or below this masks its score: with a running row maximum above kSettledMax, the
+// score's exp(score + bias - max) is exactly 0 in f32 for any score below 1e19.
+constexpr float kMaskedBias = -1e20f, kSettledMax = -1e10f;
 
 template <bool kBf16>
 __device__ __forceinline__ uint16_t to_bits(float x) {
@@ -97,19 +103,52 @@ __device__ __forceinline__ void load_tile(uint16_t* dst, int ld, const T* src, i
   }
 }
 
+// The key and value tiles of rows [row0, row0 + kBc) together, as load_tile stages each: up to
+// 4 vector loads of each operand in flight per thread before the first is used (more spill the
+// registers that hold O).
+template <int D, int W, bool kBf16, class T>
+__device__ __forceinline__ void load_kv(uint16_t* ks, uint16_t* vs, int ld, const T* k, int64_t k_base, int64_t k_stride, const T* v, int64_t v_base,
+                                        int64_t v_stride, int64_t row0, int64_t valid) {
+  using V = typename Vec4<T>::type;
+  constexpr int kVecs = kBc * D / 4, kPer = kVecs / (W * 32), kChunk = kPer < 4 ? kPer : 4;
+  static_assert(kVecs % (W * 32) == 0 && kPer % kChunk == 0, "tile must split evenly over the block");
+#pragma unroll 1
+  for (int c = 0; c < kPer; c += kChunk) {
+    V kv[kChunk], vv[kChunk];
+#pragma unroll
+    for (int u = 0; u < kChunk; ++u) {
+      int e = threadIdx.x + (c + u) * W * 32, r = e / (D / 4), d = (e % (D / 4)) * 4;
+      int64_t j = row0 + r;
+      kv[u] = j < valid ? *reinterpret_cast<const V*>(k + k_base + j * k_stride + d) : V{};
+      vv[u] = j < valid ? *reinterpret_cast<const V*>(v + v_base + j * v_stride + d) : V{};
+    }
+#pragma unroll
+    for (int u = 0; u < kChunk; ++u) {
+      int e = threadIdx.x + (c + u) * W * 32, r = e / (D / 4), d = (e % (D / 4)) * 4;
+      float f[4];
+      Vec4<T>::get(kv[u], f);
+      *reinterpret_cast<uint2*>(ks + r * ld + d) = make_uint2(pack<kBf16>(f[0], f[1]), pack<kBf16>(f[2], f[3]));
+      Vec4<T>::get(vv[u], f);
+      *reinterpret_cast<uint2*>(vs + r * ld + d) = make_uint2(pack<kBf16>(f[0], f[1]), pack<kBf16>(f[2], f[3]));
+    }
+  }
+}
+
 // Fragment layouts of m16n8k16 (g = lane / 4, t = lane % 4): A holds rows g and g+8 at columns
 // 2t, 2t+1 (+8); B holds k = 2t, 2t+1 (+8) of column g; C holds rows g, g+8 at columns 2t, 2t+1.
 template <int D, int DV, int W, bool kBf16, class T>
 __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y,
-                                                                    const __grid_constant__ AttentionSpec a) {
+                                                                    float* part, const __grid_constant__ AttentionSpec a) {
   constexpr int kBr = 16 * W, LDQ = D + 8, LDK = D + 8, LDV = DV + 8;  // padded rows: fragment loads hit distinct banks
   extern __shared__ __align__(16) uint16_t smem[];
   uint16_t* qs = smem;
   uint16_t* ks = qs + kBr * LDQ;
   uint16_t* vs = ks + kBc * LDK;
   float* bsm = reinterpret_cast<float*>(vs + kBc * LDV);  // [kBc]: a bias that depends on the key alone
+  float* rbs = bsm + kBc;                                  // [kBr][kLdBias]: a bias per (row, key), when it has rows
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int64_t b = blockIdx.z, h = blockIdx.y, hk = h / (a.H / a.Hk);
+  // blockIdx.z: the batch and the share of the keys (split) this block takes
+  const int64_t b = blockIdx.z / a.splits, split = blockIdx.z % a.splits, h = blockIdx.y, hk = h / (a.H / a.Hk);
   const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kBr;
 
   load_tile<kBr, D, W, kBf16>(qs, LDQ, q, b * a.q_b + h * a.q_h, a.q_s, i0, a.Sq);
@@ -135,22 +174,63 @@ __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const
     if (row[x] >= a.Sq) hi[x] = 0;  // padding rows see nothing
   }
   // the common additive mask [B, 1, 1, Sk] (or [B, H, 1, Sk]): staged per key tile
-  const bool key_bias = bias && a.bias_s[2] == 0;
+  const bool key_bias = bias && a.bias_s[2] == 0, row_bias = bias && !key_bias;
+  const bool vec_bias = row_bias && bias_dt == Dt::f32 && a.bias_s[3] == 1 && a.bias_s[2] % 4 == 0 && a.Sk % 4 == 0 &&
+                        (b * a.bias_s[0] + h * a.bias_s[1]) % 4 == 0 && reinterpret_cast<uintptr_t>(bias) % 16 == 0;
   const int64_t bias_base = b * a.bias_s[0] + h * a.bias_s[1];
   // the block's key range: the union of its rows'
   int64_t last = min(i0 + kBr, a.Sq) - 1, j_begin = 0, j_end = a.Sk;
   if (a.mask == 1 || a.mask == 2) j_end = min(a.Sk, last + a.Sk - a.Sq + 1);
   if (a.mask == 2) j_begin = max(int64_t{0}, i0 + a.Sk - a.Sq - a.window + 1);
+  j_begin -= j_begin % kBc;
+  if (a.splits > 1) {  // this block's share: a run of whole key tiles
+    const int64_t tiles = (a.Sk + kBc - 1) / kBc, per = (tiles + a.splits - 1) / a.splits;
+    j_begin = max(j_begin, split * per * kBc);
+    j_end = min(j_end, (split + 1) * per * kBc);
+  }
 
   float o[DV / 8][4];
 #pragma unroll
   for (int n = 0; n < DV / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0;
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0, 0};
 
-  for (int64_t c0 = j_begin - j_begin % kBc; c0 < j_end; c0 += kBc) {
+  for (int64_t c0 = j_begin; c0 < j_end; c0 += kBc) {
     __syncthreads();
-    load_tile<kBc, D, W, kBf16>(ks, LDK, k, b * a.k_b + hk * a.k_h, a.k_s, c0, a.Sk);
-    load_tile<kBc, DV, W, kBf16>(vs, LDV, v, b * a.v_b + hk * a.v_h, a.v_s, c0, a.Sk);
+    if (row_bias) {
+      // The tile's bias, staged with coalesced loads. A tile whose every score is masked (a causal
+      // mask given as a bias: keys after the block's last position) adds exact zeros to rows that
+      // have already seen an allowed key — it is skipped, K and V unread: half of a prefill.
+      bool live = false;
+      if (vec_bias) {  // f32 rows of keys, 16-byte aligned: four per load
+#pragma unroll 4
+        for (int u = 0; u < kBr * kBc / (4 * W * 32); ++u) {
+          int e = (threadIdx.x + u * W * 32) * 4, r = e / kBc, jj = e % kBc;
+          int64_t i = i0 + r, j = c0 + jj;
+          float4 bv = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+          if (i < a.Sq && j < a.Sk) {  // Sk is a multiple of 4 here: the four are all in range
+            bv = *reinterpret_cast<const float4*>(static_cast<const float*>(bias) + bias_base + i * a.bias_s[2] + j);
+            live |= !(bv.x <= kMaskedBias) || !(bv.y <= kMaskedBias) || !(bv.z <= kMaskedBias) || !(bv.w <= kMaskedBias);
+          }
+          *reinterpret_cast<float4*>(rbs + r * kLdBias + jj) = bv;
+        }
+      } else {
+#pragma unroll 8
+        for (int u = 0; u < kBr * kBc / (W * 32); ++u) {
+          int e = threadIdx.x + u * W * 32, r = e / kBc, jj = e % kBc;
+          int64_t i = i0 + r, j = c0 + jj;
+          float bv = -INFINITY;
+          if (i < a.Sq && j < a.Sk) {
+            bv = load_bias(bias, bias_dt, bias_base + i * a.bias_s[2] + j * a.bias_s[3]);
+            live |= !(bv <= kMaskedBias);  // NaN counts as live
+          }
+          rbs[r * kLdBias + jj] = bv;
+        }
+      }
+      bool settled = (row[0] >= a.Sq || m[0] > kSettledMax) && (row[1] >= a.Sq || m[1] > kSettledMax);
+      if (!__syncthreads_or(live || !settled)) continue;
+    }
+    static_assert(D == DV && LDK == LDV, "the launcher pairs equal key and value widths");
+    load_kv<D, W, kBf16>(ks, vs, LDK, k, b * a.k_b + hk * a.k_h, a.k_s, v, b * a.v_b + hk * a.v_h, a.v_s, c0, a.Sk);
     if (key_bias)
       for (int jj = threadIdx.x; jj < kBc; jj += blockDim.x) {
         int64_t j = c0 + jj;
@@ -182,7 +262,7 @@ __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const
           val = s[n][e] * a.scale;
           if (a.softcap > 0) val = a.softcap * tanhf(val / a.softcap);
           if (key_bias) val += bsm[jj];
-          else if (bias) val += load_bias(bias, bias_dt, bias_base + row[x] * a.bias_s[2] + static_cast<int64_t>(j) * a.bias_s[3]);
+          else if (row_bias) val += rbs[(r0 + 8 * x) * kLdBias + jj];
         }
         s[n][e] = val;
         mx[x] = fmaxf(mx[x], val);
@@ -232,6 +312,20 @@ __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const
     l[x] += __shfl_xor_sync(0xffffffffu, l[x], 1);
     l[x] += __shfl_xor_sync(0xffffffffu, l[x], 2);
   }
+  if (a.splits > 1) {
+    // unnormalized O, the running max and the sum of this share of the keys: [B, H, splits, Sq]
+    // rows of DV values, then the (max, sum) pairs; attention_combine_kernel merges the shares
+    const int64_t rows = a.B * a.H * a.splits * a.Sq, r_base = ((b * a.H + h) * a.splits + split) * a.Sq;
+#pragma unroll
+    for (int x = 0; x < 2; ++x) {
+      if (row[x] >= a.Sq) continue;
+      float* po = part + (r_base + row[x]) * DV;
+#pragma unroll
+      for (int n = 0; n < DV / 8; ++n) *reinterpret_cast<float2*>(po + n * 8 + 2 * t) = make_float2(o[n][2 * x], o[n][2 * x + 1]);
+      if (t == 0) *reinterpret_cast<float2*>(part + rows * DV + 2 * (r_base + row[x])) = make_float2(m[x], l[x]);
+    }
+    return;
+  }
   // a row with no allowed key is NaN, like the definition's softmax over nothing
   float inv[2] = {l[0] > 0 ? 1.0f / l[0] : __int_as_float(0x7fc00000), l[1] > 0 ? 1.0f / l[1] : __int_as_float(0x7fc00000)};
 #pragma unroll
@@ -245,18 +339,49 @@ __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const
     }
 }
 
+// y[b, h, i] = Σ_s e^(m_s − M)·O_s / Σ_s e^(m_s − M)·l_s over the key shares s of row i (M: the
+// largest m_s); a share that saw no key has m_s = −inf and weighs nothing.
+template <class T>
+__global__ void attention_combine_kernel(const float* part, T* y, const __grid_constant__ AttentionSpec a) {
+  const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const int64_t rows = a.B * a.H * a.splits * a.Sq, r0 = (b * a.H + h) * a.splits * a.Sq + i;
+  const float2* ml = reinterpret_cast<const float2*>(part + rows * a.Dv);
+  float M = -INFINITY;
+  for (int s = 0; s < a.splits; ++s) M = fmaxf(M, ml[r0 + s * a.Sq].x);
+  for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) {
+    float L = 0, o = 0;
+    if (M != -INFINITY)
+      for (int s = 0; s < a.splits; ++s) {
+        float2 v = ml[r0 + s * a.Sq];
+        if (v.x == -INFINITY) continue;
+        float c = __expf(v.x - M);
+        L += c * v.y;
+        o += c * part[(r0 + s * a.Sq) * a.Dv + d];
+      }
+    // a row with no allowed key is NaN, like the definition's softmax over nothing
+    y[b * a.y_b + h * a.y_h + i * a.y_s + d] = from_f32<T>(L > 0 ? o / L : __int_as_float(0x7fc00000));
+  }
+}
+
 template <int D, int DV, int W, bool kBf16, class T>
-void launch_tiles(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
+void launch_tiles(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, void* scratch,
+                  cudaStream_t s) {
   constexpr int kBr = 16 * W;
-  constexpr size_t smem = sizeof(uint16_t) * (kBr * (D + 8) + kBc * (D + 8) + kBc * (DV + 8)) + sizeof(float) * kBc;
+  constexpr size_t base = sizeof(uint16_t) * (kBr * (D + 8) + kBc * (D + 8) + kBc * (DV + 8)) + sizeof(float) * kBc;
+  constexpr size_t most = base + sizeof(float) * kBr * kLdBias;
+  const size_t smem = bias && a.bias_s[2] != 0 ? most : base;  // a per-row bias is staged per tile
   static bool raised = false;  // more than 48 KB of shared memory must be asked for once
   if (!raised) {
-    cudaFuncSetAttribute(attention_mma_kernel<D, DV, W, kBf16, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    cudaFuncSetAttribute(attention_mma_kernel<D, DV, W, kBf16, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(most));
     raised = true;
   }
-  dim3 grid(static_cast<unsigned>((a.Sq + kBr - 1) / kBr), static_cast<unsigned>(a.H), static_cast<unsigned>(a.B));
+  dim3 grid(static_cast<unsigned>((a.Sq + kBr - 1) / kBr), static_cast<unsigned>(a.H), static_cast<unsigned>(a.B * a.splits));
+  float* part = static_cast<float*>(scratch);
   attention_mma_kernel<D, DV, W, kBf16, T><<<grid, W * 32, smem, s>>>(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-                                                                      bias, bias_dt, static_cast<T*>(y), a);
+                                                                      bias, bias_dt, static_cast<T*>(y), part, a);
+  if (a.splits > 1)
+    attention_combine_kernel<T><<<dim3(static_cast<unsigned>(a.Sq), static_cast<unsigned>(a.H), static_cast<unsigned>(a.B)), DV, 0, s>>>(
+        part, static_cast<T*>(y), a);
 }
 
 // Blocks of 4 warps share each key tile among 64 query rows (2 or 1 warps for shorter queries).
@@ -264,17 +389,19 @@ void launch_tiles(const void* q, const void* k, const void* v, const void* bias,
 // it beats blocks of one warp on 4× as many SMs, which stage every key tile 4× as often:
 // Qwen3 pp512 attention 240 → 152 µs per layer, MiniLM b1 0.45 → 0.41 ms.
 template <int D, int DV, bool kBf16, class T>
-void launch_rows(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
-  if (a.Sq > 32) launch_tiles<D, DV, 4, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
-  else if (a.Sq > 16) launch_tiles<D, DV, 2, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
-  else launch_tiles<D, DV, 1, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
+void launch_rows(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, void* scratch,
+                 cudaStream_t s) {
+  if (a.Sq > 32) launch_tiles<D, DV, 4, kBf16, T>(q, k, v, bias, bias_dt, y, a, scratch, s);
+  else if (a.Sq > 16) launch_tiles<D, DV, 2, kBf16, T>(q, k, v, bias, bias_dt, y, a, scratch, s);
+  else launch_tiles<D, DV, 1, kBf16, T>(q, k, v, bias, bias_dt, y, a, scratch, s);
 }
 
 template <bool kBf16, class T>
-bool launch_dims(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, cudaStream_t s) {
-  if (a.D == 32 && a.Dv == 32) launch_rows<32, 32, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
-  else if (a.D == 64 && a.Dv == 64) launch_rows<64, 64, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
-  else if (a.D == 128 && a.Dv == 128) launch_rows<128, 128, kBf16, T>(q, k, v, bias, bias_dt, y, a, s);
+bool launch_dims(const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a, void* scratch,
+                 cudaStream_t s) {
+  if (a.D == 32 && a.Dv == 32) launch_rows<32, 32, kBf16, T>(q, k, v, bias, bias_dt, y, a, scratch, s);
+  else if (a.D == 64 && a.Dv == 64) launch_rows<64, 64, kBf16, T>(q, k, v, bias, bias_dt, y, a, scratch, s);
+  else if (a.D == 128 && a.Dv == 128) launch_rows<128, 128, kBf16, T>(q, k, v, bias, bias_dt, y, a, scratch, s);
   else return false;
   return true;
 }
@@ -287,16 +414,33 @@ bool attention_uses_mma(Dt dt, const AttentionSpec& a) {
   return dt == Dt::bf16 || (dt == Dt::f32 && (a.round_bf16 || a.round_f16)) || (dt == Dt::f16 && !a.round_bf16);
 }
 
+// A grid of fewer blocks than SMs leaves each SM one warp per scheduler, every latency exposed
+// (Qwen3's pp512: 8 query tiles × 16 heads = 128 blocks, 143 µs a layer): the keys are then split
+// over up to 4× as many blocks, each a run of whole key tiles, and a second kernel merges them.
+int attention_mma_splits(Dt dt, const AttentionSpec& a, int sms) {
+  if (!attention_uses_mma(dt, a) || sms <= 0) return 1;
+  const int64_t rows = a.Sq > 32 ? 64 : a.Sq > 16 ? 32 : 16, blocks = (a.Sq + rows - 1) / rows * a.H * a.B;
+  const int64_t tiles = (a.Sk + kBc - 1) / kBc;
+  if (blocks >= sms || tiles < 2) return 1;
+  int64_t want = std::min<int64_t>({tiles, (4 * sms + blocks - 1) / blocks, 16});
+  int64_t per = (tiles + want - 1) / want;  // whole tiles per share; no share left empty
+  return static_cast<int>((tiles + per - 1) / per);
+}
+
+size_t attention_mma_scratch(const AttentionSpec& a) {
+  return static_cast<size_t>(a.B * a.H * a.splits * a.Sq) * static_cast<size_t>(a.Dv + 2) * sizeof(float);
+}
+
 bool launch_attention_mma(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
-                          cudaStream_t s) {
+                          void* scratch, cudaStream_t s) {
   // a few query rows (decode) leave most of a 64-row tile idle: the exact kernel does better
   if (!attention_uses_mma(dt, a)) return false;
   switch (dt) {
     case Dt::f32:  // f32 operands rounded to the compute dtype as they are staged
-      if (a.round_bf16) return launch_dims<true, float>(q, k, v, bias, bias_dt, y, a, s);
-      return a.round_f16 && launch_dims<false, float>(q, k, v, bias, bias_dt, y, a, s);
-    case Dt::bf16: return launch_dims<true, __nv_bfloat16>(q, k, v, bias, bias_dt, y, a, s);
-    case Dt::f16: return !a.round_bf16 && launch_dims<false, __half>(q, k, v, bias, bias_dt, y, a, s);
+      if (a.round_bf16) return launch_dims<true, float>(q, k, v, bias, bias_dt, y, a, scratch, s);
+      return a.round_f16 && launch_dims<false, float>(q, k, v, bias, bias_dt, y, a, scratch, s);
+    case Dt::bf16: return launch_dims<true, __nv_bfloat16>(q, k, v, bias, bias_dt, y, a, scratch, s);
+    case Dt::f16: return !a.round_bf16 && launch_dims<false, __half>(q, k, v, bias, bias_dt, y, a, scratch, s);
     default: return false;
   }
 }

@@ -126,17 +126,22 @@ struct AttentionSpec {
   int64_t window;
   bool round_bf16;  // compute=bf16: operands rounded to bf16
   bool round_f16;   // compute=f16 (f32 inputs): operands rounded to f16
+  int splits;       // tensor-core kernel: blocks per query tile, each over a share of the keys (1: none)
 };
 constexpr int64_t kMaxHeadDim = 256;
 // attention_mma.cu: tensor-core tiles (bf16/f16 products, f32 softmax) where the precision allows
 // it and the head dims are 32, 64 or 128; false when it does not apply.
 bool attention_uses_mma(Dt dt, const AttentionSpec& a);
+// How many blocks share each query tile's keys (so that a small grid still fills `sms` SMs),
+// and the scratch their partial results take.
+int attention_mma_splits(Dt dt, const AttentionSpec& a, int sms);
+size_t attention_mma_scratch(const AttentionSpec& a);
 bool launch_attention_mma(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
-                          cudaStream_t s);
+                          void* scratch, cudaStream_t s);
 // Few query rows (decode): keys split across the warps of one block per row.
 bool attention_uses_decode(const AttentionSpec& a);
 void launch_attention(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
-                      cudaStream_t s);
+                      void* scratch, cudaStream_t s);
 
 // ---- region.cu: an elementwise_region body run per element by a small register machine
 constexpr int kRegionMaxInputs = 12, kRegionMaxOutputs = 4, kRegionMaxCode = 96, kRegionMaxRegs = 48, kRegionRank = 6;
@@ -162,9 +167,10 @@ void launch_dequantize(int block_type, const void* src, float* y, int64_t blocks
 // The same into bf16 (each value rounded once).
 void launch_dequantize_bf16(int block_type, const void* src, void* y, int64_t blocks, int64_t block_bytes, int64_t block_elems, cudaStream_t s);
 // dequant_matmul for M ≤ kGemvMaxRows rows of x (decode): y[m, n] = Σ_k x[m, k]·W[n, k] with W
-// read once from its packed rows, never materialized; x and y f32 or bf16 (row-major, contiguous).
+// read once from its packed rows, never materialized; x and y f32 or bf16 (row-major, contiguous);
+// addend (y's type and shape, or null) is added to the rounded product.
 constexpr int kGemvMaxRows = 8;
-void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
+void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, const void* addend, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
                          int64_t block_elems, cudaStream_t s);
 
 }  // namespace rlx::backends::cuda

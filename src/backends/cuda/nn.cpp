@@ -102,8 +102,10 @@ Kernel make_dequantize(const ir::Node& n, const ir::Graph&) {
   }};
 }
 
-// dequant_matmul, x[..., k] · Wᵀ with W[n, k] packed: f32 x → f32, bf16 x → f32 or bf16.
+// dequant_matmul, x[..., k] · Wᵀ with W[n, k] packed: f32 x → f32, bf16 x → f32 or bf16; with
+// an addend (a residual) added as the product is stored.
 bool claims_dequant_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
+  if (in.size() == 3 && in[2].dtype != out[0].dtype) return false;
   if (in[1].dtype != DType::u8 || !quant::block_type_from_name(a.s("type")).has_value()) return false;
   if (a.has("act") && a.s("act") != "f32") return false;  // 8-bit activations: the decomposition
   if (in[0].dtype == DType::f32) return out[0].dtype == DType::f32;
@@ -123,9 +125,13 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
   int64_t M = 1;
   for (int64_t d : static_shape(g, n.inputs[0])) M *= d;
   M /= K;
+  const bool addend = n.inputs.size() == 3;
   if (M <= kGemvMaxRows)
-    return {[=](const LaunchArgs& a) { launch_dequant_gemv(type, xdt, a.in[0].data, a.in[1].data, ydt, a.out[0].data, M, N, K, bb, be, a.stream); },
-            0, cat(M, "×", N, "×", K, " ", n.attrs.s("type"), " gemv")};
+    return {[=](const LaunchArgs& a) {
+              launch_dequant_gemv(type, xdt, a.in[0].data, a.in[1].data, ydt, a.out[0].data, addend ? a.in[2].data : nullptr, M, N, K, bb, be,
+                                  a.stream);
+            },
+            0, cat(M, "×", N, "×", K, " ", n.attrs.s("type"), " gemv", addend ? " + addend" : "")};
   bool direct = xd == DType::bf16 && t == quant::BlockType::bf16;
   DType wd = xd;  // the weights' dtype in the GEMM
   auto plan = std::make_shared<GemmPlan>(std::vector<int64_t>{M, K}, std::vector<int64_t>{N, K}, ir::Intss{{}, {}}, ir::Intss{{1}, {1}}, wd, yd);
@@ -139,8 +145,16 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
               w = a.scratch;
             }
             plan->run(a.in[0].data, w, a.out[0].data, nullptr, nullptr, static_cast<uint8_t*>(a.scratch) + wbytes, a.stream);
+            if (addend) {  // many rows: the addend in a second pass, in place
+              Space sp;
+              sp.rank = 1;
+              sp.shape[0] = M * N;
+              Strides one;
+              one.s[0] = 1;
+              launch_binary(Ew::add, ydt, ydt, a.out[0].data, a.in[2].data, a.out[0].data, sp, one, one, a.stream);
+            }
           },
-          wbytes + plan->scratch(), cat(direct ? "" : "dequantize, ", plan->describe())};
+          wbytes + plan->scratch(), cat(direct ? "" : "dequantize, ", plan->describe(), addend ? ", + addend" : "")};
 }
 
 }  // namespace

@@ -111,31 +111,32 @@ __global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t ro
   }
 }
 
-template <class T>
+// One thread per rotated pair (a row's frequency k): one angle and one sincos for its two
+// outputs; the unrotated tail of a partial rope is copied. I: the index type (32-bit where the
+// tensor allows it — 64-bit divisions cost more than the rest of the kernel).
+template <class T, class I>
 __global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, const __grid_constant__ RopeSpec r) {
-  RLX_GRID_STRIDE(i, r.total) {
-    int64_t f = i % r.D, s = (i / r.D) % r.S;
-    if (f >= r.dims) {
-      y[i] = x[i];
+  const I D = static_cast<I>(r.D), P = static_cast<I>(r.dims / 2), per_row = P + D - static_cast<I>(r.dims);
+  const I n = static_cast<I>(r.total / r.D) * per_row;
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += static_cast<I>(gridDim.x) * blockDim.x) {
+    I row = i / per_row, k = i - row * per_row, base = row * D;
+    if (k >= P) {
+      I f = static_cast<I>(r.dims) + (k - P);
+      y[base + f] = x[base + f];
       continue;
     }
     // positions [B, S] are indexed by the first dim of x
-    int64_t pi = r.batched_positions ? (i / r.batch_elems) * r.S + s : s;
-    int64_t fi = r.interleaved ? f / 2 : f % r.half;
+    I s = row % static_cast<I>(r.S);
+    int64_t pi = r.batched_positions ? (static_cast<int64_t>(base) / r.batch_elems) * r.S + s : s;
     // frequencies and angles in f32, as the definition (and Hugging Face) computes them
-    float inv = 1.0f / powf(r.theta, static_cast<float>(2 * fi) / static_cast<float>(r.dims));
+    float inv = 1.0f / powf(r.theta, static_cast<float>(2 * k) / static_cast<float>(r.dims));
     float ang = static_cast<float>(load_i64(pos, pos_dt, pi)) * inv;
-    double c = cos(static_cast<double>(ang)), sn = sin(static_cast<double>(ang));
-    int64_t partner;
-    double sign;
-    if (r.interleaved) {
-      partner = f % 2 == 0 ? i + 1 : i - 1;
-      sign = f % 2 == 0 ? -1 : 1;
-    } else {
-      partner = f < r.half ? i + r.half : i - r.half;
-      sign = f < r.half ? -1 : 1;
-    }
-    y[i] = from_f32<T>(static_cast<float>(to_f32(x[i]) * c + sign * to_f32(x[partner]) * sn));
+    double sn, c;
+    sincos(static_cast<double>(ang), &sn, &c);
+    I a = base + (r.interleaved ? 2 * k : k), b = base + (r.interleaved ? 2 * k + 1 : k + static_cast<I>(r.half));
+    double xa = to_f32(x[a]), xb = to_f32(x[b]);
+    y[a] = from_f32<T>(static_cast<float>(xa * c - xb * sn));
+    y[b] = from_f32<T>(static_cast<float>(xb * c + xa * sn));
   }
 }
 
@@ -256,7 +257,11 @@ void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, cons
   if (r.total == 0) return;
   by_float(dt, [&](auto t) {
     using T = decltype(t);
-    rope_kernel<T><<<grid_for(r.total), kThreads, 0, s>>>(static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r);
+    int64_t threads = r.total / r.D * (r.D - r.dims / 2);
+    if (r.total < (int64_t{1} << 31))
+      rope_kernel<T, int32_t><<<grid_for(threads), kThreads, 0, s>>>(static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r);
+    else
+      rope_kernel<T, int64_t><<<grid_for(threads), kThreads, 0, s>>>(static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r);
   });
 }
 

@@ -244,18 +244,36 @@ __global__ void dequantize_bf16_kernel(int t, const uint8_t* src, __nv_bfloat16*
   }
 }
 
-// ---- dequant_matmul for a few rows (decode): one warp per output column n reads W's row n
-// once, straight from its packed bytes, and keeps one sum per row of x.
+// ---- dequant_matmul for a few rows (decode): `split` warps per output column n read W's row
+// n once between them, straight from its packed bytes, each keeping one sum per row of x.
+// Splitting a row over warps keeps enough loads in flight when W has few rows (N = 1024 of
+// K = 3072: one warp a row leaves the H200 at a quarter of its read bandwidth).
 
-template <typename XT>
-__device__ __forceinline__ void store_row_sums(float (&acc)[kGemvMaxRows], int M, int64_t N, int64_t n, void* y, bool y_bf16, int lane) {
+constexpr int kGemvWarps = 8;  // warps per block: kGemvWarps / split columns
+
+// The warps' partial sums of column n → y[m, n] (+ addend[m, n], added to the rounded product
+// as the separate add would).
+__device__ __forceinline__ void store_row_sums(float (&acc)[kGemvMaxRows], int M, int64_t N, int64_t n, void* y, bool y_bf16, const void* addend,
+                                               int split) {
+  __shared__ float part[kGemvWarps][kGemvMaxRows];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
   for (int m = 0; m < kGemvMaxRows; ++m) {
     if (m >= M) break;
-    float v = warp_sum(acc[m]);
-    if (lane == 0) {
-      if (y_bf16) static_cast<__nv_bfloat16*>(y)[m * N + n] = __float2bfloat16_rn(v);
-      else static_cast<float*>(y)[m * N + n] = v;
+    acc[m] = warp_sum(acc[m]);
+    if (lane == 0) part[warp][m] = acc[m];
+  }
+  if (split > 1) __syncthreads();  // the same for the whole block
+  if (lane != 0 || warp % split != 0 || n >= N) return;
+  for (int m = 0; m < M; ++m) {
+    float v = acc[m];
+    for (int w = 1; w < split; ++w) v += part[warp + w][m];
+    if (y_bf16) {
+      __nv_bfloat16 r = __float2bfloat16_rn(v);
+      if (addend) r = __float2bfloat16_rn(__bfloat162float(r) + __bfloat162float(static_cast<const __nv_bfloat16*>(addend)[m * N + n]));
+      static_cast<__nv_bfloat16*>(y)[m * N + n] = r;
+    } else {
+      static_cast<float*>(y)[m * N + n] = addend ? v + static_cast<const float*>(addend)[m * N + n] : v;
     }
   }
 }
@@ -273,14 +291,14 @@ __device__ __forceinline__ void load8(const __nv_bfloat16* p, float* v) {
 
 // W in bf16 or f16 with K a multiple of 8: 16-byte loads of 8 weights.
 template <typename XT, bool WBF16>
-__global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w) {
-  int64_t n = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  int lane = threadIdx.x & 31;
-  if (n >= N) return;
+__global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w,
+                                 const void* addend, int split) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t n = static_cast<int64_t>(blockIdx.x) * (kGemvWarps / split) + warp / split;
   const uint4* row = w + n * (K / 8);
   float acc[kGemvMaxRows] = {};
 #pragma unroll 4
-  for (int c = lane; c < K / 8; c += 32) {
+  for (int c = (warp % split) * 32 + lane; n < N && c < K / 8; c += 32 * split) {
     uint4 u = __ldg(row + c);
     float wf[8];
     if constexpr (WBF16) {
@@ -301,20 +319,19 @@ __global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restri
       for (int j = 0; j < 8; ++j) acc[m] = fmaf(wf[j], xv[j], acc[m]);
     }
   }
-  store_row_sums<XT>(acc, M, N, n, y, y_bf16, lane);
+  store_row_sums(acc, M, N, n, y, y_bf16, addend, split);
 }
 
 // Any block type: each lane decodes whole blocks of the row.
 template <typename XT>
 __global__ void gemv_blocks_kernel(int t, const XT* __restrict__ x, const uint8_t* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K,
-                                   int64_t row_bytes, int bb, int be, bool round_w) {
-  int64_t n = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-  int lane = threadIdx.x & 31;
-  if (n >= N) return;
+                                   int64_t row_bytes, int bb, int be, bool round_w, const void* addend, int split) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t n = static_cast<int64_t>(blockIdx.x) * (kGemvWarps / split) + warp / split;
   const uint8_t* row = w + n * row_bytes;
   float acc[kGemvMaxRows] = {};
   float buf[kQK_K];
-  for (int b = lane; b < K / be; b += 32) {
+  for (int b = (warp % split) * 32 + lane; n < N && b < K / be; b += 32 * split) {
     if (static_cast<Block>(t) == Block::q8_0) {  // the common one, without the detour through buf
       const uint8_t* q = row + static_cast<int64_t>(b) * bb;
       float d = half_at(q);
@@ -333,7 +350,7 @@ __global__ void gemv_blocks_kernel(int t, const XT* __restrict__ x, const uint8_
       acc[m] += a;
     }
   }
-  store_row_sums<XT>(acc, M, N, n, y, y_bf16, lane);
+  store_row_sums(acc, M, N, n, y, y_bf16, addend, split);
 }
 
 }  // namespace
@@ -349,32 +366,38 @@ void launch_dequantize_bf16(int block_type, const void* src, void* y, int64_t bl
                                                                block_bytes, block_elems);
 }
 
-void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
+void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, const void* addend, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
                          int64_t block_elems, cudaStream_t s) {
   if (M == 0 || N == 0) return;
-  constexpr int kWarps = 8;
+  Block t = static_cast<Block>(block_type);
+  const bool half = (t == Block::bf16 || t == Block::f16) && K % 8 == 0;
+  // Warps per column: up to 4096 warps in all (measured on the H200: N = 1024 rows run best split
+  // 4 ways, 2048 and 3072 rows whole), while every lane keeps a 16-byte chunk or a block of its own.
+  const int64_t chunks = half ? K / 8 : K / block_elems;
+  int split = 1;
+  while (split < kGemvWarps && N * split * 2 <= 4096 && chunks / (2 * split) >= 32) split *= 2;
+  const int kWarps = kGemvWarps / split;  // columns per block
   unsigned grid = static_cast<unsigned>((N + kWarps - 1) / kWarps);
   bool xb = xdt == Dt::bf16, yb = ydt == Dt::bf16;
   // bf16 x multiplies the weights rounded to bf16 (the decomposition's cast), f32 x the exact ones
-  bool round_w = xb && static_cast<Block>(block_type) != Block::bf16;
-  Block t = static_cast<Block>(block_type);
-  if ((t == Block::bf16 || t == Block::f16) && K % 8 == 0) {
+  bool round_w = xb && t != Block::bf16;
+  if (half) {
     const auto* wp = static_cast<const uint4*>(w);
     int m = static_cast<int>(M), k = static_cast<int>(K);
     if (t == Block::bf16) {
-      if (xb) gemv_half_kernel<__nv_bfloat16, true><<<grid, kWarps * 32, 0, s>>>(static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, round_w);
-      else gemv_half_kernel<float, true><<<grid, kWarps * 32, 0, s>>>(static_cast<const float*>(x), wp, y, yb, m, N, k, round_w);
+      if (xb) gemv_half_kernel<__nv_bfloat16, true><<<grid, kGemvWarps * 32, 0, s>>>(static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, round_w, addend, split);
+      else gemv_half_kernel<float, true><<<grid, kGemvWarps * 32, 0, s>>>(static_cast<const float*>(x), wp, y, yb, m, N, k, round_w, addend, split);
     } else {
-      if (xb) gemv_half_kernel<__nv_bfloat16, false><<<grid, kWarps * 32, 0, s>>>(static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, round_w);
-      else gemv_half_kernel<float, false><<<grid, kWarps * 32, 0, s>>>(static_cast<const float*>(x), wp, y, yb, m, N, k, round_w);
+      if (xb) gemv_half_kernel<__nv_bfloat16, false><<<grid, kGemvWarps * 32, 0, s>>>(static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, round_w, addend, split);
+      else gemv_half_kernel<float, false><<<grid, kGemvWarps * 32, 0, s>>>(static_cast<const float*>(x), wp, y, yb, m, N, k, round_w, addend, split);
     }
     return;
   }
   int64_t row_bytes = K / block_elems * block_bytes;
   const auto* wp = static_cast<const uint8_t*>(w);
   int m = static_cast<int>(M), k = static_cast<int>(K), bb = static_cast<int>(block_bytes), be = static_cast<int>(block_elems);
-  if (xb) gemv_blocks_kernel<__nv_bfloat16><<<grid, kWarps * 32, 0, s>>>(block_type, static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, row_bytes, bb, be, round_w);
-  else gemv_blocks_kernel<float><<<grid, kWarps * 32, 0, s>>>(block_type, static_cast<const float*>(x), wp, y, yb, m, N, k, row_bytes, bb, be, round_w);
+  if (xb) gemv_blocks_kernel<__nv_bfloat16><<<grid, kGemvWarps * 32, 0, s>>>(block_type, static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, row_bytes, bb, be, round_w, addend, split);
+  else gemv_blocks_kernel<float><<<grid, kGemvWarps * 32, 0, s>>>(block_type, static_cast<const float*>(x), wp, y, yb, m, N, k, row_bytes, bb, be, round_w, addend, split);
 }
 
 }  // namespace rlx::backends::cuda
