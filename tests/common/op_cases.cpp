@@ -459,6 +459,10 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
               Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}}, "prompt into a cache, causal bias, bf16");
           add({{{d, S({1, 2, 70, 32})}}, {{d, S({1, 1, 130, 32})}}, {{d, S({1, 1, 130, 32})}}, {{d, S({1, 1, 70, 130})}, Fill::causal_bias, 60}},
               Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}}, "causal bias, odd cache length, bf16");
+          // rows 0..69 with every key masked (each a mean of V); split keys skip masked tiles
+          // and the cuda combine kernel recomputes the rows no share could settle
+          add({{{d, S({1, 2, 150, 64})}}, {{d, S({1, 1, 150, 64})}}, {{d, S({1, 1, 150, 64})}}, {{d, S({1, 1, 150, 150})}, Fill::causal_bias, -70}},
+              Attrs{{"mask", std::string("additive")}, {"compute", DType::bf16}}, "fully masked rows, split keys, bf16");
           // few query tiles: the cuda tensor-core kernel splits each tile's keys over blocks
           add({{{d, S({1, 2, 200, 32})}}, {{d, S({1, 1, 200, 32})}}, {{d, S({1, 1, 200, 32})}}}, Attrs{{"mask", std::string("causal")}, {"compute", DType::bf16}},
               "causal, few query tiles, bf16");
