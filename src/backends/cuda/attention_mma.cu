@@ -199,7 +199,8 @@ __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const
     if (row_bias) {
       // The tile's bias, staged with coalesced loads. A tile whose every score is masked (a causal
       // mask given as a bias: keys after the block's last position) adds exact zeros to rows that
-      // have already seen an allowed key — it is skipped, K and V unread: half of a prefill.
+      // have already seen an allowed key — it is skipped, K and V unread. (It shortens the light
+      // blocks of a causal prefill; the heaviest, which set the kernel's time, skip nothing.)
       bool live = false;
       if (vec_bias) {  // f32 rows of keys, 16-byte aligned: four per load
 #pragma unroll 4
