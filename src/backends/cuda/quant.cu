@@ -261,9 +261,9 @@ __device__ __forceinline__ void store_row_sums(float (&acc)[kGemvMaxRows], int M
   for (int m = 0; m < kGemvMaxRows; ++m) {
     if (m >= M) break;
     acc[m] = warp_sum(acc[m]);
-    if (lane == 0) part[warp][m] = acc[m];
+    if (split > 1 && lane == 0) part[warp][m] = acc[m];
   }
-  if (split > 1) __syncthreads();  // the same for the whole block
+  if (split > 1) __syncthreads();  // split is the same for the whole block
   if (lane != 0 || warp % split != 0 || n >= N) return;
   for (int m = 0; m < M; ++m) {
     float v = acc[m];
