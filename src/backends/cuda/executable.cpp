@@ -20,6 +20,7 @@
 #include "backends/cuda/host_pins.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/resident.h"
+#include "backends/cuda/step_order.h"
 #include "util/profile.h"
 #include "passes/memory_plan.h"
 #include "util/flags.h"
@@ -39,8 +40,12 @@ size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 struct Step {
   int node;
   Launch launch;
-  std::string label;  // for RLX_CUDA_PROFILE
+  size_t scratch = 0;  // bytes of the run's scratch it uses
+  std::string label;   // for RLX_CUDA_PROFILE
 };
+
+constexpr int kCaptureStreams = 4;  // independent kernels overlap over this many streams
+constexpr size_t kMaxConcurrentSteps = 20000;  // the order analysis is quadratic: larger graphs capture in program order
 
 struct RunContext {
   std::unique_ptr<DeviceBuffer> mem;
@@ -53,11 +58,15 @@ struct RunContext {
   int runs = 0;
   cudaGraphExec_t graph = nullptr;  // the steps, captured on the second run
   bool graph_failed = false;
+  std::vector<cudaStream_t> side;     // more streams the capture forks to (step_order.h)
+  std::vector<cudaEvent_t> finished;  // per step, recorded behind it during a capture
   std::vector<cudaEvent_t> events;  // RLX_CUDA_PROFILE: one before and one after each step
   int* flag = nullptr;              // RLX_CUDA_PROFILE: mapped host word the stream waits on
   ~RunContext() {
     if (flag) cudaFreeHost(flag);
     for (cudaEvent_t e : events) cudaEventDestroy(e);
+    for (cudaEvent_t e : finished) cudaEventDestroy(e);
+    for (cudaStream_t t : side) cudaStreamDestroy(t);
     if (graph) cudaGraphExecDestroy(graph);
     if (stream) cudaStreamDestroy(stream);
     if (error_host) cudaFreeHost(error_host);
@@ -90,7 +99,7 @@ class CudaExecutable : public runtime::Executable {
       if (!k.launch) throw Error(ErrorKind::internal, cat("device cuda has no kernel for ", node_label(n), " although it claimed it"));
       scratch_ = std::max(scratch_, k.scratch);
       std::string label = cat(ir::op_keyword(n.op), " ", ir::type_str(lir_.type(n.outputs[0])), k.label.empty() ? "" : " (" + k.label + ")");
-      steps_.push_back({i, std::move(k.launch), std::move(label)});
+      steps_.push_back({i, std::move(k.launch), k.scratch, std::move(label)});
     }
     // the context block: arena, then each input, then scratch, then the error word
     size_t off = align_up(static_cast<size_t>(lir_.arena_bytes));
@@ -184,13 +193,68 @@ class CudaExecutable : public runtime::Executable {
     }
   }
 
+  // The device bytes every step reads and writes in this context (its scratch counts as written).
+  std::vector<StepAccess> accesses(const RunContext& ctx) const {
+    auto range = [](const DeviceView& v) {
+      auto lo = reinterpret_cast<uintptr_t>(v.data);
+      return ByteRange{lo, lo + dtype_bytes(v.dtype, v.numel)};
+    };
+    uintptr_t scratch = reinterpret_cast<uintptr_t>(ctx.mem->data()) + scratch_offset_;
+    std::vector<StepAccess> acc(steps_.size());
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      for (const DeviceView& v : ctx.in[i]) acc[i].reads.push_back(range(v));
+      for (const DeviceView& v : ctx.out[i]) acc[i].writes.push_back(range(v));
+      if (steps_[i].scratch) acc[i].writes.push_back({scratch, scratch + steps_[i].scratch});
+    }
+    return acc;
+  }
+
+  // The steps launched over several streams, each waiting only for the steps whose bytes it
+  // depends on (step_order.h); inside a capture this records a graph whose independent kernels
+  // run side by side. Every stream joins the context's own at the end.
+  void launch_concurrent(RunContext& ctx) {
+    StreamPlan plan = plan_streams(step_dependencies(accesses(ctx)), kCaptureStreams);
+    while (static_cast<int>(ctx.side.size()) + 1 < plan.used) {
+      cudaStream_t t = nullptr;
+      check(cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking), "creating a stream");
+      ctx.side.push_back(t);
+    }
+    if (ctx.finished.size() < steps_.size()) {
+      size_t had = ctx.finished.size();
+      ctx.finished.resize(steps_.size());
+      for (size_t i = had; i < steps_.size(); ++i) check(cudaEventCreateWithFlags(&ctx.finished[i], cudaEventDisableTiming), "creating an event");
+    }
+    auto stream = [&](int k) { return k == 0 ? ctx.stream : ctx.side[static_cast<size_t>(k - 1)]; };
+    cudaEvent_t fork = nullptr;
+    check(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming), "creating an event");
+    check(cudaEventRecord(fork, ctx.stream), "forking the capture");
+    std::vector<int> tail(static_cast<size_t>(plan.used), -1);
+    for (int k = 1; k < plan.used; ++k) check(cudaStreamWaitEvent(stream(k), fork, 0), "forking the capture");
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      cudaStream_t s = stream(plan.stream[i]);
+      for (int w : plan.waits[i]) check(cudaStreamWaitEvent(s, ctx.finished[static_cast<size_t>(w)], 0), "ordering the kernels");
+      LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], s,
+                   static_cast<uint8_t*>(ctx.mem->data()) + scratch_offset_, ctx.error};
+      steps_[i].launch(a);
+      check_launch(a);
+      check(cudaEventRecord(ctx.finished[i], s), "ordering the kernels");
+      tail[static_cast<size_t>(plan.stream[i])] = static_cast<int>(i);
+    }
+    for (int k = 1; k < plan.used; ++k)
+      if (tail[static_cast<size_t>(k)] >= 0) check(cudaStreamWaitEvent(ctx.stream, ctx.finished[static_cast<size_t>(tail[static_cast<size_t>(k)])], 0), "joining the capture");
+      else check(cudaStreamWaitEvent(ctx.stream, fork, 0), "joining the capture");
+    cudaEventDestroy(fork);
+    if (debug_at(1)) log_line(cat("cuda: graph @", lir_.name, ": ", steps_.size(), " kernels over ", plan.used, " streams"));
+  }
+
   // The second run records the steps into a CUDA graph (the first ran them eagerly, so every
   // lazy initialization is done) and later runs replay it: one launch instead of one per step.
   void capture(RunContext& ctx) {
     cudaGraph_t graph = nullptr;
     check(cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal), "beginning a stream capture");
     try {
-      launch_steps(ctx);
+      if (flags().RLX_CUDA_CONCURRENT && steps_.size() <= kMaxConcurrentSteps) launch_concurrent(ctx);
+      else launch_steps(ctx);
     } catch (...) {
       cudaStreamEndCapture(ctx.stream, &graph);
       if (graph) cudaGraphDestroy(graph);
