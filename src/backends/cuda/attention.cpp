@@ -64,12 +64,13 @@ Kernel make_attention(const ir::Node& n, const ir::Graph& g) {
   Dt dt = to_dt(in_type(g, n, 0).dtype);
   s.splits = 1;
   if (!attention_uses_decode(s) && attention_uses_mma(dt, s)) s.splits = attention_mma_splits(dt, s, gpu_info().sm_count);
+  s.cluster = attention_uses_decode(s) ? attention_decode_cluster(s, gpu_info().major) : 1;
   return {[=](const LaunchArgs& a) {
             launch_attention(dt, a.in[0].data, a.in[1].data, a.in[2].data, a.in.size() > 3 ? a.in[3].data : nullptr, bias_dt, a.out[0].data, s,
                              a.scratch, a.stream);
           },
           s.splits > 1 ? attention_mma_scratch(s) : 0,
-          attention_uses_decode(s) ? "decode, keys split over warps"
+          attention_uses_decode(s) ? (s.cluster > 1 ? cat("decode, keys split over a cluster of ", s.cluster, " blocks") : std::string("decode, keys split over warps"))
           : attention_uses_mma(dt, s) ? (s.splits > 1 ? cat("tensor cores, keys split ", s.splits, " ways") : std::string("tensor cores"))
                                       : "f32 cores"};
 }

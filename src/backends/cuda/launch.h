@@ -127,6 +127,7 @@ struct AttentionSpec {
   bool round_bf16;  // compute=bf16: operands rounded to bf16
   bool round_f16;   // compute=f16 (f32 inputs): operands rounded to f16
   int splits;       // tensor-core kernel: blocks per query tile, each over a share of the keys (1: none)
+  int cluster;      // decode kernel: blocks of a cluster sharing each row's keys (sm_90; ≤ 1: one block)
 };
 constexpr int64_t kMaxHeadDim = 256;
 // attention_mma.cu: tensor-core tiles (bf16/f16 products, f32 softmax) where the precision allows
@@ -138,8 +139,12 @@ int attention_mma_splits(Dt dt, const AttentionSpec& a, int sms);
 size_t attention_mma_scratch(const AttentionSpec& a);
 bool launch_attention_mma(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
                           void* scratch, cudaStream_t s);
-// Few query rows (decode): keys split across the warps of one block per row.
+// attention_decode.cu: a few query rows over a long cache. attention_decode_cluster says how many
+// blocks of a cluster share one row's keys on a GPU of compute capability `cc_major`.
 bool attention_uses_decode(const AttentionSpec& a);
+int attention_decode_cluster(const AttentionSpec& a, int cc_major);
+void launch_attention_decode(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
+                             cudaStream_t s);
 void launch_attention(Dt dt, const void* q, const void* k, const void* v, const void* bias, Dt bias_dt, void* y, const AttentionSpec& a,
                       void* scratch, cudaStream_t s);
 
