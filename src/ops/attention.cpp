@@ -137,11 +137,14 @@ std::vector<Type> infer_rope(Op op, const std::vector<Type>& in, const Attrs& a)
   const Dim& S = x[x.size() - 2];
   bool ok = (p.size() == 1 && p[0] == S) || (p.size() == 2 && x.size() == 4 && p[0] == x[0] && p[1] == S);
   if (!ok) type_error(op, cat("positions must be [S] or [B, S] for input ", shape_str(x), ", got ", shape_str(p)));
+  if ((in.size() == 3) != a.has("norm_eps")) type_error(op, "a norm weight (third input) and norm_eps come together");
+  if (in.size() == 3 && (in[2].dtype != in[0].dtype || in[2].shape != Shape{Dim(*D)}))
+    type_error(op, cat("the norm weight must be ", dtype_name(in[0].dtype), "[", *D, "], got ", ir::type_str(in[2])));
   return {in[0]};
 }
 
 std::vector<ValueId> decompose_rope(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
-  ValueId x = in[0];
+  ValueId x = in.size() == 3 ? b.emit1(Op::rms_norm, {in[0], in[2]}, Attrs{{"eps", a.f("norm_eps")}}) : in[0];
   DType d = b.dtype(x);
   Shape xs = b.shape(x);
   int64_t D = xs.back().value();

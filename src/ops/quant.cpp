@@ -56,13 +56,17 @@ std::vector<Type> infer_dequant_matmul(Op op, const std::vector<Type>& in, const
   if (n <= 0 || k <= 0) type_error(op, cat("n=", n, " and k=", k, " must be positive"));
   if (a.has("act") && a.s("act") == "q8" && k % 32 != 0) type_error(op, cat("act=q8 quantizes x in blocks of 32; k=", k, " is not a multiple"));
   int64_t rb = packed_row_bytes(op, t, k);
+  const bool glu = a.has("glu");
+  const int64_t rows = glu ? 2 * n : n;  // the gate's rows, then the up projection's
   require_dtype(op, in[0], is_float(in[0].dtype), "a float type", "x");
   require_dtype(op, in[1], in[1].dtype == DType::u8, "u8 (packed blocks)", "weight");
   const Shape& x = in[0].shape;
   const Shape& w = in[1].shape;
   if (x.empty() || x.back() != Dim(k)) type_error(op, cat("x must be [..., ", k, "], got ", shape_str(x)));
-  bool ok = (w.size() == 2 && w[0] == Dim(n) && w[1] == Dim(rb)) || (w.size() == 1 && w[0] == Dim(n * rb));
-  if (!ok) type_error(op, cat("a [", n, ", ", k, "] ", quant::block_type_name(t), " weight is u8[", n, ", ", rb, "] or u8[", n * rb, "], got ", shape_str(w)));
+  bool ok = (w.size() == 2 && w[0] == Dim(rows) && w[1] == Dim(rb)) || (w.size() == 1 && w[0] == Dim(rows * rb));
+  if (!ok)
+    type_error(op, cat("a [", rows, ", ", k, "] ", quant::block_type_name(t), " weight", glu ? " (glu: gate and up rows)" : "", " is u8[", rows, ", ", rb,
+                       "] or u8[", rows * rb, "], got ", shape_str(w)));
   Shape out = x;
   out.back() = Dim(n);
   DType od = in[0].dtype;
@@ -92,7 +96,9 @@ ValueId round_to_q8_blocks(Builder& b, ValueId x, int64_t k) {
 }
 
 std::vector<ValueId> decompose_dequant_matmul(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
-  Shape ws = {Dim(a.i("n")), Dim(a.i("k"))};
+  const bool glu = a.has("glu");
+  const int64_t n = a.i("n");
+  Shape ws = {Dim(glu ? 2 * n : n), Dim(a.i("k"))};
   ValueId w = b.emit1(Op::dequantize, {in[1]}, Attrs{{"type", a.s("type")}, {"shape", ws}});
   DType d = b.dtype(in[0]);
   DType cd = d == DType::f64 ? d : DType::f32;
@@ -101,6 +107,10 @@ std::vector<ValueId> decompose_dequant_matmul(Builder& b, const std::vector<Valu
   ValueId x = b.cast(in[0], cd);
   if (a.has("act") && a.s("act") == "q8") x = b.cast(round_to_q8_blocks(b, b.cast(x, DType::f32), a.i("k")), cd);
   ValueId y = b.cast(b.emit1(Op::linear, {x, b.cast(w, cd)}), od);
+  if (glu) {  // silu(gate) · up, each rounded to the result's type as the separate products are
+    int axis = static_cast<int>(b.rank(y)) - 1;
+    y = b.mul(b.emit1(Op::silu, {b.slice_axis(y, axis, Dim(0), Dim(n))}), b.slice_axis(y, axis, Dim(n), Dim(2 * n)));
+  }
   return {in.size() == 3 ? b.add(y, in[2]) : y};
 }
 

@@ -8,6 +8,8 @@
 #include "passes/attention_layout.h"
 #include "passes/fuse.h"
 #include "passes/fuse_epilogue.h"
+#include "passes/fuse_glu.h"
+#include "passes/fuse_norm_rope.h"
 #include "passes/legalize.h"
 #include "passes/memory_plan.h"
 #include "passes/precision.h"
@@ -79,7 +81,7 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
   g = eliminate_dead_code(g);
   if (stop("dce")) return true;
   if (opts.fuse)
-    g = eliminate_dead_code(fuse_matmul_epilogues(fuse_elementwise(fold_attention_transposes(g, device), device), device));
+    g = eliminate_dead_code(fuse_matmul_epilogues(fuse_elementwise(fuse_gated_matmuls(fuse_norm_rope(fold_attention_transposes(g, device), device), device), device), device));
   return stop("fuse");
 }
 

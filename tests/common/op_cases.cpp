@@ -482,6 +482,11 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         for (bool inter : {false, true}) {
           add({{{d, S({1, 2, 5, 8})}}, {{DType::i64, S({5})}, Fill::index, 40}}, Attrs{{"interleaved", inter}});
           add({{{d, S({2, 3, 4, 10})}}, {{DType::i32, S({2, 4})}, Fill::index, 100}}, Attrs{{"interleaved", inter}, {"dims", int64_t{6}}, {"theta", 500.0}}, "partial, batched positions");
+          // q/k norm first (Qwen3): rms_norm over the features with a weight, then the rotation
+          add({{{d, S({1, 4, 3, 128})}}, {{DType::i64, S({3})}, Fill::index, 4000}, {{d, S({128})}}}, Attrs{{"interleaved", inter}, {"norm_eps", 1e-6}},
+              "normed first");
+          add({{{d, S({2, 3, 4, 10})}}, {{DType::i32, S({2, 4})}, Fill::index, 100}, {{d, S({10})}}},
+              Attrs{{"interleaved", inter}, {"dims", int64_t{6}}, {"norm_eps", 1e-5}}, "normed first, partial, batched positions");
         }
       break;
     case Op::embedding:
@@ -556,6 +561,21 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{DType::f32, S({1, K})}}, w, {{DType::f32, S({1, N})}}}, a, "one row + addend");
         add({{{DType::f32, S({20, K})}}, w, {{DType::f32, S({20, N})}}}, a, "GEMM + addend");
         add({{{DType::bf16, S({2, K})}}, w, {{DType::bf16, S({2, N})}}}, a, "bf16 x + bf16 addend");
+        // glu=silu: gate and up rows stacked, silu(gate)·up stored (decode GEMV and GEMM paths)
+        if (t == quant::BlockType::f16 || t == quant::BlockType::bf16) {
+          Attrs g = a;
+          g.set("glu", std::string("silu"));
+          Operand w2{{DType::u8, S({2 * N, rb})}, Fill::packed, i};
+          add({{{DType::f32, S({1, K})}}, w2}, g, "glu, one row");
+          add({{{DType::f32, S({3, K})}}, w2}, g, "glu, three rows");
+          add({{{DType::f32, S({20, K})}}, w2}, g, "glu, GEMM");
+          add({{{DType::bf16, S({2, K})}}, w2}, g, "glu, bf16 x");
+          Attrs gf = g;
+          gf.set("out", DType::f32);
+          add({{{DType::bf16, S({2, 9, K})}}, w2}, gf, "glu, bf16 x, f32 out, GEMM");
+          add({{{DType::f32, S({2, 4096})}}, {{DType::u8, S({2 * N, *quant::row_bytes(t, 4096)})}, Fill::packed, i}},
+              Attrs{{"type", a.s("type")}, {"n", N}, {"k", int64_t{4096}}, {"glu", std::string("silu")}}, "glu, two long rows");
+        }
         // long rows: the decode kernel splits each row over several warps
         int64_t KL = 4096;
         add({{{DType::f32, S({2, KL})}}, {{DType::u8, S({N, *quant::row_bytes(t, KL)})}, Fill::packed, i}}, Attrs{{"type", a.s("type")}, {"n", N}, {"k", KL}},
@@ -612,6 +632,9 @@ std::vector<OpCase> op_cases(Op op, uint32_t seed) {
     // ops told to compute in a narrower type are judged by that type's tolerance
     c.tolerance_dtype = c.dtype;
     if (const ir::AttrValue* cv = s.attrs.find("compute")) c.tolerance_dtype = std::get<DType>(*cv);
+    // a gated product multiplies two K-long sums: each one's rounding is scaled by the other
+    // (|x·w| ≈ 20 here), which f32's relative tolerance on the small products does not cover
+    if (op == Op::dequant_matmul && s.attrs.has("glu") && c.tolerance_dtype == DType::f32) c.tolerance_dtype = DType::f16;
     out.push_back(std::move(c));
   }
   return out;

@@ -5,10 +5,13 @@
 #include <cmath>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "common/op_cases.h"
 #include "ops/builder.h"
 #include "passes/fuse_epilogue.h"
+#include "passes/fuse_glu.h"
+#include "passes/fuse_norm_rope.h"
 #include "passes/legalize.h"
 #include "rlx/error.h"
 #include "rlx/ops.h"
@@ -118,6 +121,56 @@ TEST(CudaDevice, ResidualAddJoinsTheDequantGemv) {
   };
   EXPECT_EQ(fused("cuda"), (std::pair{0, 1}));
   EXPECT_EQ(fused("cpu"), (std::pair{1, 0}));
+}
+
+// A SwiGLU MLP's gate and up projections become one gated dequant_matmul over the stacked
+// weights where cuda claims it (bf16 weights); the cpu keeps both products, the silu and the mul.
+TEST(CudaDevice, GateAndUpJoinInOneGatedGemv) {
+  ir::Graph g;
+  ops::Builder b(g);
+  ir::ValueId x = g.add_input({DType::f32, {Dim::symbol("B"), Dim(1), Dim(64)}}, "x");
+  ir::Attrs a{{"type", std::string("bf16")}, {"n", int64_t{16}}, {"k", int64_t{64}}};
+  ir::ValueId wg = b.emit1(ir::Op::constant, {}, ir::Attrs{{"value", Tensor::zeros(DType::u8, {16, 128})}});
+  ir::ValueId wu = b.emit1(ir::Op::constant, {}, ir::Attrs{{"value", Tensor::zeros(DType::u8, {16, 128})}});
+  ir::ValueId gate = b.emit1(ir::Op::silu, {b.emit1(ir::Op::dequant_matmul, {x, wg}, a)});
+  g.set_outputs({b.mul(gate, b.emit1(ir::Op::dequant_matmul, {x, wu}, a))});
+  auto fused = [&](const char* device) {
+    passes::DispatchReport rep;
+    ir::Graph out = passes::fuse_gated_matmuls(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    int products = 0, gated = 0, muls = 0;
+    for (const auto& n : out.nodes()) {
+      products += n.op == ir::Op::dequant_matmul;
+      gated += n.op == ir::Op::dequant_matmul && n.attrs.has("glu");
+      muls += n.op == ir::Op::mul;
+    }
+    return std::tuple{products, gated, muls};
+  };
+  EXPECT_EQ(fused("cuda"), (std::tuple{1, 1, 0}));
+  EXPECT_EQ(fused("cpu"), (std::tuple{2, 0, 1}));
+}
+
+// Qwen3's q norm then rope (through the head transpose) become one normed rope where cuda
+// claims it; the cpu keeps the norm, the transpose and the rope.
+TEST(CudaDevice, HeadNormJoinsTheRope) {
+  ir::Graph g;
+  ops::Builder b(g);
+  ir::ValueId q = g.add_input({DType::f32, {Dim::symbol("B"), Dim::symbol("S"), Dim(4), Dim(16)}}, "q");
+  ir::ValueId pos = g.add_input({DType::i64, {Dim::symbol("S")}}, "pos");
+  ir::ValueId w = b.constant(Tensor::from_vector(std::vector<float>(16, 1.5f), {16}));
+  ir::ValueId normed = b.emit1(ir::Op::rms_norm, {q, w}, ir::Attrs{{"eps", 1e-6}});
+  g.set_outputs({b.emit1(ir::Op::rope, {b.transpose(normed, {0, 2, 1, 3}), pos}, ir::Attrs{{"theta", 1e6}})});
+  auto fused = [&](const char* device) {
+    passes::DispatchReport rep;
+    ir::Graph out = passes::fuse_norm_rope(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    int norms = 0, normed_ropes = 0;
+    for (const auto& n : out.nodes()) {
+      norms += n.op == ir::Op::rms_norm;
+      normed_ropes += n.op == ir::Op::rope && n.inputs.size() == 3;
+    }
+    return std::pair{norms, normed_ropes};
+  };
+  EXPECT_EQ(fused("cuda"), (std::pair{0, 1}));
+  EXPECT_EQ(fused("cpu").second, 0);
 }
 
 TEST(CudaDevice, BlockMatchesReference) {

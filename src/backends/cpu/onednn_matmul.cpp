@@ -12,6 +12,8 @@
 
 #include "backends/cpu/vmath.h"
 #include "passes/memory_plan.h"
+#include "rlx/error.h"
+#include "util/strings.h"
 
 namespace rlx::backends::cpu {
 
@@ -46,7 +48,8 @@ dnnl::memory::desc strided(int64_t rows, int64_t cols, int64_t row_stride, int64
 }
 
 // Slice of B (rows k, columns [lo, hi)) as a strided desc over the full B buffer.
-std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, const Epilogue& ep) {
+// split: C's rows or columns are shared out among the threads, one primitive per share.
+std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, const Epilogue& ep, bool split) {
   omp_set_num_threads(1);  // the weight reorders below must not start an OpenMP team either
   auto p = std::make_shared<Plan>();
   p->epilogue = ep;
@@ -68,7 +71,7 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, cons
   p->by_rows = s.batch > 1 || s.M >= 32 * T || s.N < 64 * T;
   int64_t len = s.batch > 1 ? s.M : (p->by_rows ? s.M : s.N);
   int parts = (s.batch > 1) ? 1 : std::max<int>(1, std::min<int64_t>(T, len / (p->by_rows ? 16 : 64)));
-  if (s.M * s.N * s.K < 32768) parts = 1;
+  if (s.M * s.N * s.K < 32768 || !split) parts = 1;
   for (int i = 0; i < parts; ++i) {
     Slice sl;
     int64_t chunk = (len + parts - 1) / parts;
@@ -192,7 +195,19 @@ bool onednn_available() {
 }
 
 HostKernel make_onednn_matmul(const MatmulShape& s, const void* const_b, const Epilogue& ep) {
-  std::shared_ptr<Plan> plan = build_plan(s, s.batch == 1 ? const_b : nullptr, ep);
+  std::shared_ptr<Plan> plan;
+  try {
+    plan = build_plan(s, s.batch == 1 ? const_b : nullptr, ep, true);
+  } catch (const dnnl::error&) {
+    // Some ISAs have no kernel for a share's strided C in every type combination (f32 products
+    // stored as bf16 columns on AVX512-BF16 without AMX): one primitive over the dense C then.
+    try {
+      plan = build_plan(s, s.batch == 1 ? const_b : nullptr, ep, false);
+    } catch (const dnnl::error& e) {
+      throw Error(ErrorKind::unsupported, cat("oneDNN has no matmul for [", s.M, ", ", s.K, "] · [", s.K, ", ", s.N, "] (", dtype_name(s.a_dtype), " × ",
+                                              dtype_name(s.b_dtype), " → ", dtype_name(s.c_dtype), ") here: ", e.what()));
+    }
+  }
   return [plan](const KernelArgs& a) {
     const Plan& p = *plan;
     const uint8_t* A = static_cast<const uint8_t*>(a.in[0].data);

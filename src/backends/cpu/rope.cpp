@@ -70,7 +70,8 @@ HostKernel make_rope(const ir::Node& node, const ir::Graph&) {
   };
 }
 
-bool claims_rope(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) { return in[0].dtype == DType::f32; }
+// a rope with a norm weight (third input) is left to its decomposition: rms_norm, then rope
+bool claims_rope(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) { return in.size() == 2 && in[0].dtype == DType::f32; }
 
 }  // namespace
 

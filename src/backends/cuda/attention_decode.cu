@@ -130,6 +130,7 @@ __device__ void merge_warps(const float (&sm)[W], const float (&sl)[W], const fl
 // One block per (row, head, batch); its warps split the keys.
 template <class T, int SD, int SV>
 __global__ void attention_decode_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y, const __grid_constant__ AttentionSpec a) {
+  RLX_AFTER_PRODUCERS();
   __shared__ float sm[kDecodeWarps], sl[kDecodeWarps];
   __shared__ float sacc[kDecodeWarps][SV * 32];
   __shared__ float bm, bl, bacc[SV * 32];
@@ -158,6 +159,7 @@ template <class T, int SD, int SV>
 __global__ void __launch_bounds__(kClusterWarps * 32) attention_decode_cluster_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y,
                                                                                      const __grid_constant__ AttentionSpec a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  RLX_AFTER_PRODUCERS();
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   __shared__ float sm[kClusterWarps], sl[kClusterWarps];
@@ -216,18 +218,20 @@ void launch_sd_sv(const void* q, const void* k, const void* v, const void* bias,
     cfg.gridDim = dim3(static_cast<unsigned>(a.cluster), static_cast<unsigned>(a.H), static_cast<unsigned>(a.B * a.Sq));
     cfg.blockDim = dim3(kClusterWarps * 32);
     cfg.stream = s;
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr[2];
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = static_cast<unsigned>(a.cluster);
     attr[0].val.clusterDim.y = 1;
     attr[0].val.clusterDim.z = 1;
+    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[1].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = pdl_enabled() ? 2 : 1;
     cudaLaunchKernelEx(&cfg, attention_decode_cluster_kernel<T, SD, SV>, qp, kp, vp, bias, bias_dt, yp, a);
     return;
   }
   dim3 grid(static_cast<unsigned>(a.Sq), static_cast<unsigned>(a.H), static_cast<unsigned>(a.B));
-  attention_decode_kernel<T, SD, SV><<<grid, kDecodeWarps * 32, 0, s>>>(qp, kp, vp, bias, bias_dt, yp, a);
+  launch_after(attention_decode_kernel<T, SD, SV>, grid, kDecodeWarps * 32, 0, s, qp, kp, vp, bias, bias_dt, yp, a);
 }
 
 template <class T, int SD>

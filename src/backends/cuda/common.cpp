@@ -1,7 +1,9 @@
 #include <algorithm>
 
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/device.h"
 #include "rlx/error.h"
+#include "util/flags.h"
 #include "util/strings.h"
 
 namespace rlx::backends::cuda {
@@ -21,6 +23,11 @@ RLX_SAME(boolean)
 #undef RLX_SAME
 
 Dt to_dt(DType d) { return static_cast<Dt>(d); }
+
+bool pdl_enabled() {
+  static const bool sm90 = gpu_info().major >= 9;
+  return sm90 && flags().RLX_CUDA_PDL;
+}
 
 bool is_one_of(DType d, std::initializer_list<DType> set) { return std::find(set.begin(), set.end(), d) != set.end(); }
 

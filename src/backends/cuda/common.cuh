@@ -6,6 +6,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "backends/cuda/launch.h"
 
@@ -22,6 +23,43 @@ inline unsigned grid_for(int64_t n, int threads = kThreads) {
 
 #define RLX_GRID_STRIDE(i, n) \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+// ---- programmatic dependent launch (sm_90): a kernel started with launch_after() may become
+// resident while the kernel ahead of it in the stream is still running. It calls
+// wait_for_producers() before it reads anything an earlier kernel wrote or writes anything one
+// reads; what comes before (index math, loads of constant weights) overlaps the producer's tail
+// and the launch latency. allow_consumers() lets the next kernel start the same way; it changes
+// nothing for a kernel launched plainly.
+__device__ __forceinline__ void wait_for_producers() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_consumers() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+#define RLX_AFTER_PRODUCERS() \
+  allow_consumers();          \
+  wait_for_producers()
+
+// Launches a kernel that begins with RLX_AFTER_PRODUCERS() (or waits before touching memory) as
+// a programmatic dependent of the stream's previous kernel where the GPU and RLX_CUDA_PDL allow.
+template <class... P, class... A>
+void launch_after(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, A&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = pdl_enabled() ? 1 : 0;
+  cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
+}
 
 // ---- f32 views of the storage types the fast kernels template on
 __device__ __forceinline__ float to_f32(float x) { return x; }

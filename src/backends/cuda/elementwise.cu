@@ -45,6 +45,7 @@ __device__ __forceinline__ T narrow(typename Math<T>::F x) {
 
 template <class T>
 __global__ void unary_kernel(Ew op, const T* __restrict__ x, T* __restrict__ y, int64_t n) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) {
     if constexpr (Math<T>::kInt) y[i] = static_cast<T>(ew_unary_int(op, widen(x[i])));
     else y[i] = narrow<T>(ew_unary(op, widen(x[i])));
@@ -53,11 +54,13 @@ __global__ void unary_kernel(Ew op, const T* __restrict__ x, T* __restrict__ y, 
 
 // Booleans are stored as uint8 0/1: the integer class with a ≠ 0 store.
 __global__ void unary_bool_kernel(Ew op, const uint8_t* x, uint8_t* y, int64_t n) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) y[i] = ew_unary_int(op, x[i] != 0) != 0;
 }
 
 template <class T>
 __global__ void binary_kernel(Ew op, const T* a, const T* b, void* y, bool to_bool, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) {
     int64_t ia = 0, ib = 0, r = i;
     for (int d = sp.rank - 1; d > 0; --d) {
@@ -75,6 +78,7 @@ __global__ void binary_kernel(Ew op, const T* a, const T* b, void* y, bool to_bo
 }
 
 __global__ void binary_bool_kernel(Ew op, const uint8_t* a, const uint8_t* b, uint8_t* y, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) {
     int64_t ia = 0, ib = 0, r = i;
     for (int d = sp.rank - 1; d > 0; --d) {
@@ -89,6 +93,7 @@ __global__ void binary_bool_kernel(Ew op, const uint8_t* a, const uint8_t* b, ui
 
 template <class T>
 __global__ void select_kernel(const uint8_t* c, const T* a, const T* b, T* y, const __grid_constant__ Space sp, const __grid_constant__ Strides sc, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) {
     int64_t ic = 0, ia = 0, ib = 0, r = i;
     for (int d = sp.rank - 1; d > 0; --d) {
@@ -103,6 +108,7 @@ __global__ void select_kernel(const uint8_t* c, const T* a, const T* b, T* y, co
 }
 
 __global__ void cast_kernel(Dt from, Dt to, const void* x, void* y, int64_t n) {
+  RLX_AFTER_PRODUCERS();
   bool ffrom = is_float_dt(from);
   RLX_GRID_STRIDE(i, n) {
     if (to == Dt::boolean) store_i64(y, to, i, ffrom ? load_f64(x, from, i) != 0.0 : load_i64(x, from, i) != 0);
@@ -115,10 +121,12 @@ __global__ void cast_kernel(Dt from, Dt to, const void* x, void* y, int64_t n) {
 // f32/f16/bf16 → f32/f16/bf16: the casts around reduced-precision matmuls, on the hot path.
 template <class S, class D>
 __global__ void cast_float_kernel(const S* __restrict__ x, D* __restrict__ y, int64_t n) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) y[i] = from_f32<D>(to_f32(x[i]));
 }
 
 __global__ void iota_kernel(Dt dt, void* y, int64_t total, int64_t n, int64_t inner) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, total) store_i64(y, dt, i, (i / inner) % n);
 }
 
@@ -143,12 +151,12 @@ void by_type(Dt dt, F&& f) {
 void launch_unary(Ew op, Dt dt, const void* x, void* y, int64_t n, cudaStream_t s) {
   if (n == 0) return;
   if (dt == Dt::boolean) {
-    unary_bool_kernel<<<grid_for(n), kThreads, 0, s>>>(op, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), n);
+    launch_after(unary_bool_kernel, grid_for(n), kThreads, 0, s, op, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), n);
     return;
   }
   by_type(dt, [&](auto t) {
     using T = decltype(t);
-    unary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, static_cast<const T*>(x), static_cast<T*>(y), n);
+    launch_after(unary_kernel<T>, grid_for(n), kThreads, 0, s, op, static_cast<const T*>(x), static_cast<T*>(y), n);
   });
 }
 
@@ -158,13 +166,13 @@ void launch_binary(Ew op, Dt dt, Dt out, const void* a, const void* b, void* y, 
   for (int d = 0; d < sp.rank; ++d) n *= sp.shape[d];
   if (n == 0) return;
   if (dt == Dt::boolean) {
-    binary_bool_kernel<<<grid_for(n), kThreads, 0, s>>>(op, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b),
+    launch_after(binary_bool_kernel, grid_for(n), kThreads, 0, s, op, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b),
                                                          static_cast<uint8_t*>(y), sp, sa, sb, n);
     return;
   }
   by_type(dt, [&](auto t) {
     using T = decltype(t);
-    binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, static_cast<const T*>(a), static_cast<const T*>(b), y, out == Dt::boolean, sp, sa, sb, n);
+    launch_after(binary_kernel<T>, grid_for(n), kThreads, 0, s, op, static_cast<const T*>(a), static_cast<const T*>(b), y, out == Dt::boolean, sp, sa, sb, n);
   });
 }
 
@@ -175,7 +183,7 @@ void launch_select(Dt dt, const void* c, const void* a, const void* b, void* y, 
   if (n == 0) return;
   auto go = [&](auto t) {
     using T = decltype(t);
-    select_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const uint8_t*>(c), static_cast<const T*>(a), static_cast<const T*>(b),
+    launch_after(select_kernel<T>, grid_for(n), kThreads, 0, s, static_cast<const uint8_t*>(c), static_cast<const T*>(a), static_cast<const T*>(b),
                                                        static_cast<T*>(y), sp, sc, sa, sb, n);
   };
   // select moves elements: only their size matters
@@ -210,17 +218,17 @@ void launch_cast(Dt from, Dt to, const void* x, void* y, int64_t n, cudaStream_t
       by_float_type(to, [&](auto b) {
         using S = decltype(a);
         using D = decltype(b);
-        cast_float_kernel<S, D><<<grid_for(n), kThreads, 0, s>>>(static_cast<const S*>(x), static_cast<D*>(y), n);
+        launch_after(cast_float_kernel<S, D>, grid_for(n), kThreads, 0, s, static_cast<const S*>(x), static_cast<D*>(y), n);
       });
     });
     return;
   }
-  cast_kernel<<<grid_for(n), kThreads, 0, s>>>(from, to, x, y, n);
+  launch_after(cast_kernel, grid_for(n), kThreads, 0, s, from, to, x, y, n);
 }
 
 void launch_iota(Dt dt, void* y, int64_t total, int64_t n, int64_t inner, cudaStream_t s) {
   if (total == 0) return;
-  iota_kernel<<<grid_for(total), kThreads, 0, s>>>(dt, y, total, n, inner);
+  launch_after(iota_kernel, grid_for(total), kThreads, 0, s, dt, y, total, n, inner);
 }
 
 }  // namespace rlx::backends::cuda

@@ -41,6 +41,10 @@ struct ErrorWord {
   long long value, bound;
 };
 
+// Whether kernels launch as programmatic dependents of the kernel before them (common.cuh's
+// launch_after): on sm_90 and newer unless RLX_CUDA_PDL=0.
+bool pdl_enabled();
+
 // ---- profile.cu: holds the stream until *flag (mapped host memory) is set, so the kernels
 // enqueued behind it run back to back and their event times are device time alone.
 void launch_wait_flag(const volatile int* flag, cudaStream_t s);
@@ -100,7 +104,8 @@ struct RopeSpec {
   bool interleaved, batched_positions;  // positions [B, S] (else [S])
   float theta;
 };
-void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, cudaStream_t s);
+// norm_g (x's dtype, [D]) or null: rotate rms_norm(x)·norm_g instead of x (one kernel).
+void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, const void* norm_g, float eps, cudaStream_t s);
 void launch_embedding(Dt dt, const void* table, const void* ids, Dt id_dt, void* y, int64_t n_ids, int64_t V, int64_t D, ErrorWord* err,
                       int node, cudaStream_t s);
 struct ConvSpec {
@@ -173,9 +178,12 @@ void launch_dequantize(int block_type, const void* src, float* y, int64_t blocks
 void launch_dequantize_bf16(int block_type, const void* src, void* y, int64_t blocks, int64_t block_bytes, int64_t block_elems, cudaStream_t s);
 // dequant_matmul for M ≤ kGemvMaxRows rows of x (decode): y[m, n] = Σ_k x[m, k]·W[n, k] with W
 // read once from its packed rows, never materialized; x and y f32 or bf16 (row-major, contiguous);
-// addend (y's type and shape, or null) is added to the rounded product.
+// addend (y's type and shape, or null) is added to the rounded product. glu (bf16/f16 W only):
+// W has 2N rows and y[m, n] = silu(x·W[n]) · x·W[N + n].
 constexpr int kGemvMaxRows = 8;
 void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, const void* addend, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
-                         int64_t block_elems, cudaStream_t s);
+                         int64_t block_elems, bool glu, cudaStream_t s);
+// y[m, n] = silu(p[m, n]) · p[m, N + n] for a [M, 2N] product p of y's dtype (f32 or bf16).
+void launch_glu(Dt dt, const void* p, void* y, int64_t M, int64_t N, cudaStream_t s);
 
 }  // namespace rlx::backends::cuda

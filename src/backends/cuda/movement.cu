@@ -8,6 +8,7 @@ namespace {
 
 template <class T>
 __global__ void strided_copy_kernel(const T* src, int64_t src_base, const __grid_constant__ Strides ss, T* dst, int64_t dst_base, const __grid_constant__ Strides ds, const __grid_constant__ Space sp, int64_t n) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) {
     int64_t is = src_base, id = dst_base, r = i;
     for (int d = sp.rank - 1; d > 0; --d) {
@@ -22,6 +23,7 @@ __global__ void strided_copy_kernel(const T* src, int64_t src_base, const __grid
 
 template <class T>
 __global__ void pad_kernel(const T* x, T* y, const __grid_constant__ Space out, const __grid_constant__ PadSpec p, int64_t n) {
+  RLX_AFTER_PRODUCERS();
   T value;
   memcpy(&value, &p.value, sizeof(T));
   RLX_GRID_STRIDE(i, n) {
@@ -52,6 +54,7 @@ __device__ __forceinline__ int64_t load_index(const void* idx, Dt dt, int64_t k)
 template <class T>
 __global__ void gather_kernel(const T* x, const void* idx, Dt idx_dt, T* y, int64_t outer, int64_t n, int64_t K, int64_t inner,
                               ErrorWord* err, int node) {
+  RLX_AFTER_PRODUCERS();
   int64_t total = outer * K * inner;
   RLX_GRID_STRIDE(g, total) {
     int64_t i = g % inner, k = (g / inner) % K, o = g / (inner * K);
@@ -68,6 +71,7 @@ __global__ void gather_kernel(const T* x, const void* idx, Dt idx_dt, T* y, int6
 // reduce: 0 none, 1 add, 2 max, 3 min — applied in index order, as the reference does.
 __global__ void scatter_kernel(Dt dt, int reduce, void* y, const void* idx, Dt idx_dt, const void* upd, int64_t outer, int64_t n, int64_t K,
                                int64_t inner, ErrorWord* err, int node) {
+  RLX_AFTER_PRODUCERS();
   bool fl = is_float_dt(dt);
   RLX_GRID_STRIDE(col, outer * inner) {
     int64_t o = col / inner, i = col % inner;
@@ -97,6 +101,7 @@ __global__ void scatter_kernel(Dt dt, int reduce, void* y, const void* idx, Dt i
 // 512-row KV-cache write checked 512 indices for each of its 500k elements: 89 µs).
 // One block per index: its threads compare the later ones in parallel.
 __global__ void scatter_last_kernel(const void* idx, Dt idx_dt, int64_t K, uint8_t* last) {
+  RLX_AFTER_PRODUCERS();
   int64_t k = blockIdx.x;
   int64_t j = load_index(idx, idx_dt, k);
   int dup = 0;
@@ -109,6 +114,7 @@ __global__ void scatter_last_kernel(const void* idx, Dt idx_dt, int64_t K, uint8
 template <class T>
 __global__ void scatter_set_kernel(T* y, const void* idx, Dt idx_dt, const T* upd, int64_t outer, int64_t n, int64_t K, int64_t inner,
                                    const uint8_t* last, ErrorWord* err, int node) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(g, outer * K * inner) {
     int64_t i = g % inner, ok = g / inner, k = ok % K, o = ok / K;
     int64_t j = load_index(idx, idx_dt, k);
@@ -148,7 +154,7 @@ void launch_strided_copy(int elem_bytes, const void* src, int64_t src_base, cons
   if (n == 0) return;
   by_size(elem_bytes, [&](auto t) {
     using T = decltype(t);
-    strided_copy_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(src), src_base, ss, static_cast<T*>(dst), dst_base, ds, sp, n);
+    launch_after(strided_copy_kernel<T>, grid_for(n), kThreads, 0, s, static_cast<const T*>(src), src_base, ss, static_cast<T*>(dst), dst_base, ds, sp, n);
   });
 }
 
@@ -158,7 +164,7 @@ void launch_pad(int elem_bytes, const void* x, void* y, const Space& out, const 
   if (n == 0) return;
   by_size(elem_bytes, [&](auto t) {
     using T = decltype(t);
-    pad_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), out, p, n);
+    launch_after(pad_kernel<T>, grid_for(n), kThreads, 0, s, static_cast<const T*>(x), static_cast<T*>(y), out, p, n);
   });
 }
 
@@ -168,7 +174,7 @@ void launch_gather(int elem_bytes, const void* x, const void* idx, Dt idx_dt, vo
   if (total == 0) return;
   by_size(elem_bytes, [&](auto t) {
     using T = decltype(t);
-    gather_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), idx, idx_dt, static_cast<T*>(y), outer, n, K, inner, err, node);
+    launch_after(gather_kernel<T>, grid_for(total), kThreads, 0, s, static_cast<const T*>(x), idx, idx_dt, static_cast<T*>(y), outer, n, K, inner, err, node);
   });
 }
 
@@ -177,15 +183,15 @@ void launch_scatter(Dt dt, int reduce, void* y, const void* idx, Dt idx_dt, cons
   if (outer * inner == 0 || K == 0) return;
   if (reduce == 0 && K > 1 && last) {  // plain stores: every update in parallel (a KV cache's new rows)
     int64_t total = outer * K * inner;
-    scatter_last_kernel<<<static_cast<unsigned>(K), 128, 0, s>>>(idx, idx_dt, K, last);
+    launch_after(scatter_last_kernel, static_cast<unsigned>(K), 128, 0, s, idx, idx_dt, K, last);
     by_size(dt_bytes(dt), [&](auto t) {
       using T = decltype(t);
-      scatter_set_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<T*>(y), idx, idx_dt, static_cast<const T*>(upd), outer, n, K, inner, last,
+      launch_after(scatter_set_kernel<T>, grid_for(total), kThreads, 0, s, static_cast<T*>(y), idx, idx_dt, static_cast<const T*>(upd), outer, n, K, inner, last,
                                                                  err, node);
     });
     return;
   }
-  scatter_kernel<<<grid_for(outer * inner), kThreads, 0, s>>>(dt, reduce, y, idx, idx_dt, upd, outer, n, K, inner, err, node);
+  launch_after(scatter_kernel, grid_for(outer * inner), kThreads, 0, s, dt, reduce, y, idx, idx_dt, upd, outer, n, K, inner, err, node);
 }
 
 }  // namespace rlx::backends::cuda

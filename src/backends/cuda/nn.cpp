@@ -26,6 +26,7 @@ bool claims_norm(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type
 }
 
 bool claims_rope(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  if (in.size() == 3 && in[2].dtype != in[0].dtype) return false;  // the norm's weight in x's type
   return is_half_or_f32(in[0].dtype) && in[0].shape.size() >= 2 && is_integer(in[1].dtype) && in[1].shape.size() <= 2;
 }
 
@@ -81,7 +82,12 @@ Kernel make_rope(const ir::Node& n, const ir::Graph& g) {
   r.batch_elems = x[0] ? r.total / x[0] : 1;
   r.theta = static_cast<float>(n.attrs.f("theta"));
   Dt dt = to_dt(in_type(g, n, 0).dtype), pdt = to_dt(in_type(g, n, 1).dtype);
-  return {[=](const LaunchArgs& a) { launch_rope(dt, a.in[0].data, a.in[1].data, pdt, a.out[0].data, r, a.stream); }};
+  const bool normed = n.inputs.size() == 3;
+  const float eps = normed ? static_cast<float>(n.attrs.f("norm_eps")) : 0.0f;
+  return {[=](const LaunchArgs& a) {
+            launch_rope(dt, a.in[0].data, a.in[1].data, pdt, a.out[0].data, r, normed ? a.in[2].data : nullptr, eps, a.stream);
+          },
+          0, normed ? "rms-normed first" : ""};
 }
 
 Kernel make_embedding(const ir::Node& n, const ir::Graph& g) {
@@ -106,6 +112,7 @@ Kernel make_dequantize(const ir::Node& n, const ir::Graph&) {
 // an addend (a residual) added as the product is stored.
 bool claims_dequant_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
   if (in.size() == 3 && in[2].dtype != out[0].dtype) return false;
+  if (a.has("glu") && (in.size() != 2 || (a.s("type") != "bf16" && a.s("type") != "f16") || a.i("k") % 8 != 0)) return false;
   if (in[1].dtype != DType::u8 || !quant::block_type_from_name(a.s("type")).has_value()) return false;
   if (a.has("act") && a.s("act") != "f32") return false;  // 8-bit activations: the decomposition
   if (in[0].dtype == DType::f32) return out[0].dtype == DType::f32;
@@ -125,26 +132,31 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
   int64_t M = 1;
   for (int64_t d : static_shape(g, n.inputs[0])) M *= d;
   M /= K;
-  const bool addend = n.inputs.size() == 3;
+  const bool addend = n.inputs.size() == 3, glu = n.attrs.has("glu");
   if (M <= kGemvMaxRows)
     return {[=](const LaunchArgs& a) {
-              launch_dequant_gemv(type, xdt, a.in[0].data, a.in[1].data, ydt, a.out[0].data, addend ? a.in[2].data : nullptr, M, N, K, bb, be,
+              launch_dequant_gemv(type, xdt, a.in[0].data, a.in[1].data, ydt, a.out[0].data, addend ? a.in[2].data : nullptr, M, N, K, bb, be, glu,
                                   a.stream);
             },
-            0, cat(M, "×", N, "×", K, " ", n.attrs.s("type"), " gemv", addend ? " + addend" : "")};
+            0, cat(M, "×", N, "×", K, " ", n.attrs.s("type"), " gemv", glu ? " (silu-gated)" : "", addend ? " + addend" : "")};
   bool direct = xd == DType::bf16 && t == quant::BlockType::bf16;
   DType wd = xd;  // the weights' dtype in the GEMM
-  auto plan = std::make_shared<GemmPlan>(std::vector<int64_t>{M, K}, std::vector<int64_t>{N, K}, ir::Intss{{}, {}}, ir::Intss{{1}, {1}}, wd, yd);
-  size_t wbytes = direct ? 0 : (static_cast<size_t>(N * K) * dtype_bytes(wd, 1) + 255) / 256 * 256;
-  int64_t blocks = N * K / be;
+  const int64_t rows = glu ? 2 * N : N;  // glu: gate and up rows in one GEMM, then silu(gate)·up
+  auto plan = std::make_shared<GemmPlan>(std::vector<int64_t>{M, K}, std::vector<int64_t>{rows, K}, ir::Intss{{}, {}}, ir::Intss{{1}, {1}}, wd, yd);
+  size_t wbytes = direct ? 0 : (static_cast<size_t>(rows * K) * dtype_bytes(wd, 1) + 255) / 256 * 256;
+  size_t pbytes = glu ? (dtype_bytes(yd, M * rows) + 255) / 256 * 256 : 0;  // the [M, 2N] product
+  int64_t blocks = rows * K / be;
   return {[=](const LaunchArgs& a) {
             const void* w = a.in[1].data;
+            auto* scratch = static_cast<uint8_t*>(a.scratch);
             if (!direct) {
-              if (wd == DType::bf16) launch_dequantize_bf16(type, w, a.scratch, blocks, bb, be, a.stream);
-              else launch_dequantize(type, w, static_cast<float*>(a.scratch), blocks, bb, be, a.stream);
-              w = a.scratch;
+              if (wd == DType::bf16) launch_dequantize_bf16(type, w, scratch, blocks, bb, be, a.stream);
+              else launch_dequantize(type, w, reinterpret_cast<float*>(scratch), blocks, bb, be, a.stream);
+              w = scratch;
             }
-            plan->run(a.in[0].data, w, a.out[0].data, nullptr, nullptr, static_cast<uint8_t*>(a.scratch) + wbytes, a.stream);
+            void* product = glu ? scratch + wbytes : a.out[0].data;
+            plan->run(a.in[0].data, w, product, nullptr, nullptr, scratch + wbytes + pbytes, a.stream);
+            if (glu) launch_glu(ydt, product, a.out[0].data, M, N, a.stream);
             if (addend) {  // many rows: the addend in a second pass, in place
               Space sp;
               sp.rank = 1;
@@ -154,7 +166,8 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
               launch_binary(Ew::add, ydt, ydt, a.out[0].data, a.in[2].data, a.out[0].data, sp, one, one, a.stream);
             }
           },
-          wbytes + plan->scratch(), cat(direct ? "" : "dequantize, ", plan->describe(), addend ? ", + addend" : "")};
+          wbytes + pbytes + plan->scratch(),
+          cat(direct ? "" : "dequantize, ", plan->describe(), glu ? ", silu-gated" : "", addend ? ", + addend" : "")};
 }
 
 }  // namespace

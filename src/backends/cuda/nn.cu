@@ -15,6 +15,7 @@ __device__ __forceinline__ float ld(const T* p, int64_t i) {
 // ---- softmax: one warp per row of a contiguous last axis, or one thread per strided line
 template <class T>
 __global__ void softmax_warp_kernel(const T* x, T* y, int64_t rows, int64_t n, bool log) {
+  RLX_AFTER_PRODUCERS();
   int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   int lane = threadIdx.x & 31;
   if (row >= rows) return;
@@ -37,6 +38,7 @@ __global__ void softmax_warp_kernel(const T* x, T* y, int64_t rows, int64_t n, b
 
 template <class T>
 __global__ void softmax_block_kernel(const T* x, T* y, int64_t n, bool log) {
+  RLX_AFTER_PRODUCERS();
   __shared__ float scratch[32];
   const T* xr = x + blockIdx.x * n;
   T* yr = y + blockIdx.x * n;
@@ -55,6 +57,7 @@ __global__ void softmax_block_kernel(const T* x, T* y, int64_t n, bool log) {
 
 template <class T>
 __global__ void softmax_strided_kernel(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool log) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(line, outer * inner) {
     int64_t base = (line / inner) * n * inner + line % inner;
     float m = -INFINITY;
@@ -72,6 +75,7 @@ __global__ void softmax_strided_kernel(const T* x, T* y, int64_t outer, int64_t 
 // ---- layer / RMS norm: one warp per row (many rows of up to 1024 elements) or one block per row
 template <class T, bool kWarp>
 __global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t rows, int64_t inner, float eps, bool rms) {
+  RLX_AFTER_PRODUCERS();
   __shared__ float scratch[32];
   int64_t row;
   int lane, width;
@@ -116,6 +120,7 @@ __global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t ro
 // tensor allows it — 64-bit divisions cost more than the rest of the kernel).
 template <class T, class I>
 __global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, const __grid_constant__ RopeSpec r) {
+  RLX_AFTER_PRODUCERS();
   const I D = static_cast<I>(r.D), P = static_cast<I>(r.dims / 2), per_row = P + D - static_cast<I>(r.dims);
   const I n = static_cast<I>(r.total / r.D) * per_row;
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += static_cast<I>(gridDim.x) * blockDim.x) {
@@ -140,9 +145,43 @@ __global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, const 
   }
 }
 
+// rope of rms_norm(x)·g (Qwen3's q and k norms): one warp per row of D features takes the
+// row's mean square, then rotates its pairs as rope_kernel does. The normalized values are
+// rounded to T first, as the separate rms_norm would store them.
+template <class T>
+__global__ void norm_rope_kernel(const T* x, const T* g, float eps, const void* pos, Dt pos_dt, T* y, const __grid_constant__ RopeSpec r) {
+  RLX_AFTER_PRODUCERS();
+  const int lane = threadIdx.x & 31;
+  const int64_t rows = r.total / r.D;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  if (row >= rows) return;
+  const int64_t D = r.D, P = r.dims / 2, base = row * D;
+  float sq = 0;
+  for (int64_t j = lane; j < D; j += 32) {
+    float v = to_f32(x[base + j]);
+    sq += v * v;
+  }
+  const float inv_rms = rsqrtf(warp_sum(sq) / static_cast<float>(D) + eps);
+  auto normed = [&](int64_t j) { return to_f32(from_f32<T>(to_f32(x[base + j]) * inv_rms * to_f32(g[j]))); };
+  for (int64_t f = r.dims + lane; f < D; f += 32) y[base + f] = from_f32<T>(normed(f));
+  const int64_t sq_row = row % r.S;
+  const int64_t pi = r.batched_positions ? (base / r.batch_elems) * r.S + sq_row : sq_row;
+  const float p = static_cast<float>(load_i64(pos, pos_dt, pi));
+  for (int64_t k = lane; k < P; k += 32) {
+    float inv = 1.0f / powf(r.theta, static_cast<float>(2 * k) / static_cast<float>(r.dims));
+    double sn, c;
+    sincos(static_cast<double>(p * inv), &sn, &c);
+    int64_t a = r.interleaved ? 2 * k : k, b = r.interleaved ? 2 * k + 1 : k + r.half;
+    double xa = normed(a), xb = normed(b);
+    y[base + a] = from_f32<T>(static_cast<float>(xa * c - xb * sn));
+    y[base + b] = from_f32<T>(static_cast<float>(xb * c + xa * sn));
+  }
+}
+
 template <class T>
 __global__ void embedding_kernel(const T* table, const void* ids, Dt id_dt, T* y, int64_t n_ids, int64_t V, int64_t D, ErrorWord* err,
                                  int node) {
+  RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n_ids * D) {
     int64_t k = i, d = coord_step(k, D);
     int64_t id = load_i64(ids, id_dt, k);
@@ -229,9 +268,9 @@ void launch_softmax(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int
     using T = decltype(t);
     const T* xp = static_cast<const T*>(x);
     T* yp = static_cast<T*>(y);
-    if (inner > 1) softmax_strided_kernel<T><<<grid_for(outer * inner), kThreads, 0, s>>>(xp, yp, outer, n, inner, log);
-    else if (n <= 1024) softmax_warp_kernel<T><<<static_cast<unsigned>((outer + 3) / 4), 128, 0, s>>>(xp, yp, outer, n, log);
-    else softmax_block_kernel<T><<<static_cast<unsigned>(outer), 1024, 0, s>>>(xp, yp, n, log);
+    if (inner > 1) launch_after(softmax_strided_kernel<T>, grid_for(outer * inner), kThreads, 0, s, xp, yp, outer, n, inner, log);
+    else if (n <= 1024) launch_after(softmax_warp_kernel<T>, static_cast<unsigned>((outer + 3) / 4), 128, 0, s, xp, yp, outer, n, log);
+    else launch_after(softmax_block_kernel<T>, static_cast<unsigned>(outer), 1024, 0, s, xp, yp, n, log);
   });
 }
 
@@ -245,23 +284,29 @@ void launch_norm(Dt dt, const void* x, const void* gamma, const void* beta, void
     // A warp per row needs many rows to fill the GPU; a few rows (decode: one) get a block each,
     // ~4 elements per thread, instead of one warp walking the whole row.
     if (inner <= 1024 && rows >= 1024) {
-      norm_kernel<T, true><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, s>>>(xp, gp, bp, yp, rows, inner, eps, rms);
+      launch_after(norm_kernel<T, true>, static_cast<unsigned>((rows + 3) / 4), 128, 0, s, xp, gp, bp, yp, rows, inner, eps, rms);
     } else {
       int threads = static_cast<int>(std::min<int64_t>(512, std::max<int64_t>(32, (inner / 4 + 31) / 32 * 32)));
-      norm_kernel<T, false><<<static_cast<unsigned>(rows), threads, 0, s>>>(xp, gp, bp, yp, rows, inner, eps, rms);
+      launch_after(norm_kernel<T, false>, static_cast<unsigned>(rows), threads, 0, s, xp, gp, bp, yp, rows, inner, eps, rms);
     }
   });
 }
 
-void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, cudaStream_t s) {
+void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, const void* norm_g, float eps, cudaStream_t s) {
   if (r.total == 0) return;
   by_float(dt, [&](auto t) {
     using T = decltype(t);
+    if (norm_g) {
+      int64_t rows = r.total / r.D;
+      launch_after(norm_rope_kernel<T>, static_cast<unsigned>((rows + 3) / 4), 128, 0, s, static_cast<const T*>(x), static_cast<const T*>(norm_g), eps, pos,
+                   pos_dt, static_cast<T*>(y), r);
+      return;
+    }
     int64_t threads = r.total / r.D * (r.D - r.dims / 2);
     if (r.total < (int64_t{1} << 31))
-      rope_kernel<T, int32_t><<<grid_for(threads), kThreads, 0, s>>>(static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r);
+      launch_after(rope_kernel<T, int32_t>, grid_for(threads), kThreads, 0, s, static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r);
     else
-      rope_kernel<T, int64_t><<<grid_for(threads), kThreads, 0, s>>>(static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r);
+      launch_after(rope_kernel<T, int64_t>, grid_for(threads), kThreads, 0, s, static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r);
   });
 }
 
@@ -270,7 +315,7 @@ void launch_embedding(Dt dt, const void* table, const void* ids, Dt id_dt, void*
   if (n_ids * D == 0) return;
   by_float(dt, [&](auto t) {
     using T = decltype(t);
-    embedding_kernel<T><<<grid_for(n_ids * D), kThreads, 0, s>>>(static_cast<const T*>(table), ids, id_dt, static_cast<T*>(y), n_ids, V, D,
+    launch_after(embedding_kernel<T>, grid_for(n_ids * D), kThreads, 0, s, static_cast<const T*>(table), ids, id_dt, static_cast<T*>(y), n_ids, V, D,
                                                                  err, node);
   });
 }

@@ -250,24 +250,43 @@ __global__ void dequantize_bf16_kernel(int t, const uint8_t* src, __nv_bfloat16*
 // K = 3072: one warp a row leaves the H200 at a quarter of its read bandwidth).
 
 constexpr int kGemvWarps = 8;  // warps per block: kGemvWarps / split columns
+constexpr int kGemvEarly = 4;  // 16-byte weight chunks per lane loaded before x is waited for
 
 // The warps' partial sums of column n → y[m, n] (+ addend[m, n], added to the rounded product
-// as the separate add would).
-__device__ __forceinline__ void store_row_sums(float (&acc)[kGemvMaxRows], int M, int64_t N, int64_t n, void* y, bool y_bf16, const void* addend,
-                                               int split) {
-  __shared__ float part[kGemvWarps][kGemvMaxRows];
+// as the separate add would). GLU: `up` holds the sums of row N + n too, and the column is
+// silu(gate) · up, each rounded to y's type as the separate silu and mul would round them.
+template <bool GLU>
+__device__ __forceinline__ void store_row_sums(float (&acc)[kGemvMaxRows], float (&up)[kGemvMaxRows], int M, int64_t N, int64_t n, void* y, bool y_bf16,
+                                               const void* addend, int split) {
+  __shared__ float part[kGemvWarps][kGemvMaxRows], part_up[GLU ? kGemvWarps : 1][kGemvMaxRows];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
   for (int m = 0; m < kGemvMaxRows; ++m) {
     if (m >= M) break;
     acc[m] = warp_sum(acc[m]);
-    if (split > 1 && lane == 0) part[warp][m] = acc[m];
+    if constexpr (GLU) up[m] = warp_sum(up[m]);
+    if (split > 1 && lane == 0) {
+      part[warp][m] = acc[m];
+      if constexpr (GLU) part_up[warp][m] = up[m];
+    }
   }
   if (split > 1) __syncthreads();  // split is the same for the whole block
   if (lane != 0 || warp % split != 0 || n >= N) return;
-  for (int m = 0; m < M; ++m) {
+#pragma unroll
+  for (int m = 0; m < kGemvMaxRows; ++m) {  // unrolled: acc stays in registers
+    if (m >= M) break;
     float v = acc[m];
     for (int w = 1; w < split; ++w) v += part[warp + w][m];
+    if constexpr (GLU) {
+      float u = up[m];
+      for (int w = 1; w < split; ++w) u += part_up[warp + w][m];
+      if (y_bf16) {
+        v = round_bf16(v);
+        v = round_bf16(round_bf16(v / (1.0f + expf(-v))) * round_bf16(u));
+      } else {
+        v = v / (1.0f + expf(-v)) * u;
+      }
+    }
     if (y_bf16) {
       __nv_bfloat16 r = __float2bfloat16_rn(v);
       if (addend) r = __float2bfloat16_rn(__bfloat162float(r) + __bfloat162float(static_cast<const __nv_bfloat16*>(addend)[m * N + n]));
@@ -290,16 +309,27 @@ __device__ __forceinline__ void load8(const __nv_bfloat16* p, float* v) {
 }
 
 // W in bf16 or f16 with K a multiple of 8: 16-byte loads of 8 weights.
-template <typename XT, bool WBF16>
+template <typename XT, bool WBF16, bool GLU>
 __global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w,
                                  const void* addend, int split) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t n = static_cast<int64_t>(blockIdx.x) * (kGemvWarps / split) + warp / split;
   const uint4* row = w + n * (K / 8);
-  float acc[kGemvMaxRows] = {};
-#pragma unroll 4
-  for (int c = (warp % split) * 32 + lane; n < N && c < K / 8; c += 32 * split) {
-    uint4 u = __ldg(row + c);
+  const uint4* row_up = GLU ? w + (N + n) * (K / 8) : row;  // GLU: the up projection's row
+  const int c0 = (warp % split) * 32 + lane, step = 32 * split, chunks = n < N ? K / 8 : 0;
+  // The first weights are in flight before the kernel waits for x (they are constants): with a
+  // programmatic launch their loads overlap the kernel before this one.
+  uint4 early[kGemvEarly], early_up[GLU ? kGemvEarly : 1];
+#pragma unroll
+  for (int e = 0; e < kGemvEarly; ++e) {
+    early[e] = c0 + e * step < chunks ? __ldg(row + c0 + e * step) : make_uint4(0, 0, 0, 0);
+    if constexpr (GLU) early_up[e] = c0 + e * step < chunks ? __ldg(row_up + c0 + e * step) : make_uint4(0, 0, 0, 0);
+  }
+  RLX_AFTER_PRODUCERS();
+  float acc[kGemvMaxRows] = {}, acc_up[kGemvMaxRows] = {};
+  // up_tag: std::true_type for the up row's sums (a compile-time choice keeps both in registers)
+  auto chunk = [&](const uint4& u, int c, auto up_tag) {
+    float(&sum)[kGemvMaxRows] = decltype(up_tag)::value ? acc_up : acc;
     float wf[8];
     if constexpr (WBF16) {
       const __nv_bfloat16* h = reinterpret_cast<const __nv_bfloat16*>(&u);
@@ -316,16 +346,28 @@ __global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restri
       float xv[8];
       load8(x + static_cast<int64_t>(m) * K + c * 8, xv);
 #pragma unroll
-      for (int j = 0; j < 8; ++j) acc[m] = fmaf(wf[j], xv[j], acc[m]);
+      for (int j = 0; j < 8; ++j) sum[m] = fmaf(wf[j], xv[j], sum[m]);
     }
+  };
+#pragma unroll
+  for (int e = 0; e < kGemvEarly; ++e)
+    if (c0 + e * step < chunks) {
+      chunk(early[e], c0 + e * step, std::false_type{});
+      if constexpr (GLU) chunk(early_up[e], c0 + e * step, std::true_type{});
+    }
+#pragma unroll 4
+  for (int c = c0 + kGemvEarly * step; c < chunks; c += step) {
+    chunk(__ldg(row + c), c, std::false_type{});
+    if constexpr (GLU) chunk(__ldg(row_up + c), c, std::true_type{});
   }
-  store_row_sums(acc, M, N, n, y, y_bf16, addend, split);
+  store_row_sums<GLU>(acc, acc_up, M, N, n, y, y_bf16, addend, split);
 }
 
 // Any block type: each lane decodes whole blocks of the row.
 template <typename XT>
 __global__ void gemv_blocks_kernel(int t, const XT* __restrict__ x, const uint8_t* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K,
                                    int64_t row_bytes, int bb, int be, bool round_w, const void* addend, int split) {
+  RLX_AFTER_PRODUCERS();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t n = static_cast<int64_t>(blockIdx.x) * (kGemvWarps / split) + warp / split;
   const uint8_t* row = w + n * row_bytes;
@@ -350,7 +392,7 @@ __global__ void gemv_blocks_kernel(int t, const XT* __restrict__ x, const uint8_
       acc[m] += a;
     }
   }
-  store_row_sums(acc, M, N, n, y, y_bf16, addend, split);
+  store_row_sums<false>(acc, acc, M, N, n, y, y_bf16, addend, split);
 }
 
 }  // namespace
@@ -367,7 +409,7 @@ void launch_dequantize_bf16(int block_type, const void* src, void* y, int64_t bl
 }
 
 void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, const void* addend, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
-                         int64_t block_elems, cudaStream_t s) {
+                         int64_t block_elems, bool glu, cudaStream_t s) {
   if (M == 0 || N == 0) return;
   Block t = static_cast<Block>(block_type);
   const bool half = (t == Block::bf16 || t == Block::f16) && K % 8 == 0;
@@ -384,20 +426,44 @@ void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, D
   if (half) {
     const auto* wp = static_cast<const uint4*>(w);
     int m = static_cast<int>(M), k = static_cast<int>(K);
+    auto go = [&](auto kernel, const auto* xp) { launch_after(kernel, grid, kGemvWarps * 32, 0, s, xp, wp, y, yb, m, N, k, round_w, addend, split); };
+    const auto* xf = static_cast<const float*>(x);
+    const auto* xh = static_cast<const __nv_bfloat16*>(x);
     if (t == Block::bf16) {
-      if (xb) gemv_half_kernel<__nv_bfloat16, true><<<grid, kGemvWarps * 32, 0, s>>>(static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, round_w, addend, split);
-      else gemv_half_kernel<float, true><<<grid, kGemvWarps * 32, 0, s>>>(static_cast<const float*>(x), wp, y, yb, m, N, k, round_w, addend, split);
+      if (glu) xb ? go(gemv_half_kernel<__nv_bfloat16, true, true>, xh) : go(gemv_half_kernel<float, true, true>, xf);
+      else xb ? go(gemv_half_kernel<__nv_bfloat16, true, false>, xh) : go(gemv_half_kernel<float, true, false>, xf);
     } else {
-      if (xb) gemv_half_kernel<__nv_bfloat16, false><<<grid, kGemvWarps * 32, 0, s>>>(static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, round_w, addend, split);
-      else gemv_half_kernel<float, false><<<grid, kGemvWarps * 32, 0, s>>>(static_cast<const float*>(x), wp, y, yb, m, N, k, round_w, addend, split);
+      if (glu) xb ? go(gemv_half_kernel<__nv_bfloat16, false, true>, xh) : go(gemv_half_kernel<float, false, true>, xf);
+      else xb ? go(gemv_half_kernel<__nv_bfloat16, false, false>, xh) : go(gemv_half_kernel<float, false, false>, xf);
     }
     return;
   }
   int64_t row_bytes = K / block_elems * block_bytes;
   const auto* wp = static_cast<const uint8_t*>(w);
   int m = static_cast<int>(M), k = static_cast<int>(K), bb = static_cast<int>(block_bytes), be = static_cast<int>(block_elems);
-  if (xb) gemv_blocks_kernel<__nv_bfloat16><<<grid, kGemvWarps * 32, 0, s>>>(block_type, static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, row_bytes, bb, be, round_w, addend, split);
-  else gemv_blocks_kernel<float><<<grid, kGemvWarps * 32, 0, s>>>(block_type, static_cast<const float*>(x), wp, y, yb, m, N, k, row_bytes, bb, be, round_w, addend, split);
+  if (xb) launch_after(gemv_blocks_kernel<__nv_bfloat16>, grid, kGemvWarps * 32, 0, s, block_type, static_cast<const __nv_bfloat16*>(x), wp, y, yb, m, N, k, row_bytes, bb, be, round_w, addend, split);
+  else launch_after(gemv_blocks_kernel<float>, grid, kGemvWarps * 32, 0, s, block_type, static_cast<const float*>(x), wp, y, yb, m, N, k, row_bytes, bb, be, round_w, addend, split);
+}
+
+// y[m, n] = silu(p[m, n]) · p[m, N + n] over a [M, 2N] product (in y's dtype), rounded like the
+// separate silu and mul.
+namespace {
+template <class T>
+__global__ void glu_kernel(const T* p, T* y, int64_t M, int64_t N) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(i, M * N) {
+    int64_t m = i / N, n = i - m * N;
+    float g = to_f32(p[m * 2 * N + n]), u = to_f32(p[m * 2 * N + N + n]);
+    float silu = to_f32(from_f32<T>(g / (1.0f + expf(-g))));
+    y[i] = from_f32<T>(silu * u);
+  }
+}
+}  // namespace
+
+void launch_glu(Dt dt, const void* p, void* y, int64_t M, int64_t N, cudaStream_t s) {
+  if (M * N == 0) return;
+  if (dt == Dt::bf16) launch_after(glu_kernel<__nv_bfloat16>, grid_for(M * N), kThreads, 0, s, static_cast<const __nv_bfloat16*>(p), static_cast<__nv_bfloat16*>(y), M, N);
+  else launch_after(glu_kernel<float>, grid_for(M * N), kThreads, 0, s, static_cast<const float*>(p), static_cast<float*>(y), M, N);
 }
 
 }  // namespace rlx::backends::cuda

@@ -80,6 +80,7 @@ __device__ __forceinline__ void acc_store(const Acc& a, Red k, bool fl, Dt in_dt
 // One thread per output: the reduced elements of neighbouring outputs are neighbours in memory.
 __global__ void reduce_thread_kernel(Red k, Dt dt, Dt out, const void* x, void* y, const __grid_constant__ Space kept, const __grid_constant__ Strides ks, const __grid_constant__ Space red, const __grid_constant__ Strides rs,
                                      int64_t n_out, int64_t n_red) {
+  RLX_AFTER_PRODUCERS();
   bool fl = is_float_dt(dt);
   int64_t last_len = red.rank ? red.shape[red.rank - 1] : 1;
   RLX_GRID_STRIDE(o, n_out) {
@@ -93,6 +94,7 @@ __global__ void reduce_thread_kernel(Red k, Dt dt, Dt out, const void* x, void* 
 // One block per output: the reduced elements are contiguous, so the block reads them together.
 __global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y, const __grid_constant__ Space kept, const __grid_constant__ Strides ks, const __grid_constant__ Space red, const __grid_constant__ Strides rs,
                                     int64_t n_red) {
+  RLX_AFTER_PRODUCERS();
   __shared__ Acc part[kThreads];
   bool fl = is_float_dt(dt);
   int64_t last_len = red.rank ? red.shape[red.rank - 1] : 1;
@@ -114,6 +116,7 @@ __global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y
 // takes 32 outputs across its x threads and splits their reduced elements over 32 y threads.
 __global__ void reduce_cols_kernel(Red k, Dt dt, Dt out, const void* x, void* y, const __grid_constant__ Space kept, const __grid_constant__ Strides ks, const __grid_constant__ Space red, const __grid_constant__ Strides rs, int64_t n_out,
                                    int64_t n_red) {
+  RLX_AFTER_PRODUCERS();
   __shared__ Acc part[32][33];
   bool fl = is_float_dt(dt);
   int64_t last_len = red.rank ? red.shape[red.rank - 1] : 1;
@@ -245,10 +248,10 @@ void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space&
   // The innermost reduced dim is contiguous in memory: a block per output reads it coalesced.
   bool inner_reduced = red.rank > 0 && rs.s[red.rank - 1] == 1;
   bool outputs_adjacent = kept.rank > 0 && ks.s[kept.rank - 1] == 1;
-  if (inner_reduced && n_red >= 64) reduce_block_kernel<<<static_cast<unsigned>(n_out), kThreads, 0, s>>>(kind, dt, out, x, y, kept, ks, red, rs, n_red);
+  if (inner_reduced && n_red >= 64) launch_after(reduce_block_kernel, static_cast<unsigned>(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_red);
   else if (outputs_adjacent && n_red >= 16)
-    reduce_cols_kernel<<<static_cast<unsigned>((n_out + 31) / 32), dim3(32, 32), 0, s>>>(kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
-  else reduce_thread_kernel<<<grid_for(n_out), kThreads, 0, s>>>(kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
+    launch_after(reduce_cols_kernel, static_cast<unsigned>((n_out + 31) / 32), dim3(32, 32), 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
+  else launch_after(reduce_thread_kernel, grid_for(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
 }
 
 void launch_cumsum(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse, cudaStream_t s) {

@@ -31,6 +31,7 @@ __device__ __forceinline__ void region_store(void* p, Dt dt, int64_t i, float v)
 }
 
 __global__ void region_kernel(const __grid_constant__ RegionProgram p, const __grid_constant__ RegionPtrs ptr, int64_t n) {
+  RLX_AFTER_PRODUCERS();
   float r[kRegionMaxRegs];
   RLX_GRID_STRIDE(i, n) {
     int64_t coord[kRegionRank];
@@ -69,7 +70,7 @@ void launch_region(const RegionProgram& p, const void* const* in, void* const* o
   RegionPtrs ptr{};
   for (int k = 0; k < p.n_in; ++k) ptr.in[k] = in[k];
   for (int o = 0; o < p.n_out; ++o) ptr.out[o] = out[o];
-  region_kernel<<<grid_for(n), kThreads, 0, s>>>(p, ptr, n);
+  launch_after(region_kernel, grid_for(n), kThreads, 0, s, p, ptr, n);
 }
 
 }  // namespace rlx::backends::cuda

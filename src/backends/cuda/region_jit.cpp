@@ -126,7 +126,10 @@ std::string store(Dt dt, int o, const std::string& v) {
 
 std::string source(const RegionProgram& p, const InputAccess* access) {
   std::ostringstream s;
+  // launched as a programmatic dependent (common.cuh): let the next kernel start, wait for inputs
   s << kPrelude << "extern \"C\" __global__ void __launch_bounds__(256) rlx_region(const __grid_constant__ Args a) {\n"
+    << "#if __CUDA_ARCH__ >= 900\n  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+    << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n#endif\n"
     << "  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += (i64)gridDim.x * blockDim.x) {\n";
   bool strided = false;
   for (int k = 0; k < p.n_in; ++k) strided = strided || access[k] == InputAccess::strided;
@@ -265,7 +268,16 @@ void launch_region_jit(const RegionKernel& k, const RegionProgram& p, const void
   a.n = n;
   void* args[] = {&a};
   int64_t blocks = std::min<int64_t>((n + 255) / 256, int64_t{1} << 20);
-  check(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(static_cast<unsigned>(blocks)), dim3(256), args, 0, s), "launching a fused region");
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(256);
+  cfg.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = pdl_enabled() ? 1 : 0;
+  check(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(k.kernel), args), "launching a fused region");
 }
 
 }  // namespace rlx::backends::cuda

@@ -204,12 +204,31 @@ void rope(const KernelArgs& a) {
   int64_t half = dims / 2;
   float theta = static_cast<float>(a.node.attrs.f("theta"));
   bool inter = a.node.attrs.b("interleaved");
+  // A norm weight: x is rms_norm(x)·g first, stored in x's dtype as the separate op would.
+  std::vector<double> normed;
+  if (a.in.size() == 3) {
+    double eps = a.node.attrs.f("norm_eps");
+    normed.resize(static_cast<size_t>(x.numel));
+    for (int64_t base = 0; base < x.numel; base += D) {
+      double sq = 0;
+      for (int64_t k = 0; k < D; ++k) sq += rd(x, base + k) * rd(x, base + k);
+      double inv = 1.0 / std::sqrt(sq / static_cast<double>(D) + eps);
+      for (int64_t k = 0; k < D; ++k) {
+        double v = rd(x, base + k) * inv * rd(a.in[2], k);
+        if (x.dtype == DType::f32) v = static_cast<float>(v);
+        else if (x.dtype == DType::bf16) v = bf16_to_f32(f32_to_bf16(static_cast<float>(v)));
+        else if (x.dtype == DType::f16) v = f16_to_f32(f32_to_f16(static_cast<float>(v)));
+        normed[static_cast<size_t>(base + k)] = v;
+      }
+    }
+  }
+  auto xv = [&](int64_t i) { return normed.empty() ? rd(x, i) : normed[static_cast<size_t>(i)]; };
   std::vector<int64_t> coord;
   for (int64_t i = 0; i < y.numel; ++i) {
     unravel(i, x.shape, coord);
     int64_t f = coord[r - 1], s = coord[r - 2];
     if (f >= dims) {
-      wd(y, i, rd(x, i));
+      wd(y, i, xv(i));
       continue;
     }
     int64_t pi = p.shape.size() == 2 ? coord[0] * S + s : s;
@@ -227,7 +246,7 @@ void rope(const KernelArgs& a) {
       partner = f < half ? i + half : i - half;
       sign = f < half ? -1 : 1;
     }
-    wd(y, i, rd(x, i) * c + sign * rd(x, partner) * sn);
+    wd(y, i, xv(i) * c + sign * xv(partner) * sn);
   }
 }
 

@@ -1,0 +1,129 @@
+#include "passes/fuse_glu.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include "ops/builder.h"
+#include "passes/rewrite.h"
+
+namespace rlx::passes {
+
+namespace {
+
+struct Gated {
+  int gate = -1, up = -1, silu = -1;  // the nodes the fused product replaces (besides the mul)
+};
+
+// The stacked weight [gate rows; up rows], shared by every graph built from the same two
+// weights (a runner's prefill and decode graphs), so host and device hold it once.
+Tensor stacked(const Tensor& gate, const Tensor& up, int64_t rows, int64_t row_bytes) {
+  static std::mutex mu;
+  static std::map<std::tuple<const void*, const void*, size_t>, std::weak_ptr<Tensor>> cache;
+  Tensor g = gate.contiguous(), u = up.contiguous();
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_tuple(static_cast<const void*>(g.data()), static_cast<const void*>(u.data()), g.nbytes());
+  std::shared_ptr<Tensor> owner;
+  if (auto it = cache.find(key); it != cache.end()) owner = it->second.lock();
+  if (!owner) {
+    owner = std::make_shared<Tensor>(Tensor::zeros(DType::u8, {2 * rows, row_bytes}));
+    std::memcpy(owner->data(), g.data(), g.nbytes());
+    std::memcpy(static_cast<uint8_t*>(owner->data()) + g.nbytes(), u.data(), u.nbytes());
+    for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
+    cache[key] = owner;
+  }
+  return Tensor::wrap(DType::u8, {2 * rows, row_bytes}, owner->data(), owner);
+}
+
+const ir::Node* single_use_producer(const ir::Graph& g, const std::vector<int>& uses, ValueId v, Op op) {
+  const ir::Node* p = g.producer(v);
+  return p && p->op == op && uses[static_cast<size_t>(v)] == 1 ? p : nullptr;
+}
+
+}  // namespace
+
+ir::Graph fuse_gated_matmuls(const ir::Graph& g, const KernelClaims& device) {
+  std::vector<int> uses = g.use_counts();
+  const int n_nodes = g.num_nodes();
+  std::vector<Gated> plan(static_cast<size_t>(n_nodes));
+  std::vector<bool> absorbed(static_cast<size_t>(n_nodes), false);
+  bool any = false;
+  for (int i = 0; i < n_nodes; ++i) {
+    const ir::Node& n = g.node(i);
+    if (n.op != Op::mul || n.inputs[0] == n.inputs[1]) continue;
+    for (size_t k = 0; k < 2; ++k) {
+      const ir::Node* s = single_use_producer(g, uses, n.inputs[k], Op::silu);
+      if (!s) continue;
+      const ir::Node* dg = single_use_producer(g, uses, s->inputs[0], Op::dequant_matmul);
+      const ir::Node* du = single_use_producer(g, uses, n.inputs[1 - k], Op::dequant_matmul);
+      if (!dg || !du || dg->inputs.size() != 2 || du->inputs.size() != 2 || dg->inputs[0] != du->inputs[0] || dg->attrs != du->attrs ||
+          dg->attrs.has("glu"))
+        continue;
+      const ir::Node* wg = g.producer(dg->inputs[1]);
+      const ir::Node* wu = g.producer(du->inputs[1]);
+      if (!wg || !wu || wg->op != Op::constant || wu->op != Op::constant || g.type(dg->inputs[1]) != g.type(du->inputs[1])) continue;
+      Type out = g.type(n.outputs[0]);
+      if (g.type(s->outputs[0]) != out || g.type(dg->outputs[0]) != out || g.type(du->outputs[0]) != out) continue;
+      const Shape& ws = g.type(dg->inputs[1]).shape;
+      int64_t rows = dg->attrs.i("n");
+      int64_t bytes = ws.size() == 2 ? ws[1].value() : ws[0].value() / rows;
+      Attrs a = dg->attrs;
+      a.set("glu", std::string("silu"));
+      if (!device.claims(Op::dequant_matmul, {g.type(dg->inputs[0]), Type{DType::u8, {Dim(2 * rows), Dim(bytes)}}}, {out}, a)) continue;
+      int gi = g.value(s->inputs[0]).node, ui = g.value(n.inputs[1 - k]).node, si = g.value(n.inputs[k]).node;
+      plan[static_cast<size_t>(i)] = {gi, ui, si};
+      absorbed[static_cast<size_t>(gi)] = absorbed[static_cast<size_t>(ui)] = absorbed[static_cast<size_t>(si)] = true;
+      any = true;
+      break;
+    }
+  }
+  if (!any) return g;
+
+  ir::Graph out;
+  out.name = g.name;
+  out.device = g.device;
+  std::vector<ValueId> map(g.num_values(), ir::kNoValue);
+  for (ValueId v : g.inputs()) map[static_cast<size_t>(v)] = out.add_input(g.type(v), g.value(v).name);
+  ops::Builder b(out);
+  for (int i = 0; i < n_nodes; ++i) {
+    const ir::Node& n = g.node(i);
+    if (absorbed[static_cast<size_t>(i)]) continue;
+    const Gated& p = plan[static_cast<size_t>(i)];
+    if (p.gate >= 0) {
+      const ir::Node& dg = g.node(p.gate);
+      const ir::Node& du = g.node(p.up);
+      int64_t rows = dg.attrs.i("n");
+      const Shape& ws = g.type(dg.inputs[1]).shape;
+      int64_t bytes = ws.size() == 2 ? ws[1].value() : ws[0].value() / rows;
+      b.set_context(dg.name, dg.origin);
+      ValueId w = b.constant(stacked(g.producer(dg.inputs[1])->attrs.tensor("value"), g.producer(du.inputs[1])->attrs.tensor("value"), rows, bytes));
+      out.node(out.num_nodes() - 1).path = ir::Path::native;
+      Attrs a = dg.attrs;
+      a.set("glu", std::string("silu"));
+      ValueId y = b.emit1(Op::dequant_matmul, {map[static_cast<size_t>(dg.inputs[0])], w}, a);
+      out.node(out.num_nodes() - 1).path = ir::Path::native;
+      map[static_cast<size_t>(n.outputs[0])] = y;
+      continue;
+    }
+    std::vector<ValueId> in;
+    for (ValueId v : n.inputs) in.push_back(map[static_cast<size_t>(v)]);
+    b.set_context(n.name, n.origin);
+    auto outs = b.emit(n.op, in, n.attrs);
+    out.node(out.num_nodes() - 1).path = n.path;
+    for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
+  }
+  std::vector<ValueId> outs;
+  for (ValueId v : g.outputs()) outs.push_back(map[static_cast<size_t>(v)]);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const std::string& name = g.value(g.outputs()[k]).name;
+    if (!name.empty() && out.value(outs[k]).name.empty()) out.value(outs[k]).name = name;
+  }
+  out.set_outputs(outs);
+  out.donations = g.donations;
+  after_pass(out, "fuse-glu");
+  return out;
+}
+
+}  // namespace rlx::passes
