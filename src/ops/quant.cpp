@@ -72,8 +72,12 @@ std::vector<Type> infer_dequant_matmul(Op op, const std::vector<Type>& in, const
   DType od = in[0].dtype;
   if (auto* o = a.find("out")) od = std::get<DType>(*o);
   if (!is_float(od)) type_error(op, cat("out must be a float type, got ", dtype_name(od)));
-  if (in.size() == 3 && (in[2].dtype != od || in[2].shape != out))
+  if (a.has("norm_eps")) {
+    if (in.size() != 3 || in[2].dtype != in[0].dtype || in[2].shape != Shape{Dim(k)})
+      type_error(op, cat("norm_eps needs the norm's weight ", dtype_name(in[0].dtype), "[", k, "] as the third input"));
+  } else if (in.size() == 3 && (in[2].dtype != od || in[2].shape != out)) {
     type_error(op, cat("the addend must be the result's type ", ir::type_str(Type{od, out}), ", got ", ir::type_str(in[2])));
+  }
   return {{od, out}};
 }
 
@@ -95,7 +99,11 @@ ValueId round_to_q8_blocks(Builder& b, ValueId x, int64_t k) {
   return b.reshape(b.mul(q, b.div(amax, c127)), s);
 }
 
-std::vector<ValueId> decompose_dequant_matmul(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
+std::vector<ValueId> decompose_dequant_matmul(Builder& b, const std::vector<ValueId>& in_, const Attrs& a) {
+  std::vector<ValueId> in = in_;
+  if (a.has("norm_eps")) {  // the norm first; the third input is its weight, not an addend
+    in = {b.emit1(Op::rms_norm, {in_[0], in_[2]}, Attrs{{"eps", a.f("norm_eps")}}), in_[1]};
+  }
   const bool glu = a.has("glu");
   const int64_t n = a.i("n");
   Shape ws = {Dim(glu ? 2 * n : n), Dim(a.i("k"))};

@@ -9,6 +9,7 @@
 #include "passes/fuse.h"
 #include "passes/fuse_epilogue.h"
 #include "passes/fuse_glu.h"
+#include "passes/fuse_norm_matmul.h"
 #include "passes/fuse_norm_rope.h"
 #include "passes/legalize.h"
 #include "passes/memory_plan.h"
@@ -80,8 +81,16 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
   if (stop("cse")) return true;
   g = eliminate_dead_code(g);
   if (stop("dce")) return true;
-  if (opts.fuse)
-    g = eliminate_dead_code(fuse_matmul_epilogues(fuse_elementwise(fuse_gated_matmuls(fuse_norm_rope(fold_attention_transposes(g, device), device), device), device), device));
+  if (opts.fuse) {
+    // kernel-shaped rewrites first (each only where the device claims the fused form), then the
+    // elementwise regions and matmul epilogues over what is left
+    g = fold_attention_transposes(g, device);
+    g = fuse_norm_rope(g, device);
+    g = fuse_gated_matmuls(g, device);
+    g = fuse_norm_into_matmuls(g, device);
+    g = fuse_elementwise(g, device);
+    g = eliminate_dead_code(fuse_matmul_epilogues(g, device));
+  }
   return stop("fuse");
 }
 

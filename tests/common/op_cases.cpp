@@ -575,6 +575,16 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           add({{{DType::bf16, S({2, 9, K})}}, w2}, gf, "glu, bf16 x, f32 out, GEMM");
           add({{{DType::f32, S({2, 4096})}}, {{DType::u8, S({2 * N, *quant::row_bytes(t, 4096)})}, Fill::packed, i}},
               Attrs{{"type", a.s("type")}, {"n", N}, {"k", int64_t{4096}}, {"glu", std::string("silu")}}, "glu, two long rows");
+          // norm_eps: x is rms_norm(x, g) first (the third input is g), alone or with glu
+          Attrs nm = a;
+          nm.set("norm_eps", 1e-6);
+          add({{{DType::f32, S({1, K})}}, w, {{DType::f32, S({K})}}}, nm, "rms-normed x, one row");
+          add({{{DType::f32, S({3, K})}}, w, {{DType::f32, S({K})}}}, nm, "rms-normed x, three rows");
+          add({{{DType::f32, S({20, K})}}, w, {{DType::f32, S({K})}}}, nm, "rms-normed x, GEMM");
+          add({{{DType::bf16, S({2, K})}}, w, {{DType::bf16, S({K})}}}, nm, "rms-normed bf16 x");
+          Attrs ng = g;
+          ng.set("norm_eps", 1e-5);
+          add({{{DType::f32, S({1, K})}}, w2, {{DType::f32, S({K})}}}, ng, "rms-normed x, glu");
         }
         // long rows: the decode kernel splits each row over several warps
         int64_t KL = 4096;

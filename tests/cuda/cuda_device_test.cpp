@@ -11,6 +11,7 @@
 #include "ops/builder.h"
 #include "passes/fuse_epilogue.h"
 #include "passes/fuse_glu.h"
+#include "passes/fuse_norm_matmul.h"
 #include "passes/fuse_norm_rope.h"
 #include "passes/legalize.h"
 #include "rlx/error.h"
@@ -170,6 +171,31 @@ TEST(CudaDevice, HeadNormJoinsTheRope) {
     return std::pair{norms, normed_ropes};
   };
   EXPECT_EQ(fused("cuda"), (std::pair{0, 1}));
+  EXPECT_EQ(fused("cpu").second, 0);
+}
+
+// The norm before a layer's projections becomes their prologue where cuda claims it (bf16
+// weights; every reader a dequant_matmul); the cpu keeps the norm.
+TEST(CudaDevice, InputNormJoinsTheProjections) {
+  ir::Graph g;
+  ops::Builder b(g);
+  ir::ValueId x = g.add_input({DType::f32, {Dim::symbol("B"), Dim(1), Dim(64)}}, "x");
+  ir::Attrs a{{"type", std::string("bf16")}, {"n", int64_t{16}}, {"k", int64_t{64}}};
+  ir::ValueId h = b.emit1(ir::Op::rms_norm, {x, b.constant(Tensor::from_vector(std::vector<float>(64, 0.5f), {64}))}, ir::Attrs{{"eps", 1e-6}});
+  ir::ValueId w1 = b.emit1(ir::Op::constant, {}, ir::Attrs{{"value", Tensor::zeros(DType::u8, {16, 128})}});
+  ir::ValueId w2 = b.emit1(ir::Op::constant, {}, ir::Attrs{{"value", Tensor::zeros(DType::u8, {16, 128})}});
+  g.set_outputs({b.emit1(ir::Op::dequant_matmul, {h, w1}, a), b.emit1(ir::Op::dequant_matmul, {h, w2}, a)});
+  auto fused = [&](const char* device) {
+    passes::DispatchReport rep;
+    ir::Graph out = passes::fuse_norm_into_matmuls(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    int norms = 0, normed = 0;
+    for (const auto& n : out.nodes()) {
+      norms += n.op == ir::Op::rms_norm;
+      normed += n.op == ir::Op::dequant_matmul && n.attrs.has("norm_eps");
+    }
+    return std::pair{norms, normed};
+  };
+  EXPECT_EQ(fused("cuda"), (std::pair{0, 2}));
   EXPECT_EQ(fused("cpu").second, 0);
 }
 

@@ -179,10 +179,11 @@ void launch_dequantize_bf16(int block_type, const void* src, void* y, int64_t bl
 // dequant_matmul for M ≤ kGemvMaxRows rows of x (decode): y[m, n] = Σ_k x[m, k]·W[n, k] with W
 // read once from its packed rows, never materialized; x and y f32 or bf16 (row-major, contiguous);
 // addend (y's type and shape, or null) is added to the rounded product. glu (bf16/f16 W only):
-// W has 2N rows and y[m, n] = silu(x·W[n]) · x·W[N + n].
+// W has 2N rows and y[m, n] = silu(x·W[n]) · x·W[N + n]. norm_g (bf16/f16 W only; x's type,
+// [K]) or null: x is rms_norm(x, norm_g, eps) first, computed as the rows are read.
 constexpr int kGemvMaxRows = 8;
 void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, const void* addend, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
-                         int64_t block_elems, bool glu, cudaStream_t s);
+                         int64_t block_elems, bool glu, const void* norm_g, float eps, cudaStream_t s);
 // y[m, n] = silu(p[m, n]) · p[m, N + n] for a [M, 2N] product p of y's dtype (f32 or bf16).
 void launch_glu(Dt dt, const void* p, void* y, int64_t M, int64_t N, cudaStream_t s);
 

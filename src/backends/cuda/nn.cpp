@@ -111,8 +111,10 @@ Kernel make_dequantize(const ir::Node& n, const ir::Graph&) {
 // dequant_matmul, x[..., k] · Wᵀ with W[n, k] packed: f32 x → f32, bf16 x → f32 or bf16; with
 // an addend (a residual) added as the product is stored.
 bool claims_dequant_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
-  if (in.size() == 3 && in[2].dtype != out[0].dtype) return false;
-  if (a.has("glu") && (in.size() != 2 || (a.s("type") != "bf16" && a.s("type") != "f16") || a.i("k") % 8 != 0)) return false;
+  const bool norm = a.has("norm_eps"), half = (a.s("type") == "bf16" || a.s("type") == "f16") && a.i("k") % 8 == 0;
+  if (in.size() == 3 && !norm && in[2].dtype != out[0].dtype) return false;               // the addend
+  if (norm && (in.size() != 3 || in[2].dtype != in[0].dtype || !half)) return false;      // the norm's weight
+  if (a.has("glu") && ((in.size() == 3 && !norm) || !half)) return false;
   if (in[1].dtype != DType::u8 || !quant::block_type_from_name(a.s("type")).has_value()) return false;
   if (a.has("act") && a.s("act") != "f32") return false;  // 8-bit activations: the decomposition
   if (in[0].dtype == DType::f32) return out[0].dtype == DType::f32;
@@ -132,19 +134,21 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
   int64_t M = 1;
   for (int64_t d : static_shape(g, n.inputs[0])) M *= d;
   M /= K;
-  const bool addend = n.inputs.size() == 3, glu = n.attrs.has("glu");
+  const bool norm = n.attrs.has("norm_eps"), addend = n.inputs.size() == 3 && !norm, glu = n.attrs.has("glu");
+  const float eps = norm ? static_cast<float>(n.attrs.f("norm_eps")) : 0.0f;
   if (M <= kGemvMaxRows)
     return {[=](const LaunchArgs& a) {
               launch_dequant_gemv(type, xdt, a.in[0].data, a.in[1].data, ydt, a.out[0].data, addend ? a.in[2].data : nullptr, M, N, K, bb, be, glu,
-                                  a.stream);
+                                  norm ? a.in[2].data : nullptr, eps, a.stream);
             },
-            0, cat(M, "×", N, "×", K, " ", n.attrs.s("type"), " gemv", glu ? " (silu-gated)" : "", addend ? " + addend" : "")};
+            0, cat(M, "×", N, "×", K, " ", n.attrs.s("type"), " gemv", norm ? " (rms-normed x)" : "", glu ? " (silu-gated)" : "", addend ? " + addend" : "")};
   bool direct = xd == DType::bf16 && t == quant::BlockType::bf16;
   DType wd = xd;  // the weights' dtype in the GEMM
   const int64_t rows = glu ? 2 * N : N;  // glu: gate and up rows in one GEMM, then silu(gate)·up
   auto plan = std::make_shared<GemmPlan>(std::vector<int64_t>{M, K}, std::vector<int64_t>{rows, K}, ir::Intss{{}, {}}, ir::Intss{{1}, {1}}, wd, yd);
   size_t wbytes = direct ? 0 : (static_cast<size_t>(rows * K) * dtype_bytes(wd, 1) + 255) / 256 * 256;
   size_t pbytes = glu ? (dtype_bytes(yd, M * rows) + 255) / 256 * 256 : 0;  // the [M, 2N] product
+  size_t xbytes = norm ? (dtype_bytes(xd, M * K) + 255) / 256 * 256 : 0;     // the normalized x
   int64_t blocks = rows * K / be;
   return {[=](const LaunchArgs& a) {
             const void* w = a.in[1].data;
@@ -155,7 +159,13 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
               w = scratch;
             }
             void* product = glu ? scratch + wbytes : a.out[0].data;
-            plan->run(a.in[0].data, w, product, nullptr, nullptr, scratch + wbytes + pbytes, a.stream);
+            const void* x = a.in[0].data;
+            if (norm) {
+              void* xn = scratch + wbytes + pbytes;
+              launch_norm(xdt, x, a.in[2].data, nullptr, xn, M, K, eps, true, a.stream);
+              x = xn;
+            }
+            plan->run(x, w, product, nullptr, nullptr, scratch + wbytes + pbytes + xbytes, a.stream);
             if (glu) launch_glu(ydt, product, a.out[0].data, M, N, a.stream);
             if (addend) {  // many rows: the addend in a second pass, in place
               Space sp;
@@ -166,8 +176,8 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
               launch_binary(Ew::add, ydt, ydt, a.out[0].data, a.in[2].data, a.out[0].data, sp, one, one, a.stream);
             }
           },
-          wbytes + pbytes + plan->scratch(),
-          cat(direct ? "" : "dequantize, ", plan->describe(), glu ? ", silu-gated" : "", addend ? ", + addend" : "")};
+          wbytes + pbytes + xbytes + plan->scratch(),
+          cat(norm ? "rms_norm, " : "", direct ? "" : "dequantize, ", plan->describe(), glu ? ", silu-gated" : "", addend ? ", + addend" : "")};
 }
 
 }  // namespace

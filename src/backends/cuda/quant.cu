@@ -1,5 +1,7 @@
 // dequantize on the device: ggml blocks decoded to f32, one block per thread. The decoders are
 // util/quant_blocks.cpp's, bit for bit (ported to device code; keep the two in step).
+#include <type_traits>
+
 #include "backends/cuda/common.cuh"
 
 namespace rlx::backends::cuda {
@@ -311,7 +313,7 @@ __device__ __forceinline__ void load8(const __nv_bfloat16* p, float* v) {
 // W in bf16 or f16 with K a multiple of 8: 16-byte loads of 8 weights.
 template <typename XT, bool WBF16, bool GLU>
 __global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w,
-                                 const void* addend, int split) {
+                                 const void* addend, int split, const XT* __restrict__ norm_g, float eps) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t n = static_cast<int64_t>(blockIdx.x) * (kGemvWarps / split) + warp / split;
   const uint4* row = w + n * (K / 8);
@@ -326,6 +328,30 @@ __global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restri
     if constexpr (GLU) early_up[e] = c0 + e * step < chunks ? __ldg(row_up + c0 + e * step) : make_uint4(0, 0, 0, 0);
   }
   RLX_AFTER_PRODUCERS();
+  // norm_g: x's rows are rms_norm(x)·g, normalized as they are read (the block takes each row's
+  // mean square once)
+  __shared__ float inv_rms[kGemvMaxRows];
+  if (norm_g) {
+    __shared__ float part_sq[kGemvWarps][kGemvMaxRows];
+#pragma unroll
+    for (int m = 0; m < kGemvMaxRows; ++m) {
+      if (m >= M) break;
+      float sq = 0;
+      for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        float v = to_f32(x[static_cast<int64_t>(m) * K + k]);
+        sq += v * v;
+      }
+      sq = warp_sum(sq);
+      if (lane == 0) part_sq[warp][m] = sq;
+    }
+    __syncthreads();
+    if (threadIdx.x < M) {
+      float t = 0;
+      for (int v = 0; v < kGemvWarps; ++v) t += part_sq[v][threadIdx.x];
+      inv_rms[threadIdx.x] = rsqrtf(t / static_cast<float>(K) + eps);
+    }
+    __syncthreads();
+  }
   float acc[kGemvMaxRows] = {}, acc_up[kGemvMaxRows] = {};
   // up_tag: std::true_type for the up row's sums (a compile-time choice keeps both in registers)
   auto chunk = [&](const uint4& u, int c, auto up_tag) {
@@ -345,6 +371,12 @@ __global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restri
       if (m >= M) break;
       float xv[8];
       load8(x + static_cast<int64_t>(m) * K + c * 8, xv);
+      if (norm_g) {  // as the norm kernel computes and stores them: (x · inv_rms) · g in x's type
+        float gv[8];
+        load8(norm_g + c * 8, gv);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) xv[j] = to_f32(from_f32<XT>(xv[j] * inv_rms[m] * gv[j]));
+      }
 #pragma unroll
       for (int j = 0; j < 8; ++j) sum[m] = fmaf(wf[j], xv[j], sum[m]);
     }
@@ -409,7 +441,7 @@ void launch_dequantize_bf16(int block_type, const void* src, void* y, int64_t bl
 }
 
 void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, const void* addend, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
-                         int64_t block_elems, bool glu, cudaStream_t s) {
+                         int64_t block_elems, bool glu, const void* norm_g, float eps, cudaStream_t s) {
   if (M == 0 || N == 0) return;
   Block t = static_cast<Block>(block_type);
   const bool half = (t == Block::bf16 || t == Block::f16) && K % 8 == 0;
@@ -426,7 +458,10 @@ void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, D
   if (half) {
     const auto* wp = static_cast<const uint4*>(w);
     int m = static_cast<int>(M), k = static_cast<int>(K);
-    auto go = [&](auto kernel, const auto* xp) { launch_after(kernel, grid, kGemvWarps * 32, 0, s, xp, wp, y, yb, m, N, k, round_w, addend, split); };
+    auto go = [&](auto kernel, const auto* xp) {
+      using XT = std::remove_const_t<std::remove_pointer_t<decltype(xp)>>;
+      launch_after(kernel, grid, kGemvWarps * 32, 0, s, xp, wp, y, yb, m, N, k, round_w, addend, split, static_cast<const XT*>(norm_g), eps);
+    };
     const auto* xf = static_cast<const float*>(x);
     const auto* xh = static_cast<const __nv_bfloat16*>(x);
     if (t == Block::bf16) {
