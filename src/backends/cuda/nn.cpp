@@ -110,10 +110,15 @@ Kernel make_dequantize(const ir::Node& n, const ir::Graph&) {
 
 // dequant_matmul, x[..., k] · Wᵀ with W[n, k] packed: f32 x → f32, bf16 x → f32 or bf16; with
 // an addend (a residual) added as the product is stored.
+constexpr int64_t kMaxNormedRows = 16384;
+
 bool claims_dequant_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
   const bool norm = a.has("norm_eps"), half = (a.s("type") == "bf16" || a.s("type") == "f16") && a.i("k") % 8 == 0;
   if (in.size() == 3 && !norm && in[2].dtype != out[0].dtype) return false;               // the addend
   if (norm && (in.size() != 3 || in[2].dtype != in[0].dtype || !half)) return false;      // the norm's weight
+  // every block of the GEMV normalizes x again: worth a kernel for a layer's projections, not
+  // for an LM head's ~19k blocks (152k rows), which keeps its own norm kernel
+  if (norm && a.i("n") > kMaxNormedRows) return false;
   if (a.has("glu") && ((in.size() == 3 && !norm) || !half)) return false;
   if (in[1].dtype != DType::u8 || !quant::block_type_from_name(a.s("type")).has_value()) return false;
   if (a.has("act") && a.s("act") != "f32") return false;  // 8-bit activations: the decomposition

@@ -311,8 +311,10 @@ __device__ __forceinline__ void load8(const __nv_bfloat16* p, float* v) {
 }
 
 // W in bf16 or f16 with K a multiple of 8: 16-byte loads of 8 weights.
-template <typename XT, bool WBF16, bool GLU>
-__global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w,
+// Plain GEMVs keep five blocks an SM (≤ 51 registers): the LM head streams 311 MB through this
+// kernel and loses a fifth of its read bandwidth at four.
+template <typename XT, bool WBF16, bool GLU, bool NORM>
+__global__ void __launch_bounds__(kGemvWarps * 32, (GLU || NORM) ? 1 : 5) gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w,
                                  const void* addend, int split, const XT* __restrict__ norm_g, float eps) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t n = static_cast<int64_t>(blockIdx.x) * (kGemvWarps / split) + warp / split;
@@ -331,7 +333,7 @@ __global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restri
   // norm_g: x's rows are rms_norm(x)·g, normalized as they are read (the block takes each row's
   // mean square once)
   __shared__ float inv_rms[kGemvMaxRows];
-  if (norm_g) {
+  if constexpr (NORM) {
     __shared__ float part_sq[kGemvWarps][kGemvMaxRows];
 #pragma unroll
     for (int m = 0; m < kGemvMaxRows; ++m) {
@@ -371,7 +373,7 @@ __global__ void gemv_half_kernel(const XT* __restrict__ x, const uint4* __restri
       if (m >= M) break;
       float xv[8];
       load8(x + static_cast<int64_t>(m) * K + c * 8, xv);
-      if (norm_g) {  // as the norm kernel computes and stores them: (x · inv_rms) · g in x's type
+      if constexpr (NORM) {  // as the norm kernel computes and stores them: (x · inv_rms) · g in x's type
         float gv[8];
         load8(norm_g + c * 8, gv);
 #pragma unroll
@@ -462,15 +464,23 @@ void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, D
       using XT = std::remove_const_t<std::remove_pointer_t<decltype(xp)>>;
       launch_after(kernel, grid, kGemvWarps * 32, 0, s, xp, wp, y, yb, m, N, k, round_w, addend, split, static_cast<const XT*>(norm_g), eps);
     };
-    const auto* xf = static_cast<const float*>(x);
-    const auto* xh = static_cast<const __nv_bfloat16*>(x);
-    if (t == Block::bf16) {
-      if (glu) xb ? go(gemv_half_kernel<__nv_bfloat16, true, true>, xh) : go(gemv_half_kernel<float, true, true>, xf);
-      else xb ? go(gemv_half_kernel<__nv_bfloat16, true, false>, xh) : go(gemv_half_kernel<float, true, false>, xf);
-    } else {
-      if (glu) xb ? go(gemv_half_kernel<__nv_bfloat16, false, true>, xh) : go(gemv_half_kernel<float, false, true>, xf);
-      else xb ? go(gemv_half_kernel<__nv_bfloat16, false, false>, xh) : go(gemv_half_kernel<float, false, false>, xf);
-    }
+    // the kernel for (x type, W type, gated, normed)
+    auto pick = [&](auto xtag, auto wbf16, auto gated) {
+      using XT = decltype(xtag);
+      const auto* xp = static_cast<const XT*>(x);
+      if (norm_g) go(gemv_half_kernel<XT, decltype(wbf16)::value, decltype(gated)::value, true>, xp);
+      else go(gemv_half_kernel<XT, decltype(wbf16)::value, decltype(gated)::value, false>, xp);
+    };
+    auto by_w = [&](auto xtag, auto gated) {
+      if (t == Block::bf16) pick(xtag, std::true_type{}, gated);
+      else pick(xtag, std::false_type{}, gated);
+    };
+    auto by_glu = [&](auto xtag) {
+      if (glu) by_w(xtag, std::true_type{});
+      else by_w(xtag, std::false_type{});
+    };
+    if (xb) by_glu(__nv_bfloat16{});
+    else by_glu(float{});
     return;
   }
   int64_t row_bytes = K / block_elems * block_bytes;
