@@ -4,6 +4,8 @@
 #pragma once
 #include <array>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/launch.h"
@@ -32,6 +34,8 @@ struct LaunchArgs {
 using Launch = std::function<void(const LaunchArgs&)>;
 
 struct Kernel {
+  Kernel() = default;
+  Kernel(Launch l, size_t scratch_bytes = 0, std::string what = {}) : launch(std::move(l)), scratch(scratch_bytes), label(std::move(what)) {}
   Launch launch;
   size_t scratch = 0;  // device bytes the launch needs besides its inputs and outputs
   std::string label;   // what RLX_CUDA_PROFILE reports besides the op and type ("1024×128×784 cuBLASLt")
