@@ -81,11 +81,8 @@ ir::Graph fuse_gated_matmuls(const ir::Graph& g, const KernelClaims& device) {
   }
   if (!any) return g;
 
-  ir::Graph out;
-  out.name = g.name;
-  out.device = g.device;
-  std::vector<ValueId> map(g.num_values(), ir::kNoValue);
-  for (ValueId v : g.inputs()) map[static_cast<size_t>(v)] = out.add_input(g.type(v), g.value(v).name);
+  std::vector<ValueId> map;
+  ir::Graph out = begin_copy(g, map);
   ops::Builder b(out);
   for (int i = 0; i < n_nodes; ++i) {
     const ir::Node& n = g.node(i);
@@ -114,15 +111,7 @@ ir::Graph fuse_gated_matmuls(const ir::Graph& g, const KernelClaims& device) {
     out.node(out.num_nodes() - 1).path = n.path;
     for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
   }
-  std::vector<ValueId> outs;
-  for (ValueId v : g.outputs()) outs.push_back(map[static_cast<size_t>(v)]);
-  for (size_t k = 0; k < outs.size(); ++k) {
-    const std::string& name = g.value(g.outputs()[k]).name;
-    if (!name.empty() && out.value(outs[k]).name.empty()) out.value(outs[k]).name = name;
-  }
-  out.set_outputs(outs);
-  out.donations = g.donations;
-  after_pass(out, "fuse-glu");
+  finish_copy(g, map, out, "fuse-glu");
   return out;
 }
 

@@ -56,11 +56,8 @@ ir::Graph fuse_norm_rope(const ir::Graph& g, const KernelClaims& device) {
   }
   if (!any) return g;
 
-  ir::Graph out;
-  out.name = g.name;
-  out.device = g.device;
-  std::vector<ValueId> map(g.num_values(), ir::kNoValue);
-  for (ValueId v : g.inputs()) map[static_cast<size_t>(v)] = out.add_input(g.type(v), g.value(v).name);
+  std::vector<ValueId> map;
+  ir::Graph out = begin_copy(g, map);
   ops::Builder b(out);
   auto copy = [&](const ir::Node& n, std::vector<ValueId> in, Attrs attrs) {
     b.set_context(n.name, n.origin);
@@ -86,15 +83,7 @@ ir::Graph fuse_norm_rope(const ir::Graph& g, const KernelClaims& device) {
     if (p.norm >= 0) out.node(out.num_nodes() - 1).path = ir::Path::native;
     for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
   }
-  std::vector<ValueId> outs;
-  for (ValueId v : g.outputs()) outs.push_back(map[static_cast<size_t>(v)]);
-  for (size_t k = 0; k < outs.size(); ++k) {
-    const std::string& name = g.value(g.outputs()[k]).name;
-    if (!name.empty() && out.value(outs[k]).name.empty()) out.value(outs[k]).name = name;
-  }
-  out.set_outputs(outs);
-  out.donations = g.donations;
-  after_pass(out, "fuse-norm-rope");
+  finish_copy(g, map, out, "fuse-norm-rope");
   return out;
 }
 

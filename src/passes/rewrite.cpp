@@ -78,6 +78,27 @@ void after_pass(const Graph& g, const std::string& pass_name, bool verify) {
   }
 }
 
+Graph begin_copy(const Graph& in, std::vector<ValueId>& map) {
+  Graph out;
+  out.name = in.name;
+  out.device = in.device;
+  map.assign(in.num_values(), ir::kNoValue);
+  for (ValueId v : in.inputs()) map[static_cast<size_t>(v)] = out.add_input(in.type(v), in.value(v).name);
+  return out;
+}
+
+void finish_copy(const Graph& in, const std::vector<ValueId>& map, Graph& out, const std::string& pass_name) {
+  std::vector<ValueId> outs;
+  for (ValueId v : in.outputs()) outs.push_back(map[static_cast<size_t>(v)]);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const std::string& name = in.value(in.outputs()[k]).name;
+    if (!name.empty() && out.value(outs[k]).name.empty()) out.value(outs[k]).name = name;
+  }
+  out.set_outputs(outs);
+  out.donations = in.donations;
+  after_pass(out, pass_name);
+}
+
 Graph rewrite(const Graph& in, std::vector<Rule> rules, const std::string& pass_name, const RewriteOptions& opts) {
   Graph out;
   out.name = in.name;

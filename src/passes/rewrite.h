@@ -67,4 +67,10 @@ Graph rewrite(const Graph& in, std::vector<Rule> rules, const std::string& pass_
 // Debug ladder hooks shared by all passes (RLX_DEBUG 3 and 5, RLX_DUMP_DIR).
 void after_pass(const Graph& g, const std::string& pass_name, bool verify = true);
 
+// For passes that copy a graph node by node: a fresh graph with `in`'s name, device and inputs
+// (map[v] = the copy of each input), and the finish — outputs mapped (their names kept where
+// the copy has none), donations carried over, after_pass run.
+Graph begin_copy(const Graph& in, std::vector<ValueId>& map);
+void finish_copy(const Graph& in, const std::vector<ValueId>& map, Graph& out, const std::string& pass_name);
+
 }  // namespace rlx::passes

@@ -29,12 +29,26 @@ struct DecodeWarp {
 
   __device__ void run(const T* q, const T* kb, const T* vb, const void* bias, Dt bias_dt, int64_t bias_row, const AttentionSpec& a,
                       int64_t j0, int64_t stride, int64_t hi) {
+    // the rounding of compute=bf16/f16 decided once, not per element (the common f32 path
+    // then carries no per-element selects)
+    if (a.round_bf16 || a.round_f16) walk<true>(q, kb, vb, bias, bias_dt, bias_row, a, j0, stride, hi);
+    else walk<false>(q, kb, vb, bias, bias_dt, bias_row, a, j0, stride, hi);
+  }
+
+  template <bool ROUND>
+  __device__ __forceinline__ void walk(const T* q, const T* kb, const T* vb, const void* bias, Dt bias_dt, int64_t bias_row, const AttentionSpec& a,
+                                       int64_t j0, int64_t stride, int64_t hi) {
     const int lane = threadIdx.x & 31;
-    auto rnd = [&](float x) { return a.round_bf16 ? round_bf16(x) : a.round_f16 ? round_f16(x) : x; };
+    const int D = static_cast<int>(a.D), Dv = static_cast<int>(a.Dv);
+    auto rnd = [&](float x) {
+      if constexpr (ROUND) return a.round_bf16 ? round_bf16(x) : round_f16(x);
+      else return x;
+    };
+    const float* bias_f32 = bias_dt == Dt::f32 ? static_cast<const float*>(bias) : nullptr;
 #pragma unroll
     for (int t = 0; t < SD; ++t) {
-      int64_t d = t * 32 + lane;
-      qv[t] = d < a.D ? rnd(to_f32(q[d])) : 0.0f;
+      int d = t * 32 + lane;
+      qv[t] = d < D ? rnd(to_f32(q[d])) : 0.0f;
     }
 #pragma unroll
     for (int t = 0; t < SV; ++t) acc[t] = 0;
@@ -42,19 +56,22 @@ struct DecodeWarp {
       float kv[kDecodeKeys][SD], vv[kDecodeKeys][SV], bv[kDecodeKeys];
 #pragma unroll
       for (int u = 0; u < kDecodeKeys; ++u) {
-        int64_t j = j0 + u;
-        bool ok = j < hi;
+        const int64_t j = j0 + u;
+        const bool ok = j < hi;
+        const T* kr = kb + j * a.k_s;  // one 64-bit offset a key; the lanes' are 32-bit
+        const T* vr = vb + j * a.v_s;
 #pragma unroll
         for (int t = 0; t < SD; ++t) {
-          int64_t d = t * 32 + lane;
-          kv[u][t] = ok && d < a.D ? to_f32(kb[j * a.k_s + d]) : 0.0f;
+          int d = t * 32 + lane;
+          kv[u][t] = ok && d < D ? to_f32(kr[d]) : 0.0f;
         }
 #pragma unroll
         for (int t = 0; t < SV; ++t) {
-          int64_t d = t * 32 + lane;
-          vv[u][t] = ok && d < a.Dv ? to_f32(vb[j * a.v_s + d]) : 0.0f;
+          int d = t * 32 + lane;
+          vv[u][t] = ok && d < Dv ? to_f32(vr[d]) : 0.0f;
         }
-        bv[u] = ok && bias ? static_cast<float>(load_f64(bias, bias_dt, bias_row + j * a.bias_s[3])) : 0.0f;
+        const int64_t bi = bias_row + j * a.bias_s[3];
+        bv[u] = !ok || !bias ? 0.0f : bias_f32 ? bias_f32[bi] : static_cast<float>(load_f64(bias, bias_dt, bi));
       }
       float sc[kDecodeKeys], mx = m;
 #pragma unroll
@@ -223,10 +240,8 @@ void launch_sd_sv(const void* q, const void* k, const void* v, const void* bias,
     attr[0].val.clusterDim.x = static_cast<unsigned>(a.cluster);
     attr[0].val.clusterDim.y = 1;
     attr[0].val.clusterDim.z = 1;
-    attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[1].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl_enabled() ? 2 : 1;
+    cfg.numAttrs = 1;
+    dependent_launch(cfg, attr);
     cudaLaunchKernelEx(&cfg, attention_decode_cluster_kernel<T, SD, SV>, qp, kp, vp, bias, bias_dt, yp, a);
     return;
   }

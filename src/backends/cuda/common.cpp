@@ -29,6 +29,14 @@ bool pdl_enabled() {
   return sm90 && flags().RLX_CUDA_PDL;
 }
 
+void dependent_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute* attrs) {
+  cfg.attrs = attrs;
+  if (!pdl_enabled()) return;
+  cudaLaunchAttribute& a = attrs[cfg.numAttrs++];
+  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  a.val.programmaticStreamSerializationAllowed = 1;
+}
+
 bool is_one_of(DType d, std::initializer_list<DType> set) { return std::find(set.begin(), set.end(), d) != set.end(); }
 
 bool is_half_or_f32(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; }

@@ -53,11 +53,8 @@ void launch_after(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cuda
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = pdl_enabled() ? 1 : 0;
+  cudaLaunchAttribute attr[1];
+  dependent_launch(cfg, attr);
   cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
 }
 

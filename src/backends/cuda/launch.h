@@ -42,8 +42,10 @@ struct ErrorWord {
 };
 
 // Whether kernels launch as programmatic dependents of the kernel before them (common.cuh's
-// launch_after): on sm_90 and newer unless RLX_CUDA_PDL=0.
+// launch_after): on sm_90 and newer unless RLX_CUDA_PDL=0. dependent_launch adds the launch
+// attribute that does it to `cfg` (which must have room) where enabled.
 bool pdl_enabled();
+void dependent_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute* attrs);
 
 // ---- profile.cu: holds the stream until *flag (mapped host memory) is set, so the kernels
 // enqueued behind it run back to back and their event times are device time alone.

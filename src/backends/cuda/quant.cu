@@ -314,7 +314,7 @@ __device__ __forceinline__ void load8(const __nv_bfloat16* p, float* v) {
 // Plain GEMVs keep five blocks an SM (≤ 51 registers): the LM head streams 311 MB through this
 // kernel and loses a fifth of its read bandwidth at four.
 template <typename XT, bool WBF16, bool GLU, bool NORM>
-__global__ void __launch_bounds__(kGemvWarps * 32, (GLU || NORM) ? 1 : 5) gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w,
+__global__ void __launch_bounds__(kGemvWarps * 32, GLU ? 1 : NORM ? 4 : 5) gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w,
                                  const void* addend, int split, const XT* __restrict__ norm_g, float eps) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t n = static_cast<int64_t>(blockIdx.x) * (kGemvWarps / split) + warp / split;

@@ -272,11 +272,8 @@ void launch_region_jit(const RegionKernel& k, const RegionProgram& p, const void
   cfg.gridDim = dim3(static_cast<unsigned>(blocks));
   cfg.blockDim = dim3(256);
   cfg.stream = s;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = pdl_enabled() ? 1 : 0;
+  cudaLaunchAttribute attr[1];
+  dependent_launch(cfg, attr);
   check(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(k.kernel), args), "launching a fused region");
 }
 
