@@ -142,7 +142,17 @@ bool claims_fused_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir:
   }
   std::vector<Shape> extra;
   for (size_t i = 2; i < in.size(); ++i) extra.push_back(in[i].shape);
-  return parse_epilogue(*body, out[0].shape, extra).has_value();
+  auto ep = parse_epilogue(*body, out[0].shape, extra);
+  if (!ep) return false;
+  if (shape->M == 0) return true;  // symbolic dims: the layout is all that can be judged yet
+  // static shapes: claim only what this CPU's oneDNN can build (the unclaimed product and its
+  // epilogue then run as separate kernels)
+  MatmulShape s = *shape;
+  s.a_dtype = in[0].dtype;
+  s.b_dtype = in[1].dtype;
+  s.c_dtype = ep->out;
+  s.compute = attrs.has("compute") ? attrs.dtype("compute") : s.a_dtype;
+  return onednn_matmul_buildable(s, *ep);
 }
 
 HostKernel make_fused_dot(const ir::Node& node, const ir::Graph& lir) {

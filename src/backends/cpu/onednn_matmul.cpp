@@ -8,6 +8,7 @@
 
 #include <dnnl.hpp>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "backends/cpu/vmath.h"
@@ -191,6 +192,27 @@ bool onednn_available() {
       return false;
     }
   }();
+  return ok;
+}
+
+bool onednn_matmul_buildable(const MatmulShape& s, const Epilogue& ep) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, bool> known;
+  std::string key = cat(s.batch, ",", s.M, ",", s.K, ",", s.N, ",", s.a_km, s.b_nk, ",", dtype_name(s.a_dtype), dtype_name(s.b_dtype), dtype_name(s.c_dtype),
+                        dtype_name(s.compute), ",", dtype_name(ep.out));
+  for (const PostOp& op : ep.ops) key += cat(";", static_cast<int>(op.kind), ",", op.alg, ",", static_cast<int>(op.src1));
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  bool ok = false;
+  for (bool split : {true, false}) {
+    try {
+      build_plan(s, nullptr, ep, split);  // descriptors only: no weights to reorder
+      ok = true;
+      break;
+    } catch (const dnnl::error&) {
+    }
+  }
+  known[key] = ok;
   return ok;
 }
 

@@ -31,6 +31,9 @@ struct Epilogue {
 bool onednn_available();
 // The one oneDNN CPU engine: memories and primitives must come from the same engine object.
 dnnl::engine& onednn_engine();
+// Whether oneDNN has a kernel for the product here (the ISA decides: f32 products stored as bf16
+// columns have none on AVX512-BF16 without AMX, say); cached per shape, types and epilogue.
+bool onednn_matmul_buildable(const MatmulShape& shape, const Epilogue& epilogue = {});
 // `const_b`: B's bytes when B is a compile-time constant (reordered once); null otherwise.
 HostKernel make_onednn_matmul(const MatmulShape& shape, const void* const_b, const Epilogue& epilogue = {});
 
