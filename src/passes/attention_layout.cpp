@@ -24,14 +24,7 @@ ir::Graph fold_attention_transposes(const ir::Graph& g, const KernelClaims& devi
   std::vector<ValueId> folded_out(g.num_values(), ir::kNoValue);  // attention output in bshd
   for (ValueId v : g.inputs()) map[static_cast<size_t>(v)] = out.add_input(g.type(v), g.value(v).name);
   ops::Builder b(out);
-  auto copy = [&](const ir::Node& n) {
-    std::vector<ValueId> in;
-    for (ValueId v : n.inputs) in.push_back(map[static_cast<size_t>(v)]);
-    b.set_context(n.name, n.origin);
-    auto outs = b.emit(n.op, in, n.attrs);
-    out.node(out.num_nodes() - 1).path = n.path;
-    for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
-  };
+  auto copy = [&](const ir::Node& n) { copy_node(b, n, map); };
   for (const auto& n : g.nodes()) {
     // a transpose undoing a folded attention's head order: use the bshd result directly
     if (is_head_transpose(&n) && folded_out[static_cast<size_t>(n.inputs[0])] != ir::kNoValue) {

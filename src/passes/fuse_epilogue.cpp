@@ -108,30 +108,22 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) 
   for (int i = 0; i < n_nodes; ++i) {
     const ir::Node& n = g.node(i);
     if (absorbed[static_cast<size_t>(i)]) continue;  // emitted with its epilogue
-    std::vector<ValueId> in;
-    Op op = n.op;
-    Attrs attrs = n.attrs;
-    if (plan[static_cast<size_t>(i)].first >= 0) {
-      const ir::Node& d = g.node(plan[static_cast<size_t>(i)].first);
-      in = {map[static_cast<size_t>(d.inputs[0])], map[static_cast<size_t>(d.inputs[1])]};
-      for (ValueId v : extras[static_cast<size_t>(i)]) in.push_back(map[static_cast<size_t>(v)]);
-      if (d.op == Op::dequant_matmul) {
-        op = Op::dequant_matmul;
-        attrs = d.attrs;
-      } else {
-        op = Op::fused_dot;
-        attrs = Attrs{{"batch", d.attrs.intss("batch")}, {"contract", d.attrs.intss("contract")}, {"epilogue", bodies[static_cast<size_t>(i)]}};
-        if (const ir::AttrValue* o = d.attrs.find("out")) attrs.set("out", *o);
-        if (const ir::AttrValue* c = d.attrs.find("compute")) attrs.set("compute", *c);
-      }
-      b.set_context(d.name, d.origin);
-    } else {
-      for (ValueId v : n.inputs) in.push_back(map[static_cast<size_t>(v)]);
-      b.set_context(n.name, n.origin);
+    if (plan[static_cast<size_t>(i)].first < 0) {
+      copy_node(b, n, map);
+      continue;
     }
-    auto outs = b.emit(op, in, attrs);
-    out.node(out.num_nodes() - 1).path = plan[static_cast<size_t>(i)].first >= 0 ? ir::Path::native : n.path;
-    for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
+    const ir::Node& d = g.node(plan[static_cast<size_t>(i)].first);
+    std::vector<ValueId> in = mapped({d.inputs[0], d.inputs[1]}, map);
+    for (ValueId v : mapped(extras[static_cast<size_t>(i)], map)) in.push_back(v);
+    Op op = Op::dequant_matmul;
+    Attrs attrs = d.attrs;
+    if (d.op != Op::dequant_matmul) {
+      op = Op::fused_dot;
+      attrs = Attrs{{"batch", d.attrs.intss("batch")}, {"contract", d.attrs.intss("contract")}, {"epilogue", bodies[static_cast<size_t>(i)]}};
+      if (const ir::AttrValue* o = d.attrs.find("out")) attrs.set("out", *o);
+      if (const ir::AttrValue* c = d.attrs.find("compute")) attrs.set("compute", *c);
+    }
+    emit_in_place_of(b, n, op, in, attrs, ir::Path::native, map, &d);
   }
   finish_copy(g, map, out, "fuse-epilogues");
   return out;

@@ -15,6 +15,7 @@ namespace {
 
 struct Gated {
   int gate = -1, up = -1, silu = -1;  // the nodes the fused product replaces (besides the mul)
+  int64_t rows = 0, row_bytes = 0;    // of each weight
 };
 
 // The stacked weight [gate rows; up rows], shared by every graph built from the same two
@@ -73,7 +74,7 @@ ir::Graph fuse_gated_matmuls(const ir::Graph& g, const KernelClaims& device) {
       a.set("glu", std::string("silu"));
       if (!device.claims(Op::dequant_matmul, {g.type(dg->inputs[0]), Type{DType::u8, {Dim(2 * rows), Dim(bytes)}}}, {out}, a)) continue;
       int gi = g.value(s->inputs[0]).node, ui = g.value(n.inputs[1 - k]).node, si = g.value(n.inputs[k]).node;
-      plan[static_cast<size_t>(i)] = {gi, ui, si};
+      plan[static_cast<size_t>(i)] = {gi, ui, si, rows, bytes};
       absorbed[static_cast<size_t>(gi)] = absorbed[static_cast<size_t>(ui)] = absorbed[static_cast<size_t>(si)] = true;
       any = true;
       break;
@@ -91,25 +92,15 @@ ir::Graph fuse_gated_matmuls(const ir::Graph& g, const KernelClaims& device) {
     if (p.gate >= 0) {
       const ir::Node& dg = g.node(p.gate);
       const ir::Node& du = g.node(p.up);
-      int64_t rows = dg.attrs.i("n");
-      const Shape& ws = g.type(dg.inputs[1]).shape;
-      int64_t bytes = ws.size() == 2 ? ws[1].value() : ws[0].value() / rows;
       b.set_context(dg.name, dg.origin);
-      ValueId w = b.constant(stacked(g.producer(dg.inputs[1])->attrs.tensor("value"), g.producer(du.inputs[1])->attrs.tensor("value"), rows, bytes));
+      ValueId w = b.constant(stacked(g.producer(dg.inputs[1])->attrs.tensor("value"), g.producer(du.inputs[1])->attrs.tensor("value"), p.rows, p.row_bytes));
       out.node(out.num_nodes() - 1).path = ir::Path::native;
       Attrs a = dg.attrs;
       a.set("glu", std::string("silu"));
-      ValueId y = b.emit1(Op::dequant_matmul, {map[static_cast<size_t>(dg.inputs[0])], w}, a);
-      out.node(out.num_nodes() - 1).path = ir::Path::native;
-      map[static_cast<size_t>(n.outputs[0])] = y;
+      emit_in_place_of(b, n, Op::dequant_matmul, {map[static_cast<size_t>(dg.inputs[0])], w}, a, ir::Path::native, map, &dg);
       continue;
     }
-    std::vector<ValueId> in;
-    for (ValueId v : n.inputs) in.push_back(map[static_cast<size_t>(v)]);
-    b.set_context(n.name, n.origin);
-    auto outs = b.emit(n.op, in, n.attrs);
-    out.node(out.num_nodes() - 1).path = n.path;
-    for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
+    copy_node(b, n, map);
   }
   finish_copy(g, map, out, "fuse-glu");
   return out;

@@ -45,18 +45,15 @@ ir::Graph fuse_norm_into_matmuls(const ir::Graph& g, const KernelClaims& device)
   for (int i = 0; i < n_nodes; ++i) {
     const ir::Node& n = g.node(i);
     if (dropped[static_cast<size_t>(i)]) continue;
-    std::vector<ValueId> in;
-    for (ValueId v : n.inputs) in.push_back(map[static_cast<size_t>(v)]);
-    Attrs attrs = n.attrs;
-    if (int k = norm_of[static_cast<size_t>(i)]; k >= 0) {
-      const ir::Node& norm = g.node(k);
-      in = {map[static_cast<size_t>(norm.inputs[0])], in[1], map[static_cast<size_t>(norm.inputs[1])]};
-      attrs.set("norm_eps", norm.attrs.f("eps"));
+    int k = norm_of[static_cast<size_t>(i)];
+    if (k < 0) {
+      copy_node(b, n, map);
+      continue;
     }
-    b.set_context(n.name, n.origin);
-    auto outs = b.emit(n.op, in, attrs);
-    out.node(out.num_nodes() - 1).path = norm_of[static_cast<size_t>(i)] >= 0 ? ir::Path::native : n.path;
-    for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
+    const ir::Node& norm = g.node(k);
+    Attrs attrs = n.attrs;
+    attrs.set("norm_eps", norm.attrs.f("eps"));
+    emit_in_place_of(b, n, n.op, mapped({norm.inputs[0], n.inputs[1], norm.inputs[1]}, map), attrs, ir::Path::native, map);
   }
   finish_copy(g, map, out, "fuse-norm-matmul");
   return out;

@@ -59,29 +59,23 @@ ir::Graph fuse_norm_rope(const ir::Graph& g, const KernelClaims& device) {
   std::vector<ValueId> map;
   ir::Graph out = begin_copy(g, map);
   ops::Builder b(out);
-  auto copy = [&](const ir::Node& n, std::vector<ValueId> in, Attrs attrs) {
-    b.set_context(n.name, n.origin);
-    auto outs = b.emit(n.op, std::move(in), std::move(attrs));
-    out.node(out.num_nodes() - 1).path = n.path;
-    return outs;
-  };
   for (int i = 0; i < n_nodes; ++i) {
     const ir::Node& n = g.node(i);
     if (absorbed[static_cast<size_t>(i)]) continue;
     const Plan& p = plan[static_cast<size_t>(i)];
-    std::vector<ValueId> in;
-    for (ValueId v : n.inputs) in.push_back(map[static_cast<size_t>(v)]);
-    Attrs attrs = n.attrs;
-    if (p.norm >= 0) {
-      const ir::Node& norm = g.node(p.norm);
-      ValueId x = map[static_cast<size_t>(norm.inputs[0])];
-      for (int k : p.views) x = copy(g.node(k), {x}, g.node(k).attrs)[0];  // same views, before the norm
-      in = {x, map[static_cast<size_t>(n.inputs[1])], map[static_cast<size_t>(norm.inputs[1])]};
-      attrs.set("norm_eps", norm.attrs.f("eps"));
+    if (p.norm < 0) {
+      copy_node(b, n, map);
+      continue;
     }
-    auto outs = copy(n, in, attrs);
-    if (p.norm >= 0) out.node(out.num_nodes() - 1).path = ir::Path::native;
-    for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
+    const ir::Node& norm = g.node(p.norm);
+    ValueId x = map[static_cast<size_t>(norm.inputs[0])];
+    for (int k : p.views) {  // the same views, before the norm
+      const ir::Node& view = g.node(k);
+      x = emit_in_place_of(b, view, view.op, {x}, view.attrs, view.path, map)[0];
+    }
+    Attrs attrs = n.attrs;
+    attrs.set("norm_eps", norm.attrs.f("eps"));
+    emit_in_place_of(b, n, n.op, {x, map[static_cast<size_t>(n.inputs[1])], map[static_cast<size_t>(norm.inputs[1])]}, attrs, ir::Path::native, map);
   }
   finish_copy(g, map, out, "fuse-norm-rope");
   return out;

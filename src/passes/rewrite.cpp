@@ -99,6 +99,27 @@ void finish_copy(const Graph& in, const std::vector<ValueId>& map, Graph& out, c
   after_pass(out, pass_name);
 }
 
+std::vector<ValueId> mapped(const std::vector<ValueId>& values, const std::vector<ValueId>& map) {
+  std::vector<ValueId> out;
+  out.reserve(values.size());
+  for (ValueId v : values) out.push_back(map[static_cast<size_t>(v)]);
+  return out;
+}
+
+std::vector<ValueId> emit_in_place_of(ops::Builder& b, const ir::Node& n, Op op, std::vector<ValueId> in, Attrs attrs, ir::Path path,
+                                      std::vector<ValueId>& map, const ir::Node* context) {
+  const ir::Node& c = context ? *context : n;
+  b.set_context(c.name, c.origin);
+  auto outs = b.emit(op, std::move(in), std::move(attrs));
+  b.graph().node(b.graph().num_nodes() - 1).path = path;
+  for (size_t k = 0; k < outs.size() && k < n.outputs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
+  return outs;
+}
+
+std::vector<ValueId> copy_node(ops::Builder& b, const ir::Node& n, std::vector<ValueId>& map) {
+  return emit_in_place_of(b, n, n.op, mapped(n.inputs, map), n.attrs, n.path, map);
+}
+
 Graph rewrite(const Graph& in, std::vector<Rule> rules, const std::string& pass_name, const RewriteOptions& opts) {
   Graph out;
   out.name = in.name;

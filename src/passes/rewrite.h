@@ -72,5 +72,13 @@ void after_pass(const Graph& g, const std::string& pass_name, bool verify = true
 // the copy has none), donations carried over, after_pass run.
 Graph begin_copy(const Graph& in, std::vector<ValueId>& map);
 void finish_copy(const Graph& in, const std::vector<ValueId>& map, Graph& out, const std::string& pass_name);
+// The copies of source values.
+std::vector<ValueId> mapped(const std::vector<ValueId>& values, const std::vector<ValueId>& map);
+// Emits `op` with `in` and `attrs` in place of source node n, under the name and origin of
+// `context` (n when null), marked `path`; n's outputs are mapped to the results.
+std::vector<ValueId> emit_in_place_of(ops::Builder& b, const ir::Node& n, Op op, std::vector<ValueId> in, Attrs attrs, ir::Path path,
+                                      std::vector<ValueId>& map, const ir::Node* context = nullptr);
+// n copied as it is: its op, its inputs' copies, its attributes and path.
+std::vector<ValueId> copy_node(ops::Builder& b, const ir::Node& n, std::vector<ValueId>& map);
 
 }  // namespace rlx::passes

@@ -121,10 +121,17 @@ __device__ __forceinline__ void key_range(const AttentionSpec& a, int64_t i, int
   if (a.mask == 2) lo = max(int64_t{0}, pos - a.window + 1);
 }
 
-// The warps' (m, l, acc) in shared memory → this block's merged (m, l) and acc[Dv] in `o`.
-template <int SV, int W>
-__device__ void merge_warps(const float (&sm)[W], const float (&sl)[W], const float (&sacc)[W][SV * 32], int64_t Dv, float* om, float* ol,
-                            float* oacc) {
+// Every warp's (m, l, acc) through shared memory → this block's merged (m, l) and acc[Dv] in `o`.
+template <class Warp, int W, int Lanes>
+__device__ void merge_warps(const Warp& w, float (&sm)[W], float (&sl)[W], float (&sacc)[W][Lanes], int64_t Dv, float* om, float* ol, float* oacc) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (lane == 0) {
+    sm[warp] = w.m;
+    sl[warp] = w.l;
+  }
+#pragma unroll
+  for (int t = 0; t < Lanes / 32; ++t) sacc[warp][t * 32 + lane] = w.acc[t];
+  __syncthreads();
   float M = -INFINITY;
   for (int w = 0; w < W; ++w) M = fmaxf(M, sm[w]);
   for (int64_t d = threadIdx.x; d < Dv; d += blockDim.x) {
@@ -151,21 +158,14 @@ __global__ void attention_decode_kernel(const T* q, const T* k, const T* v, cons
   __shared__ float sm[kDecodeWarps], sl[kDecodeWarps];
   __shared__ float sacc[kDecodeWarps][SV * 32];
   __shared__ float bm, bl, bacc[SV * 32];
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
   const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / (a.H / a.Hk);
   int64_t lo, hi;
   key_range(a, i, lo, hi);
   DecodeWarp<T, SD, SV> w;
   w.run(q + b * a.q_b + h * a.q_h + i * a.q_s, k + b * a.k_b + hk * a.k_h, v + b * a.v_b + hk * a.v_h, bias, bias_dt,
         b * a.bias_s[0] + h * a.bias_s[1] + i * a.bias_s[2], a, lo + warp * kDecodeKeys, kDecodeWarps * kDecodeKeys, hi);
-  if (lane == 0) {
-    sm[warp] = w.m;
-    sl[warp] = w.l;
-  }
-#pragma unroll
-  for (int t = 0; t < SV; ++t) sacc[warp][t * 32 + lane] = w.acc[t];
-  __syncthreads();
-  merge_warps<SV>(sm, sl, sacc, a.Dv, &bm, &bl, bacc);
+  merge_warps(w, sm, sl, sacc, a.Dv, &bm, &bl, bacc);
   __syncthreads();
   // a row with no allowed key is NaN, like the definition's softmax over nothing
   for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) y[b * a.y_b + h * a.y_h + i * a.y_s + d] = from_f32<T>(bl > 0 ? bacc[d] / bl : __int_as_float(0x7fc00000));
@@ -182,7 +182,7 @@ __global__ void __launch_bounds__(kClusterWarps * 32) attention_decode_cluster_k
   __shared__ float sm[kClusterWarps], sl[kClusterWarps];
   __shared__ float sacc[kClusterWarps][SV * 32];
   __shared__ float bm, bl, bacc[SV * 32];  // this block's share, read by the cluster's first block
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
   const int rank = static_cast<int>(cluster.block_rank()), blocks = static_cast<int>(cluster.num_blocks());
   const int64_t h = blockIdx.y, b = blockIdx.z / a.Sq, i = blockIdx.z % a.Sq, hk = h / (a.H / a.Hk);
   int64_t lo, hi;
@@ -191,14 +191,7 @@ __global__ void __launch_bounds__(kClusterWarps * 32) attention_decode_cluster_k
   const int gw = rank * kClusterWarps + warp;  // the warp's place in the cluster
   w.run(q + b * a.q_b + h * a.q_h + i * a.q_s, k + b * a.k_b + hk * a.k_h, v + b * a.v_b + hk * a.v_h, bias, bias_dt,
         b * a.bias_s[0] + h * a.bias_s[1] + i * a.bias_s[2], a, lo + gw * kDecodeKeys, int64_t{blocks} * kClusterWarps * kDecodeKeys, hi);
-  if (lane == 0) {
-    sm[warp] = w.m;
-    sl[warp] = w.l;
-  }
-#pragma unroll
-  for (int t = 0; t < SV; ++t) sacc[warp][t * 32 + lane] = w.acc[t];
-  __syncthreads();
-  merge_warps<SV>(sm, sl, sacc, a.Dv, &bm, &bl, bacc);
+  merge_warps(w, sm, sl, sacc, a.Dv, &bm, &bl, bacc);
   cluster.sync();  // every block's share is ready
   if (rank == 0) {
     float M = -INFINITY;
