@@ -47,7 +47,7 @@ struct Node {
 struct Placement {
   enum class Kind : uint8_t { none, arena, input, constant, view };
   Kind kind = Kind::none;
-  int64_t offset = 0;  // arena: byte offset
+  int64_t offset = 0;  // arena: byte offset; view: byte offset into the value aliased
   int64_t bytes = 0;
   int32_t index = -1;  // input: graph input index; view: the value aliased
 };

@@ -188,6 +188,7 @@ class Parser {
       expect("(");
       p.kind = Placement::Kind::view;
       p.index = use(value_name());
+      if (eat("+")) p.offset = integer();
       expect(")");
     } else if (kind == "input") {
       expect("[");

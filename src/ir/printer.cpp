@@ -50,7 +50,7 @@ std::string placement_text(const Placement& p, const Namer& name) {
     case Placement::Kind::arena: return cat(" @arena[", p.offset, ":", p.offset + p.bytes, "]");
     case Placement::Kind::input: return cat(" @input[", p.index, "]");
     case Placement::Kind::constant: return cat(" @const[", p.bytes, "]");
-    case Placement::Kind::view: return cat(" @view(", name(p.index), ")");
+    case Placement::Kind::view: return cat(" @view(", name(p.index), p.offset ? cat("+", p.offset) : std::string(), ")");
   }
   return "";
 }

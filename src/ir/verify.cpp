@@ -82,6 +82,17 @@ void verify_level(const Graph& g, Level level, std::vector<std::string>& problem
     if (p.kind == Placement::Kind::none && val.node >= 0) problems.push_back(cat("value %", v, " has no placement"));
     if (p.kind == Placement::Kind::arena && (p.offset < 0 || p.offset + p.bytes > g.arena_bytes))
       problems.push_back(cat("value %", v, " lies outside the arena"));
+    if (p.kind == Placement::Kind::view) {
+      if (p.index < 0 || static_cast<size_t>(p.index) >= g.num_values()) {
+        problems.push_back(cat("value %", v, " is a view of a value that does not exist"));
+        continue;
+      }
+      const Type& of = g.value(p.index).type;
+      if (shape_is_static(of.shape) && shape_is_static(val.type.shape) &&
+          (p.offset < 0 || p.offset + static_cast<int64_t>(dtype_bytes(val.type.dtype, shape_numel(val.type.shape).value())) >
+                               static_cast<int64_t>(dtype_bytes(of.dtype, shape_numel(of.shape).value()))))
+        problems.push_back(cat("value %", v, " is a view reaching past the bytes of %", p.index));
+    }
   }
 }
 

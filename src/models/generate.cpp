@@ -31,6 +31,7 @@ LlamaGraphOptions decode_options(const LlamaRunnerOptions& o) {
     throw Error(ErrorKind::invalid_argument, cat("decode_activations must be auto, q8 or f32, got '", o.decode_activations, "'"));
   g.q8_activations = o.decode_activations == "q8" || (o.decode_activations == "auto" && o.device == "cpu");
   g.q8_activations_q8_0 = o.decode_activations == "q8";
+  g.next_token_output = true;
   return g;
 }
 
@@ -47,9 +48,15 @@ LlamaRunner::LlamaRunner(const LlamaSpec& spec, const LlamaWeights& weights, con
     prefill_bf16_ = compile(spec, weights, g, options.device);
   }
   logits_ = Tensor::zeros(DType::f32, {1, spec.vocab_size});
+  device_logits_ = Tensor::zeros(DType::f32, {1, spec.vocab_size});
+  decode_.keep_on_device(device_logits_);
+  next_token_ = Tensor::zeros(DType::i64, {1});
 }
 
-LlamaRunner::~LlamaRunner() { release_caches(); }
+LlamaRunner::~LlamaRunner() {
+  release_caches();
+  decode_.release_from_device(device_logits_, false);
+}
 
 void LlamaRunner::release_caches() {
   for (const Tensor& c : caches_) decode_.release_from_device(c, false);
@@ -78,21 +85,43 @@ int64_t LlamaRunner::prefill_rows(int64_t n) const {
   return length_ + rows <= capacity_ ? rows : n;
 }
 
-const Tensor& LlamaRunner::forward(const std::vector<int32_t>& ids) {
+void LlamaRunner::check_room(const std::vector<int32_t>& ids) const {
   if (ids.empty()) throw Error(ErrorKind::invalid_argument, "forward() needs at least one token");
   if (capacity_ == 0) throw Error(ErrorKind::invalid_argument, "call reset(capacity) before forward()");
-  int64_t n = static_cast<int64_t>(ids.size());
+  auto n = static_cast<int64_t>(ids.size());
   if (length_ + n > capacity_)
     throw Error(ErrorKind::invalid_argument, cat("the KV cache holds ", capacity_, " positions; ", length_, " are used and ", n, " more were given"));
   for (int32_t id : ids)
     if (id < 0 || id >= spec_.vocab_size) throw Error(ErrorKind::invalid_argument, cat("token id ", id, " is outside the vocabulary of ", spec_.vocab_size));
-  if (n == 1) return run(decode_, ids, 1);
-  int64_t rows = prefill_rows(n);
-  return run(prefill_bf16_ && rows >= options_.bf16_rows ? *prefill_bf16_ : prefill_, ids, rows);
 }
 
-const Tensor& LlamaRunner::run(const CompiledModel& model, const std::vector<int32_t>& ids, int64_t rows) {
-  int64_t n = static_cast<int64_t>(ids.size());
+const Tensor& LlamaRunner::forward(const std::vector<int32_t>& ids) {
+  check_room(ids);
+  auto n = static_cast<int64_t>(ids.size());
+  if (n == 1) {
+    set_inputs(ids, 1, logits_);
+    outputs_.push_back(next_token_);
+    decode_.run_into(inputs_, outputs_);
+  } else {
+    int64_t rows = prefill_rows(n);
+    set_inputs(ids, rows, logits_);
+    (prefill_bf16_ && rows >= options_.bf16_rows ? *prefill_bf16_ : prefill_).run_into(inputs_, outputs_);
+  }
+  length_ += n;
+  return logits_;
+}
+
+int32_t LlamaRunner::forward_greedy(int32_t id) {
+  check_room({id});
+  set_inputs({id}, 1, device_logits_);
+  outputs_.push_back(next_token_);
+  decode_.run_into(inputs_, outputs_);
+  length_ += 1;
+  return static_cast<int32_t>(next_token_.data_as<int64_t>()[0]);
+}
+
+void LlamaRunner::set_inputs(const std::vector<int32_t>& ids, int64_t rows, const Tensor& logits) {
+  auto n = static_cast<int64_t>(ids.size());
   Tensor tok = Tensor::zeros(DType::i64, {1, rows}), pos = Tensor::zeros(DType::i64, {rows});
   Tensor last = Tensor::zeros(DType::i64, {1});
   for (int64_t i = 0; i < rows; ++i) {
@@ -101,14 +130,11 @@ const Tensor& LlamaRunner::run(const CompiledModel& model, const std::vector<int
   }
   last.data_as<int64_t>()[0] = n - 1;
   inputs_ = {tok, pos, last};
-  outputs_ = {logits_};
+  outputs_ = {logits};
   for (const Tensor& c : caches_) {
     inputs_.push_back(c);
     outputs_.push_back(c);
   }
-  model.run_into(inputs_, outputs_);
-  length_ += n;
-  return logits_;
 }
 
 GenerateResult generate(LlamaRunner& runner, const std::vector<int32_t>& prompt, const GenerateOptions& o,
@@ -122,6 +148,8 @@ GenerateResult generate(LlamaRunner& runner, const std::vector<int32_t>& prompt,
   capacity = (capacity + 255) / 256 * 256;
   runner.reset(capacity);
   Sampler sampler(o.sampling);
+  // Greedy without a repetition penalty needs only the argmax, which the decode graph computes.
+  bool device_argmax = o.sampling.temperature == 0 && o.sampling.repetition_penalty == 1;
   std::vector<int32_t> history = prompt;
   GenerateResult r;
   r.stop_reason = "length";
@@ -130,8 +158,12 @@ GenerateResult generate(LlamaRunner& runner, const std::vector<int32_t>& prompt,
   r.prefill_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
   auto t1 = clock::now();
   for (int64_t step = 0; step < o.max_tokens; ++step) {
-    if (step > 0) logits = &runner.forward({history.back()});
-    int32_t id = sampler.sample(logits->data_as<float>(), runner.spec().vocab_size, history);
+    int32_t id = 0;
+    if (step > 0 && device_argmax) id = runner.forward_greedy(history.back());
+    else {
+      if (step > 0) logits = &runner.forward({history.back()});
+      id = sampler.sample(logits->data_as<float>(), runner.spec().vocab_size, history);
+    }
     history.push_back(id);
     r.ids.push_back(id);
     bool eos = std::find(o.eos_token_ids.begin(), o.eos_token_ids.end(), id) != o.eos_token_ids.end();

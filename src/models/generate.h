@@ -51,11 +51,17 @@ class LlamaRunner {
   // (f32[1, vocab], valid until the next call). One id runs the decode graph, more the prefill.
   const Tensor& forward(const std::vector<int32_t>& ids);
 
+  // Appends one token and returns the most likely next one (ties: the lowest id) — forward()
+  // followed by an argmax, but the argmax runs in the decode graph, so on a GPU the logits stay
+  // there (they are not returned).
+  int32_t forward_greedy(int32_t id);
+
   // The prefill bucket a prompt of n tokens runs in at the current length.
   int64_t prefill_rows(int64_t n) const;
 
  private:
-  const Tensor& run(const CompiledModel& model, const std::vector<int32_t>& ids, int64_t rows);
+  void check_room(const std::vector<int32_t>& ids) const;
+  void set_inputs(const std::vector<int32_t>& ids, int64_t rows, const Tensor& logits);
   void release_caches();
 
   LlamaSpec spec_;
@@ -65,6 +71,8 @@ class LlamaRunner {
   std::vector<Tensor> caches_;  // k.0, v.0, k.1, …
   std::vector<Tensor> inputs_, outputs_;
   Tensor logits_;
+  Tensor device_logits_;  // the greedy step's logits: kept on the device where there is one
+  Tensor next_token_;     // i64[1]
   int64_t length_ = 0, capacity_ = 0;
 };
 

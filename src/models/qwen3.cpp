@@ -289,8 +289,14 @@ ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, 
     outs.push_back(caches[static_cast<size_t>(l)].k);
     outs.push_back(caches[static_cast<size_t>(l)].v);
   }
+  size_t donated = outs.size();
+  if (options.next_token_output) {
+    ValueId next = b.reduce(logits, "argmax", {1}, false);
+    g.value(next).name = "next_token";
+    outs.push_back(next);
+  }
   g.set_outputs(outs);
-  for (size_t i = 1; i < outs.size(); ++i) g.donations.push_back({static_cast<int32_t>(i), static_cast<int32_t>(i + 2)});
+  for (size_t i = 1; i < donated; ++i) g.donations.push_back({static_cast<int32_t>(i), static_cast<int32_t>(i + 2)});
   return g;
 }
 

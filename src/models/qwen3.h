@@ -8,7 +8,8 @@
 //   positions  i64[S]         their positions in the sequence (rows past the prompt may be padding)
 //   last_index i64[1]         which of the S rows to compute logits for
 //   k_cache.L, v_cache.L      f32[B, Hkv, C, D] for every layer L (C: the cache capacity)
-// and outputs logits f32[B, vocab] followed by the updated caches, each donated from its input,
+// and outputs logits f32[B, vocab] followed by the updated caches, each donated from its input
+// (and, when asked, the greedy next token),
 // so CompiledModel::run_into writes the new rows in place (mir.scatter at `positions`) and no
 // cache is ever copied. Attention spans the whole capacity; a mask built from `positions`
 // hides keys after each query (causal) and the unused tail. S, B and C are symbolic, so one
@@ -87,6 +88,9 @@ struct LlamaGraphOptions {
   bool q8_activations = false;
   bool q8_activations_q8_0 = false;
   std::optional<int64_t> fixed_seq;  // a static S (1 for a decode-only graph); symbolic when unset
+  // One more output after the caches: next_token i64[B], the argmax of the logits, so a greedy
+  // decode step on a GPU brings back 8 bytes instead of the vocabulary's logits.
+  bool next_token_output = false;
 };
 
 // Throws rlx::Error(invalid_argument) when a weight is missing or has the wrong shape.

@@ -1,13 +1,8 @@
 #include "passes/fuse_glu.h"
 
-#include <cstring>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <tuple>
-
 #include "ops/builder.h"
 #include "passes/rewrite.h"
+#include "passes/stacked_weights.h"
 
 namespace rlx::passes {
 
@@ -17,26 +12,6 @@ struct Gated {
   int gate = -1, up = -1, silu = -1;  // the nodes the fused product replaces (besides the mul)
   int64_t rows = 0, row_bytes = 0;    // of each weight
 };
-
-// The stacked weight [gate rows; up rows], shared by every graph built from the same two
-// weights (a runner's prefill and decode graphs), so host and device hold it once.
-Tensor stacked(const Tensor& gate, const Tensor& up, int64_t rows, int64_t row_bytes) {
-  static std::mutex mu;
-  static std::map<std::tuple<const void*, const void*, size_t>, std::weak_ptr<Tensor>> cache;
-  Tensor g = gate.contiguous(), u = up.contiguous();
-  std::lock_guard<std::mutex> lock(mu);
-  auto key = std::make_tuple(static_cast<const void*>(g.data()), static_cast<const void*>(u.data()), g.nbytes());
-  std::shared_ptr<Tensor> owner;
-  if (auto it = cache.find(key); it != cache.end()) owner = it->second.lock();
-  if (!owner) {
-    owner = std::make_shared<Tensor>(Tensor::zeros(DType::u8, {2 * rows, row_bytes}));
-    std::memcpy(owner->data(), g.data(), g.nbytes());
-    std::memcpy(static_cast<uint8_t*>(owner->data()) + g.nbytes(), u.data(), u.nbytes());
-    for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
-    cache[key] = owner;
-  }
-  return Tensor::wrap(DType::u8, {2 * rows, row_bytes}, owner->data(), owner);
-}
 
 const ir::Node* single_use_producer(const ir::Graph& g, const std::vector<int>& uses, ValueId v, Op op) {
   const ir::Node* p = g.producer(v);
@@ -93,7 +68,7 @@ ir::Graph fuse_gated_matmuls(const ir::Graph& g, const KernelClaims& device) {
       const ir::Node& dg = g.node(p.gate);
       const ir::Node& du = g.node(p.up);
       b.set_context(dg.name, dg.origin);
-      ValueId w = b.constant(stacked(g.producer(dg.inputs[1])->attrs.tensor("value"), g.producer(du.inputs[1])->attrs.tensor("value"), p.rows, p.row_bytes));
+      ValueId w = b.constant(stacked_rows({g.producer(dg.inputs[1])->attrs.tensor("value"), g.producer(du.inputs[1])->attrs.tensor("value")}, p.row_bytes));
       out.node(out.num_nodes() - 1).path = ir::Path::native;
       Attrs a = dg.attrs;
       a.set("glu", std::string("silu"));

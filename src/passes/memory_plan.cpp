@@ -1,6 +1,7 @@
 #include "passes/memory_plan.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "passes/rewrite.h"
 #include "rlx/error.h"
@@ -15,9 +16,47 @@ ir::ValueId placement_root(const ir::Graph& lir, ir::ValueId v) {
   return v;
 }
 
+int64_t placement_offset(const ir::Graph& lir, ir::ValueId v) {
+  int64_t off = 0;
+  for (const Placement* p = &lir.placement[static_cast<size_t>(v)]; p->kind == Placement::Kind::view; p = &lir.placement[static_cast<size_t>(p->index)])
+    off += p->offset;
+  return off;
+}
+
+const void* constant_bytes(const ir::Graph& lir, ir::ValueId v) {
+  const ir::Node* p = lir.producer(placement_root(lir, v));
+  if (!p || p->op != Op::constant) return nullptr;
+  return static_cast<const uint8_t*>(p->attrs.tensor("value").data()) + placement_offset(lir, v);
+}
+
 namespace {
 
 int64_t align(int64_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+
+// A unit-stride slice whose elements are one run of its input's bytes (every axis before the
+// first partial one taken at a single index, every axis after it whole), starting at a multiple
+// of the arena alignment so kernels see it as aligned as any buffer: its byte offset.
+std::optional<int64_t> contiguous_slice_offset(const ir::Graph& g, const ir::Node& n) {
+  const Type& in = g.type(n.inputs[0]);
+  const Shape& start = n.attrs.dims("start");
+  const Shape& limit = n.attrs.dims("limit");
+  const std::vector<int64_t>& stride = n.attrs.ints("stride");
+  size_t r = in.shape.size();
+  if (start.size() != r || limit.size() != r || stride.size() != r) return std::nullopt;
+  for (size_t d = 0; d < r; ++d)
+    if (!in.shape[d].is_static() || !start[d].is_static() || !limit[d].is_static() || stride[d] != 1) return std::nullopt;
+  int64_t offset = 0, elem = static_cast<int64_t>(dtype_bytes(in.dtype, 1)), step = elem;
+  bool partial_seen = false;  // walking from the last axis: an axis cut short, after which only single indices may follow
+  for (size_t d = r; d-- > 0;) {
+    int64_t n_d = in.shape[d].value(), lo = start[d].value(), len = limit[d].value() - lo;
+    if (partial_seen && len != 1) return std::nullopt;
+    if (len != n_d) partial_seen = true;
+    offset += lo * step;
+    step *= n_d;
+  }
+  if (offset % kArenaAlignment) return std::nullopt;
+  return offset;
+}
 
 struct Buffer {
   int64_t bytes = 0;
@@ -79,6 +118,11 @@ ir::Graph plan_memory(const ir::Graph& in, const PlanOptions& opts) {
         p = {Placement::Kind::view, 0, bytes, n.inputs[0]};
         continue;
       }
+      if (opts.views && n.op == Op::slice)
+        if (std::optional<int64_t> at = contiguous_slice_offset(g, n)) {
+          p = {Placement::Kind::view, *at, bytes, n.inputs[0]};
+          continue;
+        }
       // In place: an elementwise output may take over an input buffer that dies here.
       if (opts.in_place && ir::has_trait(n.op, ir::kElementwise) && n.outputs.size() == 1) {
         for (ValueId src : n.inputs) {

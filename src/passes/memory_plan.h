@@ -1,5 +1,7 @@
 // Memory planning and scheduling to LIR: liveness over the node order, in-place reuse for
-// elementwise ops, views for reshapes, and arena offsets where no two live buffers overlap.
+// elementwise ops, views for reshapes and for slices that read one aligned run of their input's
+// bytes (the q, k and v thirds of one projection), and arena offsets where no two live buffers
+// overlap.
 #pragma once
 #include "ir/graph.h"
 
@@ -9,7 +11,7 @@ constexpr int64_t kArenaAlignment = 64;
 
 struct PlanOptions {
   bool in_place = true;  // let elementwise outputs reuse a dying input's buffer
-  bool views = true;     // let reshapes alias their input
+  bool views = true;     // let reshapes and contiguous slices alias their input
 };
 
 // Needs static shapes. Returns the LIR graph: same nodes, every value placed.
@@ -17,5 +19,9 @@ ir::Graph plan_memory(const ir::Graph& g, const PlanOptions& opts = {});
 
 // The root a value's bytes belong to, following views (for executors and checks).
 ir::ValueId placement_root(const ir::Graph& lir, ir::ValueId v);
+// Where a value's bytes start within its root's (nonzero only through slice views).
+int64_t placement_offset(const ir::Graph& lir, ir::ValueId v);
+// The bytes of a value that is a constant of the program or a view into one; null otherwise.
+const void* constant_bytes(const ir::Graph& lir, ir::ValueId v);
 
 }  // namespace rlx::passes

@@ -79,7 +79,10 @@ class HostExecutable : public Executable {
       }
     }
     for (size_t v = 0; v < nv; ++v)
-      if (lir_.placement[v].kind == Placement::Kind::view) ctx->ptr[v] = ctx->ptr[static_cast<size_t>(passes::placement_root(lir_, static_cast<ir::ValueId>(v)))];
+      if (lir_.placement[v].kind == Placement::Kind::view) {
+        auto id = static_cast<ir::ValueId>(v);
+        ctx->ptr[v] = static_cast<uint8_t*>(ctx->ptr[static_cast<size_t>(passes::placement_root(lir_, id))]) + passes::placement_offset(lir_, id);
+      }
     for (size_t s = 0; s < steps_.size(); ++s) {
       const ir::Node& n = lir_.node(steps_[s].node);
       for (size_t k = 0; k < n.inputs.size(); ++k) ctx->in[s][k].data = ctx->ptr[static_cast<size_t>(n.inputs[k])];

@@ -216,6 +216,13 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
     case Op::reduce:
       add({{{DType::f32, S({300, 170})}, Fill::unit}}, Attrs{{"kind", std::string("sum")}, {"axes", ir::Ints{1}}}, "threaded");
       add({{{DType::f32, S({300, 170})}, Fill::distinct}}, Attrs{{"kind", std::string("argmax")}, {"axes", ir::Ints{0}}}, "threaded");
+      // long f32 lines (a greedy step's argmax over a vocabulary): even lengths in float4s, odd
+      // ones element by element, and many ties (small integers) so the first index must win
+      for (const char* kind : {"max", "min", "argmax", "argmin"}) {
+        add({{{DType::f32, S({2, 30000})}, Fill::normal}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{1}}}, "long line");
+        add({{{DType::f32, S({3, 4099})}, Fill::small_int}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{-1}}}, "long odd line, ties");
+        add({{{DType::f32, S({2, 3, 520})}, Fill::small_int}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{2}}, {"keepdims", true}}, "lines, ties");
+      }
       for (DType d : kAll)
         for (const char* kind : {"sum", "prod", "max", "min", "argmax", "argmin"}) {
           bool arg = std::string(kind).substr(0, 3) == "arg";

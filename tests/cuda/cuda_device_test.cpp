@@ -13,6 +13,7 @@
 #include "passes/fuse_glu.h"
 #include "passes/fuse_norm_matmul.h"
 #include "passes/fuse_norm_rope.h"
+#include "passes/fuse_siblings.h"
 #include "passes/legalize.h"
 #include "rlx/error.h"
 #include "rlx/ops.h"
@@ -197,6 +198,33 @@ TEST(CudaDevice, InputNormJoinsTheProjections) {
   };
   EXPECT_EQ(fused("cuda"), (std::pair{0, 2}));
   EXPECT_EQ(fused("cpu").second, 0);
+}
+
+// A decode step's q, k and v projections of one row become one GEMV over the stacked weights
+// and three slices (views of its output); with two rows they stay apart (the slices would be
+// strided copies).
+TEST(CudaDevice, SiblingProjectionsJoinInOneGemv) {
+  auto products = [](int64_t rows) {
+    ir::Graph g;
+    ops::Builder b(g);
+    ir::ValueId x = g.add_input({DType::f32, {Dim(rows), Dim(1), Dim(64)}}, "x");
+    std::vector<ir::ValueId> outs;
+    for (int64_t n : {32, 16, 16}) {
+      ir::ValueId w = b.emit1(ir::Op::constant, {}, ir::Attrs{{"value", Tensor::zeros(DType::u8, {n, 128})}});
+      outs.push_back(b.emit1(ir::Op::dequant_matmul, {x, w}, ir::Attrs{{"type", std::string("bf16")}, {"n", n}, {"k", int64_t{64}}}));
+    }
+    g.set_outputs(outs);
+    passes::DispatchReport rep;
+    ir::Graph out = passes::fuse_sibling_matmuls(passes::legalize(g, runtime::backend("cuda"), {}, rep), runtime::backend("cuda"));
+    int n_products = 0, slices = 0;
+    for (const auto& n : out.nodes()) {
+      n_products += n.op == ir::Op::dequant_matmul;
+      slices += n.op == ir::Op::slice;
+    }
+    return std::pair{n_products, slices};
+  };
+  EXPECT_EQ(products(1), (std::pair{1, 3}));
+  EXPECT_EQ(products(2), (std::pair{3, 0}));
 }
 
 TEST(CudaDevice, BlockMatchesReference) {

@@ -86,10 +86,12 @@ TEST(IrText, LirRoundTrips) {
   ValueId y = b.unary(Op::exp, x);
   ValueId z = b.reshape(y, {Dim(24)});
   ValueId w = b.unary(Op::neg, z);
-  g.set_outputs({w});
+  ValueId tail = b.unary(Op::neg, b.slice_axis(z, 0, Dim(16), Dim(24)));  // a view 64 bytes in
+  g.set_outputs({w, tail});
   Graph lir = passes::plan_memory(g);
   std::string text = print_graph(lir);
   EXPECT_NE(text.find("@view("), std::string::npos) << text;
+  EXPECT_NE(text.find("+64)"), std::string::npos) << text;
   EXPECT_NE(text.find("lir @main"), std::string::npos) << text;
   Graph back = parse_graph(text);
   EXPECT_TRUE(back.is_lir);

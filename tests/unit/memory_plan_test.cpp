@@ -32,7 +32,7 @@ ir::Graph random_graph(std::mt19937& rng, int nodes) {
   };
   for (int i = 0; i < nodes; ++i) {
     ValueId a = pick();
-    switch (rng() % 6) {
+    switch (rng() % 7) {
       case 0: pool.push_back(b.unary(Op::tanh, a)); break;
       case 1: pool.push_back(b.add(a, same_shape(a))); break;
       case 2: pool.push_back(b.mul(a, b.scalar(DType::f32, 0.5))); break;
@@ -46,6 +46,12 @@ ir::Graph random_graph(std::mt19937& rng, int nodes) {
         break;
       case 5:
         if (b.shape(a) == Shape{Dim(6), Dim(8)}) pool.push_back(b.dot_general(a, a, {{}, {}}, {{1}, {1}}));
+        break;
+      case 6:  // two rows: a view when they start on an aligned byte (rows 0, 2, 4), else a copy
+        if (b.shape(a) == Shape{Dim(6), Dim(8)}) {
+          int64_t r = static_cast<int64_t>(rng() % 5);
+          pool.push_back(b.slice_axis(a, 0, Dim(r), Dim(r + 2)));
+        }
         break;
     }
   }
@@ -124,4 +130,38 @@ TEST(MemoryPlan, ReusesMemory) {
   g.set_outputs({x});
   ir::Graph lir = passes::plan_memory(g);
   EXPECT_LE(lir.arena_bytes, 2 * 512 * 512 * 4);
+}
+
+// Slices that read one aligned run of their input's bytes alias it at an offset; strided or
+// misaligned ones are copies. The cpu runs both right.
+TEST(MemoryPlan, ContiguousAlignedSlicesAreViews) {
+  ir::Graph g;
+  ops::Builder b(g);
+  ValueId x = g.add_input({DType::f32, {Dim(4), Dim(64)}}, "x");
+  ValueId y = b.unary(Op::tanh, x);
+  ValueId rows = b.slice_axis(y, 0, Dim(1), Dim(3));                          // bytes 256…768
+  ValueId part = b.slice(y, {Dim(2), Dim(16)}, {Dim(3), Dim(48)}, {1, 1});    // one row's middle: byte 576
+  ValueId cols = b.slice_axis(y, 1, Dim(16), Dim(32));                        // strided: a copy
+  ValueId odd = b.slice(y, {Dim(0), Dim(1)}, {Dim(1), Dim(17)}, {1, 1});      // byte 4: misaligned, a copy
+  g.set_outputs({b.unary(Op::neg, rows), b.unary(Op::neg, part), b.unary(Op::neg, cols), b.unary(Op::neg, odd)});
+  ir::Graph lir = passes::plan_memory(g);
+  auto placement = [&](ValueId v) { return lir.placement[static_cast<size_t>(v)]; };
+  EXPECT_EQ(placement(rows).kind, Placement::Kind::view);
+  EXPECT_EQ(passes::placement_offset(lir, rows), 256);
+  EXPECT_EQ(placement(part).kind, Placement::Kind::view);
+  EXPECT_EQ(passes::placement_offset(lir, part), 576);
+  EXPECT_EQ(placement(cols).kind, Placement::Kind::arena);
+  EXPECT_EQ(placement(odd).kind, Placement::Kind::arena);
+
+  std::vector<double> xs(256);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.01 * static_cast<double>(i) - 1;
+  Tensor in = Tensor::from_f64(DType::f32, {4, 64}, xs);
+  Graph whole(std::make_shared<ir::Graph>(g));
+  auto want = Session("reference").compile(whole).run({in});
+  auto got = Session("cpu").compile(whole).run({in});
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(want[k].numel(), got[k].numel());
+    for (int64_t i = 0; i < want[k].numel(); ++i) EXPECT_NEAR(want[k].at_f64(i), got[k].at_f64(i), 1e-6) << "output " << k << " at " << i;
+  }
 }

@@ -230,6 +230,8 @@ int bench_qwen3(Args& args) {
                 "test", "tokens/s", "± stddev", "runs", "first ms");
 
   // Token ids spread over the vocabulary; no sampling is timed (llama-bench feeds tokens too).
+  // A decode step is a greedy one: the graph's argmax picks the next token on the device (what
+  // `rlx generate --temperature 0` does), so a GPU returns 8 bytes a token, not the logits.
   auto token = [&](int64_t i) { return static_cast<int32_t>((1000 + i * 7919) % m.spec.vocab_size); };
   std::vector<std::string> rows;
   auto report = [&](const std::string& test, int64_t tokens, const Timing& t, double first_ms, std::string extra_json, const std::string& extra) {
@@ -255,7 +257,7 @@ int bench_qwen3(Args& args) {
   if (tg > 0) {
     auto run = [&] {
       runner.reset(tg);
-      for (int64_t i = 0; i < tg; ++i) runner.forward({token(i)});
+      for (int64_t i = 0; i < tg; ++i) runner.forward_greedy(token(i));
     };
     auto f = clock_type::now();
     run();

@@ -168,9 +168,7 @@ HostKernel make_fused_dot(const ir::Node& node, const ir::Graph& lir) {
   s.b_dtype = in[1].dtype;
   s.c_dtype = ep->out;
   s.compute = node.attrs.has("compute") ? node.attrs.dtype("compute") : s.a_dtype;
-  const void* const_b = nullptr;
-  ValueId root = passes::placement_root(lir, node.inputs[1]);
-  if (const ir::Node* p = lir.producer(root); p && p->op == Op::constant) const_b = p->attrs.tensor("value").data();
+  const void* const_b = passes::constant_bytes(lir, node.inputs[1]);
   return make_onednn_matmul(s, const_b, *ep);
 }
 

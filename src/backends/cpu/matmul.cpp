@@ -219,9 +219,7 @@ HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
   s.c_dtype = cd;
   s.compute = compute;
   // Weights that are constants of the program are packed once, now.
-  const void* const_b = nullptr;
-  ir::ValueId root = passes::placement_root(lir, node.inputs[1]);
-  if (const ir::Node* p = lir.producer(root); p && p->op == Op::constant) const_b = p->attrs.tensor("value").data();
+  const void* const_b = passes::constant_bytes(lir, node.inputs[1]);
   return make_onednn_matmul(s, const_b);
 }
 
@@ -278,9 +276,7 @@ HostKernel try_onednn_conv(const ir::Node& node, const ir::Graph& lir) {
     s.pad_hi.push_back(p[1]);
   }
   s.groups = node.attrs.i("groups");
-  const void* const_w = nullptr;
-  ir::ValueId root = passes::placement_root(lir, node.inputs[1]);
-  if (const ir::Node* p = lir.producer(root); p && p->op == Op::constant) const_w = p->attrs.tensor("value").data();
+  const void* const_w = passes::constant_bytes(lir, node.inputs[1]);
   return make_onednn_conv(s, const_w);
 }
 

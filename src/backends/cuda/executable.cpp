@@ -353,7 +353,10 @@ class CudaExecutable : public runtime::Executable {
       }
     }
     for (size_t v = 0; v < nv; ++v)
-      if (lir_.placement[v].kind == Placement::Kind::view) c.ptr[v] = c.ptr[static_cast<size_t>(passes::placement_root(lir_, static_cast<ir::ValueId>(v)))];
+      if (lir_.placement[v].kind == Placement::Kind::view) {
+        auto id = static_cast<ir::ValueId>(v);
+        c.ptr[v] = static_cast<uint8_t*>(c.ptr[static_cast<size_t>(passes::placement_root(lir_, id))]) + passes::placement_offset(lir_, id);
+      }
     c.in.clear();
     c.out.clear();
     for (const Step& st : steps_) {

@@ -1,7 +1,9 @@
 // Reductions over any axes, cumulative sums and sorting. Floats accumulate in f64 and integers
 // in wrapping int64, like the reference; max/min follow its NaN rule (a NaN wins, the first
 // NaN for the arg kinds) and ties keep the first index.
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 
 #include "backends/cuda/common.cuh"
 
@@ -110,6 +112,63 @@ __global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y
     __syncthreads();
   }
   if (threadIdx.x == 0) acc_store(part[0], k, fl, dt, y, out, o, last_len);
+}
+
+__device__ __forceinline__ bool better_f32(bool is_max, float v, int64_t j, float c, int64_t at) {
+  if (at < 0) return true;
+  bool vn = v != v, cn = c != c;
+  if (cn || vn) return vn && (!cn || j < at);
+  if (v == c) return j < at;
+  return is_max ? v > c : v < c;
+}
+
+// max/min/argmax/argmin of f32 lines that are contiguous in memory (a greedy step's argmax over
+// the vocabulary): comparisons need no f64, so a block streams its line in float4s and merges
+// through shuffles. Each thread visits its indices in order, so a tie keeps the first.
+template <bool kVec>
+__global__ void __launch_bounds__(1024) reduce_line_f32_kernel(bool is_max, bool arg, const float* x, void* y, Dt out,
+                                                               const __grid_constant__ Space kept, const __grid_constant__ Strides ks, int64_t n) {
+  RLX_AFTER_PRODUCERS();
+  int64_t o = blockIdx.x;
+  const float* line = x + offset_of(o, kept, ks);
+  float best = 0;
+  int64_t at = -1;
+  auto push = [&](float v, int64_t j) {
+    if (better_f32(is_max, v, j, best, at)) best = v, at = j;
+  };
+  if (kVec) {
+    const auto* l4 = reinterpret_cast<const float4*>(line);
+#pragma unroll 4
+    for (int64_t q = threadIdx.x; q < n / 4; q += blockDim.x) {
+      float4 v = __ldg(l4 + q);
+      push(v.x, 4 * q), push(v.y, 4 * q + 1), push(v.z, 4 * q + 2), push(v.w, 4 * q + 3);
+    }
+  } else {
+#pragma unroll 4
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) push(__ldg(line + j), j);
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    float v = __shfl_down_sync(0xffffffffu, best, off);
+    int64_t j = __shfl_down_sync(0xffffffffu, at, off);
+    if (j >= 0 && better_f32(is_max, v, j, best, at)) best = v, at = j;
+  }
+  __shared__ float warp_best[32];
+  __shared__ int64_t warp_at[32];
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) warp_best[warp] = best, warp_at[warp] = at;
+  __syncthreads();
+  if (warp) return;
+  int warps = static_cast<int>(blockDim.x >> 5);
+  best = lane < warps ? warp_best[lane] : 0.f;
+  at = lane < warps ? warp_at[lane] : -1;
+  for (int off = 16; off > 0; off >>= 1) {
+    float v = __shfl_down_sync(0xffffffffu, best, off);
+    int64_t j = __shfl_down_sync(0xffffffffu, at, off);
+    if (j >= 0 && better_f32(is_max, v, j, best, at)) best = v, at = j;
+  }
+  if (lane) return;
+  if (arg) store_i64(y, out, o, at < 0 ? 0 : at);
+  else store_f64(y, out, o, at < 0 ? (is_max ? -INFINITY : INFINITY) : static_cast<double>(best));
 }
 
 // Neighbouring outputs are neighbours in memory (a sum over the batch axis, say): a block
@@ -248,7 +307,17 @@ void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space&
   // The innermost reduced dim is contiguous in memory: a block per output reads it coalesced.
   bool inner_reduced = red.rank > 0 && rs.s[red.rank - 1] == 1;
   bool outputs_adjacent = kept.rank > 0 && ks.s[kept.rank - 1] == 1;
-  if (inner_reduced && n_red >= 64) launch_after(reduce_block_kernel, static_cast<unsigned>(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_red);
+  bool extremum = kind == Red::max || kind == Red::min || kind == Red::argmax || kind == Red::argmin;
+  if (inner_reduced && red.rank == 1 && dt == Dt::f32 && extremum && n_red >= 64) {
+    bool vec = n_red % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+    for (int d = 0; d < kept.rank; ++d) vec = vec && (kept.shape[d] == 1 || ks.s[d] % 4 == 0);
+    int64_t loads = vec ? n_red / 4 : n_red;
+    unsigned threads = static_cast<unsigned>(std::min<int64_t>(1024, std::max<int64_t>(32, (loads / 4 + 31) / 32 * 32)));
+    bool is_max = kind == Red::max || kind == Red::argmax, arg = kind == Red::argmax || kind == Red::argmin;
+    auto* xf = static_cast<const float*>(x);
+    if (vec) launch_after(reduce_line_f32_kernel<true>, static_cast<unsigned>(n_out), threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red);
+    else launch_after(reduce_line_f32_kernel<false>, static_cast<unsigned>(n_out), threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red);
+  } else if (inner_reduced && n_red >= 64) launch_after(reduce_block_kernel, static_cast<unsigned>(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_red);
   else if (outputs_adjacent && n_red >= 16)
     launch_after(reduce_cols_kernel, static_cast<unsigned>((n_out + 31) / 32), dim3(32, 32), 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
   else launch_after(reduce_thread_kernel, grid_for(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
