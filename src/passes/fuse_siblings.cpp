@@ -21,14 +21,15 @@ int64_t row_bytes(const ir::Graph& g, const ir::Node& m) {
 }
 
 // A product this pass may join: two inputs (no residual, no norm), not gated, a constant weight
-// laid out in rows, and one output row.
+// laid out in rows, and one row per batch element: [B, 1, …, 1, n] with B static 1 or symbolic
+// (a decode step's batch, which a runner sets to 1; a larger one gets strided slices, still right).
 bool joinable(const ir::Graph& g, const ir::Node& m) {
   if (m.op != Op::dequant_matmul || m.inputs.size() != 2 || m.attrs.has("glu")) return false;
   const ir::Node* w = g.producer(m.inputs[1]);
   if (!w || w->op != Op::constant || row_bytes(g, m) == 0) return false;
   const Shape& out = g.type(m.outputs[0]).shape;
   for (size_t d = 0; d + 1 < out.size(); ++d)
-    if (!out[d].is_static() || out[d].value() != 1) return false;
+    if (out[d].is_static() ? out[d].value() != 1 : d != 0) return false;
   return true;
 }
 

@@ -200,14 +200,14 @@ TEST(CudaDevice, InputNormJoinsTheProjections) {
   EXPECT_EQ(fused("cpu").second, 0);
 }
 
-// A decode step's q, k and v projections of one row become one GEMV over the stacked weights
-// and three slices (views of its output); with two rows they stay apart (the slices would be
-// strided copies).
+// A decode step's q, k and v projections of one row per batch element become one GEMV over the
+// stacked weights and three slices (views of its output); with more rows (a static batch of 2,
+// a symbolic sequence) they stay apart (the slices would be strided copies).
 TEST(CudaDevice, SiblingProjectionsJoinInOneGemv) {
-  auto products = [](int64_t rows) {
+  auto products = [](Dim batch, Dim seq) {
     ir::Graph g;
     ops::Builder b(g);
-    ir::ValueId x = g.add_input({DType::f32, {Dim(rows), Dim(1), Dim(64)}}, "x");
+    ir::ValueId x = g.add_input({DType::f32, {batch, seq, Dim(64)}}, "x");
     std::vector<ir::ValueId> outs;
     for (int64_t n : {32, 16, 16}) {
       ir::ValueId w = b.emit1(ir::Op::constant, {}, ir::Attrs{{"value", Tensor::zeros(DType::u8, {n, 128})}});
@@ -223,8 +223,10 @@ TEST(CudaDevice, SiblingProjectionsJoinInOneGemv) {
     }
     return std::pair{n_products, slices};
   };
-  EXPECT_EQ(products(1), (std::pair{1, 3}));
-  EXPECT_EQ(products(2), (std::pair{3, 0}));
+  EXPECT_EQ(products(Dim(1), Dim(1)), (std::pair{1, 3}));
+  EXPECT_EQ(products(Dim::symbol("B"), Dim(1)), (std::pair{1, 3}));
+  EXPECT_EQ(products(Dim(2), Dim(1)), (std::pair{3, 0}));
+  EXPECT_EQ(products(Dim(1), Dim::symbol("S")), (std::pair{3, 0}));
 }
 
 TEST(CudaDevice, BlockMatchesReference) {

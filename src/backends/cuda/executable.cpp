@@ -4,6 +4,11 @@
 // inputs in, launch the steps, copy the outputs out, synchronize. Contexts are pooled, so
 // concurrent runs never share one and steady-state runs allocate nothing.
 //
+// Small inputs and outputs (token ids, positions, a greedy step's next token, the error word)
+// pass through a pinned staging block the context owns: the host copies them into it, and their
+// device copies are part of the CUDA graph, so a run of a small graph is one graph launch and
+// one synchronization rather than a driver call (and a pageable bounce) per tensor.
+//
 // An input whose host tensor is kept on the device (resident.h: a KV cache) is bound to that
 // device copy instead of the context's own slot and not copied in; an output written into such
 // a tensor (a donated one, computed in place) is not copied out. The views are resolved again
@@ -44,14 +49,16 @@ struct Step {
   std::string label;   // for RLX_CUDA_PROFILE
 };
 
+constexpr size_t kStageMax = size_t{64} << 10;  // inputs and outputs up to this size are staged
+constexpr size_t kNotStaged = SIZE_MAX;
 constexpr int kCaptureStreams = 4;  // independent kernels overlap over this many streams
 constexpr size_t kMaxConcurrentSteps = 20000;  // the order analysis is quadratic: larger graphs capture in program order
 
 struct RunContext {
   std::unique_ptr<DeviceBuffer> mem;
   cudaStream_t stream = nullptr;
-  ErrorWord* error = nullptr;       // device
-  ErrorWord* error_host = nullptr;  // pinned
+  ErrorWord* error = nullptr;  // device
+  uint8_t* stage = nullptr;    // pinned: the staged inputs, outputs and the error word
   std::vector<void*> ptr;           // per value
   std::vector<void*> bound;         // per input: the resident device copy it reads, or null (own slot)
   std::vector<std::vector<DeviceView>> in, out;  // per step
@@ -69,7 +76,7 @@ struct RunContext {
     for (cudaStream_t t : side) cudaStreamDestroy(t);
     if (graph) cudaGraphExecDestroy(graph);
     if (stream) cudaStreamDestroy(stream);
-    if (error_host) cudaFreeHost(error_host);
+    if (stage) cudaFreeHost(stage);
   }
 };
 
@@ -110,6 +117,18 @@ class CudaExecutable : public runtime::Executable {
     scratch_offset_ = off;
     error_offset_ = off + align_up(scratch_);
     block_bytes_ = error_offset_ + align_up(sizeof(ErrorWord));
+    // the staging block: small inputs, then small outputs, then the error word
+    auto stage = [&](ir::ValueId v) {
+      size_t bytes = dtype_bytes(lir_.type(v).dtype, numel(shapes_[static_cast<size_t>(v)]));
+      if (bytes > kStageMax || bytes == 0) return kNotStaged;
+      size_t at = stage_bytes_;
+      stage_bytes_ += align_up(bytes);
+      return at;
+    };
+    for (ir::ValueId v : lir_.inputs()) stage_in_.push_back(stage(v));
+    for (ir::ValueId v : lir_.outputs()) stage_out_.push_back(stage(v));
+    stage_error_ = stage_bytes_;
+    stage_bytes_ += align_up(sizeof(ErrorWord));
     if (debug_at(1))
       log_line(cat("cuda: graph @", lir_.name, ": ", steps_.size(), " kernels, ", block_bytes_, " device bytes per run context (arena ",
                    lir_.arena_bytes, ", scratch ", scratch_, "), ", constants_.size(), " constants"));
@@ -143,18 +162,31 @@ class CudaExecutable : public runtime::Executable {
     for (size_t k = 0; k < inputs.size(); ++k) {
       size_t bytes = inputs[k].nbytes();
       if (ctx->bound[k] || !bytes) continue;  // resident: the device copy is the data
+      if (stage_in_[k] != kNotStaged) {
+        std::memcpy(ctx->stage + stage_in_[k], inputs[k].data(), bytes);  // copied on by the graph
+        continue;
+      }
       pin_host_tensor(inputs[k]);
       check(cudaMemcpyAsync(ctx->ptr[static_cast<size_t>(lir_.inputs()[k])], inputs[k].data(), bytes, cudaMemcpyHostToDevice, s), "copying an input to the device");
     }
-    check(cudaMemsetAsync(ctx->error, 0, sizeof(ErrorWord), s), "clearing the error word");
     phase("copy the inputs in");
-    if (profiling) launch_profiled(*ctx);
-    else if (ctx->graph) check(cudaGraphLaunch(ctx->graph, s), "launching the CUDA graph");
-    else if (ctx->runs >= 1 && !ctx->graph_failed && flags().RLX_CUDA_GRAPHS) capture(*ctx);
-    else launch_steps(*ctx);
+    if (profiling) {
+      stage_in(*ctx);
+      launch_profiled(*ctx);
+      stage_out(*ctx);
+    } else if (ctx->graph) {
+      check(cudaGraphLaunch(ctx->graph, s), "launching the CUDA graph");
+    } else if (ctx->runs >= 1 && !ctx->graph_failed && flags().RLX_CUDA_GRAPHS) {
+      capture(*ctx);
+    } else {
+      stage_in(*ctx);
+      launch_steps(*ctx);
+      stage_out(*ctx);
+    }
     ++ctx->runs;
     phase("kernels");
     outputs.resize(lir_.outputs().size());
+    std::vector<bool> from_stage(outputs.size(), false);
     for (size_t k = 0; k < outputs.size(); ++k) {
       ir::ValueId v = lir_.outputs()[k];
       DType dt = lir_.type(v).dtype;
@@ -169,13 +201,19 @@ class CudaExecutable : public runtime::Executable {
         if (r != src && o.nbytes()) check(cudaMemcpyAsync(r, src, o.nbytes(), cudaMemcpyDeviceToDevice, s), "updating a tensor kept on the device");
         continue;
       }
+      if (stage_out_[k] != kNotStaged) {
+        from_stage[k] = true;  // the graph copied it to the staging block
+        continue;
+      }
       pin_host_tensor(o);
       if (o.nbytes()) check(cudaMemcpyAsync(o.data(), ctx->ptr[static_cast<size_t>(v)], o.nbytes(), cudaMemcpyDeviceToHost, s), "copying an output to the host");
     }
-    check(cudaMemcpyAsync(ctx->error_host, ctx->error, sizeof(ErrorWord), cudaMemcpyDeviceToHost, s), "reading the error word");
     check(cudaStreamSynchronize(s), cat("running graph @", lir_.name).c_str());
+    for (size_t k = 0; k < outputs.size(); ++k)
+      if (from_stage[k]) std::memcpy(outputs[k].data(), ctx->stage + stage_out_[k], outputs[k].nbytes());
     phase("copy the outputs out");
-    ErrorWord err = *ctx->error_host;
+    ErrorWord err;
+    std::memcpy(&err, ctx->stage + stage_error_, sizeof err);
     release(std::move(ctx));
     if (err.code) {
       const ir::Node& n = lir_.node(err.node);
@@ -184,6 +222,28 @@ class CudaExecutable : public runtime::Executable {
   }
 
  private:
+  // The staged inputs onto the device and the error word cleared; then, after the steps, the
+  // staged outputs and the error word back to the staging block. Inside a capture they become
+  // nodes of the graph (the staging block never moves).
+  void stage_in(RunContext& ctx) {
+    for (size_t k = 0; k < stage_in_.size(); ++k) {
+      if (stage_in_[k] == kNotStaged || ctx.bound[k]) continue;
+      ir::ValueId v = lir_.inputs()[k];
+      size_t bytes = dtype_bytes(lir_.type(v).dtype, numel(shapes_[static_cast<size_t>(v)]));
+      check(cudaMemcpyAsync(ctx.ptr[static_cast<size_t>(v)], ctx.stage + stage_in_[k], bytes, cudaMemcpyHostToDevice, ctx.stream), "copying an input to the device");
+    }
+    check(cudaMemsetAsync(ctx.error, 0, sizeof(ErrorWord), ctx.stream), "clearing the error word");
+  }
+  void stage_out(RunContext& ctx) {
+    for (size_t k = 0; k < stage_out_.size(); ++k) {
+      if (stage_out_[k] == kNotStaged) continue;
+      ir::ValueId v = lir_.outputs()[k];
+      size_t bytes = dtype_bytes(lir_.type(v).dtype, numel(shapes_[static_cast<size_t>(v)]));
+      check(cudaMemcpyAsync(ctx.stage + stage_out_[k], ctx.ptr[static_cast<size_t>(v)], bytes, cudaMemcpyDeviceToHost, ctx.stream), "copying an output to the host");
+    }
+    check(cudaMemcpyAsync(ctx.stage + stage_error_, ctx.error, sizeof(ErrorWord), cudaMemcpyDeviceToHost, ctx.stream), "reading the error word");
+  }
+
   void launch_steps(RunContext& ctx) {
     for (size_t i = 0; i < steps_.size(); ++i) {
       LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream,
@@ -253,8 +313,10 @@ class CudaExecutable : public runtime::Executable {
     cudaGraph_t graph = nullptr;
     check(cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal), "beginning a stream capture");
     try {
+      stage_in(ctx);
       if (flags().RLX_CUDA_CONCURRENT && steps_.size() <= kMaxConcurrentSteps) launch_concurrent(ctx);
       else launch_steps(ctx);
+      stage_out(ctx);
     } catch (...) {
       cudaStreamEndCapture(ctx.stream, &graph);
       if (graph) cudaGraphDestroy(graph);
@@ -268,7 +330,9 @@ class CudaExecutable : public runtime::Executable {
       ctx.graph = nullptr;
       ctx.graph_failed = true;
       if (debug_at(1)) log_line(cat("cuda: graph @", lir_.name, " could not be captured (", cudaGetErrorString(e), "); launching kernels one by one"));
+      stage_in(ctx);
       launch_steps(ctx);
+      stage_out(ctx);
       return;
     }
     check(cudaGraphLaunch(ctx.graph, ctx.stream), "launching the CUDA graph");
@@ -327,7 +391,7 @@ class CudaExecutable : public runtime::Executable {
     auto c = std::make_unique<RunContext>();
     c->mem = std::make_unique<DeviceBuffer>(block_bytes_, cat("the run context of graph @", lir_.name).c_str());
     check(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "creating a stream");
-    check(cudaMallocHost(reinterpret_cast<void**>(&c->error_host), sizeof(ErrorWord)), "allocating pinned memory");
+    check(cudaMallocHost(reinterpret_cast<void**>(&c->stage), stage_bytes_), "allocating pinned memory");
     c->error = reinterpret_cast<ErrorWord*>(static_cast<uint8_t*>(c->mem->data()) + error_offset_);
     c->bound.assign(lir_.inputs().size(), nullptr);
     resolve(*c);
@@ -398,6 +462,8 @@ class CudaExecutable : public runtime::Executable {
   std::vector<std::shared_ptr<DeviceConstant>> constants_;
   std::vector<void*> const_ptr_;
   std::vector<size_t> input_offset_;
+  std::vector<size_t> stage_in_, stage_out_;  // per input / output: offset in the staging block, or kNotStaged
+  size_t stage_error_ = 0, stage_bytes_ = 0;
   size_t scratch_ = 0, scratch_offset_ = 0, error_offset_ = 0, block_bytes_ = 0;
   std::mutex mu_;
   std::vector<std::unique_ptr<RunContext>> pool_;

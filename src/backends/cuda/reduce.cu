@@ -136,16 +136,34 @@ __global__ void __launch_bounds__(1024) reduce_line_f32_kernel(bool is_max, bool
   auto push = [&](float v, int64_t j) {
     if (better_f32(is_max, v, j, best, at)) best = v, at = j;
   };
+  // kBatch loads in flight per thread before any comparison: one block streams a whole line,
+  // so it must not wait a memory latency per element it reads
+  constexpr int kBatch = 8;
+  const int64_t stride = blockDim.x;
   if (kVec) {
     const auto* l4 = reinterpret_cast<const float4*>(line);
-#pragma unroll 4
-    for (int64_t q = threadIdx.x; q < n / 4; q += blockDim.x) {
-      float4 v = __ldg(l4 + q);
-      push(v.x, 4 * q), push(v.y, 4 * q + 1), push(v.z, 4 * q + 2), push(v.w, 4 * q + 3);
+    const int64_t nq = n / 4;
+    for (int64_t q0 = threadIdx.x; q0 < nq; q0 += kBatch * stride) {
+      float4 v[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (q0 + u * stride < nq) v[u] = __ldg(l4 + q0 + u * stride);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        int64_t q = q0 + u * stride;
+        if (q < nq) push(v[u].x, 4 * q), push(v[u].y, 4 * q + 1), push(v[u].z, 4 * q + 2), push(v[u].w, 4 * q + 3);
+      }
     }
   } else {
-#pragma unroll 4
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) push(__ldg(line + j), j);
+    for (int64_t j0 = threadIdx.x; j0 < n; j0 += kBatch * stride) {
+      float v[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (j0 + u * stride < n) v[u] = __ldg(line + j0 + u * stride);
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (j0 + u * stride < n) push(v[u], j0 + u * stride);
+    }
   }
   for (int off = 16; off > 0; off >>= 1) {
     float v = __shfl_down_sync(0xffffffffu, best, off);
@@ -312,7 +330,7 @@ void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space&
     bool vec = n_red % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
     for (int d = 0; d < kept.rank; ++d) vec = vec && (kept.shape[d] == 1 || ks.s[d] % 4 == 0);
     int64_t loads = vec ? n_red / 4 : n_red;
-    unsigned threads = static_cast<unsigned>(std::min<int64_t>(1024, std::max<int64_t>(32, (loads / 4 + 31) / 32 * 32)));
+    unsigned threads = static_cast<unsigned>(std::min<int64_t>(1024, std::max<int64_t>(32, (loads / 8 + 31) / 32 * 32)));
     bool is_max = kind == Red::max || kind == Red::argmax, arg = kind == Red::argmax || kind == Red::argmin;
     auto* xf = static_cast<const float*>(x);
     if (vec) launch_after(reduce_line_f32_kernel<true>, static_cast<unsigned>(n_out), threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red);
