@@ -137,14 +137,32 @@ std::vector<Type> infer_rope(Op op, const std::vector<Type>& in, const Attrs& a)
   const Dim& S = x[x.size() - 2];
   bool ok = (p.size() == 1 && p[0] == S) || (p.size() == 2 && x.size() == 4 && p[0] == x[0] && p[1] == S);
   if (!ok) type_error(op, cat("positions must be [S] or [B, S] for input ", shape_str(x), ", got ", shape_str(p)));
-  if ((in.size() == 3) != a.has("norm_eps")) type_error(op, "a norm weight (third input) and norm_eps come together");
-  if (in.size() == 3 && (in[2].dtype != in[0].dtype || in[2].shape != Shape{Dim(*D)}))
+  const bool normed = a.has("norm_eps"), append = a.has("append_axis");
+  if (in.size() != 2 + size_t{normed} + size_t{append})
+    type_error(op, cat("takes x, positions", normed ? ", the norm weight" : "", append ? ", the cache" : "", "; got ", in.size(), " inputs"));
+  if (normed && (in[2].dtype != in[0].dtype || in[2].shape != Shape{Dim(*D)}))
     type_error(op, cat("the norm weight must be ", dtype_name(in[0].dtype), "[", *D, "], got ", ir::type_str(in[2])));
-  return {in[0]};
+  if (!append) return {in[0]};
+  const Type& c = in.back();
+  int64_t axis = a.i("append_axis"), rank = static_cast<int64_t>(x.size());
+  if (axis != rank - 2 && axis != -2) type_error(op, cat("append_axis must be the rows axis (", rank - 2, "), got ", axis));
+  if (p.size() != 1) type_error(op, "appending to a cache needs positions [S]");
+  bool same = c.dtype == in[0].dtype && c.shape.size() == x.size();
+  for (size_t d = 0; same && d < x.size(); ++d)
+    if (d != x.size() - 2) same = c.shape[d] == x[d];
+  if (!same) type_error(op, cat("the cache must be ", dtype_name(in[0].dtype), " shaped like ", shape_str(x), " but for its rows, got ", ir::type_str(c)));
+  return {c};
 }
 
 std::vector<ValueId> decompose_rope(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
-  ValueId x = in.size() == 3 ? b.emit1(Op::rms_norm, {in[0], in[2]}, Attrs{{"eps", a.f("norm_eps")}}) : in[0];
+  if (a.has("append_axis")) {
+    Attrs plain = a;
+    plain.erase("append_axis");
+    std::vector<ValueId> args(in.begin(), in.end() - 1);
+    ValueId rows = b.emit1(Op::rope, args, plain);
+    return {b.emit1(Op::scatter, {in.back(), in[1], rows}, Attrs{{"axis", a.i("append_axis")}})};
+  }
+  ValueId x = a.has("norm_eps") ? b.emit1(Op::rms_norm, {in[0], in[2]}, Attrs{{"eps", a.f("norm_eps")}}) : in[0];
   DType d = b.dtype(x);
   Shape xs = b.shape(x);
   int64_t D = xs.back().value();

@@ -84,15 +84,16 @@ ir::Graph plan_memory(const ir::Graph& in, const PlanOptions& opts) {
   auto root_buffer = [&](ValueId v) { return buffer_of[static_cast<size_t>(placement_root(g, v))]; };
 
   // Donations: the output is written into the donated input's own buffer when its producer
-  // can work in place (a scatter over the input, or one elementwise op of the same type) and
-  // nothing reads the input afterwards. Otherwise the output is copied out as usual.
+  // can work in place (a scatter over the input, a rope appending to it, or one elementwise op
+  // of the same type) and nothing reads the input afterwards. Otherwise the output is copied
+  // out as usual.
   std::vector<int32_t> donated_to(nv, -1);
   for (const auto& [o, i] : g.donations) {
     ValueId v = g.outputs()[static_cast<size_t>(o)], in = g.inputs()[static_cast<size_t>(i)];
     int p = g.value(v).node;
     if (p < 0 || is_output[static_cast<size_t>(in)] || last_use[static_cast<size_t>(in)] > p) continue;
     const ir::Node& n = g.node(p);
-    bool in_place = (n.op == Op::scatter && n.inputs[0] == in) ||
+    bool in_place = (n.op == Op::scatter && n.inputs[0] == in) || (n.op == Op::rope && n.attrs.has("append_axis") && n.inputs.back() == in) ||
                     (ir::has_trait(n.op, ir::kElementwise) && n.outputs.size() == 1 && g.type(in) == g.type(v) &&
                      std::find(n.inputs.begin(), n.inputs.end(), in) != n.inputs.end());
     if (in_place) donated_to[static_cast<size_t>(v)] = i;

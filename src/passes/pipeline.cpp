@@ -11,6 +11,7 @@
 #include "passes/fuse_glu.h"
 #include "passes/fuse_norm_matmul.h"
 #include "passes/fuse_norm_rope.h"
+#include "passes/fuse_rope_append.h"
 #include "passes/fuse_siblings.h"
 #include "passes/legalize.h"
 #include "passes/memory_plan.h"
@@ -87,6 +88,7 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
     // elementwise regions and matmul epilogues over what is left
     g = fold_attention_transposes(g, device);
     g = fuse_norm_rope(g, device);
+    g = fuse_rope_append(g, device);
     g = fuse_gated_matmuls(g, device);
     g = fuse_sibling_matmuls(g, device);
     g = fuse_norm_into_matmuls(g, device);

@@ -25,7 +25,8 @@ using ir::Type;
 // cache_mask: an additive attention mask over the last axis, 0 on its first `range` positions
 // and −inf after them (a KV cache filled that far). causal_bias: a causal mask as a bias over
 // [.., Sq, Sk], 0 where key ≤ row + `range` and −1e30 after (how the llama graph masks its cache).
-enum class Fill { normal, positive, unit, distinct, boolean, index, label, small_int, packed, cache_mask, causal_bias };
+// spread: distinct indices in [0, range), not in order ((7i + 3) mod range; range prime to 7)
+enum class Fill { normal, positive, unit, distinct, spread, boolean, index, label, small_int, packed, cache_mask, causal_bias };
 
 struct Operand {
   Type type;
@@ -112,6 +113,7 @@ Tensor make_input(const Operand& o, std::mt19937& rng, bool transposed_view) {
       case Fill::label: v[i] = static_cast<double>(rng() % static_cast<uint32_t>(o.range)); break;
       case Fill::small_int: v[i] = static_cast<double>(static_cast<int>(rng() % 7) - 3); break;
       case Fill::distinct: v[i] = static_cast<double>(i); break;
+      case Fill::spread: v[i] = static_cast<double>((7 * static_cast<int64_t>(i) + 3) % o.range); break;
       case Fill::cache_mask: v[i] = static_cast<int64_t>(i) % shape.back() < o.range ? 0.0 : -INFINITY; break;
       case Fill::causal_bias: {
         int64_t cols = shape.back(), rows = shape[shape.size() - 2];
@@ -221,6 +223,7 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
       for (const char* kind : {"max", "min", "argmax", "argmin"}) {
         add({{{DType::f32, S({2, 30000})}, Fill::normal}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{1}}}, "long line");
         add({{{DType::f32, S({3, 4099})}, Fill::small_int}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{-1}}}, "long odd line, ties");
+        add({{{DType::f32, S({1, 20001})}, Fill::small_int}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{1}}}, "split odd line, ties");
         add({{{DType::f32, S({2, 3, 520})}, Fill::small_int}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{2}}, {"keepdims", true}}, "lines, ties");
       }
       for (DType d : kAll)
@@ -494,6 +497,11 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
               "normed first");
           add({{{d, S({2, 3, 4, 10})}}, {{DType::i32, S({2, 4})}, Fill::index, 100}, {{d, S({10})}}},
               Attrs{{"interleaved", inter}, {"dims", int64_t{6}}, {"norm_eps", 1e-5}}, "normed first, partial, batched positions");
+          // written into a cache of 9 rows at the positions (a decode step's key), plain and normed
+          add({{{d, S({2, 3, 4, 10})}}, {{DType::i64, S({4})}, Fill::spread, 9}, {{d, S({2, 3, 9, 10})}}},
+              Attrs{{"interleaved", inter}, {"dims", int64_t{6}}, {"append_axis", int64_t{2}}}, "partial, into a cache");
+          add({{{d, S({1, 2, 1, 128})}}, {{DType::i32, S({1})}, Fill::spread, 5}, {{d, S({128})}}, {{d, S({1, 2, 5, 128})}}},
+              Attrs{{"interleaved", inter}, {"norm_eps", 1e-6}, {"append_axis", int64_t{2}}}, "normed first, into a cache");
         }
       break;
     case Op::embedding:

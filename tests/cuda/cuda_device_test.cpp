@@ -13,6 +13,7 @@
 #include "passes/fuse_glu.h"
 #include "passes/fuse_norm_matmul.h"
 #include "passes/fuse_norm_rope.h"
+#include "passes/fuse_rope_append.h"
 #include "passes/fuse_siblings.h"
 #include "passes/legalize.h"
 #include "rlx/error.h"
@@ -227,6 +228,33 @@ TEST(CudaDevice, SiblingProjectionsJoinInOneGemv) {
   EXPECT_EQ(products(Dim::symbol("B"), Dim(1)), (std::pair{1, 3}));
   EXPECT_EQ(products(Dim(2), Dim(1)), (std::pair{3, 0}));
   EXPECT_EQ(products(Dim(1), Dim::symbol("S")), (std::pair{3, 0}));
+}
+
+// A rotated key scattered into its cache at its own positions becomes one rope that writes
+// into the cache where cuda claims it; the cpu keeps the rope and the scatter. Rows going to
+// other positions than they were rotated for are left alone.
+TEST(CudaDevice, RotatedKeyGoesStraightIntoTheCache) {
+  auto fused = [](const char* device, bool same_positions) {
+    ir::Graph g;
+    ops::Builder b(g);
+    ir::ValueId k = g.add_input({DType::f32, {Dim::symbol("B"), Dim(2), Dim(1), Dim(16)}}, "k");
+    ir::ValueId pos = g.add_input({DType::i64, {Dim(1)}}, "pos");
+    ir::ValueId other = g.add_input({DType::i64, {Dim(1)}}, "other");
+    ir::ValueId cache = g.add_input({DType::f32, {Dim::symbol("B"), Dim(2), Dim(8), Dim(16)}}, "cache");
+    ir::ValueId r = b.emit1(ir::Op::rope, {k, pos}, ir::Attrs{{"theta", 1e4}});
+    g.set_outputs({b.emit1(ir::Op::scatter, {cache, same_positions ? pos : other, r}, ir::Attrs{{"axis", int64_t{2}}})});
+    passes::DispatchReport rep;
+    ir::Graph out = passes::fuse_rope_append(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    int scatters = 0, appending = 0;
+    for (const auto& n : out.nodes()) {
+      scatters += n.op == ir::Op::scatter;
+      appending += n.op == ir::Op::rope && n.attrs.has("append_axis") && n.inputs.size() == 3;
+    }
+    return std::pair{scatters, appending};
+  };
+  EXPECT_EQ(fused("cuda", true), (std::pair{0, 1}));
+  EXPECT_EQ(fused("cuda", false), (std::pair{1, 0}));
+  EXPECT_EQ(fused("cpu", true), (std::pair{1, 0}));
 }
 
 TEST(CudaDevice, BlockMatchesReference) {

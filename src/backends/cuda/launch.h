@@ -86,8 +86,10 @@ void launch_scatter(Dt dt, int reduce, void* y, const void* idx, Dt idx_dt, cons
 enum class Red : uint8_t { sum, prod, max, min, argmax, argmin };
 // The input seen as [outer space] × [reduced space]; `ks`/`rs` are the strides of the kept and
 // reduced dims; argmax/argmin report the coordinate along the last reduced dim.
+// scratch: reduce_scratch_bytes(…) of the same arguments (long f32 lines split over blocks).
+size_t reduce_scratch_bytes(Red kind, Dt dt, const Space& kept, const Strides& ks, const Space& red, const Strides& rs);
 void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space& kept, const Strides& ks, const Space& red,
-                   const Strides& rs, cudaStream_t s);
+                   const Strides& rs, void* scratch, cudaStream_t s);
 void launch_cumsum(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse, cudaStream_t s);
 // Stable sort of each line (n ≤ kMaxSortLine); writes the first k values and their indices.
 constexpr int64_t kMaxSortLine = 2048;
@@ -105,9 +107,12 @@ struct RopeSpec {
   int64_t batch_elems;  // elements per index of x's first dim
   bool interleaved, batched_positions;  // positions [B, S] (else [S])
   float theta;
+  int64_t C;  // appending: the cache's rows (y is the cache, row s written at positions[s]); else 0
 };
 // norm_g (x's dtype, [D]) or null: rotate rms_norm(x)·norm_g instead of x (one kernel).
-void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, const void* norm_g, float eps, cudaStream_t s);
+// Appending (r.C), y already holds the cache; positions off it are reported in the error word.
+void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, const void* norm_g, float eps, ErrorWord* err, int node,
+                 cudaStream_t s);
 void launch_embedding(Dt dt, const void* table, const void* ids, Dt id_dt, void* y, int64_t n_ids, int64_t V, int64_t D, ErrorWord* err,
                       int node, cudaStream_t s);
 struct ConvSpec {

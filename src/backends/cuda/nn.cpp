@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "backends/cuda/gemm.h"
+#include "backends/cuda/device.h"
 #include "backends/cuda/kernels.h"
 #include "util/quant_blocks.h"
 #include "util/strings.h"
@@ -25,8 +26,9 @@ bool claims_norm(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type
   return true;
 }
 
-bool claims_rope(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  if (in.size() == 3 && in[2].dtype != in[0].dtype) return false;  // the norm's weight in x's type
+bool claims_rope(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& a) {
+  if (a.has("norm_eps") && in[2].dtype != in[0].dtype) return false;  // the norm's weight in x's type
+  if (a.has("append_axis") && (in.back().dtype != in[0].dtype || in[1].shape.size() != 1)) return false;
   return is_half_or_f32(in[0].dtype) && in[0].shape.size() >= 2 && is_integer(in[1].dtype) && in[1].shape.size() <= 2;
 }
 
@@ -82,12 +84,19 @@ Kernel make_rope(const ir::Node& n, const ir::Graph& g) {
   r.batch_elems = x[0] ? r.total / x[0] : 1;
   r.theta = static_cast<float>(n.attrs.f("theta"));
   Dt dt = to_dt(in_type(g, n, 0).dtype), pdt = to_dt(in_type(g, n, 1).dtype);
-  const bool normed = n.inputs.size() == 3;
+  const bool normed = n.attrs.has("norm_eps"), append = n.attrs.has("append_axis");
   const float eps = normed ? static_cast<float>(n.attrs.f("norm_eps")) : 0.0f;
+  r.C = append ? static_shape(g, n.inputs.back())[rank - 2] : 0;
+  std::string label = normed ? "rms-normed first" : "";
+  if (append) label += label.empty() ? "into the cache" : ", into the cache";
+  const size_t cache_bytes = append ? dtype_bytes(in_type(g, n, 0).dtype, static_cast<size_t>(r.total / r.S * r.C)) : 0;
   return {[=](const LaunchArgs& a) {
-            launch_rope(dt, a.in[0].data, a.in[1].data, pdt, a.out[0].data, r, normed ? a.in[2].data : nullptr, eps, a.stream);
+            // appending not in place (the cache was not donated): its other rows first
+            if (append && a.in.back().data != a.out[0].data)
+              check(cudaMemcpyAsync(a.out[0].data, a.in.back().data, cache_bytes, cudaMemcpyDeviceToDevice, a.stream), "copying the cache a rope appends to");
+            launch_rope(dt, a.in[0].data, a.in[1].data, pdt, a.out[0].data, r, normed ? a.in[2].data : nullptr, eps, a.error, a.node_index, a.stream);
           },
-          0, normed ? "rms-normed first" : ""};
+          0, label};
 }
 
 Kernel make_embedding(const ir::Node& n, const ir::Graph& g) {

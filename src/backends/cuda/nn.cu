@@ -115,33 +115,48 @@ __global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t ro
   }
 }
 
+// Where row `row` of x goes: the same row of y, or (appending to a cache of r.C rows) row
+// positions[s] of its [.., C, D] block; -1 (and the error word set) for a position off the cache.
+__device__ __forceinline__ int64_t rope_out_row(const RopeSpec& r, int64_t row, int64_t p, ErrorWord* err, int node) {
+  if (!r.C) return row;
+  if (p < 0 || p >= r.C) {
+    report_index_error(err, node, p, r.C);
+    return -1;
+  }
+  return row / r.S * r.C + p;
+}
+
 // One thread per rotated pair (a row's frequency k): one angle and one sincos for its two
 // outputs; the unrotated tail of a partial rope is copied. I: the index type (32-bit where the
 // tensor allows it — 64-bit divisions cost more than the rest of the kernel).
 template <class T, class I>
-__global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, const __grid_constant__ RopeSpec r) {
+__global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, const __grid_constant__ RopeSpec r, ErrorWord* err, int node) {
   RLX_AFTER_PRODUCERS();
   const I D = static_cast<I>(r.D), P = static_cast<I>(r.dims / 2), per_row = P + D - static_cast<I>(r.dims);
   const I n = static_cast<I>(r.total / r.D) * per_row;
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += static_cast<I>(gridDim.x) * blockDim.x) {
     I row = i / per_row, k = i - row * per_row, base = row * D;
-    if (k >= P) {
-      I f = static_cast<I>(r.dims) + (k - P);
-      y[base + f] = x[base + f];
-      continue;
-    }
     // positions [B, S] are indexed by the first dim of x
     I s = row % static_cast<I>(r.S);
     int64_t pi = r.batched_positions ? (static_cast<int64_t>(base) / r.batch_elems) * r.S + s : s;
+    int64_t p = load_i64(pos, pos_dt, pi);
+    int64_t out_row = rope_out_row(r, row, p, err, node);
+    if (out_row < 0) continue;
+    T* yr = y + out_row * r.D;
+    if (k >= P) {
+      I f = static_cast<I>(r.dims) + (k - P);
+      yr[f] = x[base + f];
+      continue;
+    }
     // frequencies and angles in f32, as the definition (and Hugging Face) computes them
     float inv = 1.0f / powf(r.theta, static_cast<float>(2 * k) / static_cast<float>(r.dims));
-    float ang = static_cast<float>(load_i64(pos, pos_dt, pi)) * inv;
+    float ang = static_cast<float>(p) * inv;
     double sn, c;
     sincos(static_cast<double>(ang), &sn, &c);
-    I a = base + (r.interleaved ? 2 * k : k), b = base + (r.interleaved ? 2 * k + 1 : k + static_cast<I>(r.half));
-    double xa = to_f32(x[a]), xb = to_f32(x[b]);
-    y[a] = from_f32<T>(static_cast<float>(xa * c - xb * sn));
-    y[b] = from_f32<T>(static_cast<float>(xb * c + xa * sn));
+    I a = r.interleaved ? 2 * k : k, b = r.interleaved ? 2 * k + 1 : k + static_cast<I>(r.half);
+    double xa = to_f32(x[base + a]), xb = to_f32(x[base + b]);
+    yr[a] = from_f32<T>(static_cast<float>(xa * c - xb * sn));
+    yr[b] = from_f32<T>(static_cast<float>(xb * c + xa * sn));
   }
 }
 
@@ -149,13 +164,20 @@ __global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, const 
 // row's mean square, then rotates its pairs as rope_kernel does. The normalized values are
 // rounded to T first, as the separate rms_norm would store them.
 template <class T>
-__global__ void norm_rope_kernel(const T* x, const T* g, float eps, const void* pos, Dt pos_dt, T* y, const __grid_constant__ RopeSpec r) {
+__global__ void norm_rope_kernel(const T* x, const T* g, float eps, const void* pos, Dt pos_dt, T* y, const __grid_constant__ RopeSpec r,
+                                 ErrorWord* err, int node) {
   RLX_AFTER_PRODUCERS();
   const int lane = threadIdx.x & 31;
   const int64_t rows = r.total / r.D;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   if (row >= rows) return;
   const int64_t D = r.D, P = r.dims / 2, base = row * D;
+  const int64_t sq_row = row % r.S;
+  const int64_t pi = r.batched_positions ? (base / r.batch_elems) * r.S + sq_row : sq_row;
+  const int64_t pos_i = load_i64(pos, pos_dt, pi);
+  const int64_t out_row = rope_out_row(r, row, pos_i, err, node);
+  if (out_row < 0) return;
+  T* yr = y + out_row * D;
   float sq = 0;
   for (int64_t j = lane; j < D; j += 32) {
     float v = to_f32(x[base + j]);
@@ -163,18 +185,16 @@ __global__ void norm_rope_kernel(const T* x, const T* g, float eps, const void* 
   }
   const float inv_rms = rsqrtf(warp_sum(sq) / static_cast<float>(D) + eps);
   auto normed = [&](int64_t j) { return to_f32(from_f32<T>(to_f32(x[base + j]) * inv_rms * to_f32(g[j]))); };
-  for (int64_t f = r.dims + lane; f < D; f += 32) y[base + f] = from_f32<T>(normed(f));
-  const int64_t sq_row = row % r.S;
-  const int64_t pi = r.batched_positions ? (base / r.batch_elems) * r.S + sq_row : sq_row;
-  const float p = static_cast<float>(load_i64(pos, pos_dt, pi));
+  for (int64_t f = r.dims + lane; f < D; f += 32) yr[f] = from_f32<T>(normed(f));
+  const float p = static_cast<float>(pos_i);
   for (int64_t k = lane; k < P; k += 32) {
     float inv = 1.0f / powf(r.theta, static_cast<float>(2 * k) / static_cast<float>(r.dims));
     double sn, c;
     sincos(static_cast<double>(p * inv), &sn, &c);
     int64_t a = r.interleaved ? 2 * k : k, b = r.interleaved ? 2 * k + 1 : k + r.half;
     double xa = normed(a), xb = normed(b);
-    y[base + a] = from_f32<T>(static_cast<float>(xa * c - xb * sn));
-    y[base + b] = from_f32<T>(static_cast<float>(xb * c + xa * sn));
+    yr[a] = from_f32<T>(static_cast<float>(xa * c - xb * sn));
+    yr[b] = from_f32<T>(static_cast<float>(xb * c + xa * sn));
   }
 }
 
@@ -292,21 +312,22 @@ void launch_norm(Dt dt, const void* x, const void* gamma, const void* beta, void
   });
 }
 
-void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, const void* norm_g, float eps, cudaStream_t s) {
+void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, const void* norm_g, float eps, ErrorWord* err, int node,
+                 cudaStream_t s) {
   if (r.total == 0) return;
   by_float(dt, [&](auto t) {
     using T = decltype(t);
     if (norm_g) {
       int64_t rows = r.total / r.D;
       launch_after(norm_rope_kernel<T>, static_cast<unsigned>((rows + 3) / 4), 128, 0, s, static_cast<const T*>(x), static_cast<const T*>(norm_g), eps, pos,
-                   pos_dt, static_cast<T*>(y), r);
+                   pos_dt, static_cast<T*>(y), r, err, node);
       return;
     }
     int64_t threads = r.total / r.D * (r.D - r.dims / 2);
-    if (r.total < (int64_t{1} << 31))
-      launch_after(rope_kernel<T, int32_t>, grid_for(threads), kThreads, 0, s, static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r);
+    if (r.total < (int64_t{1} << 31) && r.total / r.S * r.C < (int64_t{1} << 31))
+      launch_after(rope_kernel<T, int32_t>, grid_for(threads), kThreads, 0, s, static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r, err, node);
     else
-      launch_after(rope_kernel<T, int64_t>, grid_for(threads), kThreads, 0, s, static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r);
+      launch_after(rope_kernel<T, int64_t>, grid_for(threads), kThreads, 0, s, static_cast<const T*>(x), pos, pos_dt, static_cast<T*>(y), r, err, node);
   });
 }
 

@@ -257,13 +257,13 @@ constexpr int kGemvEarly = 4;  // 16-byte weight chunks per lane loaded before x
 // The warps' partial sums of column n → y[m, n] (+ addend[m, n], added to the rounded product
 // as the separate add would). GLU: `up` holds the sums of row N + n too, and the column is
 // silu(gate) · up, each rounded to y's type as the separate silu and mul would round them.
-template <bool GLU>
-__device__ __forceinline__ void store_row_sums(float (&acc)[kGemvMaxRows], float (&up)[kGemvMaxRows], int M, int64_t N, int64_t n, void* y, bool y_bf16,
+template <bool GLU, int MR>
+__device__ __forceinline__ void store_row_sums(float (&acc)[MR], float (&up)[MR], int M, int64_t N, int64_t n, void* y, bool y_bf16,
                                                const void* addend, int split) {
-  __shared__ float part[kGemvWarps][kGemvMaxRows], part_up[GLU ? kGemvWarps : 1][kGemvMaxRows];
+  __shared__ float part[kGemvWarps][MR], part_up[GLU ? kGemvWarps : 1][MR];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 #pragma unroll
-  for (int m = 0; m < kGemvMaxRows; ++m) {
+  for (int m = 0; m < MR; ++m) {
     if (m >= M) break;
     acc[m] = warp_sum(acc[m]);
     if constexpr (GLU) up[m] = warp_sum(up[m]);
@@ -275,7 +275,7 @@ __device__ __forceinline__ void store_row_sums(float (&acc)[kGemvMaxRows], float
   if (split > 1) __syncthreads();  // split is the same for the whole block
   if (lane != 0 || warp % split != 0 || n >= N) return;
 #pragma unroll
-  for (int m = 0; m < kGemvMaxRows; ++m) {  // unrolled: acc stays in registers
+  for (int m = 0; m < MR; ++m) {  // unrolled: acc stays in registers
     if (m >= M) break;
     float v = acc[m];
     for (int w = 1; w < split; ++w) v += part[warp + w][m];
@@ -310,11 +310,19 @@ __device__ __forceinline__ void load8(const __nv_bfloat16* p, float* v) {
   for (int j = 0; j < 8; ++j) v[j] = __bfloat162float(h[j]);
 }
 
-// W in bf16 or f16 with K a multiple of 8: 16-byte loads of 8 weights.
+// W in bf16 or f16 with K a multiple of 8: 16-byte loads of 8 weights. MR: the rows of x it
+// keeps sums for (1 for a decode step: far fewer registers, so more blocks an SM and the gated
+// GEMV's 384 blocks in one wave).
 // Plain GEMVs keep five blocks an SM (≤ 51 registers): the LM head streams 311 MB through this
 // kernel and loses a fifth of its read bandwidth at four.
-template <typename XT, bool WBF16, bool GLU, bool NORM>
-__global__ void __launch_bounds__(kGemvWarps * 32, GLU ? 1 : NORM ? 4 : 5) gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w,
+template <int MR, bool GLU, bool NORM>
+constexpr int gemv_blocks_per_sm() {
+  if (MR == 1) return GLU ? 3 : 5;
+  return GLU ? 1 : NORM ? 4 : 5;
+}
+
+template <typename XT, bool WBF16, bool GLU, bool NORM, int MR>
+__global__ void __launch_bounds__(kGemvWarps * 32, gemv_blocks_per_sm<MR, GLU, NORM>()) gemv_half_kernel(const XT* __restrict__ x, const uint4* __restrict__ w, void* y, bool y_bf16, int M, int64_t N, int K, bool round_w,
                                  const void* addend, int split, const XT* __restrict__ norm_g, float eps) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t n = static_cast<int64_t>(blockIdx.x) * (kGemvWarps / split) + warp / split;
@@ -332,11 +340,11 @@ __global__ void __launch_bounds__(kGemvWarps * 32, GLU ? 1 : NORM ? 4 : 5) gemv_
   RLX_AFTER_PRODUCERS();
   // norm_g: x's rows are rms_norm(x)·g, normalized as they are read (the block takes each row's
   // mean square once)
-  __shared__ float inv_rms[kGemvMaxRows];
+  __shared__ float inv_rms[MR];
   if constexpr (NORM) {
-    __shared__ float part_sq[kGemvWarps][kGemvMaxRows];
+    __shared__ float part_sq[kGemvWarps][MR];
 #pragma unroll
-    for (int m = 0; m < kGemvMaxRows; ++m) {
+    for (int m = 0; m < MR; ++m) {
       if (m >= M) break;
       float sq = 0;
       for (int k = threadIdx.x; k < K; k += blockDim.x) {
@@ -354,10 +362,10 @@ __global__ void __launch_bounds__(kGemvWarps * 32, GLU ? 1 : NORM ? 4 : 5) gemv_
     }
     __syncthreads();
   }
-  float acc[kGemvMaxRows] = {}, acc_up[kGemvMaxRows] = {};
+  float acc[MR] = {}, acc_up[MR] = {};
   // up_tag: std::true_type for the up row's sums (a compile-time choice keeps both in registers)
   auto chunk = [&](const uint4& u, int c, auto up_tag) {
-    float(&sum)[kGemvMaxRows] = decltype(up_tag)::value ? acc_up : acc;
+    float(&sum)[MR] = decltype(up_tag)::value ? acc_up : acc;
     float wf[8];
     if constexpr (WBF16) {
       const __nv_bfloat16* h = reinterpret_cast<const __nv_bfloat16*>(&u);
@@ -369,7 +377,7 @@ __global__ void __launch_bounds__(kGemvWarps * 32, GLU ? 1 : NORM ? 4 : 5) gemv_
       for (int j = 0; j < 8; ++j) wf[j] = round_w ? round_bf16(__half2float(h[j])) : __half2float(h[j]);
     }
 #pragma unroll
-    for (int m = 0; m < kGemvMaxRows; ++m) {
+    for (int m = 0; m < MR; ++m) {
       if (m >= M) break;
       float xv[8];
       load8(x + static_cast<int64_t>(m) * K + c * 8, xv);
@@ -394,7 +402,7 @@ __global__ void __launch_bounds__(kGemvWarps * 32, GLU ? 1 : NORM ? 4 : 5) gemv_
     chunk(__ldg(row + c), c, std::false_type{});
     if constexpr (GLU) chunk(__ldg(row_up + c), c, std::true_type{});
   }
-  store_row_sums<GLU>(acc, acc_up, M, N, n, y, y_bf16, addend, split);
+  store_row_sums<GLU, MR>(acc, acc_up, M, N, n, y, y_bf16, addend, split);
 }
 
 // Any block type: each lane decodes whole blocks of the row.
@@ -426,7 +434,7 @@ __global__ void gemv_blocks_kernel(int t, const XT* __restrict__ x, const uint8_
       acc[m] += a;
     }
   }
-  store_row_sums<false>(acc, acc, M, N, n, y, y_bf16, addend, split);
+  store_row_sums<false, kGemvMaxRows>(acc, acc, M, N, n, y, y_bf16, addend, split);
 }
 
 }  // namespace
@@ -468,8 +476,14 @@ void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, D
     auto pick = [&](auto xtag, auto wbf16, auto gated) {
       using XT = decltype(xtag);
       const auto* xp = static_cast<const XT*>(x);
-      if (norm_g) go(gemv_half_kernel<XT, decltype(wbf16)::value, decltype(gated)::value, true>, xp);
-      else go(gemv_half_kernel<XT, decltype(wbf16)::value, decltype(gated)::value, false>, xp);
+      constexpr bool W = decltype(wbf16)::value, G = decltype(gated)::value;
+      if (m == 1) {
+        if (norm_g) go(gemv_half_kernel<XT, W, G, true, 1>, xp);
+        else go(gemv_half_kernel<XT, W, G, false, 1>, xp);
+      } else {
+        if (norm_g) go(gemv_half_kernel<XT, W, G, true, kGemvMaxRows>, xp);
+        else go(gemv_half_kernel<XT, W, G, false, kGemvMaxRows>, xp);
+      }
     };
     auto by_w = [&](auto xtag, auto gated) {
       if (t == Block::bf16) pick(xtag, std::true_type{}, gated);

@@ -46,7 +46,8 @@ Kernel make_reduce(const ir::Node& n, const ir::Graph& g) {
   Strides ks = make_strides(kst), rs = make_strides(rst);
   Red kind = red_of(n.attrs.s("kind"));
   Dt dt = to_dt(in_type(g, n, 0).dtype), od = to_dt(out_type(g, n, 0).dtype);
-  return {[=](const LaunchArgs& a) { launch_reduce(kind, dt, od, a.in[0].data, a.out[0].data, kept, ks, red, rs, a.stream); }};
+  return {[=](const LaunchArgs& a) { launch_reduce(kind, dt, od, a.in[0].data, a.out[0].data, kept, ks, red, rs, a.scratch, a.stream); },
+          reduce_scratch_bytes(kind, dt, kept, ks, red, rs)};
 }
 
 void split_at(const std::vector<int64_t>& shape, size_t axis, int64_t& outer, int64_t& n, int64_t& inner) {

@@ -123,70 +123,113 @@ __device__ __forceinline__ bool better_f32(bool is_max, float v, int64_t j, floa
 }
 
 // max/min/argmax/argmin of f32 lines that are contiguous in memory (a greedy step's argmax over
-// the vocabulary): comparisons need no f64, so a block streams its line in float4s and merges
-// through shuffles. Each thread visits its indices in order, so a tie keeps the first.
+// the vocabulary): comparisons need no f64, so blocks stream their part of a line in float4s
+// (kBatch loads in flight per thread) and merge through shuffles. A long line is split over
+// gridDim.x blocks, which leave (best, index) pairs in scratch for line_merge_kernel; each thread
+// visits its indices in order and merges keep the lower index on ties, so a tie keeps the first.
+struct LinePart {
+  float v;
+  int64_t at;  // -1: empty
+};
+
+__device__ __forceinline__ void line_merge(bool is_max, LinePart& a, const LinePart& b) {
+  if (b.at >= 0 && better_f32(is_max, b.v, b.at, a.v, a.at)) a = b;
+}
+
+// The block's best into lane 0 of warp 0 (every thread passes its own).
+__device__ __forceinline__ LinePart block_best(bool is_max, LinePart p) {
+  for (int off = 16; off > 0; off >>= 1) line_merge(is_max, p, {__shfl_down_sync(0xffffffffu, p.v, off), __shfl_down_sync(0xffffffffu, p.at, off)});
+  __shared__ LinePart warp_best[32];
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = static_cast<int>(blockDim.x >> 5);
+  if (warps == 1) return p;
+  if (lane == 0) warp_best[warp] = p;
+  __syncthreads();
+  if (warp) return p;
+  p = lane < warps ? warp_best[lane] : LinePart{0.f, -1};
+  for (int off = 16; off > 0; off >>= 1) line_merge(is_max, p, {__shfl_down_sync(0xffffffffu, p.v, off), __shfl_down_sync(0xffffffffu, p.at, off)});
+  return p;
+}
+
+__device__ __forceinline__ void line_store(bool is_max, bool arg, void* y, Dt out, int64_t o, const LinePart& p) {
+  if (arg) store_i64(y, out, o, p.at < 0 ? 0 : p.at);
+  else store_f64(y, out, o, p.at < 0 ? (is_max ? -INFINITY : INFINITY) : static_cast<double>(p.v));
+}
+
+// grid (splits, lines): block (s, o) takes elements [s·chunk, (s+1)·chunk) of line o.
 template <bool kVec>
 __global__ void __launch_bounds__(1024) reduce_line_f32_kernel(bool is_max, bool arg, const float* x, void* y, Dt out,
-                                                               const __grid_constant__ Space kept, const __grid_constant__ Strides ks, int64_t n) {
+                                                               const __grid_constant__ Space kept, const __grid_constant__ Strides ks, int64_t n,
+                                                               int64_t chunk, LinePart* parts) {
   RLX_AFTER_PRODUCERS();
-  int64_t o = blockIdx.x;
+  const int64_t o = blockIdx.y, lo = static_cast<int64_t>(blockIdx.x) * chunk, hi = min(n, lo + chunk);
   const float* line = x + offset_of(o, kept, ks);
-  float best = 0;
-  int64_t at = -1;
+  LinePart best{0.f, -1};
   auto push = [&](float v, int64_t j) {
-    if (better_f32(is_max, v, j, best, at)) best = v, at = j;
+    if (better_f32(is_max, v, j, best.v, best.at)) best.v = v, best.at = j;
   };
-  // kBatch loads in flight per thread before any comparison: one block streams a whole line,
-  // so it must not wait a memory latency per element it reads
   constexpr int kBatch = 8;
   const int64_t stride = blockDim.x;
-  if (kVec) {
+  if (kVec) {  // lo and hi are multiples of 4
     const auto* l4 = reinterpret_cast<const float4*>(line);
-    const int64_t nq = n / 4;
-    for (int64_t q0 = threadIdx.x; q0 < nq; q0 += kBatch * stride) {
+    const int64_t qlo = lo / 4, qhi = hi / 4;
+    for (int64_t q0 = qlo + threadIdx.x; q0 < qhi; q0 += kBatch * stride) {
       float4 v[kBatch];
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
-        if (q0 + u * stride < nq) v[u] = __ldg(l4 + q0 + u * stride);
+        if (q0 + u * stride < qhi) v[u] = __ldg(l4 + q0 + u * stride);
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         int64_t q = q0 + u * stride;
-        if (q < nq) push(v[u].x, 4 * q), push(v[u].y, 4 * q + 1), push(v[u].z, 4 * q + 2), push(v[u].w, 4 * q + 3);
+        if (q < qhi) push(v[u].x, 4 * q), push(v[u].y, 4 * q + 1), push(v[u].z, 4 * q + 2), push(v[u].w, 4 * q + 3);
       }
     }
   } else {
-    for (int64_t j0 = threadIdx.x; j0 < n; j0 += kBatch * stride) {
+    for (int64_t j0 = lo + threadIdx.x; j0 < hi; j0 += kBatch * stride) {
       float v[kBatch];
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
-        if (j0 + u * stride < n) v[u] = __ldg(line + j0 + u * stride);
+        if (j0 + u * stride < hi) v[u] = __ldg(line + j0 + u * stride);
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
-        if (j0 + u * stride < n) push(v[u], j0 + u * stride);
+        if (j0 + u * stride < hi) push(v[u], j0 + u * stride);
     }
   }
-  for (int off = 16; off > 0; off >>= 1) {
-    float v = __shfl_down_sync(0xffffffffu, best, off);
-    int64_t j = __shfl_down_sync(0xffffffffu, at, off);
-    if (j >= 0 && better_f32(is_max, v, j, best, at)) best = v, at = j;
-  }
-  __shared__ float warp_best[32];
-  __shared__ int64_t warp_at[32];
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) warp_best[warp] = best, warp_at[warp] = at;
-  __syncthreads();
-  if (warp) return;
-  int warps = static_cast<int>(blockDim.x >> 5);
-  best = lane < warps ? warp_best[lane] : 0.f;
-  at = lane < warps ? warp_at[lane] : -1;
-  for (int off = 16; off > 0; off >>= 1) {
-    float v = __shfl_down_sync(0xffffffffu, best, off);
-    int64_t j = __shfl_down_sync(0xffffffffu, at, off);
-    if (j >= 0 && better_f32(is_max, v, j, best, at)) best = v, at = j;
-  }
-  if (lane) return;
-  if (arg) store_i64(y, out, o, at < 0 ? 0 : at);
-  else store_f64(y, out, o, at < 0 ? (is_max ? -INFINITY : INFINITY) : static_cast<double>(best));
+  best = block_best(is_max, best);
+  if (threadIdx.x) return;
+  if (gridDim.x == 1) line_store(is_max, arg, y, out, o, best);
+  else parts[o * gridDim.x + blockIdx.x] = best;
+}
+
+// One warp per line merges its splits' bests.
+__global__ void line_merge_kernel(bool is_max, bool arg, const LinePart* parts, int splits, void* y, Dt out) {
+  RLX_AFTER_PRODUCERS();
+  const int64_t o = blockIdx.x;
+  LinePart best{0.f, -1};
+  for (int k = threadIdx.x; k < splits; k += 32) line_merge(is_max, best, parts[o * splits + k]);
+  best = block_best(is_max, best);
+  if (threadIdx.x == 0) line_store(is_max, arg, y, out, o, best);
+}
+
+// The line path and its split: lines of f32 extremes only; long lines over few outputs are split
+// so that enough blocks stream them (one block is bound by its own issue rate).
+struct LinePlan {
+  bool use = false;
+  int splits = 1;
+  int64_t chunk = 0;
+};
+
+LinePlan plan_line(Red kind, Dt dt, const Space& kept, const Space& red, const Strides& rs) {
+  LinePlan p;
+  bool extremum = kind == Red::max || kind == Red::min || kind == Red::argmax || kind == Red::argmin;
+  int64_t n_out = 1, n = red.rank == 1 ? red.shape[0] : 0;
+  for (int d = 0; d < kept.rank; ++d) n_out *= kept.shape[d];
+  if (!extremum || dt != Dt::f32 || red.rank != 1 || rs.s[0] != 1 || n < 64) return p;
+  p.use = true;
+  constexpr int64_t kPerBlock = 4096;  // elements a block takes at least
+  if (n_out < 128 && n >= 2 * kPerBlock) p.splits = static_cast<int>(std::min<int64_t>(256, n / kPerBlock));
+  p.chunk = (n + p.splits - 1) / p.splits;
+  p.chunk = (p.chunk + 3) / 4 * 4;
+  return p;
 }
 
 // Neighbouring outputs are neighbours in memory (a sum over the batch axis, say): a block
@@ -316,8 +359,16 @@ int elem_size(Dt dt) {
 
 }  // namespace
 
+size_t reduce_scratch_bytes(Red kind, Dt dt, const Space& kept, const Strides&, const Space& red, const Strides& rs) {
+  LinePlan p = plan_line(kind, dt, kept, red, rs);
+  if (!p.use || p.splits == 1) return 0;
+  int64_t n_out = 1;
+  for (int d = 0; d < kept.rank; ++d) n_out *= kept.shape[d];
+  return static_cast<size_t>(n_out * p.splits) * sizeof(LinePart);
+}
+
 void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space& kept, const Strides& ks, const Space& red,
-                   const Strides& rs, cudaStream_t s) {
+                   const Strides& rs, void* scratch, cudaStream_t s) {
   int64_t n_out = 1, n_red = 1;
   for (int d = 0; d < kept.rank; ++d) n_out *= kept.shape[d];
   for (int d = 0; d < red.rank; ++d) n_red *= red.shape[d];
@@ -325,20 +376,25 @@ void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space&
   // The innermost reduced dim is contiguous in memory: a block per output reads it coalesced.
   bool inner_reduced = red.rank > 0 && rs.s[red.rank - 1] == 1;
   bool outputs_adjacent = kept.rank > 0 && ks.s[kept.rank - 1] == 1;
-  bool extremum = kind == Red::max || kind == Red::min || kind == Red::argmax || kind == Red::argmin;
-  if (inner_reduced && red.rank == 1 && dt == Dt::f32 && extremum && n_red >= 64) {
+  if (LinePlan p = plan_line(kind, dt, kept, red, rs); p.use) {
     bool vec = n_red % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
     for (int d = 0; d < kept.rank; ++d) vec = vec && (kept.shape[d] == 1 || ks.s[d] % 4 == 0);
-    int64_t loads = vec ? n_red / 4 : n_red;
-    unsigned threads = static_cast<unsigned>(std::min<int64_t>(1024, std::max<int64_t>(32, (loads / 8 + 31) / 32 * 32)));
+    int64_t loads = vec ? p.chunk / 4 : p.chunk;
+    unsigned threads = static_cast<unsigned>(std::min<int64_t>(p.splits > 1 ? 256 : 1024, std::max<int64_t>(32, (loads / 8 + 31) / 32 * 32)));
     bool is_max = kind == Red::max || kind == Red::argmax, arg = kind == Red::argmax || kind == Red::argmin;
     auto* xf = static_cast<const float*>(x);
-    if (vec) launch_after(reduce_line_f32_kernel<true>, static_cast<unsigned>(n_out), threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red);
-    else launch_after(reduce_line_f32_kernel<false>, static_cast<unsigned>(n_out), threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red);
-  } else if (inner_reduced && n_red >= 64) launch_after(reduce_block_kernel, static_cast<unsigned>(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_red);
-  else if (outputs_adjacent && n_red >= 16)
+    auto* parts = static_cast<LinePart*>(scratch);
+    dim3 grid(static_cast<unsigned>(p.splits), static_cast<unsigned>(n_out));
+    if (vec) launch_after(reduce_line_f32_kernel<true>, grid, threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red, p.chunk, parts);
+    else launch_after(reduce_line_f32_kernel<false>, grid, threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red, p.chunk, parts);
+    if (p.splits > 1) launch_after(line_merge_kernel, static_cast<unsigned>(n_out), 32, 0, s, is_max, arg, static_cast<const LinePart*>(parts), p.splits, y, out);
+  } else if (inner_reduced && n_red >= 64) {
+    launch_after(reduce_block_kernel, static_cast<unsigned>(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_red);
+  } else if (outputs_adjacent && n_red >= 16) {
     launch_after(reduce_cols_kernel, static_cast<unsigned>((n_out + 31) / 32), dim3(32, 32), 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
-  else launch_after(reduce_thread_kernel, grid_for(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
+  } else {
+    launch_after(reduce_thread_kernel, grid_for(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
+  }
 }
 
 void launch_cumsum(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse, cudaStream_t s) {

@@ -1,6 +1,7 @@
 // The HIR ops, written directly from their definitions. They are the oracle that every
 // decomposition in src/ops is checked against (compile with force-common vs prefer-native).
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "backends/reference/kernels.h"
@@ -206,7 +207,7 @@ void rope(const KernelArgs& a) {
   bool inter = a.node.attrs.b("interleaved");
   // A norm weight: x is rms_norm(x)·g first, stored in x's dtype as the separate op would.
   std::vector<double> normed;
-  if (a.in.size() == 3) {
+  if (a.node.attrs.has("norm_eps")) {
     double eps = a.node.attrs.f("norm_eps");
     normed.resize(static_cast<size_t>(x.numel));
     for (int64_t base = 0; base < x.numel; base += D) {
@@ -223,12 +224,30 @@ void rope(const KernelArgs& a) {
     }
   }
   auto xv = [&](int64_t i) { return normed.empty() ? rd(x, i) : normed[static_cast<size_t>(i)]; };
+  // Appending to a cache (the last input): y is the cache with each rotated row s written at
+  // row positions[s] — the cache's rows first, then x's rows over them.
+  const bool append = a.node.attrs.has("append_axis");
+  int64_t C = S;
+  if (append) {
+    const HostView& c = a.in.back();
+    C = c.shape[r - 2];
+    if (y.data != c.data) std::memcpy(y.data, c.data, static_cast<size_t>(c.numel) * dtype_bytes(c.dtype, 1));
+  }
+  auto at = [&](int64_t i, int64_t s) {
+    if (!append) return i;
+    int64_t row = i / D;
+    int64_t to = ri(p, s);
+    if (to < 0 || to >= C)
+      throw Error(ErrorKind::runtime, cat(ir::op_keyword(a.node.op), a.node.name.empty() ? "" : cat(" \"", a.node.name, "\""), ": index ", to,
+                                          " is out of range [0, ", C, ")"));
+    return ((row / S) * C + to) * D + i % D;
+  };
   std::vector<int64_t> coord;
-  for (int64_t i = 0; i < y.numel; ++i) {
+  for (int64_t i = 0; i < x.numel; ++i) {
     unravel(i, x.shape, coord);
     int64_t f = coord[r - 1], s = coord[r - 2];
     if (f >= dims) {
-      wd(y, i, xv(i));
+      wd(y, at(i, s), xv(i));
       continue;
     }
     int64_t pi = p.shape.size() == 2 ? coord[0] * S + s : s;
@@ -246,7 +265,7 @@ void rope(const KernelArgs& a) {
       partner = f < half ? i + half : i - half;
       sign = f < half ? -1 : 1;
     }
-    wd(y, i, xv(i) * c + sign * xv(partner) * sn);
+    wd(y, at(i, s), xv(i) * c + sign * xv(partner) * sn);
   }
 }
 
