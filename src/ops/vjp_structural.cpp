@@ -225,6 +225,27 @@ V gather(Builder& b, const VjpArgs& a) {
   return {b.emit1(Op::scatter, {zeros, a.in[1], a.cot[0]}, Attrs{{"axis", a.attrs.i("axis")}, {"reduce", std::string("add")}}), kNone};
 }
 
+// y = scatter(x, idx, u) along `axis`: the cotangent at a written position goes to the update
+// written there (none: the position's x is overwritten, so it gets nothing; add: both get it;
+// max/min: shared equally between x and the updates that attain the result, as reduce does).
+// "none" assumes distinct indices (with repeats the forward itself depends on write order).
+V scatter(Builder& b, const VjpArgs& a) {
+  ValueId x = a.in[0], idx = a.in[1], u = a.in[2], g = a.cot[0];
+  int64_t axis = a.attrs.i("axis");
+  const std::string& red = a.attrs.s("reduce");
+  auto at_idx = [&](ValueId v) { return b.gather(v, idx, axis); };
+  auto scatter_as = [&](ValueId into, ValueId rows, const char* how) {
+    return b.emit1(Op::scatter, {into, idx, rows}, Attrs{{"axis", axis}, {"reduce", std::string(how)}});
+  };
+  if (red == "add") return {g, kNone, at_idx(g)};
+  if (red == "none") return {scatter_as(g, zeros_like(b, u), "none"), kNone, at_idx(g)};
+  DType d = b.dtype(x);
+  ValueId y = a.out[0];
+  ValueId hit_x = b.cast(b.binary(Op::eq, x, y), d), hit_u = b.cast(b.binary(Op::eq, u, at_idx(y)), d);
+  ValueId share = b.div(g, b.add(hit_x, scatter_as(zeros_like(b, x), hit_u, "add")));  // ≥ 1 attains every position
+  return {b.mul(share, hit_x), kNone, b.mul(at_idx(share), hit_u)};
+}
+
 // Reverses the spatial dims (2…) of a conv kernel: a gather with constant indices per dim.
 ValueId flip_spatial(Builder& b, ValueId w, const std::vector<int64_t>& ws) {
   for (size_t d = 2; d < ws.size(); ++d) {
@@ -371,6 +392,7 @@ void register_vjp_structural(RuleTable& t) {
   set(Op::concat, concat);
   set(Op::pad, pad);
   set(Op::gather, gather);
+  set(Op::scatter, scatter);
 }
 
 }  // namespace rlx::ops
