@@ -99,8 +99,13 @@ std::vector<Type> infer_norm(Op op, const std::vector<Type>& in, const Attrs& a)
     if (in[k].dtype != in[0].dtype) type_error(op, cat("input ", k, " must have the input's dtype"));
     if (in[k].shape != tail) type_error(op, cat("input ", k, " must have shape ", shape_str(tail), ", got ", shape_str(in[k].shape)));
   }
-  return {in[0]};
+  if (!a.has("out")) return {in[0]};
+  if (!is_float(a.dtype("out"))) type_error(op, cat("out must be a float type, got ", dtype_name(a.dtype("out"))));
+  return {Type{a.dtype("out"), in[0].shape}};
 }
+
+// out: the norm in x's type, then cast (what the attribute means).
+ValueId stored_as(Builder& b, ValueId y, const Attrs& a) { return a.has("out") ? b.cast(y, a.dtype("out")) : y; }
 
 std::vector<ValueId> decompose_layer_norm(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
   DType d = b.dtype(in[0]);
@@ -115,7 +120,7 @@ std::vector<ValueId> decompose_layer_norm(Builder& b, const std::vector<ValueId>
   ValueId y = b.mul(centered, b.unary(Op::rsqrt, b.add(var, b.scalar(cd, a.f("eps")))));
   if (in.size() > 1) y = b.mul(y, b.cast(in[1], cd));
   if (in.size() > 2) y = b.add(y, b.cast(in[2], cd));
-  return {b.cast(y, d)};
+  return {stored_as(b, b.cast(y, d), a)};
 }
 
 std::vector<ValueId> decompose_rms_norm(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
@@ -127,7 +132,7 @@ std::vector<ValueId> decompose_rms_norm(Builder& b, const std::vector<ValueId>& 
   ValueId ms = b.mul(b.reduce(b.mul(x, x), "sum", axes, true), b.scalar(cd, 1.0 / static_cast<double>(count)));
   ValueId y = b.mul(x, b.unary(Op::rsqrt, b.add(ms, b.scalar(cd, a.f("eps")))));
   if (in.size() > 1) y = b.mul(y, b.cast(in[1], cd));
-  return {b.cast(y, d)};
+  return {stored_as(b, b.cast(y, d), a)};
 }
 
 // cross_entropy(logits[N, C, d…], labels[N, d…]): softmax cross-entropy over the class axis 1.

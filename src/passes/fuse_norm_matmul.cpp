@@ -17,7 +17,7 @@ ir::Graph fuse_norm_into_matmuls(const ir::Graph& g, const KernelClaims& device)
   bool any = false;
   for (int i = 0; i < n_nodes; ++i) {
     const ir::Node& n = g.node(i);
-    if (n.op != Op::rms_norm || n.inputs.size() != 2) continue;
+    if (n.op != Op::rms_norm || n.inputs.size() != 2 || n.attrs.has("out")) continue;
     int64_t axis = n.attrs.i("axis"), rank = static_cast<int64_t>(g.type(n.inputs[0]).shape.size());
     if (axis != -1 && axis != rank - 1) continue;
     const std::vector<int>& rd = readers[static_cast<size_t>(n.outputs[0])];

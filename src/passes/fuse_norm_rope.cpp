@@ -41,7 +41,7 @@ ir::Graph fuse_norm_rope(const ir::Graph& g, const KernelClaims& device) {
       v = d->inputs[0];
       d = g.producer(v);
     }
-    if (!d || d->op != Op::rms_norm || d->inputs.size() != 2 || uses[static_cast<size_t>(v)] != 1) continue;
+    if (!d || d->op != Op::rms_norm || d->inputs.size() != 2 || d->attrs.has("out") || uses[static_cast<size_t>(v)] != 1) continue;
     const Type& x = g.type(d->inputs[0]);
     int64_t axis = d->attrs.i("axis"), rank = static_cast<int64_t>(x.shape.size());
     if (axis != -1 && axis != rank - 1) continue;  // a norm over the last axis only

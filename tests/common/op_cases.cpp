@@ -486,6 +486,11 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{d, S({3, 2, 8})}}, {{d, S({8})}}}, {}, "gamma");
         if (op == Op::layer_norm) add({{{d, S({2, 3, 4})}}, {{d, S({3, 4})}}, {{d, S({3, 4})}}}, Attrs{{"axis", int64_t{1}}}, "gamma, beta, two dims");
       }
+      // stored in a half type (a norm feeding f16/bf16 matmuls): many rows (a warp each), few long ones
+      for (DType to : {DType::f16, DType::bf16}) {
+        add({{{DType::f32, S({1100, 48})}}, {{DType::f32, S({48})}}}, Attrs{{"out", to}}, "stored as a half type, many rows");
+        add({{{DType::f32, S({2, 1500})}}, {{DType::f32, S({1500})}}}, Attrs{{"out", to}}, "stored as a half type, long rows");
+      }
       break;
     case Op::rope:
       for (DType d : kFloats)

@@ -11,6 +11,7 @@
 #include "ops/builder.h"
 #include "passes/fuse_epilogue.h"
 #include "passes/fuse_glu.h"
+#include "passes/fuse_norm_cast.h"
 #include "passes/fuse_norm_matmul.h"
 #include "passes/fuse_norm_rope.h"
 #include "passes/fuse_rope_append.h"
@@ -255,6 +256,30 @@ TEST(CudaDevice, RotatedKeyGoesStraightIntoTheCache) {
   EXPECT_EQ(fused("cuda", true), (std::pair{0, 1}));
   EXPECT_EQ(fused("cuda", false), (std::pair{1, 0}));
   EXPECT_EQ(fused("cpu", true), (std::pair{1, 0}));
+}
+
+// A post-LN layer's norm read by the f16 matmul (through a cast) and by the residual: on cuda
+// the cast becomes a second norm storing f16, beside the f32 one; the cpu keeps norm and cast.
+TEST(CudaDevice, NormStoresTheHalfOperandItself) {
+  ir::Graph g;
+  ops::Builder b(g);
+  ir::ValueId x = g.add_input({DType::f32, {Dim::symbol("B"), Dim(8), Dim(64)}}, "x");
+  ir::ValueId gamma = b.constant(Tensor::from_vector(std::vector<float>(64, 0.5f), {64}));
+  ir::ValueId h = b.emit1(ir::Op::layer_norm, {x, gamma}, ir::Attrs{{"eps", 1e-12}});
+  g.set_outputs({b.cast(h, DType::f16), b.add(h, x)});
+  auto fused = [&](const char* device) {
+    passes::DispatchReport rep;
+    ir::Graph out = passes::fuse_norm_cast(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    int casts = 0, norms = 0, half_norms = 0;
+    for (const auto& n : out.nodes()) {
+      casts += n.op == ir::Op::cast;
+      norms += n.op == ir::Op::layer_norm;
+      half_norms += n.op == ir::Op::layer_norm && n.attrs.has("out");
+    }
+    return std::tuple{casts, norms, half_norms};
+  };
+  EXPECT_EQ(fused("cuda"), (std::tuple{0, 2, 1}));
+  EXPECT_EQ(fused("cpu"), (std::tuple{1, 1, 0}));
 }
 
 TEST(CudaDevice, BlockMatchesReference) {

@@ -105,6 +105,11 @@ HostKernel make_norm(const ir::Node& n, const ir::Graph&) {
 
 bool claims_f32(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) { return in[0].dtype == DType::f32; }
 
+// norms stored in another type (out=) are left to their decomposition: the norm, then a cast
+bool claims_norm(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
+  return claims_f32(op, in, out, a) && out[0].dtype == DType::f32;
+}
+
 bool claims_softmax(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
   // The kernel works on the last axis; other axes decompose.
   int64_t axis = a.i("axis");
@@ -117,8 +122,8 @@ void register_nn(KernelTable& t) {
   for (Op op : {Op::gelu, Op::gelu_tanh, Op::silu, Op::relu}) t[static_cast<size_t>(op)] = {claims_f32, make_activation};
   t[static_cast<size_t>(Op::softmax)] = {claims_softmax, make_softmax};
   t[static_cast<size_t>(Op::log_softmax)] = {claims_softmax, make_softmax};
-  t[static_cast<size_t>(Op::layer_norm)] = {claims_f32, make_norm};
-  t[static_cast<size_t>(Op::rms_norm)] = {claims_f32, make_norm};
+  t[static_cast<size_t>(Op::layer_norm)] = {claims_norm, make_norm};
+  t[static_cast<size_t>(Op::rms_norm)] = {claims_norm, make_norm};
 }
 
 }  // namespace rlx::backends::cpu

@@ -100,7 +100,8 @@ void launch_sort(Dt dt, const void* x, void* vals, void* inds, Dt ind_dt, int64_
 // softmax / log-softmax over lines of n with stride `inner`
 void launch_softmax(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool log, cudaStream_t s);
 // layer norm (rms = false) or RMS norm over rows of `inner`; gamma/beta may be null
-void launch_norm(Dt dt, const void* x, const void* gamma, const void* beta, void* y, int64_t rows, int64_t inner, float eps, bool rms,
+// out: the stored type — x's, or f16/bf16 for f32 x (the norm rounded to f32, then cast)
+void launch_norm(Dt dt, const void* x, const void* gamma, const void* beta, Dt out, void* y, int64_t rows, int64_t inner, float eps, bool rms,
                  cudaStream_t s);
 struct RopeSpec {
   int64_t total, D, S, dims, half;

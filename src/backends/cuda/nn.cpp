@@ -18,6 +18,8 @@ bool claims_softmax(Op, const std::vector<ir::Type>& in, const std::vector<ir::T
 
 bool claims_norm(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& a) {
   if (!is_half_or_f32(in[0].dtype)) return false;
+  if (a.has("out") && a.dtype("out") != in[0].dtype && !(in[0].dtype == DType::f32 && (a.dtype("out") == DType::f16 || a.dtype("out") == DType::bf16)))
+    return false;  // stored in another type: f32 into half only
   const Shape& x = in[0].shape;
   size_t axis = static_cast<size_t>(norm_axis(a.i("axis"), x.size()));
   Shape trailing(x.begin() + static_cast<std::ptrdiff_t>(axis), x.end());
@@ -62,9 +64,9 @@ Kernel make_norm(const ir::Node& n, const ir::Graph& g) {
   int64_t rows = inner ? total / inner : 0;
   float eps = static_cast<float>(n.attrs.f("eps"));
   bool rms = n.op == Op::rms_norm;
-  Dt dt = to_dt(in_type(g, n, 0).dtype);
+  Dt dt = to_dt(in_type(g, n, 0).dtype), od = to_dt(out_type(g, n, 0).dtype);
   return {[=](const LaunchArgs& a) {
-    launch_norm(dt, a.in[0].data, a.in.size() > 1 ? a.in[1].data : nullptr, a.in.size() > 2 ? a.in[2].data : nullptr, a.out[0].data, rows,
+    launch_norm(dt, a.in[0].data, a.in.size() > 1 ? a.in[1].data : nullptr, a.in.size() > 2 ? a.in[2].data : nullptr, od, a.out[0].data, rows,
                 inner, eps, rms, a.stream);
   }};
 }
@@ -176,7 +178,7 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
             const void* x = a.in[0].data;
             if (norm) {
               void* xn = scratch + wbytes + pbytes;
-              launch_norm(xdt, x, a.in[2].data, nullptr, xn, M, K, eps, true, a.stream);
+              launch_norm(xdt, x, a.in[2].data, nullptr, xdt, xn, M, K, eps, true, a.stream);
               x = xn;
             }
             plan->run(x, w, product, nullptr, nullptr, scratch + wbytes + pbytes + xbytes, a.stream);

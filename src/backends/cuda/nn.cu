@@ -73,8 +73,10 @@ __global__ void softmax_strided_kernel(const T* x, T* y, int64_t outer, int64_t 
 }
 
 // ---- layer / RMS norm: one warp per row (many rows of up to 1024 elements) or one block per row
-template <class T, bool kWarp>
-__global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t rows, int64_t inner, float eps, bool rms) {
+// Y: the stored type (x's, or the half type a following cast would give: from_f32<Y> of the f32
+// value is that cast).
+template <class T, class Y, bool kWarp>
+__global__ void norm_kernel(const T* x, const T* g, const T* b, Y* y, int64_t rows, int64_t inner, float eps, bool rms) {
   RLX_AFTER_PRODUCERS();
   __shared__ float scratch[32];
   int64_t row;
@@ -91,7 +93,7 @@ __global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t ro
   }
   auto reduce = [&](float v) { return kWarp ? warp_sum(v) : block_reduce<false>(v, scratch); };
   const T* xr = x + row * inner;
-  T* yr = y + row * inner;
+  Y* yr = y + row * inner;
   float mean = 0;
   if (!rms) {
     float s = 0;
@@ -111,7 +113,7 @@ __global__ void norm_kernel(const T* x, const T* g, const T* b, T* y, int64_t ro
     float v = (ld(xr, j) - mean) * inv;
     if (g) v *= ld(g, j);
     if (b) v += ld(b, j);
-    yr[j] = from_f32<T>(v);
+    yr[j] = from_f32<Y>(to_f32(from_f32<T>(v)));
   }
 }
 
@@ -294,22 +296,27 @@ void launch_softmax(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int
   });
 }
 
-void launch_norm(Dt dt, const void* x, const void* gamma, const void* beta, void* y, int64_t rows, int64_t inner, float eps, bool rms,
+void launch_norm(Dt dt, const void* x, const void* gamma, const void* beta, Dt out, void* y, int64_t rows, int64_t inner, float eps, bool rms,
                  cudaStream_t s) {
   if (rows * inner == 0) return;
-  by_float(dt, [&](auto t) {
+  auto go = [&](auto t, auto o) {
     using T = decltype(t);
+    using Y = decltype(o);
     auto xp = static_cast<const T*>(x), gp = static_cast<const T*>(gamma), bp = static_cast<const T*>(beta);
-    auto yp = static_cast<T*>(y);
+    auto yp = static_cast<Y*>(y);
     // A warp per row needs many rows to fill the GPU; a few rows (decode: one) get a block each,
     // ~4 elements per thread, instead of one warp walking the whole row.
     if (inner <= 1024 && rows >= 1024) {
-      launch_after(norm_kernel<T, true>, static_cast<unsigned>((rows + 3) / 4), 128, 0, s, xp, gp, bp, yp, rows, inner, eps, rms);
+      launch_after(norm_kernel<T, Y, true>, static_cast<unsigned>((rows + 3) / 4), 128, 0, s, xp, gp, bp, yp, rows, inner, eps, rms);
     } else {
       int threads = static_cast<int>(std::min<int64_t>(512, std::max<int64_t>(32, (inner / 4 + 31) / 32 * 32)));
-      launch_after(norm_kernel<T, false>, static_cast<unsigned>(rows), threads, 0, s, xp, gp, bp, yp, rows, inner, eps, rms);
+      launch_after(norm_kernel<T, Y, false>, static_cast<unsigned>(rows), threads, 0, s, xp, gp, bp, yp, rows, inner, eps, rms);
     }
-  });
+  };
+  // a norm stored in another type: f32 x into half (what the claim admits)
+  if (dt == Dt::f32 && out == Dt::f16) go(float{}, __half{});
+  else if (dt == Dt::f32 && out == Dt::bf16) go(float{}, __nv_bfloat16{});
+  else by_float(dt, [&](auto t) { go(t, t); });
 }
 
 void launch_rope(Dt dt, const void* x, const void* pos, Dt pos_dt, void* y, const RopeSpec& r, const void* norm_g, float eps, ErrorWord* err, int node,

@@ -51,6 +51,13 @@ void softmax(const KernelArgs& a) {
   });
 }
 
+double round_to(double v, DType d) {
+  if (d == DType::f32) return static_cast<float>(v);
+  if (d == DType::bf16) return bf16_to_f32(f32_to_bf16(static_cast<float>(v)));
+  if (d == DType::f16) return f16_to_f32(f32_to_f16(static_cast<float>(v)));
+  return v;
+}
+
 void norm(const KernelArgs& a) {
   const HostView& x = a.in[0];
   const HostView& y = a.out[0];
@@ -75,6 +82,8 @@ void norm(const KernelArgs& a) {
       double v = (rd(x, base + k) - mean) * inv;
       if (a.in.size() > 1) v *= rd(a.in[1], k);
       if (a.in.size() > 2) v += rd(a.in[2], k);
+      // out: rounded to x's type first, as the norm then the cast would store it
+      if (y.dtype != x.dtype) v = round_to(v, x.dtype);
       wd(y, base + k, v);
     }
   }
