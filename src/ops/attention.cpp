@@ -26,10 +26,19 @@ std::vector<Type> infer_attention_bhsd(Op op, const std::vector<Type>& in, const
 
 std::vector<Type> infer_attention(Op op, const std::vector<Type>& in, const Attrs& a) {
   for (int i = 0; i < 3; ++i) require_rank(op, in[i], 4, i == 0 ? "q" : i == 1 ? "k" : "v");
-  if (a.s("layout") == "bhsd") return infer_attention_bhsd(op, in, a);
-  std::vector<Type> t = in;
-  for (int i = 0; i < 3; ++i) t[i] = swap_heads(in[i]);
-  return {swap_heads(infer_attention_bhsd(op, t, a)[0])};
+  Type y;
+  if (a.s("layout") == "bhsd") {
+    y = infer_attention_bhsd(op, in, a)[0];
+  } else {
+    std::vector<Type> t = in;
+    for (int i = 0; i < 3; ++i) t[i] = swap_heads(in[i]);
+    y = swap_heads(infer_attention_bhsd(op, t, a)[0]);
+  }
+  if (a.has("out")) {
+    if (!is_float(a.dtype("out"))) type_error(op, cat("out must be a float type, got ", dtype_name(a.dtype("out"))));
+    y.dtype = a.dtype("out");
+  }
+  return {y};
 }
 
 std::vector<Type> infer_attention_bhsd(Op op, const std::vector<Type>& in, const Attrs& a) {
@@ -70,6 +79,11 @@ ValueId repeat_heads(Builder& b, ValueId x, int64_t groups) {
 }
 
 std::vector<ValueId> decompose_attention(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
+  if (a.has("out")) {  // the attention in q's type, then the cast
+    Attrs plain = a;
+    plain.erase("out");
+    return {b.cast(b.emit1(Op::attention, in, plain), a.dtype("out"))};
+  }
   if (a.s("layout") == "bshd") {
     // transpose to bhsd, attend (resolved again for the device), transpose back
     std::vector<ValueId> t = in;

@@ -9,7 +9,7 @@
 #include "passes/fuse.h"
 #include "passes/fuse_epilogue.h"
 #include "passes/fuse_glu.h"
-#include "passes/fuse_norm_cast.h"
+#include "passes/fuse_cast.h"
 #include "passes/fuse_norm_matmul.h"
 #include "passes/fuse_norm_rope.h"
 #include "passes/fuse_rope_append.h"
@@ -93,7 +93,7 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
     g = fuse_gated_matmuls(g, device);
     g = fuse_sibling_matmuls(g, device);
     g = fuse_norm_into_matmuls(g, device);
-    g = fuse_norm_cast(g, device);
+    g = fuse_cast_into_producer(g, device);
     g = fuse_elementwise(g, device);
     g = eliminate_dead_code(fuse_matmul_epilogues(g, device));
   }

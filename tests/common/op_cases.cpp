@@ -453,6 +453,15 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
               Attrs{{"mask", std::string("additive")}, {"compute", DType::f16}, {"layout", std::string("bshd")}}, "f16 matmuls, bshd");
           add({{{d, S({1, 4, 20, 64})}}, {{d, S({1, 2, 20, 64})}}, {{d, S({1, 2, 20, 64})}}}, Attrs{{"mask", std::string("causal")}, {"compute", DType::f16}},
               "f16 matmuls, causal, GQA");
+          // stored as the half type the output projection reads (out=): tensor cores, the exact
+          // kernel (few rows) and the decode kernel
+          add({{{d, S({2, 40, 4, 32})}}, {{d, S({2, 40, 4, 32})}}, {{d, S({2, 40, 4, 32})}}, {{d, S({2, 1, 1, 40})}}},
+              Attrs{{"mask", std::string("additive")}, {"compute", DType::f16}, {"layout", std::string("bshd")}, {"out", DType::f16}}, "f16 matmuls, stored f16");
+          add({{{d, S({1, 4, 20, 64})}}, {{d, S({1, 2, 20, 64})}}, {{d, S({1, 2, 20, 64})}}},
+              Attrs{{"mask", std::string("causal")}, {"compute", DType::bf16}, {"out", DType::bf16}}, "bf16 matmuls, stored bf16");
+          add({{{d, S({1, 2, 3, 8})}}, {{d, S({1, 2, 5, 8})}}, {{d, S({1, 2, 5, 8})}}}, Attrs{{"out", DType::f16}}, "few rows, stored f16");
+          add({{{d, S({2, 4, 1, 8})}}, {{d, S({2, 2, 11, 8})}}, {{d, S({2, 2, 11, 8})}}, {{d, S({1, 1, 1, 11})}, Fill::cache_mask, 5}},
+              Attrs{{"mask", std::string("additive")}, {"out", DType::bf16}}, "decode, stored bf16");
           // decode over a KV cache filled to position 5 of 11: the cpu kernel skips the masked tail
           add({{{d, S({2, 4, 1, 8})}}, {{d, S({2, 2, 11, 8})}}, {{d, S({2, 2, 11, 8})}}, {{d, S({1, 1, 1, 11})}, Fill::cache_mask, 5}},
               Attrs{{"mask", std::string("additive")}}, "decode, cache mask, GQA");

@@ -11,7 +11,7 @@
 #include "ops/builder.h"
 #include "passes/fuse_epilogue.h"
 #include "passes/fuse_glu.h"
-#include "passes/fuse_norm_cast.h"
+#include "passes/fuse_cast.h"
 #include "passes/fuse_norm_matmul.h"
 #include "passes/fuse_norm_rope.h"
 #include "passes/fuse_rope_append.h"
@@ -269,7 +269,7 @@ TEST(CudaDevice, NormStoresTheHalfOperandItself) {
   g.set_outputs({b.cast(h, DType::f16), b.add(h, x)});
   auto fused = [&](const char* device) {
     passes::DispatchReport rep;
-    ir::Graph out = passes::fuse_norm_cast(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    ir::Graph out = passes::fuse_cast_into_producer(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
     int casts = 0, norms = 0, half_norms = 0;
     for (const auto& n : out.nodes()) {
       casts += n.op == ir::Op::cast;
@@ -280,6 +280,29 @@ TEST(CudaDevice, NormStoresTheHalfOperandItself) {
   };
   EXPECT_EQ(fused("cuda"), (std::tuple{0, 2, 1}));
   EXPECT_EQ(fused("cpu"), (std::tuple{1, 1, 0}));
+}
+
+// An attention whose output (through the reshape that merges its heads) is cast to f16 for the
+// output projection stores f16 itself where cuda claims it; the cpu keeps the cast.
+TEST(CudaDevice, AttentionStoresTheHalfOperandItself) {
+  ir::Graph g;
+  ops::Builder b(g);
+  std::vector<ir::ValueId> qkv;
+  for (const char* name : {"q", "k", "v"}) qkv.push_back(g.add_input({DType::f32, {Dim::symbol("B"), Dim(16), Dim(4), Dim(32)}}, name));
+  ir::ValueId a = b.emit1(ir::Op::attention, qkv, ir::Attrs{{"layout", std::string("bshd")}, {"compute", DType::f16}});
+  g.set_outputs({b.cast(b.reshape(a, {Dim::symbol("B"), Dim(16), Dim(128)}), DType::f16)});
+  auto fused = [&](const char* device) {
+    passes::DispatchReport rep;
+    ir::Graph out = passes::fuse_cast_into_producer(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    int casts = 0, stored = 0;
+    for (const auto& n : out.nodes()) {
+      casts += n.op == ir::Op::cast;
+      stored += n.op == ir::Op::attention && n.attrs.has("out");
+    }
+    return std::pair{casts, stored};
+  };
+  EXPECT_EQ(fused("cuda"), (std::pair{0, 1}));
+  EXPECT_EQ(fused("cpu").second, 0);
 }
 
 TEST(CudaDevice, BlockMatchesReference) {

@@ -391,9 +391,10 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
   };
 }
 
-bool claims_attention(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& attrs) {
+bool claims_attention(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
   for (const auto& t : in)
     if (t.dtype != DType::f32) return false;
+  if (out[0].dtype != DType::f32) return false;  // stored in another type (out=): the decomposition's cast
   if (attrs.has("compute")) {
     DType c = attrs.dtype("compute");
     return c == DType::f32 || (c == DType::bf16 && onednn_available());

@@ -20,6 +20,8 @@ bool claims_attention(Op, const std::vector<ir::Type>& in, const std::vector<ir:
   if (in.size() > 3 && (!is_float(in[3].dtype) || in[3].shape.size() > 4)) return false;
   const Dim &D = in[0].shape[3], &Dv = in[2].shape[3];
   if (!D.is_static() || !Dv.is_static() || D.value() > kMaxHeadDim || Dv.value() > kMaxHeadDim) return false;
+  if (a.has("out") && a.dtype("out") != d && !(d == DType::f32 && (a.dtype("out") == DType::f16 || a.dtype("out") == DType::bf16)))
+    return false;  // stored in another type: f32 into half only
   if (const ir::AttrValue* c = a.find("compute")) {
     DType cd = std::get<DType>(*c);
     if (cd != d && cd != DType::bf16 && !(cd == DType::f16 && d == DType::f32)) return false;
@@ -59,6 +61,7 @@ Kernel make_attention(const ir::Node& n, const ir::Graph& g) {
   const std::string& mask = n.attrs.s("mask");
   s.mask = mask == "none" ? 0 : mask == "causal" ? 1 : mask == "sliding_window" ? 2 : 3;
   s.window = n.attrs.i("window");
+  s.y_dt = to_dt(out_type(g, n, 0).dtype);
   s.round_bf16 = n.attrs.has("compute") && n.attrs.dtype("compute") == DType::bf16;
   s.round_f16 = n.attrs.has("compute") && n.attrs.dtype("compute") == DType::f16 && in_type(g, n, 0).dtype == DType::f32;
   Dt dt = to_dt(in_type(g, n, 0).dtype);

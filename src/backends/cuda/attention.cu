@@ -98,7 +98,7 @@ __global__ void attention_kernel(const T* q, const T* k, const T* v, const void*
 #pragma unroll
   for (int t = 0; t < SL; ++t) {
     int64_t d = t * 32 + lane;
-    if (d < Dv) y[b * a.y_b + h * a.y_h + i * a.y_s + d] = from_f32<T>(acc[t] * inv);
+    if (d < Dv) store_as(y, b * a.y_b + h * a.y_h + i * a.y_s + d, acc[t] * inv, a.y_dt);
   }
 }
 

@@ -168,7 +168,7 @@ __global__ void attention_decode_kernel(const T* q, const T* k, const T* v, cons
   merge_warps(w, sm, sl, sacc, a.Dv, &bm, &bl, bacc);
   __syncthreads();
   // a row with no allowed key is NaN, like the definition's softmax over nothing
-  for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) y[b * a.y_b + h * a.y_h + i * a.y_s + d] = from_f32<T>(bl > 0 ? bacc[d] / bl : __int_as_float(0x7fc00000));
+  for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) store_as(y, b * a.y_b + h * a.y_h + i * a.y_s + d, bl > 0 ? bacc[d] / bl : __int_as_float(0x7fc00000), a.y_dt);
 }
 
 // A cluster of blockDim.x blocks per (row, head, batch): grid (cluster, H, B·Sq).
@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(kClusterWarps * 32) attention_decode_cluster_k
           if (mr != -INFINITY) o += __expf(mr - M) * cluster.map_shared_rank(bacc, r)[d];
         }
       // a row with no allowed key is NaN, like the definition's softmax over nothing
-      y[b * a.y_b + h * a.y_h + i * a.y_s + d] = from_f32<T>(L > 0 ? o / L : __int_as_float(0x7fc00000));
+      store_as(y, b * a.y_b + h * a.y_h + i * a.y_s + d, L > 0 ? o / L : __int_as_float(0x7fc00000), a.y_dt);
     }
   }
   cluster.sync();  // the first block is done reading the others' shared memory

@@ -336,7 +336,7 @@ __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const
       int x = e >> 1;
       if (row[x] >= a.Sq) continue;
       int d = n * 8 + 2 * t + (e & 1);
-      y[b * a.y_b + h * a.y_h + row[x] * a.y_s + d] = from_f32<T>(o[n][e] * inv[x]);
+      store_as(y, b * a.y_b + h * a.y_h + row[x] * a.y_s + d, o[n][e] * inv[x], a.y_dt);
     }
 }
 
@@ -360,7 +360,7 @@ __global__ void attention_combine_kernel(const float* part, T* y, const __grid_c
         o += c * part[(r0 + s * a.Sq) * a.Dv + d];
       }
     // a row with no allowed key is NaN, like the definition's softmax over nothing
-    y[b * a.y_b + h * a.y_h + i * a.y_s + d] = from_f32<T>(L > 0 ? o / L : __int_as_float(0x7fc00000));
+    store_as(y, b * a.y_b + h * a.y_h + i * a.y_s + d, L > 0 ? o / L : __int_as_float(0x7fc00000), a.y_dt);
   }
 }
 

@@ -71,6 +71,16 @@ __device__ __forceinline__ __half from_f32<__half>(float x) { return __float2hal
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
+// Element i of an output of T stored as `as` instead (an op whose result a cast to a half type
+// followed: the value rounded to T, then to `as`, exactly as the cast would). `base` is typed T
+// only for the caller's convenience; the element size is `as`'s.
+template <class T>
+__device__ __forceinline__ void store_as(T* base, int64_t i, float v, Dt as) {
+  if (as == Dt::f16) reinterpret_cast<__half*>(base)[i] = __float2half_rn(to_f32(from_f32<T>(v)));
+  else if (as == Dt::bf16) reinterpret_cast<__nv_bfloat16*>(base)[i] = __float2bfloat16_rn(to_f32(from_f32<T>(v)));
+  else base[i] = from_f32<T>(v);
+}
+
 __device__ __forceinline__ float round_bf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 __device__ __forceinline__ float round_f16(float x) { return __half2float(__float2half_rn(x)); }
 

@@ -141,6 +141,7 @@ struct AttentionSpec {
   bool round_f16;   // compute=f16 (f32 inputs): operands rounded to f16
   int splits;       // tensor-core kernel: blocks per query tile, each over a share of the keys (1: none)
   int cluster;      // decode kernel: blocks of a cluster sharing each row's keys (sm_90; ≤ 1: one block)
+  Dt y_dt;          // the stored type: the inputs', or f16/bf16 for f32 inputs (out=)
 };
 constexpr int64_t kMaxHeadDim = 256;
 // attention_mma.cu: tensor-core tiles (bf16/f16 products, f32 softmax) where the precision allows

@@ -200,7 +200,7 @@ void attention(const KernelArgs& a) {
         for (int64_t d = 0; d < Dv; ++d) {
           double acc = 0;
           for (int64_t j = 0; j < Sk; ++j) acc += round(s[static_cast<size_t>(j)] / total) * round(rd(v, at(b, hk, j, d, Hk, Sk, Dv)));
-          wd(y, at(b, h, i, d, Hq, Sq, Dv), acc);
+          wd(y, at(b, h, i, d, Hq, Sq, Dv), y.dtype != q.dtype ? round_to(acc, q.dtype) : acc);  // out: q's type, then cast
         }
       }
     }
