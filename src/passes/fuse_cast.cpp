@@ -64,14 +64,11 @@ ir::Graph fuse_cast_into_producer(const ir::Graph& g, const KernelClaims& device
   }
   if (!any) return g;
 
-  std::vector<ValueId> map;
-  ir::Graph out = begin_copy(g, map);
-  ops::Builder b(out);
-  for (int i = 0; i < n_nodes; ++i) {
-    const ir::Node& n = g.node(i);
+  // (a retyped reshape is copied: it infers the new type from its input)
+  return copy_rewriting(g, "fuse-cast", [&](ops::Builder& b, const ir::Node& n, int i, std::vector<ValueId>& map) {
     if (dropped[static_cast<size_t>(i)]) {
       map[static_cast<size_t>(n.outputs[0])] = map[static_cast<size_t>(n.inputs[0])];
-      continue;
+      return true;
     }
     if (int k = norm_of[static_cast<size_t>(i)]; k >= 0) {
       const ir::Node& norm = g.node(k);
@@ -79,18 +76,14 @@ ir::Graph fuse_cast_into_producer(const ir::Graph& g, const KernelClaims& device
       a.set("out", n.attrs.dtype("to"));
       // the original norm stays for its other readers (dead code otherwise, removed later)
       emit_in_place_of(b, n, norm.op, mapped(norm.inputs, map), a, ir::Path::native, map, &norm);
-      continue;
+      return true;
     }
-    if (retyped[static_cast<size_t>(i)] && n.op == Op::attention) {
-      Attrs a = n.attrs;
-      a.set("out", store[static_cast<size_t>(i)]);
-      emit_in_place_of(b, n, n.op, mapped(n.inputs, map), a, n.path, map);
-      continue;
-    }
-    copy_node(b, n, map);  // a retyped reshape infers the new type from its input
-  }
-  finish_copy(g, map, out, "fuse-cast");
-  return out;
+    if (!retyped[static_cast<size_t>(i)] || n.op != Op::attention) return false;
+    Attrs a = n.attrs;
+    a.set("out", store[static_cast<size_t>(i)]);
+    emit_in_place_of(b, n, n.op, mapped(n.inputs, map), a, n.path, map);
+    return true;
+  });
 }
 
 }  // namespace rlx::passes

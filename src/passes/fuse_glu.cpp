@@ -57,28 +57,20 @@ ir::Graph fuse_gated_matmuls(const ir::Graph& g, const KernelClaims& device) {
   }
   if (!any) return g;
 
-  std::vector<ValueId> map;
-  ir::Graph out = begin_copy(g, map);
-  ops::Builder b(out);
-  for (int i = 0; i < n_nodes; ++i) {
-    const ir::Node& n = g.node(i);
-    if (absorbed[static_cast<size_t>(i)]) continue;
+  return copy_rewriting(g, "fuse-glu", [&](ops::Builder& b, const ir::Node& n, int i, std::vector<ValueId>& map) {
+    if (absorbed[static_cast<size_t>(i)]) return true;
     const Gated& p = plan[static_cast<size_t>(i)];
-    if (p.gate >= 0) {
-      const ir::Node& dg = g.node(p.gate);
-      const ir::Node& du = g.node(p.up);
-      b.set_context(dg.name, dg.origin);
-      ValueId w = b.constant(stacked_rows({g.producer(dg.inputs[1])->attrs.tensor("value"), g.producer(du.inputs[1])->attrs.tensor("value")}, p.row_bytes));
-      out.node(out.num_nodes() - 1).path = ir::Path::native;
-      Attrs a = dg.attrs;
-      a.set("glu", std::string("silu"));
-      emit_in_place_of(b, n, Op::dequant_matmul, {map[static_cast<size_t>(dg.inputs[0])], w}, a, ir::Path::native, map, &dg);
-      continue;
-    }
-    copy_node(b, n, map);
-  }
-  finish_copy(g, map, out, "fuse-glu");
-  return out;
+    if (p.gate < 0) return false;
+    const ir::Node& dg = g.node(p.gate);
+    const ir::Node& du = g.node(p.up);
+    b.set_context(dg.name, dg.origin);
+    Tensor both = stacked_rows({g.producer(dg.inputs[1])->attrs.tensor("value"), g.producer(du.inputs[1])->attrs.tensor("value")}, p.row_bytes);
+    ValueId w = emit_native(b, Op::constant, {}, Attrs{{"value", both}});
+    Attrs a = dg.attrs;
+    a.set("glu", std::string("silu"));
+    emit_in_place_of(b, n, Op::dequant_matmul, {map[static_cast<size_t>(dg.inputs[0])], w}, a, ir::Path::native, map, &dg);
+    return true;
+  });
 }
 
 }  // namespace rlx::passes

@@ -39,24 +39,16 @@ ir::Graph fuse_norm_into_matmuls(const ir::Graph& g, const KernelClaims& device)
   }
   if (!any) return g;
 
-  std::vector<ValueId> map;
-  ir::Graph out = begin_copy(g, map);
-  ops::Builder b(out);
-  for (int i = 0; i < n_nodes; ++i) {
-    const ir::Node& n = g.node(i);
-    if (dropped[static_cast<size_t>(i)]) continue;
+  return copy_rewriting(g, "fuse-norm-matmul", [&](ops::Builder& b, const ir::Node& n, int i, std::vector<ValueId>& map) {
+    if (dropped[static_cast<size_t>(i)]) return true;
     int k = norm_of[static_cast<size_t>(i)];
-    if (k < 0) {
-      copy_node(b, n, map);
-      continue;
-    }
+    if (k < 0) return false;
     const ir::Node& norm = g.node(k);
     Attrs attrs = n.attrs;
     attrs.set("norm_eps", norm.attrs.f("eps"));
     emit_in_place_of(b, n, n.op, mapped({norm.inputs[0], n.inputs[1], norm.inputs[1]}, map), attrs, ir::Path::native, map);
-  }
-  finish_copy(g, map, out, "fuse-norm-matmul");
-  return out;
+    return true;
+  });
 }
 
 }  // namespace rlx::passes

@@ -56,17 +56,10 @@ ir::Graph fuse_norm_rope(const ir::Graph& g, const KernelClaims& device) {
   }
   if (!any) return g;
 
-  std::vector<ValueId> map;
-  ir::Graph out = begin_copy(g, map);
-  ops::Builder b(out);
-  for (int i = 0; i < n_nodes; ++i) {
-    const ir::Node& n = g.node(i);
-    if (absorbed[static_cast<size_t>(i)]) continue;
+  return copy_rewriting(g, "fuse-norm-rope", [&](ops::Builder& b, const ir::Node& n, int i, std::vector<ValueId>& map) {
+    if (absorbed[static_cast<size_t>(i)]) return true;
     const Plan& p = plan[static_cast<size_t>(i)];
-    if (p.norm < 0) {
-      copy_node(b, n, map);
-      continue;
-    }
+    if (p.norm < 0) return false;
     const ir::Node& norm = g.node(p.norm);
     ValueId x = map[static_cast<size_t>(norm.inputs[0])];
     for (int k : p.views) {  // the same views, before the norm
@@ -76,9 +69,8 @@ ir::Graph fuse_norm_rope(const ir::Graph& g, const KernelClaims& device) {
     Attrs attrs = n.attrs;
     attrs.set("norm_eps", norm.attrs.f("eps"));
     emit_in_place_of(b, n, n.op, {x, map[static_cast<size_t>(n.inputs[1])], map[static_cast<size_t>(norm.inputs[1])]}, attrs, ir::Path::native, map);
-  }
-  finish_copy(g, map, out, "fuse-norm-rope");
-  return out;
+    return true;
+  });
 }
 
 }  // namespace rlx::passes

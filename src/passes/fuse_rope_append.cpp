@@ -33,17 +33,10 @@ ir::Graph fuse_rope_append(const ir::Graph& g, const KernelClaims& device) {
   }
   if (!any) return g;
 
-  std::vector<ValueId> map;
-  ir::Graph out = begin_copy(g, map);
-  ops::Builder b(out);
-  for (int i = 0; i < n_nodes; ++i) {
-    const ir::Node& n = g.node(i);
-    if (absorbed[static_cast<size_t>(i)]) continue;
+  return copy_rewriting(g, "fuse-rope-append", [&](ops::Builder& b, const ir::Node& n, int i, std::vector<ValueId>& map) {
+    if (absorbed[static_cast<size_t>(i)]) return true;
     int k = rope_of[static_cast<size_t>(i)];
-    if (k < 0) {
-      copy_node(b, n, map);
-      continue;
-    }
+    if (k < 0) return false;
     const ir::Node& r = g.node(k);
     std::vector<ValueId> in = r.inputs;
     in.push_back(n.inputs[0]);
@@ -52,9 +45,8 @@ ir::Graph fuse_rope_append(const ir::Graph& g, const KernelClaims& device) {
     Attrs a = r.attrs;
     a.set("append_axis", axis);
     emit_in_place_of(b, n, Op::rope, mapped(in, map), a, ir::Path::native, map, &r);
-  }
-  finish_copy(g, map, out, "fuse-rope-append");
-  return out;
+    return true;
+  });
 }
 
 }  // namespace rlx::passes

@@ -85,17 +85,10 @@ ir::Graph fuse_sibling_matmuls(const ir::Graph& g, const KernelClaims& device) {
   }
   if (!any) return g;
 
-  std::vector<ValueId> map;
-  ir::Graph out = begin_copy(g, map);
-  ops::Builder b(out);
-  for (int i = 0; i < n_nodes; ++i) {
-    const ir::Node& n = g.node(i);
-    if (absorbed[static_cast<size_t>(i)]) continue;
+  return copy_rewriting(g, "fuse-siblings", [&](ops::Builder& b, const ir::Node& n, int i, std::vector<ValueId>& map) {
+    if (absorbed[static_cast<size_t>(i)]) return true;
     const std::vector<int>& members = joined_at[static_cast<size_t>(i)];
-    if (members.empty()) {
-      copy_node(b, n, map);
-      continue;
-    }
+    if (members.empty()) return false;
     std::vector<Tensor> parts;
     int64_t total = 0;
     for (int k : members) {
@@ -103,30 +96,25 @@ ir::Graph fuse_sibling_matmuls(const ir::Graph& g, const KernelClaims& device) {
       total += g.node(k).attrs.i("n");
     }
     b.set_context(n.name, n.origin);
-    ValueId w = b.constant(stacked_rows(parts, row_bytes(g, n)));
-    out.node(out.num_nodes() - 1).path = ir::Path::native;
+    ValueId w = emit_native(b, Op::constant, {}, Attrs{{"value", stacked_rows(parts, row_bytes(g, n))}});
     Attrs a = n.attrs;
     a.set("n", total);
-    ValueId x = map[static_cast<size_t>(n.inputs[0])];
-    ValueId all = b.emit(Op::dequant_matmul, {x, w}, a)[0];
-    out.node(out.num_nodes() - 1).path = ir::Path::native;
-    const Shape shape = out.type(all).shape;  // a copy: emitting grows the value table
+    ValueId all = emit_native(b, Op::dequant_matmul, {map[static_cast<size_t>(n.inputs[0])], w}, a);
+    const Shape shape = b.shape(all);
     int64_t at = 0;
-    for (int k : members) {
+    for (int k : members) {  // each product's rows, a slice (a view: they start aligned)
       const ir::Node& m = g.node(k);
       int64_t rows = m.attrs.i("n");
       Shape start(shape.size(), Dim(0)), limit = shape;
       start.back() = Dim(at);
       limit.back() = Dim(at + rows);
       b.set_context(m.name, m.origin);
-      ValueId part = b.emit(Op::slice, {all}, Attrs{{"start", start}, {"limit", limit}, {"stride", std::vector<int64_t>(shape.size(), 1)}})[0];
-      out.node(out.num_nodes() - 1).path = ir::Path::native;
-      map[static_cast<size_t>(m.outputs[0])] = part;
+      map[static_cast<size_t>(m.outputs[0])] =
+          emit_native(b, Op::slice, {all}, Attrs{{"start", start}, {"limit", limit}, {"stride", std::vector<int64_t>(shape.size(), 1)}});
       at += rows;
     }
-  }
-  finish_copy(g, map, out, "fuse-siblings");
-  return out;
+    return true;
+  });
 }
 
 }  // namespace rlx::passes

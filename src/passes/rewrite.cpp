@@ -120,6 +120,22 @@ std::vector<ValueId> copy_node(ops::Builder& b, const ir::Node& n, std::vector<V
   return emit_in_place_of(b, n, n.op, mapped(n.inputs, map), n.attrs, n.path, map);
 }
 
+ValueId emit_native(ops::Builder& b, Op op, std::vector<ValueId> in, Attrs attrs) {
+  ValueId v = b.emit(op, std::move(in), std::move(attrs))[0];
+  b.graph().node(b.graph().num_nodes() - 1).path = ir::Path::native;
+  return v;
+}
+
+Graph copy_rewriting(const Graph& in, const std::string& pass_name, const NodeRewrite& replace) {
+  std::vector<ValueId> map;
+  Graph out = begin_copy(in, map);
+  ops::Builder b(out);
+  for (int i = 0; i < in.num_nodes(); ++i)
+    if (!replace(b, in.node(i), i, map)) copy_node(b, in.node(i), map);
+  finish_copy(in, map, out, pass_name);
+  return out;
+}
+
 Graph rewrite(const Graph& in, std::vector<Rule> rules, const std::string& pass_name, const RewriteOptions& opts) {
   Graph out;
   out.name = in.name;

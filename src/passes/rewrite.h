@@ -81,4 +81,13 @@ std::vector<ValueId> emit_in_place_of(ops::Builder& b, const ir::Node& n, Op op,
 // n copied as it is: its op, its inputs' copies, its attributes and path.
 std::vector<ValueId> copy_node(ops::Builder& b, const ir::Node& n, std::vector<ValueId>& map);
 
+// Emits `op` (a node of the device's own: path native) and returns its first output.
+ValueId emit_native(ops::Builder& b, Op op, std::vector<ValueId> in, Attrs attrs);
+
+// The node-by-node copy a fusion pass makes once it has planned: for each source node in order,
+// `replace` may emit what stands in its place (mapping its outputs) or drop it, and returns
+// true; otherwise the node is copied as it is. Begins and finishes the copy as above.
+using NodeRewrite = std::function<bool(ops::Builder& b, const ir::Node& n, int index, std::vector<ValueId>& map)>;
+Graph copy_rewriting(const Graph& in, const std::string& pass_name, const NodeRewrite& replace);
+
 }  // namespace rlx::passes

@@ -22,8 +22,10 @@ __device__ __forceinline__ Acc acc_init(Red k) {
   return {prod ? 1.0 : 0.0, prod ? 1 : 0, -1};
 }
 
-// Does (v, j) replace the current best (c, at)? Indices decide ties and NaNs.
-__device__ __forceinline__ bool better_f(bool is_max, double v, int64_t j, double c, int64_t at) {
+// Does (v, j) replace the current best (c, at)? Indices decide ties and NaNs. F: double for the
+// generic kernels, float for the f32 line kernels.
+template <class F>
+__device__ __forceinline__ bool better_f(bool is_max, F v, int64_t j, F c, int64_t at) {
   if (at < 0) return true;
   bool vn = v != v, cn = c != c;
   if (cn || vn) return vn && (!cn || j < at);
@@ -114,14 +116,6 @@ __global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y
   if (threadIdx.x == 0) acc_store(part[0], k, fl, dt, y, out, o, last_len);
 }
 
-__device__ __forceinline__ bool better_f32(bool is_max, float v, int64_t j, float c, int64_t at) {
-  if (at < 0) return true;
-  bool vn = v != v, cn = c != c;
-  if (cn || vn) return vn && (!cn || j < at);
-  if (v == c) return j < at;
-  return is_max ? v > c : v < c;
-}
-
 // max/min/argmax/argmin of f32 lines that are contiguous in memory (a greedy step's argmax over
 // the vocabulary): comparisons need no f64, so blocks stream their part of a line in float4s
 // (kBatch loads in flight per thread) and merge through shuffles. A long line is split over
@@ -133,7 +127,7 @@ struct LinePart {
 };
 
 __device__ __forceinline__ void line_merge(bool is_max, LinePart& a, const LinePart& b) {
-  if (b.at >= 0 && better_f32(is_max, b.v, b.at, a.v, a.at)) a = b;
+  if (b.at >= 0 && better_f<float>(is_max, b.v, b.at, a.v, a.at)) a = b;
 }
 
 // The block's best into lane 0 of warp 0 (every thread passes its own).
@@ -165,7 +159,7 @@ __global__ void __launch_bounds__(1024) reduce_line_f32_kernel(bool is_max, bool
   const float* line = x + offset_of(o, kept, ks);
   LinePart best{0.f, -1};
   auto push = [&](float v, int64_t j) {
-    if (better_f32(is_max, v, j, best.v, best.at)) best.v = v, best.at = j;
+    if (better_f<float>(is_max, v, j, best.v, best.at)) best.v = v, best.at = j;
   };
   constexpr int kBatch = 8;
   const int64_t stride = blockDim.x;
