@@ -149,8 +149,23 @@ __device__ __forceinline__ void line_store(bool is_max, bool arg, void* y, Dt ou
   else store_f64(y, out, o, p.at < 0 ? (is_max ? -INFINITY : INFINITY) : static_cast<double>(p.v));
 }
 
-// grid (splits, lines): block (s, o) takes elements [s·chunk, (s+1)·chunk) of line o.
-template <bool kVec>
+// W consecutive floats of a line, loaded at once (W = 4: one float4; the line is 16-byte aligned).
+template <int W>
+struct Floats {
+  float f[W];
+  __device__ __forceinline__ void load(const float* line, int64_t q) {
+    if constexpr (W == 4) {
+      float4 t = __ldg(reinterpret_cast<const float4*>(line) + q);
+      f[0] = t.x, f[1] = t.y, f[2] = t.z, f[3] = t.w;
+    } else {
+      f[0] = __ldg(line + q);
+    }
+  }
+};
+
+// grid (splits, lines): block (s, o) takes elements [s·chunk, (s+1)·chunk) of line o, W at a
+// time (W = 4: chunk and n are multiples of 4).
+template <int W>
 __global__ void __launch_bounds__(1024) reduce_line_f32_kernel(bool is_max, bool arg, const float* x, void* y, Dt out,
                                                                const __grid_constant__ Space kept, const __grid_constant__ Strides ks, int64_t n,
                                                                int64_t chunk, LinePart* parts) {
@@ -158,34 +173,20 @@ __global__ void __launch_bounds__(1024) reduce_line_f32_kernel(bool is_max, bool
   const int64_t o = blockIdx.y, lo = static_cast<int64_t>(blockIdx.x) * chunk, hi = min(n, lo + chunk);
   const float* line = x + offset_of(o, kept, ks);
   LinePart best{0.f, -1};
-  auto push = [&](float v, int64_t j) {
-    if (better_f<float>(is_max, v, j, best.v, best.at)) best.v = v, best.at = j;
-  };
   constexpr int kBatch = 8;
-  const int64_t stride = blockDim.x;
-  if (kVec) {  // lo and hi are multiples of 4
-    const auto* l4 = reinterpret_cast<const float4*>(line);
-    const int64_t qlo = lo / 4, qhi = hi / 4;
-    for (int64_t q0 = qlo + threadIdx.x; q0 < qhi; q0 += kBatch * stride) {
-      float4 v[kBatch];
+  const int64_t stride = blockDim.x, qlo = lo / W, qhi = hi / W;
+  for (int64_t q0 = qlo + threadIdx.x; q0 < qhi; q0 += kBatch * stride) {
+    Floats<W> v[kBatch];
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-        if (q0 + u * stride < qhi) v[u] = __ldg(l4 + q0 + u * stride);
+    for (int u = 0; u < kBatch; ++u)
+      if (q0 + u * stride < qhi) v[u].load(line, q0 + u * stride);
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        int64_t q = q0 + u * stride;
-        if (q < qhi) push(v[u].x, 4 * q), push(v[u].y, 4 * q + 1), push(v[u].z, 4 * q + 2), push(v[u].w, 4 * q + 3);
-      }
-    }
-  } else {
-    for (int64_t j0 = lo + threadIdx.x; j0 < hi; j0 += kBatch * stride) {
-      float v[kBatch];
+    for (int u = 0; u < kBatch; ++u) {
+      int64_t q = q0 + u * stride;
+      if (q >= qhi) continue;
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-        if (j0 + u * stride < hi) v[u] = __ldg(line + j0 + u * stride);
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-        if (j0 + u * stride < hi) push(v[u], j0 + u * stride);
+      for (int e = 0; e < W; ++e)
+        if (better_f<float>(is_max, v[u].f[e], W * q + e, best.v, best.at)) best.v = v[u].f[e], best.at = W * q + e;
     }
   }
   best = block_best(is_max, best);
@@ -379,8 +380,8 @@ void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space&
     auto* xf = static_cast<const float*>(x);
     auto* parts = static_cast<LinePart*>(scratch);
     dim3 grid(static_cast<unsigned>(p.splits), static_cast<unsigned>(n_out));
-    if (vec) launch_after(reduce_line_f32_kernel<true>, grid, threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red, p.chunk, parts);
-    else launch_after(reduce_line_f32_kernel<false>, grid, threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red, p.chunk, parts);
+    if (vec) launch_after(reduce_line_f32_kernel<4>, grid, threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red, p.chunk, parts);
+    else launch_after(reduce_line_f32_kernel<1>, grid, threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red, p.chunk, parts);
     if (p.splits > 1) launch_after(line_merge_kernel, static_cast<unsigned>(n_out), 32, 0, s, is_max, arg, static_cast<const LinePart*>(parts), p.splits, y, out);
   } else if (inner_reduced && n_red >= 64) {
     launch_after(reduce_block_kernel, static_cast<unsigned>(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_red);
