@@ -99,9 +99,7 @@ const Tensor& LlamaRunner::forward(const std::vector<int32_t>& ids) {
   check_room(ids);
   auto n = static_cast<int64_t>(ids.size());
   if (n == 1) {
-    set_inputs(ids, 1, logits_);
-    outputs_.push_back(next_token_);
-    decode_.run_into(inputs_, outputs_);
+    run_decode(ids[0], logits_);
   } else {
     int64_t rows = prefill_rows(n);
     set_inputs(ids, rows, logits_);
@@ -113,11 +111,15 @@ const Tensor& LlamaRunner::forward(const std::vector<int32_t>& ids) {
 
 int32_t LlamaRunner::forward_greedy(int32_t id) {
   check_room({id});
-  set_inputs({id}, 1, device_logits_);
-  outputs_.push_back(next_token_);
-  decode_.run_into(inputs_, outputs_);
+  run_decode(id, device_logits_);
   length_ += 1;
   return static_cast<int32_t>(next_token_.data_as<int64_t>()[0]);
+}
+
+void LlamaRunner::run_decode(int32_t id, const Tensor& logits) {
+  set_inputs({id}, 1, logits);
+  outputs_.push_back(next_token_);  // the decode graph's last output
+  decode_.run_into(inputs_, outputs_);
 }
 
 void LlamaRunner::set_inputs(const std::vector<int32_t>& ids, int64_t rows, const Tensor& logits) {

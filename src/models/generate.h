@@ -62,6 +62,8 @@ class LlamaRunner {
  private:
   void check_room(const std::vector<int32_t>& ids) const;
   void set_inputs(const std::vector<int32_t>& ids, int64_t rows, const Tensor& logits);
+  // One token through the decode graph, its logits into `logits` (host or device-resident).
+  void run_decode(int32_t id, const Tensor& logits);
   void release_caches();
 
   LlamaSpec spec_;

@@ -45,7 +45,7 @@ std::optional<int64_t> contiguous_slice_offset(const ir::Graph& g, const ir::Nod
   if (start.size() != r || limit.size() != r || stride.size() != r) return std::nullopt;
   for (size_t d = 0; d < r; ++d)
     if (!in.shape[d].is_static() || !start[d].is_static() || !limit[d].is_static() || stride[d] != 1) return std::nullopt;
-  int64_t offset = 0, elem = static_cast<int64_t>(dtype_bytes(in.dtype, 1)), step = elem;
+  int64_t offset = 0, step = static_cast<int64_t>(dtype_bytes(in.dtype, 1));  // step: bytes per index of axis d
   bool partial_seen = false;  // walking from the last axis: an axis cut short, after which only single indices may follow
   for (size_t d = r; d-- > 0;) {
     int64_t n_d = in.shape[d].value(), lo = start[d].value(), len = limit[d].value() - lo;

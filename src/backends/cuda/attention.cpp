@@ -20,8 +20,7 @@ bool claims_attention(Op, const std::vector<ir::Type>& in, const std::vector<ir:
   if (in.size() > 3 && (!is_float(in[3].dtype) || in[3].shape.size() > 4)) return false;
   const Dim &D = in[0].shape[3], &Dv = in[2].shape[3];
   if (!D.is_static() || !Dv.is_static() || D.value() > kMaxHeadDim || Dv.value() > kMaxHeadDim) return false;
-  if (a.has("out") && a.dtype("out") != d && !(d == DType::f32 && (a.dtype("out") == DType::f16 || a.dtype("out") == DType::bf16)))
-    return false;  // stored in another type: f32 into half only
+  if (!storable_out(d, a)) return false;
   if (const ir::AttrValue* c = a.find("compute")) {
     DType cd = std::get<DType>(*c);
     if (cd != d && cd != DType::bf16 && !(cd == DType::f16 && d == DType::f32)) return false;

@@ -40,6 +40,11 @@ void dependent_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute* attrs) {
 bool is_one_of(DType d, std::initializer_list<DType> set) { return std::find(set.begin(), set.end(), d) != set.end(); }
 
 bool is_half_or_f32(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; }
+bool storable_out(DType x, const ir::Attrs& a) {
+  if (!a.has("out")) return true;
+  DType o = a.dtype("out");
+  return o == x || (x == DType::f32 && (o == DType::f16 || o == DType::bf16));
+}
 
 int64_t norm_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
 

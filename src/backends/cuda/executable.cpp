@@ -50,7 +50,9 @@ struct Step {
 };
 
 constexpr size_t kStageMax = size_t{64} << 10;  // inputs and outputs up to this size are staged
-constexpr size_t kNotStaged = SIZE_MAX;
+struct Staged {
+  size_t at = 0, bytes = 0;  // bytes 0: not staged (too large, or empty)
+};
 constexpr int kCaptureStreams = 4;  // independent kernels overlap over this many streams
 constexpr size_t kMaxConcurrentSteps = 20000;  // the order analysis is quadratic: larger graphs capture in program order
 
@@ -120,10 +122,10 @@ class CudaExecutable : public runtime::Executable {
     // the staging block: small inputs, then small outputs, then the error word
     auto stage = [&](ir::ValueId v) {
       size_t bytes = dtype_bytes(lir_.type(v).dtype, numel(shapes_[static_cast<size_t>(v)]));
-      if (bytes > kStageMax || bytes == 0) return kNotStaged;
-      size_t at = stage_bytes_;
+      if (bytes > kStageMax || bytes == 0) return Staged{};
+      Staged s{stage_bytes_, bytes};
       stage_bytes_ += align_up(bytes);
-      return at;
+      return s;
     };
     for (ir::ValueId v : lir_.inputs()) stage_in_.push_back(stage(v));
     for (ir::ValueId v : lir_.outputs()) stage_out_.push_back(stage(v));
@@ -162,27 +164,18 @@ class CudaExecutable : public runtime::Executable {
     for (size_t k = 0; k < inputs.size(); ++k) {
       size_t bytes = inputs[k].nbytes();
       if (ctx->bound[k] || !bytes) continue;  // resident: the device copy is the data
-      if (stage_in_[k] != kNotStaged) {
-        std::memcpy(ctx->stage + stage_in_[k], inputs[k].data(), bytes);  // copied on by the graph
+      if (stage_in_[k].bytes) {
+        std::memcpy(ctx->stage + stage_in_[k].at, inputs[k].data(), bytes);  // copied on by the graph
         continue;
       }
       pin_host_tensor(inputs[k]);
       check(cudaMemcpyAsync(ctx->ptr[static_cast<size_t>(lir_.inputs()[k])], inputs[k].data(), bytes, cudaMemcpyHostToDevice, s), "copying an input to the device");
     }
     phase("copy the inputs in");
-    if (profiling) {
-      stage_in(*ctx);
-      launch_profiled(*ctx);
-      stage_out(*ctx);
-    } else if (ctx->graph) {
-      check(cudaGraphLaunch(ctx->graph, s), "launching the CUDA graph");
-    } else if (ctx->runs >= 1 && !ctx->graph_failed && flags().RLX_CUDA_GRAPHS) {
-      capture(*ctx);
-    } else {
-      stage_in(*ctx);
-      launch_steps(*ctx);
-      stage_out(*ctx);
-    }
+    if (profiling) launch_eagerly(*ctx, true);
+    else if (ctx->graph) check(cudaGraphLaunch(ctx->graph, s), "launching the CUDA graph");
+    else if (ctx->runs >= 1 && !ctx->graph_failed && flags().RLX_CUDA_GRAPHS) capture(*ctx);
+    else launch_eagerly(*ctx, false);
     ++ctx->runs;
     phase("kernels");
     outputs.resize(lir_.outputs().size());
@@ -201,7 +194,7 @@ class CudaExecutable : public runtime::Executable {
         if (r != src && o.nbytes()) check(cudaMemcpyAsync(r, src, o.nbytes(), cudaMemcpyDeviceToDevice, s), "updating a tensor kept on the device");
         continue;
       }
-      if (stage_out_[k] != kNotStaged) {
+      if (stage_out_[k].bytes) {
         from_stage[k] = true;  // the graph copied it to the staging block
         continue;
       }
@@ -210,7 +203,7 @@ class CudaExecutable : public runtime::Executable {
     }
     check(cudaStreamSynchronize(s), cat("running graph @", lir_.name).c_str());
     for (size_t k = 0; k < outputs.size(); ++k)
-      if (from_stage[k]) std::memcpy(outputs[k].data(), ctx->stage + stage_out_[k], outputs[k].nbytes());
+      if (from_stage[k]) std::memcpy(outputs[k].data(), ctx->stage + stage_out_[k].at, stage_out_[k].bytes);
     phase("copy the outputs out");
     ErrorWord err;
     std::memcpy(&err, ctx->stage + stage_error_, sizeof err);
@@ -227,21 +220,28 @@ class CudaExecutable : public runtime::Executable {
   // nodes of the graph (the staging block never moves).
   void stage_in(RunContext& ctx) {
     for (size_t k = 0; k < stage_in_.size(); ++k) {
-      if (stage_in_[k] == kNotStaged || ctx.bound[k]) continue;
-      ir::ValueId v = lir_.inputs()[k];
-      size_t bytes = dtype_bytes(lir_.type(v).dtype, numel(shapes_[static_cast<size_t>(v)]));
-      check(cudaMemcpyAsync(ctx.ptr[static_cast<size_t>(v)], ctx.stage + stage_in_[k], bytes, cudaMemcpyHostToDevice, ctx.stream), "copying an input to the device");
+      if (!stage_in_[k].bytes || ctx.bound[k]) continue;
+      check(cudaMemcpyAsync(ctx.ptr[static_cast<size_t>(lir_.inputs()[k])], ctx.stage + stage_in_[k].at, stage_in_[k].bytes, cudaMemcpyHostToDevice, ctx.stream),
+            "copying an input to the device");
     }
     check(cudaMemsetAsync(ctx.error, 0, sizeof(ErrorWord), ctx.stream), "clearing the error word");
   }
   void stage_out(RunContext& ctx) {
     for (size_t k = 0; k < stage_out_.size(); ++k) {
-      if (stage_out_[k] == kNotStaged) continue;
-      ir::ValueId v = lir_.outputs()[k];
-      size_t bytes = dtype_bytes(lir_.type(v).dtype, numel(shapes_[static_cast<size_t>(v)]));
-      check(cudaMemcpyAsync(ctx.stage + stage_out_[k], ctx.ptr[static_cast<size_t>(v)], bytes, cudaMemcpyDeviceToHost, ctx.stream), "copying an output to the host");
+      if (!stage_out_[k].bytes) continue;
+      check(cudaMemcpyAsync(ctx.stage + stage_out_[k].at, ctx.ptr[static_cast<size_t>(lir_.outputs()[k])], stage_out_[k].bytes, cudaMemcpyDeviceToHost, ctx.stream),
+            "copying an output to the host");
     }
     check(cudaMemcpyAsync(ctx.stage + stage_error_, ctx.error, sizeof(ErrorWord), cudaMemcpyDeviceToHost, ctx.stream), "reading the error word");
+  }
+
+  // Without a graph (the first run, profiling, a capture that failed): the same copies around
+  // the steps launched one by one.
+  void launch_eagerly(RunContext& ctx, bool profiled) {
+    stage_in(ctx);
+    if (profiled) launch_profiled(ctx);
+    else launch_steps(ctx);
+    stage_out(ctx);
   }
 
   void launch_steps(RunContext& ctx) {
@@ -330,9 +330,7 @@ class CudaExecutable : public runtime::Executable {
       ctx.graph = nullptr;
       ctx.graph_failed = true;
       if (debug_at(1)) log_line(cat("cuda: graph @", lir_.name, " could not be captured (", cudaGetErrorString(e), "); launching kernels one by one"));
-      stage_in(ctx);
-      launch_steps(ctx);
-      stage_out(ctx);
+      launch_eagerly(ctx, false);
       return;
     }
     check(cudaGraphLaunch(ctx.graph, ctx.stream), "launching the CUDA graph");
@@ -462,7 +460,7 @@ class CudaExecutable : public runtime::Executable {
   std::vector<std::shared_ptr<DeviceConstant>> constants_;
   std::vector<void*> const_ptr_;
   std::vector<size_t> input_offset_;
-  std::vector<size_t> stage_in_, stage_out_;  // per input / output: offset in the staging block, or kNotStaged
+  std::vector<Staged> stage_in_, stage_out_;  // per input / output: its place in the staging block
   size_t stage_error_ = 0, stage_bytes_ = 0;
   size_t scratch_ = 0, scratch_offset_ = 0, error_offset_ = 0, block_bytes_ = 0;
   std::mutex mu_;

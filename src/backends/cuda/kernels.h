@@ -63,6 +63,9 @@ Dt to_dt(DType d);
 bool is_one_of(DType d, std::initializer_list<DType> set);
 // f32, f16, bf16: the storage the math kernels template on
 bool is_half_or_f32(DType d);
+// An op's out= (its result stored in another type) the kernels can store: none, x's own type, or
+// f16/bf16 for f32 x.
+bool storable_out(DType x, const ir::Attrs& a);
 int64_t norm_axis(int64_t axis, size_t rank);
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
 // Strides of `in` over the iteration space `out` (numpy broadcasting, 0 where broadcast).

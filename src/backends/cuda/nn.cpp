@@ -18,8 +18,7 @@ bool claims_softmax(Op, const std::vector<ir::Type>& in, const std::vector<ir::T
 
 bool claims_norm(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& a) {
   if (!is_half_or_f32(in[0].dtype)) return false;
-  if (a.has("out") && a.dtype("out") != in[0].dtype && !(in[0].dtype == DType::f32 && (a.dtype("out") == DType::f16 || a.dtype("out") == DType::bf16)))
-    return false;  // stored in another type: f32 into half only
+  if (!storable_out(in[0].dtype, a)) return false;
   const Shape& x = in[0].shape;
   size_t axis = static_cast<size_t>(norm_axis(a.i("axis"), x.size()));
   Shape trailing(x.begin() + static_cast<std::ptrdiff_t>(axis), x.end());
