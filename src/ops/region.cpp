@@ -1,5 +1,6 @@
 // elementwise_region: type inference re-infers the body for the actual input types (so one
-// body serves every shape), and the decomposition inlines it.
+// body serves every shape), and the decomposition inlines it. fused_dot and fused_reduce: the
+// same for their epilogue / prologue around the dot_general / reduce.
 #include "ops/region.h"
 
 #include <mutex>
@@ -94,11 +95,28 @@ std::vector<Type> infer_fused_dot(Op, const std::vector<Type>& in, const Attrs& 
   return out;
 }
 
+Attrs reduce_attrs(const Attrs& a) { return Attrs{{"kind", a.s("kind")}, {"axes", a.ints("axes")}, {"keepdims", a.b("keepdims")}}; }
+
+std::vector<ValueId> decompose_fused_reduce(Builder& b, const std::vector<ValueId>& in, const Attrs& a) {
+  std::vector<ValueId> x = inline_body(b, *region_body(a.s("prologue")), in);
+  if (x.size() != 1) type_error(Op::fused_reduce, cat("the prologue must have one output, it has ", x.size()));
+  return {b.emit1(Op::reduce, {x[0]}, reduce_attrs(a))};
+}
+
+std::vector<Type> infer_fused_reduce(Op, const std::vector<Type>& in, const Attrs& a) {
+  ir::Graph scratch;
+  std::vector<ValueId> ins;
+  for (const auto& t : in) ins.push_back(scratch.add_input(t));
+  Builder b(scratch);
+  return {scratch.type(decompose_fused_reduce(b, ins, a)[0])};
+}
+
 }  // namespace
 
 void register_region(RuleTable& t) {
   t[static_cast<size_t>(Op::elementwise_region)] = {infer_region, decompose_region};
   t[static_cast<size_t>(Op::fused_dot)] = {infer_fused_dot, decompose_fused_dot};
+  t[static_cast<size_t>(Op::fused_reduce)] = {infer_fused_reduce, decompose_fused_reduce};
 }
 
 }  // namespace rlx::ops

@@ -12,6 +12,7 @@
 #include "passes/fuse_cast.h"
 #include "passes/fuse_norm_matmul.h"
 #include "passes/fuse_norm_rope.h"
+#include "passes/fuse_reduce.h"
 #include "passes/fuse_rope_append.h"
 #include "passes/fuse_siblings.h"
 #include "passes/legalize.h"
@@ -94,6 +95,7 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
     g = fuse_sibling_matmuls(g, device);
     g = fuse_norm_into_matmuls(g, device);
     g = fuse_cast_into_producer(g, device);
+    g = eliminate_dead_code(fuse_reduce_prologues(g, device));
     g = fuse_elementwise(g, device);
     g = eliminate_dead_code(fuse_matmul_epilogues(g, device));
   }

@@ -386,6 +386,29 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
       add({{{DType::f32, S({})}}, {{DType::f32, S({})}}}, Attrs{{"body", std::string(body3)}}, "scalars");
       break;
     }
+    case Op::fused_reduce: {
+      // what fuse_reduce_prologues makes: masked mean pooling's sum, a sum of squares, max of a
+      // shifted exp over two axes, a min in f16; lanes along the reduced elements (few outputs:
+      // a block each; many: a warp each) or across neighbouring outputs
+      auto reduce = [](const char* kind, ir::Ints axes, bool keep, const std::string& body) {
+        return Attrs{{"kind", std::string(kind)}, {"axes", axes}, {"keepdims", keep}, {"prologue", body}};
+      };
+      const char* pool = "graph @prologue(%x: f32[2,7,33], %m: f32[2,7,1]) {\n  %y = mir.mul(%x, %m) : f32[2,7,33]\n  return %y\n}\n";
+      add({{{DType::f32, S({2, 7, 33})}}, {{DType::f32, S({2, 7, 1})}, Fill::boolean}}, reduce("sum", {1}, false, pool), "masked pooling");
+      for (int64_t rows : {3, 600}) {
+        std::string sq = cat("graph @prologue(%x: f32[", rows, ",70]) {\n  %y = mir.mul(%x, %x) : f32[", rows, ",70]\n  return %y\n}\n");
+        add({{{DType::f32, S({rows, 70})}}}, reduce("sum", {-1}, true, sq), rows > 100 ? "sum of squares, many rows" : "sum of squares");
+      }
+      const char* line = "graph @prologue(%x: f32[2,5000]) {\n  %y = mir.abs(%x) : f32[2,5000]\n  return %y\n}\n";
+      add({{{DType::f32, S({2, 5000})}}}, reduce("sum", {1}, false, line), "long lines");
+      const char* shifted =
+          "graph @prologue(%x: bf16[4,5,6], %c: f32[4,1,1]) {\n  %f = mir.cast(%x) {to=f32} : f32[4,5,6]\n  %d = mir.sub(%f, %c) : f32[4,5,6]\n"
+          "  %e = mir.exp(%d) : f32[4,5,6]\n  return %e\n}\n";
+      add({{{DType::bf16, S({4, 5, 6})}}, {{DType::f32, S({4, 1, 1})}}}, reduce("max", {0, 2}, false, shifted), "max over two axes");
+      const char* half = "graph @prologue(%x: f16[9,40]) {\n  %y = mir.mul(%x, %x) : f16[9,40]\n  return %y\n}\n";
+      add({{{DType::f16, S({9, 40})}}}, reduce("min", {0}, true, half), "f16 min across outputs");
+      break;
+    }
     case Op::fused_dot: {
       // the epilogues fusion makes: bias + GELU, bias + residual, scale + cast to bf16, and
       // one no device can fuse (sin) that must still run through its decomposition

@@ -14,6 +14,7 @@
 #include "passes/fuse_cast.h"
 #include "passes/fuse_norm_matmul.h"
 #include "passes/fuse_norm_rope.h"
+#include "passes/fuse_reduce.h"
 #include "passes/fuse_rope_append.h"
 #include "passes/fuse_siblings.h"
 #include "passes/legalize.h"
@@ -89,7 +90,7 @@ TEST(CudaDevice, RegisteredWithAReasonWhenUnavailable) {
 TEST(CudaDevice, TransformerOpsAreNative) {
   runtime::Backend& cuda = runtime::backend("cuda");
   for (ir::Op op : {ir::Op::attention, ir::Op::layer_norm, ir::Op::rms_norm, ir::Op::softmax, ir::Op::rope, ir::Op::dot_general,
-                    ir::Op::elementwise_region, ir::Op::fused_dot}) {
+                    ir::Op::elementwise_region, ir::Op::fused_dot, ir::Op::fused_reduce}) {
     auto cases = rlx::testing::op_cases(op, 1);
     ASSERT_FALSE(cases.empty());
     int native = 0;
@@ -125,6 +126,32 @@ TEST(CudaDevice, ResidualAddJoinsTheDequantGemv) {
   };
   EXPECT_EQ(fused("cuda"), (std::pair{0, 1}));
   EXPECT_EQ(fused("cpu"), (std::pair{1, 0}));
+}
+
+// Mean pooling and L2 normalization (sentence embeddings): the masked product and the square
+// are computed as the sums read them where cuda claims fused_reduce — the division the norm's
+// sum reads is computed again inside it; the cpu keeps every op.
+TEST(CudaDevice, PoolingSumsReadTheirOperandsOnce) {
+  ir::Graph g;
+  ops::Builder b(g);
+  ir::ValueId x = g.add_input({DType::f32, {Dim::symbol("B"), Dim(16), Dim(32)}}, "x");
+  ir::ValueId m = g.add_input({DType::f32, {Dim::symbol("B"), Dim(16), Dim(1)}}, "mask");
+  ir::ValueId count = b.max(b.reduce(m, "sum", {1}, false), b.scalar(DType::f32, 1e-9));
+  ir::ValueId mean = b.div(b.reduce(b.mul(x, m), "sum", {1}, false), count);
+  ir::ValueId norm = b.unary(ir::Op::sqrt, b.reduce(b.mul(mean, mean), "sum", {1}, true));
+  g.set_outputs({b.div(mean, b.max(norm, b.scalar(DType::f32, 1e-12)))});
+  auto fused = [&](const char* device) {
+    passes::DispatchReport rep;
+    ir::Graph out = passes::fuse_reduce_prologues(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    int reduces = 0, fused_reduces = 0;
+    for (const auto& n : out.nodes()) {
+      reduces += n.op == ir::Op::reduce;
+      fused_reduces += n.op == ir::Op::fused_reduce;
+    }
+    return std::pair{reduces, fused_reduces};
+  };
+  EXPECT_EQ(fused("cuda"), (std::pair{1, 2}));  // the mask's count reads the mask itself
+  EXPECT_EQ(fused("cpu"), (std::pair{3, 0}));
 }
 
 // A SwiGLU MLP's gate and up projections become one gated dequant_matmul over the stacked

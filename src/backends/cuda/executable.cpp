@@ -16,6 +16,7 @@
 #include "backends/cuda/executable.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -45,7 +46,8 @@ size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 struct Step {
   int node;
   Launch launch;
-  size_t scratch = 0;  // bytes of the run's scratch it uses
+  size_t scratch = 0;     // bytes of the run's scratch it uses
+  size_t scratch_at = 0;  // where they start in the context's scratch
   std::string label;   // for RLX_CUDA_PROFILE
 };
 
@@ -55,6 +57,9 @@ struct Staged {
 };
 constexpr int kCaptureStreams = 4;  // independent kernels overlap over this many streams
 constexpr size_t kMaxConcurrentSteps = 20000;  // the order analysis is quadratic: larger graphs capture in program order
+// Steps that share scratch bytes must run one after the other, so consecutive users of scratch
+// take turns over up to kCaptureStreams copies of it, as long as the copies cost at most this.
+constexpr size_t kScratchCopiesMax = size_t{256} << 20;
 
 struct RunContext {
   std::unique_ptr<DeviceBuffer> mem;
@@ -108,8 +113,14 @@ class CudaExecutable : public runtime::Executable {
       if (!k.launch) throw Error(ErrorKind::internal, cat("device cuda has no kernel for ", node_label(n), " although it claimed it"));
       scratch_ = std::max(scratch_, k.scratch);
       std::string label = cat(ir::op_keyword(n.op), " ", ir::type_str(lir_.type(n.outputs[0])), k.label.empty() ? "" : " (" + k.label + ")");
-      steps_.push_back({i, std::move(k.launch), k.scratch, std::move(label)});
+      steps_.push_back({i, std::move(k.launch), k.scratch, 0, std::move(label)});
     }
+    size_t slot = align_up(scratch_), slots = 1;
+    if (slot) slots = std::min<size_t>(kCaptureStreams, 1 + kScratchCopiesMax / slot);
+    size_t turn = 0;
+    for (Step& st : steps_)
+      if (st.scratch) st.scratch_at = slot * (turn++ % slots);
+    scratch_ = slot * std::min(slots, std::max<size_t>(turn, 1));
     // the context block: arena, then each input, then scratch, then the error word
     size_t off = align_up(static_cast<size_t>(lir_.arena_bytes));
     for (ir::ValueId v : lir_.inputs()) {
@@ -246,11 +257,14 @@ class CudaExecutable : public runtime::Executable {
 
   void launch_steps(RunContext& ctx) {
     for (size_t i = 0; i < steps_.size(); ++i) {
-      LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream,
-                   static_cast<uint8_t*>(ctx.mem->data()) + scratch_offset_, ctx.error};
+      LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream, scratch_of(ctx, i), ctx.error};
       steps_[i].launch(a);
       check_launch(a);
     }
+  }
+
+  void* scratch_of(const RunContext& ctx, size_t step) const {
+    return static_cast<uint8_t*>(ctx.mem->data()) + scratch_offset_ + steps_[step].scratch_at;
   }
 
   // The device bytes every step reads and writes in this context (its scratch counts as written).
@@ -259,11 +273,11 @@ class CudaExecutable : public runtime::Executable {
       auto lo = reinterpret_cast<uintptr_t>(v.data);
       return ByteRange{lo, lo + dtype_bytes(v.dtype, v.numel)};
     };
-    uintptr_t scratch = reinterpret_cast<uintptr_t>(ctx.mem->data()) + scratch_offset_;
     std::vector<StepAccess> acc(steps_.size());
     for (size_t i = 0; i < steps_.size(); ++i) {
       for (const DeviceView& v : ctx.in[i]) acc[i].reads.push_back(range(v));
       for (const DeviceView& v : ctx.out[i]) acc[i].writes.push_back(range(v));
+      auto scratch = reinterpret_cast<uintptr_t>(scratch_of(ctx, i));
       if (steps_[i].scratch) acc[i].writes.push_back({scratch, scratch + steps_[i].scratch});
     }
     return acc;
@@ -293,8 +307,7 @@ class CudaExecutable : public runtime::Executable {
     for (size_t i = 0; i < steps_.size(); ++i) {
       cudaStream_t s = stream(plan.stream[i]);
       for (int w : plan.waits[i]) check(cudaStreamWaitEvent(s, ctx.finished[static_cast<size_t>(w)], 0), "ordering the kernels");
-      LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], s,
-                   static_cast<uint8_t*>(ctx.mem->data()) + scratch_offset_, ctx.error};
+      LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], s, scratch_of(ctx, i), ctx.error};
       steps_[i].launch(a);
       check_launch(a);
       check(cudaEventRecord(ctx.finished[i], s), "ordering the kernels");
@@ -355,8 +368,7 @@ class CudaExecutable : public runtime::Executable {
       launch_wait_flag(flag_dev, ctx.stream);
       for (size_t i = c; i < std::min(n, c + kChunk); ++i) {
         check(cudaEventRecord(ctx.events[2 * i], ctx.stream), "recording an event");
-        LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream,
-                     static_cast<uint8_t*>(ctx.mem->data()) + scratch_offset_, ctx.error};
+        LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream, scratch_of(ctx, i), ctx.error};
         steps_[i].launch(a);
         check_launch(a);
         check(cudaEventRecord(ctx.events[2 * i + 1], ctx.stream), "recording an event");
@@ -364,10 +376,43 @@ class CudaExecutable : public runtime::Executable {
       __atomic_store_n(ctx.flag, 1, __ATOMIC_SEQ_CST);
     }
     check(cudaStreamSynchronize(ctx.stream), "profiling");
+    std::vector<double> ms(n);
     for (size_t i = 0; i < n; ++i) {
-      float ms = 0;
-      cudaEventElapsedTime(&ms, ctx.events[2 * i], ctx.events[2 * i + 1]);
-      profile_add("cuda", steps_[i].label, ms);
+      float t = 0;
+      cudaEventElapsedTime(&t, ctx.events[2 * i], ctx.events[2 * i + 1]);
+      ms[i] = t;
+      profile_add("cuda", steps_[i].label, t);
+    }
+    profile_critical_path(ctx, ms);
+  }
+
+  // The graph's kernels overlap (launch_concurrent), so their sum is not what a run waits for:
+  // the longest chain of dependent kernels is. Its time and length are a row of the profile,
+  // and RLX_DEBUG=1 lists its kernels once.
+  void profile_critical_path(const RunContext& ctx, const std::vector<double>& ms) {
+    std::vector<std::vector<int>> deps = step_dependencies(accesses(ctx));
+    size_t n = ms.size();
+    std::vector<double> finish(n);
+    std::vector<int> from(n, -1);
+    for (size_t j = 0; j < n; ++j) {
+      double start = 0;
+      for (int i : deps[j])
+        if (finish[static_cast<size_t>(i)] > start) {
+          start = finish[static_cast<size_t>(i)];
+          from[j] = i;
+        }
+      finish[j] = start + ms[j];
+    }
+    if (n == 0) return;
+    int last = static_cast<int>(std::max_element(finish.begin(), finish.end()) - finish.begin());
+    std::vector<int> chain;
+    for (int k = last; k >= 0; k = from[static_cast<size_t>(k)]) chain.push_back(k);
+    profile_add("cuda", cat("run: the longest chain of dependent kernels (", chain.size(), " of ", n, ")"), finish[static_cast<size_t>(last)]);
+    if (debug_at(1) && !critical_logged_.exchange(true)) {
+      std::string list;
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        list += cat("\n  ", static_cast<int>(ms[static_cast<size_t>(*it)] * 1000 + 0.5), " us  ", steps_[static_cast<size_t>(*it)].label);
+      log_line(cat("cuda: graph @", lir_.name, ": the longest chain of dependent kernels (device time, no launch gaps):", list));
     }
   }
 
@@ -465,6 +510,7 @@ class CudaExecutable : public runtime::Executable {
   size_t scratch_ = 0, scratch_offset_ = 0, error_offset_ = 0, block_bytes_ = 0;
   std::mutex mu_;
   std::vector<std::unique_ptr<RunContext>> pool_;
+  std::atomic<bool> critical_logged_{false};
 };
 
 }  // namespace

@@ -66,6 +66,7 @@ struct GemmPlan::Lt {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;  // what the chosen algorithm needs (most small products need none)
   bool f64 = false, bias = false;
   std::mutex mu;  // the bias pointer is set on the shared descriptor right before each call
   ~Lt() {
@@ -92,7 +93,7 @@ GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
   N_ = prod(w, rf);
   K_ = prod(x, lc);
   int eb = static_cast<int>(dtype_size(in));
-  size_t at = kWorkspace;
+  size_t at = 0;  // scratch: the operand copies, then cuBLASLt's workspace
   auto plan = [&](const std::vector<int64_t>& shape, const std::vector<int64_t>& bd, const std::vector<int64_t>& fd,
                   const std::vector<int64_t>& kd, int64_t R) {
     auto o = std::make_unique<Operand>();
@@ -135,7 +136,7 @@ GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
   };
   a_ = plan(x, lb, lf, lc, M_);
   b_ = plan(w, rb, rf, rc, N_);
-  scratch_ = at;
+  scratch_ = workspace_at_ = at;
 
   if (!is_float(in)) return;  // integers: the simple kernel
   auto lt = std::make_unique<Lt>();
@@ -186,6 +187,7 @@ GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
     return;
   }
   lt->algo = results[0].algo;
+  lt->workspace = results[0].workspaceSize;
   int64_t nx = 1, nw = 1;
   for (int64_t d : x) nx *= d;
   for (int64_t d : w) nw *= d;
@@ -193,6 +195,9 @@ GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
   // million multiply-adds on, the heuristic's first answer can be 10× off: training's weight
   // gradient [10, 128] over a batch of 1024 took 58 µs where a split-K candidate takes ~5.
   if (found > 1 && static_cast<double>(B_) * M_ * N_ * K_ >= double(1 << 20)) tune(*lt, results, found, std::max(nx, B_ * M_ * K_), std::max(nw, B_ * N_ * K_));
+  // Scratch is only what the chosen algorithm uses: steps that need none can run side by side
+  // (the executable orders steps that share scratch bytes).
+  scratch_ = workspace_at_ + align_up(lt->workspace);
   lt_ = std::move(lt);
 }
 
@@ -230,6 +235,7 @@ void GemmPlan::tune(Lt& lt, const cublasLtMatmulHeuristicResult_t* results, int 
       have = true;
       best = ms;
       lt.algo = results[i].algo;
+      lt.workspace = results[i].workspaceSize;
     }
   }
   cudaEventDestroy(e0);
@@ -267,7 +273,8 @@ void GemmPlan::run(const void* x, const void* w, void* y, const void* bias, cons
     check(cublasLtMatmulDescSetAttribute(lt_->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "BIAS_POINTER");
   }
   check(cublasLtMatmul(cublaslt(), lt_->op, lt_->f64 ? static_cast<const void*>(&alpha64) : &alpha, w, lt_->a, x, lt_->b,
-                       lt_->f64 ? static_cast<const void*>(&beta64) : &beta, c, lt_->c, y, lt_->c, &lt_->algo, base, kWorkspace, s),
+                       lt_->f64 ? static_cast<const void*>(&beta64) : &beta, c, lt_->c, y, lt_->c, &lt_->algo,
+                       lt_->workspace ? base + workspace_at_ : nullptr, lt_->workspace, s),
         "cublasLtMatmul");
 }
 

@@ -43,7 +43,7 @@ class GemmPlan {
   std::unique_ptr<Lt> lt_;          // null: the simple kernel
   int64_t B_ = 1, M_ = 1, N_ = 1, K_ = 1;
   DType in_, out_;
-  size_t scratch_ = 0;
+  size_t scratch_ = 0, workspace_at_ = 0;  // scratch bytes; where cuBLASLt's workspace starts in them
 };
 
 }  // namespace rlx::backends::cuda

@@ -1,13 +1,16 @@
 // Fused ops on the cuda device. mir.elementwise_region: the body becomes a RegionProgram that
 // region.cu runs per element (one pass over memory for the whole chain). mir.fused_dot: the
 // GEMM through cuBLASLt — a leading bias add folded into its epilogue — then the rest of the
-// epilogue as a region over the product.
+// epilogue as a region over the product. mir.fused_reduce: the prologue evaluated as the
+// reduction reads it (one NVRTC kernel).
 #include <cstring>
 #include <optional>
 
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/region_jit.h"
+#include "backends/cuda/device.h"
+#include "ops/builder.h"
 #include "ops/region.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -18,6 +21,12 @@ namespace {
 
 using ir::Op;
 using ir::ValueId;
+
+int64_t numel_of(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
 
 bool region_dtype(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16 || d == DType::boolean; }
 
@@ -235,11 +244,114 @@ Kernel make_fused_dot(const ir::Node& n, const ir::Graph& g) {
           scratch, cat(plan->describe(), run->jit ? " + NVRTC epilogue" : " + interpreted epilogue")};
 }
 
+// ---- fused_reduce
+
+bool claims_fused_reduce(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& attrs) {
+  auto body = parse_body(attrs.s("prologue"));
+  if (!body || body->outputs().size() != 1 || body->inputs().size() != in.size()) return false;
+  for (size_t k = 0; k < in.size(); ++k)
+    if (in[k].dtype != body->type(body->inputs()[k]).dtype || in[k].shape.size() > static_cast<size_t>(kRegionRank)) return false;
+  return is_half_or_f32(body->type(body->outputs()[0]).dtype) && compile_body(*body).has_value();
+}
+
+Red red_kind(const std::string& kind) { return kind == "sum" ? Red::sum : kind == "max" ? Red::max : Red::min; }
+
+Kernel make_fused_reduce(const ir::Node& n, const ir::Graph& g) {
+  auto body = parse_body(n.attrs.s("prologue"));
+  std::optional<RegionProgram> p = body ? compile_body(*body) : std::nullopt;
+  if (!p) return {};
+  // the prologue's shape: its output's for these inputs
+  ir::Graph types;
+  ops::Builder b(types);
+  std::vector<ValueId> ins;
+  std::vector<std::vector<int64_t>> in_shapes;
+  for (ValueId v : n.inputs) {
+    ins.push_back(types.add_input(g.type(v)));
+    in_shapes.push_back(static_shape(g, v));
+  }
+  std::vector<int64_t> full = static_shape(types, b.emit(Op::elementwise_region, ins, ir::Attrs{{"body", n.attrs.s("prologue")}})[0]);
+  std::vector<bool> reduced(full.size(), false);
+  for (int64_t ax : n.attrs.ints("axes")) reduced[static_cast<size_t>(norm_axis(ax, full.size()))] = true;
+  Red kind = red_kind(n.attrs.s("kind"));
+  DType pd = body->type(body->outputs()[0]).dtype;
+  Dt od = to_dt(out_type(g, n, 0).dtype);
+
+  // Every input's strides over the kept and the reduced dims, each group collapsed.
+  ReduceGeometry geo;
+  std::vector<int64_t> kshape, rshape;
+  std::vector<std::vector<int64_t>> kst(in_shapes.size()), rst(in_shapes.size());
+  for (size_t k = 0; k < in_shapes.size(); ++k) {
+    std::vector<int64_t> st = broadcast_strides(full, in_shapes[k]);
+    for (size_t d = 0; d < full.size(); ++d) (reduced[d] ? rst[k] : kst[k]).push_back(st[d]);
+  }
+  for (size_t d = 0; d < full.size(); ++d) (reduced[d] ? rshape : kshape).push_back(full[d]);
+  std::vector<std::vector<int64_t>*> ks, rs;
+  for (size_t k = 0; k < in_shapes.size(); ++k) {
+    ks.push_back(&kst[k]);
+    rs.push_back(&rst[k]);
+  }
+  collapse(kshape, ks, "mir.fused_reduce");
+  collapse(rshape, rs, "mir.fused_reduce");
+  if (kshape.size() > static_cast<size_t>(kRegionRank) || rshape.size() > static_cast<size_t>(kRegionRank)) return {};
+  geo.krank = static_cast<int>(kshape.size());
+  geo.rrank = static_cast<int>(rshape.size());
+  for (size_t d = 0; d < kshape.size(); ++d) geo.kshape[d] = kshape[d];
+  for (size_t d = 0; d < rshape.size(); ++d) geo.rshape[d] = rshape[d];
+  size_t widest = 0;
+  for (size_t k = 0; k < in_shapes.size(); ++k) {
+    for (size_t d = 0; d < kshape.size(); ++d) geo.kst[k][d] = kst[k][d];
+    for (size_t d = 0; d < rshape.size(); ++d) geo.rst[k][d] = rst[k][d];
+    if (numel_of(in_shapes[k]) > numel_of(in_shapes[widest])) widest = k;
+  }
+  geo.K = numel_of(kshape);
+  geo.R = numel_of(rshape);
+  // lanes along the reduced elements where the largest input has them side by side; a whole
+  // block per output where outputs are too few to fill the GPU with warps
+  geo.rows = !rshape.empty() && rst[widest].back() == 1 && geo.R > 1;
+  geo.group = geo.K < 2 * std::max(1, gpu_info().sm_count) ? 256 : 32;
+  auto jit = jit_reduce_region(*p, kind, od, geo);
+  if (jit) {
+    RegionProgram prog = *p;
+    return {[jit, prog, geo](const LaunchArgs& a) {
+              const void* in[kRegionMaxInputs];
+              for (size_t k = 0; k < a.in.size(); ++k) in[k] = a.in[k].data;
+              launch_reduce_region_jit(*jit, prog, geo, in, a.out[0].data, a.stream);
+            },
+            0, geo.rows ? (geo.group == 32 ? "NVRTC, a warp per output" : "NVRTC, a block per output") : "NVRTC, outputs across lanes"};
+  }
+  // Without NVRTC: the prologue as a region into scratch, then the reduce kernel over it.
+  if (!set_geometry(*p, full, in_shapes)) return {};
+  auto run = make_run(*p);
+  std::vector<int64_t> cs = contiguous_strides(full), kk, kc, rr, rc;
+  for (size_t d = 0; d < full.size(); ++d) {
+    (reduced[d] ? rr : kk).push_back(full[d]);
+    (reduced[d] ? rc : kc).push_back(cs[d]);
+  }
+  collapse(kk, {&kc}, "mir.fused_reduce");
+  collapse(rr, {&rc}, "mir.fused_reduce");
+  Space kept = make_space(kk), red = make_space(rr);
+  Strides kst_ = make_strides(kc), rst_ = make_strides(rc);
+  Dt vd = to_dt(pd);
+  size_t values = (dtype_bytes(pd, numel_of(full)) + 255) / 256 * 256;
+  return {[run, kind, vd, od, kept, red, kst_, rst_, values](const LaunchArgs& a) {
+            const void* in[kRegionMaxInputs];
+            for (size_t k = 0; k < a.in.size(); ++k) in[k] = a.in[k].data;
+            void* out[kRegionMaxOutputs] = {a.scratch};
+            int64_t n = 1;
+            for (int d = 0; d < kept.rank; ++d) n *= kept.shape[d];
+            for (int d = 0; d < red.rank; ++d) n *= red.shape[d];
+            (*run)(in, out, n, a.stream);
+            launch_reduce(kind, vd, od, a.scratch, a.out[0].data, kept, kst_, red, rst_, static_cast<uint8_t*>(a.scratch) + values, a.stream);
+          },
+          values + reduce_scratch_bytes(kind, vd, kept, kst_, red, rst_), "interpreted prologue, then the reduce kernel"};
+}
+
 }  // namespace
 
 void register_region(KernelTable& t) {
   t[static_cast<size_t>(Op::elementwise_region)] = {claims_region, make_region};
   t[static_cast<size_t>(Op::fused_dot)] = {claims_fused_dot, make_fused_dot};
+  t[static_cast<size_t>(Op::fused_reduce)] = {claims_fused_reduce, make_fused_reduce};
 }
 
 }  // namespace rlx::backends::cuda

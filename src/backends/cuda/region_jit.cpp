@@ -124,30 +124,10 @@ std::string store(Dt dt, int o, const std::string& v) {
   }
 }
 
-std::string source(const RegionProgram& p, const InputAccess* access) {
-  std::ostringstream s;
-  // launched as a programmatic dependent (common.cuh): let the next kernel start, wait for inputs
-  s << kPrelude << "extern \"C\" __global__ void __launch_bounds__(256) rlx_region(const __grid_constant__ Args a) {\n"
-    << "#if __CUDA_ARCH__ >= 900\n  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
-    << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n#endif\n"
-    << "  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += (i64)gridDim.x * blockDim.x) {\n";
-  bool strided = false;
-  for (int k = 0; k < p.n_in; ++k) strided = strided || access[k] == InputAccess::strided;
-  if (strided) {
-    // unravel i once (32-bit division while it fits) for the broadcast inputs
-    s << "    i64 c[6];\n    if (a.n <= 0x7fffffff) { unsigned r = (unsigned)i; for (int d = a.rank - 1; d > 0; --d) { unsigned n = (unsigned)a.shape[d]; "
-         "c[d] = r % n; r /= n; } c[0] = r; }\n"
-      << "    else { i64 r = i; for (int d = a.rank - 1; d > 0; --d) { c[d] = r % a.shape[d]; r /= a.shape[d]; } c[0] = r; }\n";
-  }
-  for (int k = 0; k < p.n_in; ++k) {
-    std::string off = "i";
-    if (access[k] == InputAccess::scalar) off = "0";
-    if (access[k] == InputAccess::strided) {
-      s << "    i64 o" << k << " = 0; for (int d = 0; d < a.rank; ++d) o" << k << " += c[d] * a.st[" << k << "][d];\n";
-      off = cat("o", k);
-    }
-    s << "    float " << reg(p.in_reg[k]) << " = " << load(p.in_dt[k], k, off) << ";\n";
-  }
+// The program's loads (input k at element offs[k]), constants and instructions; its outputs are
+// registers reg(p.out_reg[o]) afterwards.
+void emit_program(std::ostringstream& s, const RegionProgram& p, const std::vector<std::string>& offs) {
+  for (int k = 0; k < p.n_in; ++k) s << "    float " << reg(p.in_reg[k]) << " = " << load(p.in_dt[k], k, offs[static_cast<size_t>(k)]) << ";\n";
   for (int c = 0; c < p.n_const; ++c) {
     uint32_t bits;
     std::memcpy(&bits, &p.const_val[c], 4);
@@ -161,6 +141,36 @@ std::string source(const RegionProgram& p, const InputAccess* access) {
     if (in.round == 3) e = cat("(", e, " != 0.0f ? 1.0f : 0.0f)");
     s << "    const float " << reg(in.dst) << " = " << e << ";\n";
   }
+}
+
+// launched as a programmatic dependent (common.cuh): let the next kernel start, wait for inputs
+const char* kPdl = "#if __CUDA_ARCH__ >= 900\n  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+                   "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n#endif\n";
+
+std::string source(const RegionProgram& p, const InputAccess* access) {
+  std::ostringstream s;
+  // launched as a programmatic dependent (common.cuh): let the next kernel start, wait for inputs
+  s << kPrelude << "extern \"C\" __global__ void __launch_bounds__(256) rlx_region(const __grid_constant__ Args a) {\n"
+    << kPdl << "  for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += (i64)gridDim.x * blockDim.x) {\n";
+  bool strided = false;
+  for (int k = 0; k < p.n_in; ++k) strided = strided || access[k] == InputAccess::strided;
+  if (strided) {
+    // unravel i once (32-bit division while it fits) for the broadcast inputs
+    s << "    i64 c[6];\n    if (a.n <= 0x7fffffff) { unsigned r = (unsigned)i; for (int d = a.rank - 1; d > 0; --d) { unsigned n = (unsigned)a.shape[d]; "
+         "c[d] = r % n; r /= n; } c[0] = r; }\n"
+      << "    else { i64 r = i; for (int d = a.rank - 1; d > 0; --d) { c[d] = r % a.shape[d]; r /= a.shape[d]; } c[0] = r; }\n";
+  }
+  std::vector<std::string> offs;
+  for (int k = 0; k < p.n_in; ++k) {
+    std::string off = "i";
+    if (access[k] == InputAccess::scalar) off = "0";
+    if (access[k] == InputAccess::strided) {
+      s << "    i64 o" << k << " = 0; for (int d = 0; d < a.rank; ++d) o" << k << " += c[d] * a.st[" << k << "][d];\n";
+      off = cat("o", k);
+    }
+    offs.push_back(off);
+  }
+  emit_program(s, p, offs);
   for (int o = 0; o < p.n_out; ++o) s << "    " << store(p.out_dt[o], o, reg(p.out_reg[o])) << "\n";
   s << "  }\n}\n";
   return s.str();
@@ -231,13 +241,72 @@ std::string cubin_for(const std::string& src) {
   return cubin;
 }
 
-}  // namespace
+// The reduce kernel's one parameter; the layout is repeated in the generated source.
+struct JitReduceArgs {
+  const void* in[kRegionMaxInputs];
+  void* out;
+  int64_t kshape[kRegionRank], rshape[kRegionRank];
+  int64_t kst[kRegionMaxInputs][kRegionRank], rst[kRegionMaxInputs][kRegionRank];
+  int64_t K, R;
+};
 
-std::shared_ptr<const RegionKernel> jit_region(const RegionProgram& p, const InputAccess* access) {
+// Unravels index `idx` over `rank` dims of a.<shape> into offsets <prefix><k> of every input.
+void emit_unravel(std::ostringstream& s, const RegionProgram& p, int rank, const char* idx, const char* shape, const char* st, const char* prefix) {
+  for (int k = 0; k < p.n_in; ++k) s << "    i64 " << prefix << k << " = 0;\n";
+  if (rank == 0) return;
+  s << "    { i64 t = " << idx << ", c;\n";
+  for (int d = rank - 1; d >= 0; --d) {
+    if (d > 0) s << "      c = t % a." << shape << "[" << d << "]; t /= a." << shape << "[" << d << "];\n";
+    else s << "      c = t;\n";
+    for (int k = 0; k < p.n_in; ++k) s << "      " << prefix << k << " += c * a." << st << "[" << k << "][" << d << "];\n";
+  }
+  s << "    }\n";
+}
+
+std::string reduce_source(const RegionProgram& p, Red kind, Dt out, const ReduceGeometry& g) {
+  std::ostringstream s;
+  const char* identity = kind == Red::sum ? "0.0" : kind == Red::max ? "-__longlong_as_double(0x7ff0000000000000ll)" : "__longlong_as_double(0x7ff0000000000000ll)";
+  s << kPrelude << "struct RArgs { const void* in[12]; void* out; i64 kshape[6], rshape[6]; i64 kst[12][6], rst[12][6]; i64 K, R; };\n"
+    << "__device__ __forceinline__ double comb(double x, double v) { return "
+    << (kind == Red::sum ? "x + v" : kind == Red::max ? "(x != x || v != v) ? x + v : (v > x ? v : x)" : "(x != x || v != v) ? x + v : (v < x ? v : x)")
+    << "; }\n"
+    << "extern \"C\" __global__ void __launch_bounds__(256) rlx_reduce(const __grid_constant__ RArgs a) {\n" << kPdl;
+  std::vector<std::string> offs;
+  for (int k = 0; k < p.n_in; ++k) offs.push_back(cat("(ko", k, " + ro", k, ")"));
+  const int G = g.rows ? g.group : 0;
+  if (g.rows) s << "  const int lane = threadIdx.x % " << G << ";\n  const i64 o = (i64)blockIdx.x * " << 256 / G << " + threadIdx.x / " << G << ";\n";
+  else s << "  const int lane = threadIdx.x / 32;\n  const i64 o = (i64)blockIdx.x * 32 + threadIdx.x % 32;\n";
+  s << "  double acc = " << identity << ";\n  if (o < a.K) {\n";
+  emit_unravel(s, p, g.krank, "o", "kshape", "kst", "ko");
+  s << "    for (i64 r = lane; r < a.R; r += " << (g.rows ? G : 8) << ") {\n";
+  emit_unravel(s, p, g.rrank, "r", "rshape", "rst", "ro");
+  emit_program(s, p, offs);
+  s << "    acc = comb(acc, (double)" << reg(p.out_reg[0]) << ");\n    }\n  }\n";
+  std::string store_expr = out == Dt::f16 ? "((u16*)a.out)[o] = to_f16((float)acc);" : out == Dt::bf16 ? "((u16*)a.out)[o] = to_bf16((float)acc);"
+                                                                                                        : "((float*)a.out)[o] = (float)acc;";
+  if (g.rows) {
+    // the group's lanes: a warp by shuffles, then (a block per output) the warps through shared memory
+    s << "  for (int m = 16; m > 0; m >>= 1) acc = comb(acc, __shfl_xor_sync(0xffffffffu, acc, m));\n";
+    if (G == 256)
+      s << "  __shared__ double part[8];\n  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = acc;\n  __syncthreads();\n"
+        << "  if (threadIdx.x != 0) return;\n  acc = part[0];\n  for (int w = 1; w < 8; ++w) acc = comb(acc, part[w]);\n";
+    else s << "  if (lane != 0) return;\n";
+    s << "  if (o < a.K) { " << store_expr << " }\n}\n";
+  } else {
+    // 32 neighbouring outputs across the lanes, their reduced elements over the 8 warps
+    s << "  __shared__ double part[8][33];\n  part[lane][threadIdx.x % 32] = acc;\n  __syncthreads();\n"
+      << "  if (lane != 0 || o >= a.K) return;\n  for (int w = 1; w < 8; ++w) acc = comb(acc, part[w][threadIdx.x % 32]);\n"
+      << "  " << store_expr << "\n}\n";
+  }
+  return s.str();
+}
+
+// One compiled kernel per source, kept for the process (kernels are few); null where NVRTC is
+// off or fails.
+std::shared_ptr<const RegionKernel> jit_kernel(const std::string& src, const char* name) {
   if (!flags().RLX_CUDA_NVRTC) return nullptr;
   static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<const RegionKernel>> cache;  // kept for the process: kernels are few
-  std::string src = source(p, access);
+  static std::map<std::string, std::shared_ptr<const RegionKernel>> cache;
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache.find(src); it != cache.end()) return it->second;
   std::shared_ptr<RegionKernel> k;
@@ -246,7 +315,7 @@ std::shared_ptr<const RegionKernel> jit_region(const RegionProgram& p, const Inp
     k = std::make_shared<RegionKernel>();
     use_device();
     if (cudaLibraryLoadData(&k->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess ||
-        cudaLibraryGetKernel(&k->kernel, k->library, "rlx_region") != cudaSuccess) {
+        cudaLibraryGetKernel(&k->kernel, k->library, name) != cudaSuccess) {
       cudaGetLastError();
       if (debug_at(1)) log_line("cuda: could not load an NVRTC region kernel; interpreting the region");
       k = nullptr;
@@ -254,6 +323,40 @@ std::shared_ptr<const RegionKernel> jit_region(const RegionProgram& p, const Inp
   }
   cache[src] = k;
   return k;
+}
+
+}  // namespace
+
+std::shared_ptr<const RegionKernel> jit_region(const RegionProgram& p, const InputAccess* access) {
+  return jit_kernel(source(p, access), "rlx_region");
+}
+
+std::shared_ptr<const RegionKernel> jit_reduce_region(const RegionProgram& p, Red kind, Dt out, const ReduceGeometry& g) {
+  return jit_kernel(reduce_source(p, kind, out, g), "rlx_reduce");
+}
+
+void launch_reduce_region_jit(const RegionKernel& k, const RegionProgram& p, const ReduceGeometry& g, const void* const* in, void* out, cudaStream_t s) {
+  if (g.K == 0) return;
+  JitReduceArgs a{};
+  for (int i = 0; i < p.n_in; ++i) a.in[i] = in[i];
+  a.out = out;
+  for (int d = 0; d < g.krank; ++d) a.kshape[d] = g.kshape[d];
+  for (int d = 0; d < g.rrank; ++d) a.rshape[d] = g.rshape[d];
+  for (int i = 0; i < p.n_in; ++i) {
+    for (int d = 0; d < g.krank; ++d) a.kst[i][d] = g.kst[i][d];
+    for (int d = 0; d < g.rrank; ++d) a.rst[i][d] = g.rst[i][d];
+  }
+  a.K = g.K;
+  a.R = g.R;
+  void* args[] = {&a};
+  int64_t per_block = g.rows ? 256 / g.group : 32;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>((g.K + per_block - 1) / per_block));
+  cfg.blockDim = dim3(256);
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  dependent_launch(cfg, attr);
+  check(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(k.kernel), args), "launching a fused reduction");
 }
 
 void launch_region_jit(const RegionKernel& k, const RegionProgram& p, const void* const* in, void* const* out, int64_t n, cudaStream_t s) {
