@@ -1,5 +1,6 @@
 #include "passes/fuse.h"
 
+#include <algorithm>
 #include <map>
 
 #include "ir/text.h"
@@ -26,6 +27,55 @@ struct Region {
   std::vector<int> members;  // node indices, in order
   bool closed = false;       // a node outside consumed a member's value: no more members
 };
+
+// Does `small` broadcast to `big` (every dim equal or 1, aligned at the right)?
+bool broadcasts_to(const Shape& small, const Shape& big) {
+  if (small.size() > big.size()) return false;
+  for (size_t k = 1; k <= small.size(); ++k) {
+    const Dim& d = small[small.size() - k];
+    if (!(d == Dim(1)) && !(d == big[big.size() - k])) return false;
+  }
+  return true;
+}
+
+// A region whose values only one other region reads, over a shape that broadcasts to that
+// region's (a norm's sqrt and max over [B, 1] before the division over [B, H]), joins it: its
+// ops are computed for every element of the larger region — a few redundant scalar ops instead
+// of a kernel, and a launch, in the chain.
+void sink_small_regions(const ir::Graph& g, std::vector<Region>& regions, std::vector<int>& region_of) {
+  std::vector<bool> is_output(g.num_values(), false);
+  for (ValueId v : g.outputs()) is_output[static_cast<size_t>(v)] = true;
+  std::vector<std::vector<int>> users(g.num_values());
+  for (int i = 0; i < g.num_nodes(); ++i)
+    for (ValueId v : g.node(i).inputs) users[static_cast<size_t>(v)].push_back(i);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < regions.size(); ++r) {
+      Region& reg = regions[r];
+      if (reg.members.empty()) continue;
+      int into = -1;
+      bool ok = true;
+      for (int m : reg.members) {
+        ValueId v = g.node(m).outputs[0];
+        if (is_output[static_cast<size_t>(v)]) ok = false;
+        for (int u : users[static_cast<size_t>(v)]) {
+          int t = region_of[static_cast<size_t>(u)];
+          if (t == static_cast<int>(r)) continue;
+          if (t < 0 || (into >= 0 && t != into)) ok = false;
+          else into = t;
+        }
+      }
+      if (!ok || into < 0 || regions[static_cast<size_t>(into)].shape == reg.shape || !broadcasts_to(reg.shape, regions[static_cast<size_t>(into)].shape))
+        continue;
+      Region& big = regions[static_cast<size_t>(into)];
+      for (int m : reg.members) region_of[static_cast<size_t>(m)] = into;
+      big.members.insert(big.members.end(), reg.members.begin(), reg.members.end());
+      std::sort(big.members.begin(), big.members.end());
+      reg.members.clear();
+      changed = true;
+    }
+  }
+}
 
 }  // namespace
 
@@ -69,6 +119,7 @@ ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
   for (ValueId v : g.outputs())
     if (g.value(v).node >= 0 && region_of[static_cast<size_t>(g.value(v).node)] >= 0)
       regions[static_cast<size_t>(region_of[static_cast<size_t>(g.value(v).node)])].closed = true;
+  sink_small_regions(g, regions, region_of);
 
   // Body of each region with ≥ 2 members; a region the device does not claim stays unfused.
   std::vector<int> uses = g.use_counts();
@@ -123,12 +174,16 @@ ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
       }
     }
     if (out.inputs.empty() || out.outputs.empty()) break;
+    // every output spans the region's shape (a sunk smaller region's value read outside
+    // after a shrink would not): else shrink further
+    bool whole = true;
+    for (ValueId v : out.outputs) whole = whole && g.type(v).shape == reg.shape;
     body.set_outputs(body_outs);
     out.body = ir::print_graph(body);
     std::vector<Type> in_types, out_types;
     for (ValueId v : out.inputs) in_types.push_back(g.type(v));
     for (ValueId v : out.outputs) out_types.push_back(g.type(v));
-    if (device.claims(Op::elementwise_region, in_types, out_types, Attrs{{"body", out.body}})) {
+    if (whole && device.claims(Op::elementwise_region, in_types, out_types, Attrs{{"body", out.body}})) {
       out.last = reg.members.back();
       built[static_cast<int>(r)] = std::move(out);
       break;

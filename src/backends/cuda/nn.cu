@@ -128,6 +128,14 @@ __device__ __forceinline__ int64_t rope_out_row(const RopeSpec& r, int64_t row, 
   return row / r.S * r.C + p;
 }
 
+// 1/θ^(2k/dims) in f32 as the definition computes it; the power is taken in f64 and rounded
+// once (the host's powf is correctly rounded in practice, CUDA's may be 2 ulps off, and a
+// position of 4000 turns one ulp of the frequency into 1e-4 of the angle).
+__device__ __forceinline__ float rope_inv_freq(float theta, int64_t k, int64_t dims) {
+  float e = static_cast<float>(2 * k) / static_cast<float>(dims);
+  return 1.0f / static_cast<float>(pow(static_cast<double>(theta), static_cast<double>(e)));
+}
+
 // One thread per rotated pair (a row's frequency k): one angle and one sincos for its two
 // outputs; the unrotated tail of a partial rope is copied. I: the index type (32-bit where the
 // tensor allows it — 64-bit divisions cost more than the rest of the kernel).
@@ -151,7 +159,7 @@ __global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, const 
       continue;
     }
     // frequencies and angles in f32, as the definition (and Hugging Face) computes them
-    float inv = 1.0f / powf(r.theta, static_cast<float>(2 * k) / static_cast<float>(r.dims));
+    float inv = rope_inv_freq(r.theta, k, r.dims);
     float ang = static_cast<float>(p) * inv;
     double sn, c;
     sincos(static_cast<double>(ang), &sn, &c);
@@ -190,7 +198,7 @@ __global__ void norm_rope_kernel(const T* x, const T* g, float eps, const void* 
   for (int64_t f = r.dims + lane; f < D; f += 32) yr[f] = from_f32<T>(normed(f));
   const float p = static_cast<float>(pos_i);
   for (int64_t k = lane; k < P; k += 32) {
-    float inv = 1.0f / powf(r.theta, static_cast<float>(2 * k) / static_cast<float>(r.dims));
+    float inv = rope_inv_freq(r.theta, k, r.dims);
     double sn, c;
     sincos(static_cast<double>(p * inv), &sn, &c);
     int64_t a = r.interleaved ? 2 * k : k, b = r.interleaved ? 2 * k + 1 : k + r.half;
