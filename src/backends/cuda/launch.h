@@ -103,12 +103,17 @@ void launch_softmax(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int
 // out: the stored type — x's, or f16/bf16 for f32 x (the norm rounded to f32, then cast)
 void launch_norm(Dt dt, const void* x, const void* gamma, const void* beta, Dt out, void* y, int64_t rows, int64_t inner, float eps, bool rms,
                  cudaStream_t s);
+constexpr int kRopeTablePairs = 256;
 struct RopeSpec {
   int64_t total, D, S, dims, half;
   int64_t batch_elems;  // elements per index of x's first dim
   bool interleaved, batched_positions;  // positions [B, S] (else [S])
   float theta;
   int64_t C;  // appending: the cache's rows (y is the cache, row s written at positions[s]); else 0
+  // 1/θ^(2k/dims) for each pair k, computed on the host exactly as the definition does (the
+  // kernels compute them where there are more pairs than this)
+  bool table;
+  float inv_freq[kRopeTablePairs];
 };
 // norm_g (x's dtype, [D]) or null: rotate rms_norm(x)·norm_g instead of x (one kernel).
 // Appending (r.C), y already holds the cache; positions off it are reported in the error word.

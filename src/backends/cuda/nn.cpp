@@ -1,5 +1,6 @@
 // Native kernels for the hot HIR ops on the cuda device: softmax, layer/RMS norm, RoPE,
 // embedding (f32, f16, bf16), dequantize of packed ggml weights, and dequant_matmul.
+#include <cmath>
 #include <memory>
 
 #include "backends/cuda/gemm.h"
@@ -84,6 +85,9 @@ Kernel make_rope(const ir::Node& n, const ir::Graph& g) {
   r.batched_positions = p.size() == 2;
   r.batch_elems = x[0] ? r.total / x[0] : 1;
   r.theta = static_cast<float>(n.attrs.f("theta"));
+  r.table = r.half <= kRopeTablePairs;
+  for (int64_t k = 0; r.table && k < r.half; ++k)  // the reference's expression, on the same libm
+    r.inv_freq[k] = 1.0f / std::pow(r.theta, static_cast<float>(2 * k) / static_cast<float>(r.dims));
   Dt dt = to_dt(in_type(g, n, 0).dtype), pdt = to_dt(in_type(g, n, 1).dtype);
   const bool normed = n.attrs.has("norm_eps"), append = n.attrs.has("append_axis");
   const float eps = normed ? static_cast<float>(n.attrs.f("norm_eps")) : 0.0f;

@@ -128,12 +128,13 @@ __device__ __forceinline__ int64_t rope_out_row(const RopeSpec& r, int64_t row, 
   return row / r.S * r.C + p;
 }
 
-// 1/θ^(2k/dims) in f32 as the definition computes it; the power is taken in f64 and rounded
-// once (the host's powf is correctly rounded in practice, CUDA's may be 2 ulps off, and a
-// position of 4000 turns one ulp of the frequency into 1e-4 of the angle).
-__device__ __forceinline__ float rope_inv_freq(float theta, int64_t k, int64_t dims) {
-  float e = static_cast<float>(2 * k) / static_cast<float>(dims);
-  return 1.0f / static_cast<float>(pow(static_cast<double>(theta), static_cast<double>(e)));
+// 1/θ^(2k/dims) in f32 as the definition computes it: from the host's table, else with the
+// power taken in f64 and rounded once (CUDA's powf may be 2 ulps off the host's, and a position
+// of 4000 turns one ulp of the frequency into 1e-4 of the angle).
+__device__ __forceinline__ float rope_inv_freq(const RopeSpec& r, int64_t k) {
+  if (r.table) return r.inv_freq[k];
+  float e = static_cast<float>(2 * k) / static_cast<float>(r.dims);
+  return 1.0f / static_cast<float>(pow(static_cast<double>(r.theta), static_cast<double>(e)));
 }
 
 // One thread per rotated pair (a row's frequency k): one angle and one sincos for its two
@@ -159,7 +160,7 @@ __global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, const 
       continue;
     }
     // frequencies and angles in f32, as the definition (and Hugging Face) computes them
-    float inv = rope_inv_freq(r.theta, k, r.dims);
+    float inv = rope_inv_freq(r, k);
     float ang = static_cast<float>(p) * inv;
     double sn, c;
     sincos(static_cast<double>(ang), &sn, &c);
@@ -198,7 +199,7 @@ __global__ void norm_rope_kernel(const T* x, const T* g, float eps, const void* 
   for (int64_t f = r.dims + lane; f < D; f += 32) yr[f] = from_f32<T>(normed(f));
   const float p = static_cast<float>(pos_i);
   for (int64_t k = lane; k < P; k += 32) {
-    float inv = rope_inv_freq(r.theta, k, r.dims);
+    float inv = rope_inv_freq(r, k);
     double sn, c;
     sincos(static_cast<double>(p * inv), &sn, &c);
     int64_t a = r.interleaved ? 2 * k : k, b = r.interleaved ? 2 * k + 1 : k + r.half;
