@@ -86,4 +86,13 @@ std::string node_label(const ir::Node& n);
 // Throws rlx::Error(runtime) naming the node when a launch failed.
 void check_launch(const LaunchArgs& a);
 
+// ---- reductions (reduce.cpp): a contiguous tensor of `shape` split into the kept dims and the
+// `reduced` ones, each group collapsed, as launch_reduce takes them
+struct ReduceSpaces {
+  Space kept, red;
+  Strides ks, rs;
+};
+ReduceSpaces reduce_spaces(const std::vector<int64_t>& shape, const std::vector<bool>& reduced, const char* what);
+Red red_of(const std::string& kind);  // "sum", "prod", "max", "min", "argmax", "argmin"
+
 }  // namespace rlx::backends::cuda

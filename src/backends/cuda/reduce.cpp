@@ -22,32 +22,15 @@ bool claims_sort(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type
   return n.is_static() && n.value() <= kMaxSortLine;
 }
 
-Red red_of(const std::string& kind) {
-  if (kind == "sum") return Red::sum;
-  if (kind == "prod") return Red::prod;
-  if (kind == "max") return Red::max;
-  if (kind == "min") return Red::min;
-  if (kind == "argmax") return Red::argmax;
-  return Red::argmin;
-}
-
 Kernel make_reduce(const ir::Node& n, const ir::Graph& g) {
-  std::vector<int64_t> x = static_shape(g, n.inputs[0]), cs = contiguous_strides(x);
+  std::vector<int64_t> x = static_shape(g, n.inputs[0]);
   std::vector<bool> reduced(x.size(), false);
   for (int64_t ax : n.attrs.ints("axes")) reduced[static_cast<size_t>(norm_axis(ax, x.size()))] = true;
-  std::vector<int64_t> kshape, kst, rshape, rst;
-  for (size_t d = 0; d < x.size(); ++d) {
-    (reduced[d] ? rshape : kshape).push_back(x[d]);
-    (reduced[d] ? rst : kst).push_back(cs[d]);
-  }
-  collapse(kshape, {&kst}, "mir.reduce");
-  collapse(rshape, {&rst}, "mir.reduce");
-  Space kept = make_space(kshape), red = make_space(rshape);
-  Strides ks = make_strides(kst), rs = make_strides(rst);
+  ReduceSpaces sp = reduce_spaces(x, reduced, "mir.reduce");
   Red kind = red_of(n.attrs.s("kind"));
   Dt dt = to_dt(in_type(g, n, 0).dtype), od = to_dt(out_type(g, n, 0).dtype);
-  return {[=](const LaunchArgs& a) { launch_reduce(kind, dt, od, a.in[0].data, a.out[0].data, kept, ks, red, rs, a.scratch, a.stream); },
-          reduce_scratch_bytes(kind, dt, kept, ks, red, rs)};
+  return {[=](const LaunchArgs& a) { launch_reduce(kind, dt, od, a.in[0].data, a.out[0].data, sp.kept, sp.ks, sp.red, sp.rs, a.scratch, a.stream); },
+          reduce_scratch_bytes(kind, dt, sp.kept, sp.ks, sp.red, sp.rs)};
 }
 
 void split_at(const std::vector<int64_t>& shape, size_t axis, int64_t& outer, int64_t& n, int64_t& inner) {
@@ -78,6 +61,26 @@ Kernel make_sort(const ir::Node& n, const ir::Graph& g) {
 }
 
 }  // namespace
+
+Red red_of(const std::string& kind) {
+  if (kind == "sum") return Red::sum;
+  if (kind == "prod") return Red::prod;
+  if (kind == "max") return Red::max;
+  if (kind == "min") return Red::min;
+  if (kind == "argmax") return Red::argmax;
+  return Red::argmin;
+}
+
+ReduceSpaces reduce_spaces(const std::vector<int64_t>& shape, const std::vector<bool>& reduced, const char* what) {
+  std::vector<int64_t> cs = contiguous_strides(shape), kshape, kst, rshape, rst;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    (reduced[d] ? rshape : kshape).push_back(shape[d]);
+    (reduced[d] ? rst : kst).push_back(cs[d]);
+  }
+  collapse(kshape, {&kst}, what);
+  collapse(rshape, {&rst}, what);
+  return {make_space(kshape), make_space(rshape), make_strides(kst), make_strides(rst)};
+}
 
 void register_reduce(KernelTable& t) {
   t[static_cast<size_t>(Op::reduce)] = {claims_reduce, make_reduce};

@@ -254,8 +254,6 @@ bool claims_fused_reduce(Op, const std::vector<ir::Type>& in, const std::vector<
   return is_half_or_f32(body->type(body->outputs()[0]).dtype) && compile_body(*body).has_value();
 }
 
-Red red_kind(const std::string& kind) { return kind == "sum" ? Red::sum : kind == "max" ? Red::max : Red::min; }
-
 Kernel make_fused_reduce(const ir::Node& n, const ir::Graph& g) {
   auto body = parse_body(n.attrs.s("prologue"));
   std::optional<RegionProgram> p = body ? compile_body(*body) : std::nullopt;
@@ -272,7 +270,7 @@ Kernel make_fused_reduce(const ir::Node& n, const ir::Graph& g) {
   std::vector<int64_t> full = static_shape(types, b.emit(Op::elementwise_region, ins, ir::Attrs{{"body", n.attrs.s("prologue")}})[0]);
   std::vector<bool> reduced(full.size(), false);
   for (int64_t ax : n.attrs.ints("axes")) reduced[static_cast<size_t>(norm_axis(ax, full.size()))] = true;
-  Red kind = red_kind(n.attrs.s("kind"));
+  Red kind = red_of(n.attrs.s("kind"));
   DType pd = body->type(body->outputs()[0]).dtype;
   Dt od = to_dt(out_type(g, n, 0).dtype);
 
@@ -322,28 +320,20 @@ Kernel make_fused_reduce(const ir::Node& n, const ir::Graph& g) {
   // Without NVRTC: the prologue as a region into scratch, then the reduce kernel over it.
   if (!set_geometry(*p, full, in_shapes)) return {};
   auto run = make_run(*p);
-  std::vector<int64_t> cs = contiguous_strides(full), kk, kc, rr, rc;
-  for (size_t d = 0; d < full.size(); ++d) {
-    (reduced[d] ? rr : kk).push_back(full[d]);
-    (reduced[d] ? rc : kc).push_back(cs[d]);
-  }
-  collapse(kk, {&kc}, "mir.fused_reduce");
-  collapse(rr, {&rc}, "mir.fused_reduce");
-  Space kept = make_space(kk), red = make_space(rr);
-  Strides kst_ = make_strides(kc), rst_ = make_strides(rc);
+  ReduceSpaces sp = reduce_spaces(full, reduced, "mir.fused_reduce");
   Dt vd = to_dt(pd);
   size_t values = (dtype_bytes(pd, numel_of(full)) + 255) / 256 * 256;
-  return {[run, kind, vd, od, kept, red, kst_, rst_, values](const LaunchArgs& a) {
+  return {[run, kind, vd, od, sp, values](const LaunchArgs& a) {
             const void* in[kRegionMaxInputs];
             for (size_t k = 0; k < a.in.size(); ++k) in[k] = a.in[k].data;
             void* out[kRegionMaxOutputs] = {a.scratch};
             int64_t n = 1;
-            for (int d = 0; d < kept.rank; ++d) n *= kept.shape[d];
-            for (int d = 0; d < red.rank; ++d) n *= red.shape[d];
+            for (int d = 0; d < sp.kept.rank; ++d) n *= sp.kept.shape[d];
+            for (int d = 0; d < sp.red.rank; ++d) n *= sp.red.shape[d];
             (*run)(in, out, n, a.stream);
-            launch_reduce(kind, vd, od, a.scratch, a.out[0].data, kept, kst_, red, rst_, static_cast<uint8_t*>(a.scratch) + values, a.stream);
+            launch_reduce(kind, vd, od, a.scratch, a.out[0].data, sp.kept, sp.ks, sp.red, sp.rs, static_cast<uint8_t*>(a.scratch) + values, a.stream);
           },
-          values + reduce_scratch_bytes(kind, vd, kept, kst_, red, rst_), "interpreted prologue, then the reduce kernel"};
+          values + reduce_scratch_bytes(kind, vd, sp.kept, sp.ks, sp.red, sp.rs), "interpreted prologue, then the reduce kernel"};
 }
 
 }  // namespace
