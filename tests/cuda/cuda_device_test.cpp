@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "common/op_cases.h"
+#include "models/sentence_embedder.h"
 #include "ops/builder.h"
 #include "passes/fuse_epilogue.h"
 #include "passes/fuse_glu.h"
@@ -341,6 +342,28 @@ TEST(CudaDevice, BlockMatchesReference) {
     Tensor x = random_tensor({batch, 16, 32}, 3 + static_cast<uint32_t>(batch));
     auto want = ref.run({x}), got = gpu.run({x});
     for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(rlx::testing::compare_tensors(want[k], got[k], DType::f32), "") << "output " << k;
+  }
+}
+
+// Sentence embeddings of the BERT fixtures (a sentence-transformers directory and a plain
+// Hugging Face one) on the GPU against the cpu's f32 ones: ≤ 1e-3 in the f16 policy, ≤ 1e-5 in
+// f32, over batches that pad sentences of different lengths.
+TEST(CudaDevice, SentenceEmbeddingsAgreeWithTheCpu) {
+  REQUIRE_GPU();
+  std::vector<std::string> texts = {"hello world", "a second, longer sentence to pad the first one against",
+                                    "short", "the quick brown fox jumps over the lazy dog, twice: the quick brown fox jumps again"};
+  for (const char* dir : {"st_mean", "bert_plain"}) {
+    std::string path = std::string(RLX_BERT_FIXTURE_DIR) + "/" + dir;
+    Tensor want = models::SentenceEmbedder::open(path, "cpu").embed(texts, 4);
+    for (const char* precision : {"f16", "f32"}) {
+      SessionOptions o;
+      o.precision = precision;
+      Tensor got = models::SentenceEmbedder::open(path, "cuda", o).embed(texts, 4);
+      ASSERT_EQ(got.shape(), want.shape()) << dir;
+      double worst = 0;
+      for (int64_t i = 0; i < want.numel(); ++i) worst = std::max(worst, std::abs(got.at_f64(i) - want.at_f64(i)));
+      EXPECT_LE(worst, std::string(precision) == "f16" ? 1e-3 : 1e-5) << dir << " " << precision;
+    }
   }
 }
 
