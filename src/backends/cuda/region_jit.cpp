@@ -270,18 +270,25 @@ std::string reduce_source(const RegionProgram& p, Red kind, Dt out, const Reduce
     << "__device__ __forceinline__ double comb(double x, double v) { return "
     << (kind == Red::sum ? "x + v" : kind == Red::max ? "(x != x || v != v) ? x + v : (v > x ? v : x)" : "(x != x || v != v) ? x + v : (v < x ? v : x)")
     << "; }\n"
-    << "extern \"C\" __global__ void __launch_bounds__(256) rlx_reduce(const __grid_constant__ RArgs a) {\n" << kPdl;
+    << "extern \"C\" __global__ void __launch_bounds__(" << (g.rows ? 256 : 1024) << ") rlx_reduce(const __grid_constant__ RArgs a) {\n" << kPdl;
   std::vector<std::string> offs;
   for (int k = 0; k < p.n_in; ++k) offs.push_back(cat("(ko", k, " + ro", k, ")"));
   const int G = g.rows ? g.group : 0;
   if (g.rows) s << "  const int lane = threadIdx.x % " << G << ";\n  const i64 o = (i64)blockIdx.x * " << 256 / G << " + threadIdx.x / " << G << ";\n";
   else s << "  const int lane = threadIdx.x / 32;\n  const i64 o = (i64)blockIdx.x * 32 + threadIdx.x % 32;\n";
-  s << "  double acc = " << identity << ";\n  if (o < a.K) {\n";
+  // each lane keeps 4 sums of every 4th element of its share, so 4 loads are in flight
+  const int stride = g.rows ? G : 32;
+  s << "  double acc = " << identity << ", acc1 = acc, acc2 = acc, acc3 = acc;\n  if (o < a.K) {\n";
   emit_unravel(s, p, g.krank, "o", "kshape", "kst", "ko");
-  s << "    for (i64 r = lane; r < a.R; r += " << (g.rows ? G : 8) << ") {\n";
-  emit_unravel(s, p, g.rrank, "r", "rshape", "rst", "ro");
-  emit_program(s, p, offs);
-  s << "    acc = comb(acc, (double)" << reg(p.out_reg[0]) << ");\n    }\n  }\n";
+  s << "    for (i64 r0 = lane; r0 < a.R; r0 += " << 4 * stride << ") {\n";
+  for (int u = 0; u < 4; ++u) {
+    const std::string acc = u == 0 ? "acc" : cat("acc", u);
+    s << "    { const i64 r = r0 + " << u * stride << ";\n    if (r < a.R) {\n";
+    emit_unravel(s, p, g.rrank, "r", "rshape", "rst", "ro");
+    emit_program(s, p, offs);
+    s << "    " << acc << " = comb(" << acc << ", (double)" << reg(p.out_reg[0]) << ");\n    } }\n";
+  }
+  s << "    }\n  }\n  acc = comb(comb(acc, acc1), comb(acc2, acc3));\n";
   std::string store_expr = out == Dt::f16 ? "((u16*)a.out)[o] = to_f16((float)acc);" : out == Dt::bf16 ? "((u16*)a.out)[o] = to_bf16((float)acc);"
                                                                                                         : "((float*)a.out)[o] = (float)acc;";
   if (g.rows) {
@@ -293,9 +300,9 @@ std::string reduce_source(const RegionProgram& p, Red kind, Dt out, const Reduce
     else s << "  if (lane != 0) return;\n";
     s << "  if (o < a.K) { " << store_expr << " }\n}\n";
   } else {
-    // 32 neighbouring outputs across the lanes, their reduced elements over the 8 warps
-    s << "  __shared__ double part[8][33];\n  part[lane][threadIdx.x % 32] = acc;\n  __syncthreads();\n"
-      << "  if (lane != 0 || o >= a.K) return;\n  for (int w = 1; w < 8; ++w) acc = comb(acc, part[w][threadIdx.x % 32]);\n"
+    // 32 neighbouring outputs across the lanes, their reduced elements over the 32 warps
+    s << "  __shared__ double part[32][33];\n  part[lane][threadIdx.x % 32] = acc;\n  __syncthreads();\n"
+      << "  if (lane != 0 || o >= a.K) return;\n  for (int w = 1; w < 32; ++w) acc = comb(acc, part[w][threadIdx.x % 32]);\n"
       << "  " << store_expr << "\n}\n";
   }
   return s.str();
@@ -352,7 +359,7 @@ void launch_reduce_region_jit(const RegionKernel& k, const RegionProgram& p, con
   int64_t per_block = g.rows ? 256 / g.group : 32;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>((g.K + per_block - 1) / per_block));
-  cfg.blockDim = dim3(256);
+  cfg.blockDim = dim3(g.rows ? 256 : 1024);
   cfg.stream = s;
   cudaLaunchAttribute attr[1];
   dependent_launch(cfg, attr);

@@ -27,7 +27,7 @@ struct ReduceGeometry {
   int64_t kshape[kRegionRank] = {}, rshape[kRegionRank] = {};
   int64_t kst[kRegionMaxInputs][kRegionRank] = {}, rst[kRegionMaxInputs][kRegionRank] = {};
   int64_t K = 1, R = 1;  // outputs, reduced elements per output
-  bool rows = true;      // lanes walk one output's reduced elements (contiguous), else 32 neighbouring outputs
+  bool rows = true;      // lanes walk one output's reduced elements (contiguous), else 32 neighbouring outputs × 32 lanes
   int group = 32;        // rows: lanes per output, 32 (a warp) or 256 (a block, for few outputs)
 };
 std::shared_ptr<const RegionKernel> jit_reduce_region(const RegionProgram& p, Red kind, Dt out, const ReduceGeometry& g);
