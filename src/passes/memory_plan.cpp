@@ -62,6 +62,37 @@ struct Buffer {
   int64_t bytes = 0;
   int first = 0, last = 0;  // node indices of the live range (inclusive)
   int64_t offset = -1;
+  std::vector<int> touched;  // keep_branches_apart: the nodes that write or read it
+};
+
+// For every node, the nodes it depends on (itself included), one bit each.
+class Ancestry {
+ public:
+  explicit Ancestry(const ir::Graph& g) : words_((static_cast<size_t>(g.num_nodes()) + 63) / 64), bits_(static_cast<size_t>(g.num_nodes()) * words_, 0) {
+    for (int i = 0; i < g.num_nodes(); ++i) {
+      uint64_t* me = row(i);
+      me[static_cast<size_t>(i) / 64] |= uint64_t{1} << (i % 64);
+      for (ValueId v : g.node(i).inputs) {
+        int p = g.value(v).node;
+        if (p < 0) continue;
+        const uint64_t* from = row(p);
+        for (size_t w = 0; w < words_; ++w) me[w] |= from[w];
+      }
+    }
+  }
+  bool depends(int node, int on) const { return (row(node)[static_cast<size_t>(on) / 64] >> (on % 64)) & 1; }
+  // Does `node` depend on every node that touches the buffer?
+  bool after_all(int node, const std::vector<int>& touched) const {
+    for (int t : touched)
+      if (t != node && !depends(node, t)) return false;
+    return true;
+  }
+
+ private:
+  uint64_t* row(int i) { return bits_.data() + static_cast<size_t>(i) * words_; }
+  const uint64_t* row(int i) const { return bits_.data() + static_cast<size_t>(i) * words_; }
+  size_t words_;
+  std::vector<uint64_t> bits_;
 };
 
 }  // namespace
@@ -82,6 +113,8 @@ ir::Graph plan_memory(const ir::Graph& in, const PlanOptions& opts) {
   for (size_t k = 0; k < g.inputs().size(); ++k) g.placement[static_cast<size_t>(g.inputs()[k])] = {Placement::Kind::input, 0, 0, static_cast<int32_t>(k)};
 
   auto root_buffer = [&](ValueId v) { return buffer_of[static_cast<size_t>(placement_root(g, v))]; };
+  std::optional<Ancestry> ancestry;
+  if (opts.keep_branches_apart && n_nodes <= kBranchPlanMaxNodes) ancestry.emplace(g);
 
   // Donations: the output is written into the donated input's own buffer when its producer
   // can work in place (a scatter over the input, a rope appending to it, or one elementwise op
@@ -136,22 +169,25 @@ ir::Graph plan_memory(const ir::Graph& in, const PlanOptions& opts) {
           for (size_t v = 0; v < nv && only_here; ++v)
             if (buffer_of[v] == b || (g.placement[v].kind == Placement::Kind::view && root_buffer(static_cast<ValueId>(v)) == b))
               only_here = last_use[v] <= i && !is_output[v];
-          if (!only_here) continue;
+          if (!only_here || (ancestry && !ancestry->after_all(i, buffers[b].touched))) continue;
           p = {Placement::Kind::arena, 0, bytes, -1};
           buffer_of[static_cast<size_t>(out)] = b;
           buffers[b].last = std::max(buffers[b].last, i);
+          buffers[b].touched.push_back(i);
           break;
         }
         if (buffer_of[static_cast<size_t>(out)] >= 0) continue;
       }
       p = {Placement::Kind::arena, 0, bytes, -1};
       buffer_of[static_cast<size_t>(out)] = static_cast<int>(buffers.size());
-      buffers.push_back({bytes, i, i, -1});
+      buffers.push_back({bytes, i, i, -1, {i}});
     }
     // Reading a value keeps its root buffer alive through this node.
     for (ValueId v : n.inputs) {
       int b = root_buffer(v);
-      if (b >= 0) buffers[b].last = std::max(buffers[b].last, i);
+      if (b < 0) continue;
+      buffers[b].last = std::max(buffers[b].last, i);
+      if (ancestry) buffers[b].touched.push_back(i);
     }
   }
   for (ValueId v : g.outputs()) {
@@ -173,7 +209,11 @@ ir::Graph plan_memory(const ir::Graph& in, const PlanOptions& opts) {
     std::vector<std::pair<int64_t, int64_t>> busy;
     for (int pi : placed) {
       const Buffer& o = buffers[pi];
-      if (o.first <= b.last && b.first <= o.last) busy.push_back({o.offset, o.offset + align(o.bytes)});
+      bool live_together = o.first <= b.last && b.first <= o.last;
+      // apart in order but not in the dataflow: the later writer would wait for the earlier buffer
+      bool unordered = ancestry && !live_together &&
+                       (o.last < b.first ? !ancestry->after_all(b.first, o.touched) : !ancestry->after_all(o.first, b.touched));
+      if (live_together || unordered) busy.push_back({o.offset, o.offset + align(o.bytes)});
     }
     std::sort(busy.begin(), busy.end());
     int64_t off = 0;

@@ -12,7 +12,14 @@ constexpr int64_t kArenaAlignment = 64;
 struct PlanOptions {
   bool in_place = true;  // let elementwise outputs reuse a dying input's buffer
   bool views = true;     // let reshapes and contiguous slices alias their input
+  // Bytes are shared (a later buffer over an earlier one's, or an in-place output) only where
+  // every node touching the earlier buffer is an ancestor of the node that writes the later one:
+  // a device that overlaps independent steps orders them by the bytes they share, and reuse
+  // across independent branches (a training step's loss and accuracy beside its gradient) would
+  // chain them. Graphs of more than kBranchPlanMaxNodes nodes plan without it.
+  bool keep_branches_apart = false;
 };
+constexpr int kBranchPlanMaxNodes = 4096;  // the ancestry is n² bits, the placement checks pairs
 
 // Needs static shapes. Returns the LIR graph: same nodes, every value placed.
 ir::Graph plan_memory(const ir::Graph& g, const PlanOptions& opts = {});

@@ -117,7 +117,9 @@ bool lower_to_lir(ir::Graph& g, const Bindings& bindings, const PipelineOptions&
   if (stop("cse-static")) return true;
   g = eliminate_dead_code(g);
   if (stop("dce-static")) return true;
-  g = plan_memory(g);
+  PlanOptions plan;
+  plan.keep_branches_apart = opts.concurrent_steps;
+  g = plan_memory(g, plan);
   g.device = device;
   if (debug_at(4)) log_line(cat("LIR for ", device, ":\n", ir::print_graph(g)));
   return stop("plan");

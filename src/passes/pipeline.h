@@ -17,6 +17,7 @@ struct PipelineOptions {
   std::string stop_after;  // a stage name, or "" to run everything
   bool fuse = true;        // elementwise fusion (off: every op runs as its own kernel)
   std::string precision = "f32";  // f32 | bf16 | amp (see passes/precision.h)
+  bool concurrent_steps = false;  // the device overlaps independent steps (PlanOptions::keep_branches_apart)
 };
 
 // Stage names in order (device stages, then per-binding stages).

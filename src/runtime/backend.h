@@ -49,6 +49,10 @@ class Backend : public passes::KernelClaims {
   // Copies the device copy back into the host tensor (when `copy_back`) and frees it; no-op for
   // a tensor that is not resident.
   virtual void release_resident(const Tensor&, bool /*copy_back*/) {}
+  // Whether the device runs independent steps of a program side by side (a GPU's streams): its
+  // memory plan then shares bytes only between values the dataflow orders, so that reuse adds
+  // no ordering between independent branches.
+  virtual bool runs_steps_concurrently() const { return false; }
 };
 
 }  // namespace rlx::runtime

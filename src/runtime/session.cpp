@@ -68,6 +68,7 @@ CompiledModel Session::compile(const Graph& graph) const {
   impl->pipeline.dispatch.policy = passes::policy_from_name(options_.policy.empty() ? flags().RLX_POLICY : options_.policy);
   impl->pipeline.dispatch.overrides = options_.overrides;
   impl->pipeline.precision = options_.precision;
+  impl->pipeline.concurrent_steps = impl->backend->runs_steps_concurrently();
   impl->evaluator = reference_evaluator();
   impl->mir = graph.ir();
   passes::compile_to_mir(impl->mir, *impl->backend, impl->pipeline, impl->evaluator, impl->report);

@@ -165,3 +165,62 @@ TEST(MemoryPlan, ContiguousAlignedSlicesAreViews) {
     for (int64_t i = 0; i < want[k].numel(); ++i) EXPECT_NEAR(want[k].at_f64(i), got[k].at_f64(i), 1e-6) << "output " << k << " at " << i;
   }
 }
+
+// keep_branches_apart (devices that overlap independent steps): bytes pass from one value to
+// another only along the dataflow — never between branches a GPU would otherwise run side by
+// side — while a chain still reuses them.
+TEST(MemoryPlan, BranchesApartShareBytesOnlyAlongTheDataflow) {
+  passes::PlanOptions apart;
+  apart.keep_branches_apart = true;
+  {
+    // the loss branch (exp, sum) dies before the other branch (neg, sin) starts in node order
+    ir::Graph g;
+    ops::Builder b(g);
+    ValueId x = g.add_input({DType::f32, {Dim(1024)}}, "x");
+    ValueId a = b.unary(Op::exp, x);
+    ValueId s = b.reduce(a, "sum", {0}, false);
+    ValueId c = b.unary(Op::neg, x);
+    g.set_outputs({s, b.unary(Op::sin, c)});
+    ir::Graph shared = passes::plan_memory(g), kept = passes::plan_memory(g, apart);
+    EXPECT_EQ(shared.placement[static_cast<size_t>(a)].offset, shared.placement[static_cast<size_t>(c)].offset) << "the default plan reuses a's bytes for c";
+    EXPECT_NE(kept.placement[static_cast<size_t>(a)].offset, kept.placement[static_cast<size_t>(c)].offset) << "c does not follow a's readers";
+  }
+  {
+    ir::Graph g;
+    ops::Builder b(g);
+    ValueId x = g.add_input({DType::f32, {Dim(512), Dim(512)}}, "x");
+    for (int i = 0; i < 10; ++i) x = b.unary(Op::exp, b.unary(Op::tanh, x));
+    g.set_outputs({x});
+    EXPECT_LE(passes::plan_memory(g, apart).arena_bytes, 2 * 512 * 512 * 4) << "a chain still reuses its buffers";
+  }
+  std::mt19937 rng(13);
+  for (int trial = 0; trial < 100; ++trial) {
+    ir::Graph lir = passes::plan_memory(random_graph(rng, 5 + static_cast<int>(rng() % 40)), apart);
+    int n = lir.num_nodes();
+    std::vector<std::vector<bool>> dep(static_cast<size_t>(n), std::vector<bool>(static_cast<size_t>(n), false));
+    for (int i = 0; i < n; ++i) {
+      dep[static_cast<size_t>(i)][static_cast<size_t>(i)] = true;
+      for (ValueId v : lir.node(i).inputs)
+        if (int p = lir.value(v).node; p >= 0)
+          for (int k = 0; k < n; ++k)
+            if (dep[static_cast<size_t>(p)][static_cast<size_t>(k)]) dep[static_cast<size_t>(i)][static_cast<size_t>(k)] = true;
+    }
+    // the nodes touching each arena root's bytes
+    std::vector<std::vector<int>> touch(lir.num_values());
+    for (int i = 0; i < n; ++i) {
+      for (ValueId v : lir.node(i).outputs) touch[static_cast<size_t>(passes::placement_root(lir, v))].push_back(i);
+      for (ValueId v : lir.node(i).inputs) touch[static_cast<size_t>(passes::placement_root(lir, v))].push_back(i);
+    }
+    for (size_t a = 0; a < lir.num_values(); ++a)
+      for (size_t c = 0; c < lir.num_values(); ++c) {
+        const Placement &pa = lir.placement[a], &pc = lir.placement[c];
+        if (a == c || pa.kind != Placement::Kind::arena || pc.kind != Placement::Kind::arena || touch[a].empty() || touch[c].empty()) continue;
+        if (passes::placement_root(lir, static_cast<ValueId>(a)) != static_cast<ValueId>(a) || passes::placement_root(lir, static_cast<ValueId>(c)) != static_cast<ValueId>(c)) continue;
+        bool overlap = pa.offset < pc.offset + pc.bytes && pc.offset < pa.offset + pa.bytes;
+        int writer = touch[c].front();
+        if (!overlap || writer <= touch[a].front()) continue;  // c is the later of the two
+        for (int t : touch[a])
+          if (t != writer) EXPECT_TRUE(dep[static_cast<size_t>(writer)][static_cast<size_t>(t)]) << "value " << c << " reuses value " << a << "'s bytes in trial " << trial;
+      }
+  }
+}

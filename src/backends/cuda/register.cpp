@@ -6,6 +6,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/resident.h"
 #include "rlx/error.h"
+#include "util/flags.h"
 #include "runtime/registry.h"
 #include "util/strings.h"
 
@@ -55,6 +56,7 @@ class CudaBackend : public runtime::Backend {
     if (!g.usable) throw Error(ErrorKind::unsupported, cat("device cuda is not available: ", g.reason));
     return make_executable(lir);
   }
+  bool runs_steps_concurrently() const override { return flags().RLX_CUDA_CONCURRENT && flags().RLX_CUDA_GRAPHS; }
   bool make_resident(const Tensor& t) override {
     const GpuInfo& g = gpu_info();
     if (!g.usable) throw Error(ErrorKind::unsupported, cat("device cuda is not available: ", g.reason));
