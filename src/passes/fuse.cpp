@@ -17,11 +17,6 @@ bool fusible(const ir::Node& n) {
   return ir::has_trait(n.op, ir::kElementwise) && n.outputs.size() == 1 && n.op != Op::elementwise_region;
 }
 
-bool is_scalar_constant(const ir::Graph& g, ValueId v) {
-  const ir::Node* p = g.producer(v);
-  return p && p->op == Op::constant && g.type(v).shape.empty();
-}
-
 struct Region {
   Shape shape;
   std::vector<int> members;  // node indices, in order
@@ -79,6 +74,32 @@ void sink_small_regions(const ir::Graph& g, std::vector<Region>& regions, std::v
 
 }  // namespace
 
+FusedBody fused_body(const ir::Graph& g, const std::vector<int>& members, const std::string& name) {
+  FusedBody out;
+  out.graph.name = name;
+  ops::Builder b(out.graph);
+  auto arg = [&](ValueId v) -> ValueId {
+    if (auto it = out.value_of.find(v); it != out.value_of.end()) return it->second;
+    const ir::Node* p = g.producer(v);
+    ValueId m;
+    if (p && p->op == Op::constant && g.type(v).shape.empty()) {
+      m = b.constant(p->attrs.tensor("value"));
+    } else {
+      m = out.graph.add_input(g.type(v));
+      out.inputs.push_back(v);
+    }
+    out.value_of[v] = m;
+    return m;
+  };
+  for (int i : members) {
+    const ir::Node& n = g.node(i);
+    std::vector<ValueId> in;
+    for (ValueId v : n.inputs) in.push_back(arg(v));
+    out.value_of[n.outputs[0]] = b.emit1(n.op, in, n.attrs);
+  }
+  return out;
+}
+
 ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
   int n = g.num_nodes();
   std::vector<int> region_of(static_cast<size_t>(n), -1);
@@ -135,30 +156,11 @@ ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
    // end until the device claims it; the dropped members run as ordinary nodes after it.
    for (;;) {
     if (reg.members.size() < 2) break;
-    ir::Graph body;
-    body.name = "region";
-    ops::Builder b(body);
-    std::map<ValueId, ValueId> map;
+    FusedBody fb = fused_body(g, reg.members, "region");
+    ir::Graph& body = fb.graph;
+    std::map<ValueId, ValueId>& map = fb.value_of;
     Built out;
-    auto arg = [&](ValueId v) -> ValueId {
-      auto it = map.find(v);
-      if (it != map.end()) return it->second;
-      ValueId m;
-      if (is_scalar_constant(g, v)) {
-        m = b.constant(g.producer(v)->attrs.tensor("value"));
-      } else {
-        m = body.add_input(g.type(v));
-        out.inputs.push_back(v);
-      }
-      map[v] = m;
-      return m;
-    };
-    for (int i : reg.members) {
-      const ir::Node& node = g.node(i);
-      std::vector<ValueId> in;
-      for (ValueId v : node.inputs) in.push_back(arg(v));
-      map[node.outputs[0]] = b.emit1(node.op, in, node.attrs);
-    }
+    out.inputs = fb.inputs;
     // Outputs: member values read outside the region (or by the graph).
     std::vector<bool> member(static_cast<size_t>(n), false);
     for (int i : reg.members) member[static_cast<size_t>(i)] = true;

@@ -6,6 +6,7 @@
 
 #include "ir/text.h"
 #include "ops/builder.h"
+#include "passes/fuse.h"
 #include "passes/rewrite.h"
 
 namespace rlx::passes {
@@ -55,34 +56,10 @@ std::optional<Prologue> build_prologue(const ir::Graph& g, ValueId x) {
     order.push_back(node);
     stack.pop_back();
   }
-  ir::Graph body;
-  body.name = "prologue";
-  ops::Builder b(body);
-  Prologue out;
-  std::map<ValueId, ValueId> map;
-  auto arg = [&](ValueId v) -> ValueId {
-    if (auto it = map.find(v); it != map.end()) return it->second;
-    const ir::Node* p = g.producer(v);
-    ValueId m;
-    if (p && p->op == Op::constant && g.type(v).shape.empty()) {
-      m = b.constant(p->attrs.tensor("value"));
-    } else {
-      m = body.add_input(g.type(v));
-      out.inputs.push_back(v);
-    }
-    map[v] = m;
-    return m;
-  };
-  for (int i : order) {
-    const ir::Node& n = g.node(i);
-    std::vector<ValueId> in;
-    for (ValueId v : n.inputs) in.push_back(arg(v));
-    map[n.outputs[0]] = b.emit1(n.op, in, n.attrs);
-  }
-  if (out.inputs.empty() || out.inputs.size() > kMaxInputs) return std::nullopt;
-  body.set_outputs({map[x]});
-  out.body = ir::print_graph(body);
-  return out;
+  FusedBody fb = fused_body(g, order, "prologue");
+  if (fb.inputs.empty() || fb.inputs.size() > kMaxInputs) return std::nullopt;
+  fb.graph.set_outputs({fb.value_of[x]});
+  return Prologue{fb.inputs, ir::print_graph(fb.graph)};
 }
 
 }  // namespace
