@@ -332,6 +332,18 @@ std::shared_ptr<const RegionKernel> jit_kernel(const std::string& src, const cha
   return k;
 }
 
+// A compiled kernel whose one parameter is *args, as a programmatic dependent (common.cuh).
+void launch_jit(const RegionKernel& k, void* args, int64_t blocks, unsigned threads, cudaStream_t s, const char* what) {
+  void* params[] = {args};
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(threads);
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  dependent_launch(cfg, attr);
+  check(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(k.kernel), params), what);
+}
+
 }  // namespace
 
 std::shared_ptr<const RegionKernel> jit_region(const RegionProgram& p, const InputAccess* access) {
@@ -355,15 +367,8 @@ void launch_reduce_region_jit(const RegionKernel& k, const RegionProgram& p, con
   }
   a.K = g.K;
   a.R = g.R;
-  void* args[] = {&a};
   int64_t per_block = g.rows ? 256 / g.group : 32;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>((g.K + per_block - 1) / per_block));
-  cfg.blockDim = dim3(g.rows ? 256 : 1024);
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  dependent_launch(cfg, attr);
-  check(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(k.kernel), args), "launching a fused reduction");
+  launch_jit(k, &a, (g.K + per_block - 1) / per_block, g.rows ? 256 : 1024, s, "launching a fused reduction");
 }
 
 void launch_region_jit(const RegionKernel& k, const RegionProgram& p, const void* const* in, void* const* out, int64_t n, cudaStream_t s) {
@@ -376,15 +381,7 @@ void launch_region_jit(const RegionKernel& k, const RegionProgram& p, const void
   for (int i = 0; i < p.n_in; ++i)
     for (int d = 0; d < p.rank; ++d) a.st[i][d] = p.in_stride[i][d];
   a.n = n;
-  void* args[] = {&a};
-  int64_t blocks = std::min<int64_t>((n + 255) / 256, int64_t{1} << 20);
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
-  cfg.blockDim = dim3(256);
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  dependent_launch(cfg, attr);
-  check(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(k.kernel), args), "launching a fused region");
+  launch_jit(k, &a, std::min<int64_t>((n + 255) / 256, int64_t{1} << 20), 256, s, "launching a fused region");
 }
 
 }  // namespace rlx::backends::cuda
