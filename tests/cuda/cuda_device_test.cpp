@@ -28,6 +28,12 @@ using namespace rlx;
 
 namespace {
 
+// g legalized for `device`, then through one fusion pass (which asks the same device's claims).
+ir::Graph after(ir::Graph (*pass)(const ir::Graph&, const passes::KernelClaims&), const ir::Graph& g, const char* device) {
+  passes::DispatchReport rep;
+  return pass(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+}
+
 const DeviceInfo* cuda_info() {
   static std::vector<DeviceInfo> devs = devices();
   for (const auto& d : devs)
@@ -116,8 +122,7 @@ TEST(CudaDevice, ResidualAddJoinsTheDequantGemv) {
   ir::ValueId y = b.emit1(ir::Op::dequant_matmul, {x, w}, ir::Attrs{{"type", std::string("bf16")}, {"n", int64_t{16}}, {"k", int64_t{64}}});
   g.set_outputs({b.add(r, y)});
   auto fused = [&](const char* device) {
-    passes::DispatchReport rep;
-    ir::Graph out = passes::fuse_matmul_epilogues(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    ir::Graph out = after(passes::fuse_matmul_epilogues, g, device);
     int adds = 0, addends = 0;
     for (const auto& n : out.nodes()) {
       adds += n.op == ir::Op::add;
@@ -142,8 +147,7 @@ TEST(CudaDevice, PoolingSumsReadTheirOperandsOnce) {
   ir::ValueId norm = b.unary(ir::Op::sqrt, b.reduce(b.mul(mean, mean), "sum", {1}, true));
   g.set_outputs({b.div(mean, b.max(norm, b.scalar(DType::f32, 1e-12)))});
   auto fused = [&](const char* device) {
-    passes::DispatchReport rep;
-    ir::Graph out = passes::fuse_reduce_prologues(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    ir::Graph out = after(passes::fuse_reduce_prologues, g, device);
     int reduces = 0, fused_reduces = 0;
     for (const auto& n : out.nodes()) {
       reduces += n.op == ir::Op::reduce;
@@ -167,8 +171,7 @@ TEST(CudaDevice, GateAndUpJoinInOneGatedGemv) {
   ir::ValueId gate = b.emit1(ir::Op::silu, {b.emit1(ir::Op::dequant_matmul, {x, wg}, a)});
   g.set_outputs({b.mul(gate, b.emit1(ir::Op::dequant_matmul, {x, wu}, a))});
   auto fused = [&](const char* device) {
-    passes::DispatchReport rep;
-    ir::Graph out = passes::fuse_gated_matmuls(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    ir::Graph out = after(passes::fuse_gated_matmuls, g, device);
     int products = 0, gated = 0, muls = 0;
     for (const auto& n : out.nodes()) {
       products += n.op == ir::Op::dequant_matmul;
@@ -192,8 +195,7 @@ TEST(CudaDevice, HeadNormJoinsTheRope) {
   ir::ValueId normed = b.emit1(ir::Op::rms_norm, {q, w}, ir::Attrs{{"eps", 1e-6}});
   g.set_outputs({b.emit1(ir::Op::rope, {b.transpose(normed, {0, 2, 1, 3}), pos}, ir::Attrs{{"theta", 1e6}})});
   auto fused = [&](const char* device) {
-    passes::DispatchReport rep;
-    ir::Graph out = passes::fuse_norm_rope(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    ir::Graph out = after(passes::fuse_norm_rope, g, device);
     int norms = 0, normed_ropes = 0;
     for (const auto& n : out.nodes()) {
       norms += n.op == ir::Op::rms_norm;
@@ -217,8 +219,7 @@ TEST(CudaDevice, InputNormJoinsTheProjections) {
   ir::ValueId w2 = b.emit1(ir::Op::constant, {}, ir::Attrs{{"value", Tensor::zeros(DType::u8, {16, 128})}});
   g.set_outputs({b.emit1(ir::Op::dequant_matmul, {h, w1}, a), b.emit1(ir::Op::dequant_matmul, {h, w2}, a)});
   auto fused = [&](const char* device) {
-    passes::DispatchReport rep;
-    ir::Graph out = passes::fuse_norm_into_matmuls(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    ir::Graph out = after(passes::fuse_norm_into_matmuls, g, device);
     int norms = 0, normed = 0;
     for (const auto& n : out.nodes()) {
       norms += n.op == ir::Op::rms_norm;
@@ -244,8 +245,7 @@ TEST(CudaDevice, SiblingProjectionsJoinInOneGemv) {
       outs.push_back(b.emit1(ir::Op::dequant_matmul, {x, w}, ir::Attrs{{"type", std::string("bf16")}, {"n", n}, {"k", int64_t{64}}}));
     }
     g.set_outputs(outs);
-    passes::DispatchReport rep;
-    ir::Graph out = passes::fuse_sibling_matmuls(passes::legalize(g, runtime::backend("cuda"), {}, rep), runtime::backend("cuda"));
+    ir::Graph out = after(passes::fuse_sibling_matmuls, g, "cuda");
     int n_products = 0, slices = 0;
     for (const auto& n : out.nodes()) {
       n_products += n.op == ir::Op::dequant_matmul;
@@ -272,8 +272,7 @@ TEST(CudaDevice, RotatedKeyGoesStraightIntoTheCache) {
     ir::ValueId cache = g.add_input({DType::f32, {Dim::symbol("B"), Dim(2), Dim(8), Dim(16)}}, "cache");
     ir::ValueId r = b.emit1(ir::Op::rope, {k, pos}, ir::Attrs{{"theta", 1e4}});
     g.set_outputs({b.emit1(ir::Op::scatter, {cache, same_positions ? pos : other, r}, ir::Attrs{{"axis", int64_t{2}}})});
-    passes::DispatchReport rep;
-    ir::Graph out = passes::fuse_rope_append(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    ir::Graph out = after(passes::fuse_rope_append, g, device);
     int scatters = 0, appending = 0;
     for (const auto& n : out.nodes()) {
       scatters += n.op == ir::Op::scatter;
@@ -296,8 +295,7 @@ TEST(CudaDevice, NormStoresTheHalfOperandItself) {
   ir::ValueId h = b.emit1(ir::Op::layer_norm, {x, gamma}, ir::Attrs{{"eps", 1e-12}});
   g.set_outputs({b.cast(h, DType::f16), b.add(h, x)});
   auto fused = [&](const char* device) {
-    passes::DispatchReport rep;
-    ir::Graph out = passes::fuse_cast_into_producer(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    ir::Graph out = after(passes::fuse_cast_into_producer, g, device);
     int casts = 0, norms = 0, half_norms = 0;
     for (const auto& n : out.nodes()) {
       casts += n.op == ir::Op::cast;
@@ -320,8 +318,7 @@ TEST(CudaDevice, AttentionStoresTheHalfOperandItself) {
   ir::ValueId a = b.emit1(ir::Op::attention, qkv, ir::Attrs{{"layout", std::string("bshd")}, {"compute", DType::f16}});
   g.set_outputs({b.cast(b.reshape(a, {Dim::symbol("B"), Dim(16), Dim(128)}), DType::f16)});
   auto fused = [&](const char* device) {
-    passes::DispatchReport rep;
-    ir::Graph out = passes::fuse_cast_into_producer(passes::legalize(g, runtime::backend(device), {}, rep), runtime::backend(device));
+    ir::Graph out = after(passes::fuse_cast_into_producer, g, device);
     int casts = 0, stored = 0;
     for (const auto& n : out.nodes()) {
       casts += n.op == ir::Op::cast;
