@@ -1,6 +1,7 @@
 #include "formats/npy.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 
@@ -78,10 +79,12 @@ std::vector<int64_t> parse_shape(const std::string& s, const std::string& what) 
     if (t.empty()) continue;
     char* end = nullptr;
     std::string ts(t);
+    errno = 0;
     long long v = std::strtoll(ts.c_str(), &end, 10);
-    if (*end || v < 0) bad(what, cat("bad shape entry '", ts, "'"));
+    if (*end || v < 0 || errno == ERANGE) bad(what, cat("bad shape entry '", ts, "'"));
+    // n: the product of the nonzero dims (a zero dim does not make the others plausible)
     if (v > 0 && n > kMaxElements / v) bad(what, "the shape is implausibly large");
-    n *= v;
+    if (v > 0) n *= v;
     dims.push_back(v);
   }
   return dims;

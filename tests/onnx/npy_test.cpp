@@ -64,6 +64,10 @@ TEST(Npy, MalformedFilesAreClearErrors) {
   fails(npy("{'descr': '<u4', 'fortran_order': False, 'shape': (1,), }", "abcd"), "<u4");
   fails(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", "abcd"), "needs 16");
   fails(npy("{'descr': '<f4', 'fortran_order': False, }", ""), "shape");
+  // an entry past int64 (strtoll saturates), and huge dims beside a zero one (found by fuzz_npy:
+  // the zero made the count 0 while the strides overflowed)
+  fails(npy("{'descr': '>f4', 'fortran_order': False, 'shape': (0, 99999999999999999999999999990, 9,), }", ""), "bad shape entry");
+  fails(npy("{'descr': '>f4', 'fortran_order': False, 'shape': (0, 9999999999, 9999999999,), }", ""), "implausibly large");
 }
 
 }  // namespace
