@@ -56,7 +56,9 @@ class CudaBackend : public runtime::Backend {
     if (!g.usable) throw Error(ErrorKind::unsupported, cat("device cuda is not available: ", g.reason));
     return make_executable(lir);
   }
-  bool runs_steps_concurrently() const override { return flags().RLX_CUDA_CONCURRENT && flags().RLX_CUDA_GRAPHS; }
+  bool runs_steps_concurrently() const override {
+    return flags().RLX_CUDA_CONCURRENT && flags().RLX_CUDA_GRAPHS && flags().RLX_CUDA_BRANCH_PLAN;
+  }
   bool make_resident(const Tensor& t) override {
     const GpuInfo& g = gpu_info();
     if (!g.usable) throw Error(ErrorKind::unsupported, cat("device cuda is not available: ", g.reason));
