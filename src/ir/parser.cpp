@@ -152,7 +152,10 @@ class Parser {
     if (eat_word("loc")) {
       expect("(");
       node_name = quoted();
-      if (eat_word("from")) origin = name_token("origin op");
+      if (eat_word("from")) {
+        skip();
+        origin = peek() == '"' ? quoted() : name_token("origin op");
+      }
       expect(")");
     }
     auto outs = g.add_node(*op, std::move(inputs), std::move(attrs), std::move(types), node_name, origin);

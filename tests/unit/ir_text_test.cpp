@@ -42,6 +42,24 @@ TEST(IrText, SymbolicShapesNamesAndLocations) {
   EXPECT_EQ(print_graph(parse_graph(text)), text);
 }
 
+// Origins as passes write them: an op name bare, autodiff's "vjp <op>" quoted (a training step
+// graph printed by `rlx compile --emit` parses back).
+TEST(IrText, OriginsWithSpacesRoundTrip) {
+  Graph g;
+  ops::Builder b(g);
+  ValueId x = g.add_input({DType::f32, {Dim(4)}}, "x");
+  b.set_context("fc1", "hir.linear");
+  ValueId y = b.unary(Op::exp, x);
+  b.set_context("fc1", "vjp hir.cross_entropy");
+  g.set_outputs({b.add(y, x)});
+  std::string text = print_graph(g);
+  EXPECT_NE(text.find("loc(\"fc1\" from hir.linear)"), std::string::npos) << text;
+  EXPECT_NE(text.find("loc(\"fc1\" from \"vjp hir.cross_entropy\")"), std::string::npos) << text;
+  Graph back = parse_graph(text);
+  EXPECT_EQ(back.node(1).origin, "vjp hir.cross_entropy");
+  EXPECT_EQ(print_graph(back), text);
+}
+
 TEST(IrText, ConstantsAreExact) {
   Graph g;
   ops::Builder b(g);
