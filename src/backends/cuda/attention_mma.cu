@@ -30,7 +30,6 @@ __device__ __forceinline__ uint32_t pack(float lo, float hi) {
   return static_cast<uint32_t>(to_bits<kBf16>(lo)) | (static_cast<uint32_t>(to_bits<kBf16>(hi)) << 16);
 }
 
-__device__ __forceinline__ uint32_t pack_bits(uint16_t lo, uint16_t hi) { return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16); }
 
 template <bool kBf16>
 __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
@@ -42,6 +41,19 @@ __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint3
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Four 8×8 tiles of 16-bit values from shared memory in one instruction: lane l gives the
+// address of row l % 8 of tile l / 8, and receives, of each tile, row l / 4, columns 2(l % 4)
+// and 2(l % 4) + 1 — an mma B fragment half when the tile's rows are its columns (keys of K) —
+// or with .trans, the same of the transposed tile (V, whose rows are the product's k).
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const uint16_t* p) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const uint16_t* p) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
 }
 
 __device__ __forceinline__ float load_bias(const void* bias, Dt dt, int64_t off) {
@@ -239,14 +251,21 @@ __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const
       }
     __syncthreads();
 
+    // S = Q·Kᵀ: for keys n·8…n·8+7, one ldmatrix gives the B fragments of two 16-wide steps
+    // of the head dim (tiles: dims +0, +8, +16, +24 of those keys' rows)
+    static_assert(D % 32 == 0 && DV % 16 == 0, "ldmatrix takes two k-steps of K and two n-steps of V at once");
     float s[kBc / 8][4];
+    const uint16_t* k_lane = ks + (lane & 7) * LDK + (lane >> 3) * 8;
 #pragma unroll
     for (int n = 0; n < kBc / 8; ++n) {
       s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0;
-      const uint16_t* kp = ks + (n * 8 + g) * LDK + 2 * t;
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        mma<kBf16>(s[n], qf[kk], *reinterpret_cast<const uint32_t*>(kp + kk * 16), *reinterpret_cast<const uint32_t*>(kp + kk * 16 + 8));
+      for (int kk = 0; kk < D / 16; kk += 2) {
+        uint32_t kb[4];
+        ldmatrix_x4(kb, k_lane + n * 8 * LDK + kk * 16);
+        mma<kBf16>(s[n], qf[kk], kb[0], kb[1]);
+        mma<kBf16>(s[n], qf[kk + 1], kb[2], kb[3]);
+      }
     }
     // scores → masked, scaled logits; the tile's row maxima
     float mx[2] = {-INFINITY, -INFINITY};
@@ -299,12 +318,15 @@ __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const
     for (int kk = 0; kk < kBc / 16; ++kk) {
       uint32_t pa[4] = {pack<kBf16>(s[2 * kk][0], s[2 * kk][1]), pack<kBf16>(s[2 * kk][2], s[2 * kk][3]),
                         pack<kBf16>(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack<kBf16>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      const uint16_t* vp = vs + (kk * 16 + 2 * t) * LDV + g;
+      // for keys kk·16…+15, one transposed ldmatrix gives the B fragments of two 8-wide
+      // column steps (tiles: keys +0 and +8 of columns n·8, then of n·8+8)
+      const uint16_t* vp = vs + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * LDV + (lane >> 4) * 8;
 #pragma unroll
-      for (int n = 0; n < DV / 8; ++n) {
-        const uint16_t* c = vp + n * 8;
-        uint32_t b0 = pack_bits(c[0], c[LDV]), b1 = pack_bits(c[8 * LDV], c[9 * LDV]);
-        mma<kBf16>(o[n], pa, b0, b1);
+      for (int n = 0; n < DV / 8; n += 2) {
+        uint32_t vb[4];
+        ldmatrix_x4_trans(vb, vp + n * 8);
+        mma<kBf16>(o[n], pa, vb[0], vb[1]);
+        mma<kBf16>(o[n + 1], pa, vb[2], vb[3]);
       }
     }
   }
