@@ -363,26 +363,40 @@ __global__ void __launch_bounds__(W * 32) attention_mma_kernel(const T* q, const
 }
 
 // y[b, h, i] = Σ_s e^(m_s − M)·O_s / Σ_s e^(m_s − M)·l_s over the key shares s of row i (M: the
-// largest m_s); a share that saw no key has m_s = −inf and weighs nothing.
+// largest m_s); a share that saw no key has m_s = −inf and weighs nothing. One warp per row:
+// lane s holds share s's (m, l), the lanes then take the row's values four at a time (one
+// 16-byte load per share) — a block of Dv threads per row left each thread one load in flight.
+constexpr int kCombineRows = 8;  // rows (warps) per block
 template <class T>
 __global__ void attention_combine_kernel(const float* part, T* y, const __grid_constant__ AttentionSpec a) {
-  const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-  const int64_t rows = a.B * a.H * a.splits * a.Sq, r0 = (b * a.H + h) * a.splits * a.Sq + i;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kCombineRows + threadIdx.x / 32;  // (b·H + h)·Sq + i
+  if (row >= a.B * a.H * a.Sq) return;
+  const int lane = threadIdx.x & 31;
+  const int64_t i = row % a.Sq, bh = row / a.Sq, h = bh % a.H, b = bh / a.H;
+  const int64_t rows = a.B * a.H * a.splits * a.Sq, r0 = bh * a.splits * a.Sq + i;
   const float2* ml = reinterpret_cast<const float2*>(part + rows * a.Dv);
-  float M = -INFINITY;
-  for (int s = 0; s < a.splits; ++s) M = fmaxf(M, ml[r0 + s * a.Sq].x);
-  for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) {
-    float L = 0, o = 0;
-    if (M != -INFINITY)
-      for (int s = 0; s < a.splits; ++s) {
-        float2 v = ml[r0 + s * a.Sq];
-        if (v.x == -INFINITY) continue;
-        float c = __expf(v.x - M);
-        L += c * v.y;
-        o += c * part[(r0 + s * a.Sq) * a.Dv + d];
-      }
-    // a row with no allowed key is NaN, like the definition's softmax over nothing
-    store_as(y, b * a.y_b + h * a.y_h + i * a.y_s + d, L > 0 ? o / L : __int_as_float(0x7fc00000), a.y_dt);
+  const float2 mine = lane < a.splits ? ml[r0 + lane * a.Sq] : make_float2(-INFINITY, 0.0f);
+  float M = mine.x;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) M = fmaxf(M, __shfl_xor_sync(0xffffffffu, M, o));
+  const float w = mine.x == -INFINITY ? 0.0f : __expf(mine.x - M);  // all 0 when M is −inf
+  float L = 0;
+  for (int sp = 0; sp < a.splits; ++sp) L += __shfl_sync(0xffffffffu, w, sp) * __shfl_sync(0xffffffffu, mine.y, sp);
+  // a row with no allowed key is NaN, like the definition's softmax over nothing
+  const float inv = L > 0 ? 1.0f / L : __int_as_float(0x7fc00000);
+  for (int64_t d = 4 * lane; d < a.Dv; d += 128) {
+    float4 acc = make_float4(0, 0, 0, 0);
+    for (int sp = 0; sp < a.splits; ++sp) {
+      const float ws = __shfl_sync(0xffffffffu, w, sp);
+      if (ws == 0.0f) continue;
+      const float4 p = *reinterpret_cast<const float4*>(part + (r0 + sp * a.Sq) * a.Dv + d);
+      acc.x += ws * p.x, acc.y += ws * p.y, acc.z += ws * p.z, acc.w += ws * p.w;
+    }
+    const int64_t off = b * a.y_b + h * a.y_h + i * a.y_s + d;
+    store_as(y, off, acc.x * inv, a.y_dt);
+    store_as(y, off + 1, acc.y * inv, a.y_dt);
+    store_as(y, off + 2, acc.z * inv, a.y_dt);
+    store_as(y, off + 3, acc.w * inv, a.y_dt);
   }
 }
 
@@ -403,7 +417,7 @@ void launch_tiles(const void* q, const void* k, const void* v, const void* bias,
   attention_mma_kernel<D, DV, W, kBf16, T><<<grid, W * 32, smem, s>>>(static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
                                                                       bias, bias_dt, static_cast<T*>(y), part, a);
   if (a.splits > 1)
-    attention_combine_kernel<T><<<dim3(static_cast<unsigned>(a.Sq), static_cast<unsigned>(a.H), static_cast<unsigned>(a.B)), DV, 0, s>>>(
+    attention_combine_kernel<T><<<static_cast<unsigned>((a.B * a.H * a.Sq + kCombineRows - 1) / kCombineRows), kCombineRows * 32, 0, s>>>(
         part, static_cast<T*>(y), a);
 }
 
@@ -445,7 +459,7 @@ int attention_mma_splits(Dt dt, const AttentionSpec& a, int sms) {
   const int64_t rows = a.Sq > 32 ? 64 : a.Sq > 16 ? 32 : 16, blocks = (a.Sq + rows - 1) / rows * a.H * a.B;
   const int64_t tiles = (a.Sk + kBc - 1) / kBc;
   if (blocks >= sms || tiles < 2) return 1;
-  int64_t want = std::min<int64_t>({tiles, (4 * sms + blocks - 1) / blocks, 16});
+  int64_t want = std::min<int64_t>({tiles, (4 * sms + blocks - 1) / blocks, 16});  // ≤ 32: the combine kernel gives each share a lane
   int64_t per = (tiles + want - 1) / want;  // whole tiles per share; no share left empty
   return static_cast<int>((tiles + per - 1) / per);
 }
