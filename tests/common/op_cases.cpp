@@ -433,6 +433,12 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         std::string b2 = sub("graph @epilogue(%p: f32[M,N], %b: f32[N], %r: f32[M,N]) {\n  %y = mir.add(%p, %b) : f32[M,N]\n  %z = mir.add(%r, %y) : f32[M,N]\n  return %z\n}\n");
         add({{{DType::f32, S({m, k})}}, {{DType::f32, S({k, n})}}, {{DType::f32, S({n})}}, {{DType::f32, S({m, n})}}},
             Attrs{{"contract", ir::Intss{{1}, {0}}}, {"epilogue", b2}}, "bias + residual");
+        std::string b2h = sub("graph @epilogue(%p: f32[M,N], %r: f32[M,N], %b: f32[N]) {\n  %y = mir.add(%p, %b) : f32[M,N]\n  %z = mir.add(%y, %r) : f32[M,N]\n  return %z\n}\n");
+        add({{{DType::f16, S({m, k})}}, {{DType::f16, S({n, k})}}, {{DType::f32, S({m, n})}}, {{DType::f32, S({n})}}},
+            Attrs{{"contract", ir::Intss{{1}, {1}}}, {"out", DType::f32}, {"epilogue", b2h}}, "f16 product, bias + residual");
+        std::string b2r = sub("graph @epilogue(%p: f32[M,N], %r: f32[M,N]) {\n  %z = mir.add(%r, %p) : f32[M,N]\n  return %z\n}\n");
+        add({{{DType::f32, S({m, k})}}, {{DType::f32, S({n, k})}}, {{DType::f32, S({m, n})}}},
+            Attrs{{"contract", ir::Intss{{1}, {1}}}, {"epilogue", b2r}}, "residual only");
         std::string b3 = sub("graph @epilogue(%p: f32[M,N]) {\n  %c = mir.constant() {value=tensor<f32[]>[0.5]} : f32[]\n  %y = mir.mul(%p, %c) : f32[M,N]\n  %s = hir.silu(%y) : f32[M,N]\n  %h = mir.cast(%s) {to=bf16} : bf16[M,N]\n  return %h\n}\n");
         add({{{DType::bf16, S({m, k})}}, {{DType::bf16, S({n, k})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}, {"out", DType::f32}, {"epilogue", b3}}, "bf16, scale, silu, cast");
         std::string b4 = sub("graph @epilogue(%p: f32[M,N]) {\n  %y = mir.sin(%p) : f32[M,N]\n  return %y\n}\n");

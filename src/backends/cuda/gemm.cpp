@@ -81,7 +81,7 @@ GemmPlan::~GemmPlan() = default;
 
 GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w, const ir::Intss& batch, const ir::Intss& contract, DType in,
                    DType out, const GemmEpilogue& ep)
-    : in_(in), out_(out) {
+    : in_(in), out_(out), residual_(ep.residual) {
   std::vector<int64_t> lb = norm_all(batch[0], x.size()), rb = norm_all(batch[1], w.size());
   std::vector<int64_t> lc = norm_all(contract[0], x.size()), rc = norm_all(contract[1], w.size()), lf, rf;
   for (int64_t d = 0; d < static_cast<int64_t>(x.size()); ++d)
@@ -245,7 +245,7 @@ void GemmPlan::tune(Lt& lt, const cublasLtMatmulHeuristicResult_t* results, int 
 
 std::string GemmPlan::describe() const {
   return cat(B_ > 1 ? cat(B_, "×") : std::string(), M_, "×", N_, "×", K_, " ", dtype_name(in_), "→", dtype_name(out_), lt_ ? " cuBLASLt" : " simple",
-             lt_ && lt_->bias ? "+bias" : "", a_->copy ? ", copies A" : "", b_->copy ? ", copies B" : "");
+             lt_ && lt_->bias ? "+bias" : "", lt_ && residual_ ? "+residual" : "", a_->copy ? ", copies A" : "", b_->copy ? ", copies B" : "");
 }
 
 void GemmPlan::run(const void* x, const void* w, void* y, const void* bias, const void* residual, void* scratch, cudaStream_t s) const {

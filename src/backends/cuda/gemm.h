@@ -44,6 +44,7 @@ class GemmPlan {
   int64_t B_ = 1, M_ = 1, N_ = 1, K_ = 1;
   DType in_, out_;
   size_t scratch_ = 0, workspace_at_ = 0;  // scratch bytes; where cuBLASLt's workspace starts in them
+  bool residual_ = false;                  // the epilogue adds C (for describe)
 };
 
 }  // namespace rlx::backends::cuda

@@ -195,6 +195,21 @@ int bias_input(const ir::Graph& body, const ir::Node& node, const ir::Graph& g, 
   return !s.empty() && s.back() == N && numel == N ? static_cast<int>(k) : -1;
 }
 
+// The extra input k (≥ 2) that the epilogue's last node adds in full to `prev` (the product, or
+// the product plus its bias) — a residual [M, N] f32 tensor that cuBLASLt adds as C (D = A·B + C,
+// then the bias) — when that sum is the epilogue's result; -1 otherwise.
+int residual_input(const ir::Graph& body, const ir::Node& node, const ir::Graph& g, int at, ValueId prev, DType product,
+                   const std::vector<int64_t>& y) {
+  if (product != DType::f32 || at + 1 != body.num_nodes() || body.outputs().size() != 1) return -1;
+  const ir::Node& n = body.node(at);
+  if (n.op != Op::add || body.outputs()[0] != n.outputs[0] || body.type(n.outputs[0]).dtype != DType::f32) return -1;
+  ValueId other = n.inputs[0] == prev ? n.inputs[1] : n.inputs[1] == prev ? n.inputs[0] : ir::kNoValue;
+  if (other == ir::kNoValue || other == prev || body.value(other).node >= 0 || body.type(other).dtype != DType::f32) return -1;
+  size_t k = static_cast<size_t>(body.value(other).index) + 1;  // body input j is the node's input j + 1
+  if (k < 2 || k >= node.inputs.size()) return -1;
+  return static_shape(g, node.inputs[k]) == y ? static_cast<int>(k) : -1;
+}
+
 Kernel make_fused_dot(const ir::Node& n, const ir::Graph& g) {
   auto body = parse_body(n.attrs.s("epilogue"));
   if (!body) return {};
@@ -205,21 +220,27 @@ Kernel make_fused_dot(const ir::Node& n, const ir::Graph& g) {
   int64_t N = y.empty() ? 1 : y.back();
   int add_at = 0;
   int bias_k = bias_input(*body, n, g, N, pd, add_at);
+  // a residual added after the bias (or to the bare product), stored as the output itself
+  int res_k = g.type(n.outputs[0]).dtype == pd
+                  ? residual_input(*body, n, g, bias_k >= 0 ? add_at + 1 : add_at, bias_k >= 0 ? body->node(add_at).outputs[0] : body->inputs()[0], pd, y)
+                  : -1;
   GemmEpilogue ep;
   if (bias_k >= 0) ep.kind = GemmEpilogue::Kind::bias;
+  ep.residual = res_k >= 0;
   std::shared_ptr<GemmPlan> plan;
   try {
     plan = std::make_shared<GemmPlan>(x, w, n.attrs.intss("batch"), n.attrs.intss("contract"), d, pd, ep);
   } catch (const Error&) {
-    if (bias_k < 0) throw;
-    bias_k = -1;  // no algorithm with the epilogue: the region adds the bias
+    if (bias_k < 0 && res_k < 0) throw;
+    bias_k = res_k = -1;  // no algorithm with the epilogue: the region adds the bias and the residual
     plan = std::make_shared<GemmPlan>(x, w, n.attrs.intss("batch"), n.attrs.intss("contract"), d, pd);
   }
-  // The whole epilogue was the bias add: the GEMM writes the output itself.
-  bool direct = bias_k >= 0 && body->num_nodes() == add_at + 1 && body->outputs()[0] == body->node(add_at).outputs[0] && g.type(n.outputs[0]).dtype == pd;
-  if (direct)
-    return {[plan, bias_k](const LaunchArgs& a) {
-              plan->run(a.in[0].data, a.in[1].data, a.out[0].data, a.in[static_cast<size_t>(bias_k)].data, nullptr, a.scratch, a.stream);
+  // The whole epilogue was the bias and residual adds: the GEMM writes the output itself.
+  bool bias_only = bias_k >= 0 && body->num_nodes() == add_at + 1 && body->outputs()[0] == body->node(add_at).outputs[0] && g.type(n.outputs[0]).dtype == pd;
+  if (bias_only || res_k >= 0)
+    return {[plan, bias_k, res_k](const LaunchArgs& a) {
+              plan->run(a.in[0].data, a.in[1].data, a.out[0].data, bias_k >= 0 ? a.in[static_cast<size_t>(bias_k)].data : nullptr,
+                        res_k >= 0 ? a.in[static_cast<size_t>(res_k)].data : nullptr, a.scratch, a.stream);
             },
             plan->scratch(), plan->describe()};
   std::optional<RegionProgram> p = compile_body(*body, bias_k >= 0 ? add_at : -1);
