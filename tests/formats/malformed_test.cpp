@@ -117,6 +117,9 @@ TEST(Malformed, SafetensorsCatalogue) {
                   {"tensor 'b'", "overlap those of tensor 'a'"});
   expect_rejected(S, st(R"({"a":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[0,4]}})"),
                   {"more elements than fit in 64 bits"});
+  // a zero dim leaves no elements, but the others must still fit the strides of a tensor
+  expect_rejected(S, st(R"({"a":{"dtype":"U8","shape":[0,4294967296,4294967296],"data_offsets":[0,0]}})"),
+                  {"more elements than fit in 64 bits"});
   expect_rejected(S, st(R"({"a":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}})"), {"not a whole number of bytes"});
   expect_rejected(S, st(R"({"__metadata__":{"n":1}})"), {"__metadata__ value 'n' must be a string, found a number"});
   expect_rejected(S, st(R"({"__metadata__":{"n":"a","n":"b"}})"), {"__metadata__ key 'n' appears twice"});
@@ -198,6 +201,7 @@ TEST(Malformed, GgufCatalogue) {
   // Tensor infos start at byte 24 here: name (8 + 1), n_dims at 33, dims from 37.
   expect_rejected(G, gguf_tensor({1, 1, 1, 1, 1, 1, 1, 1, 1}, 0, 0, 64).b, {"tensor 'w' n_dims at byte offset 33", "9 dims"});
   expect_rejected(G, gguf_tensor({uint64_t{1} << 40, uint64_t{1} << 40}, 0, 0, 64).b, {"tensor 'w' dim 1 at byte offset 45", "64 bits"});
+  expect_rejected(G, gguf_tensor({0, uint64_t{1} << 40, uint64_t{1} << 40}, 0, 0, 64).b, {"tensor 'w' dim 2 at byte offset 53", "64 bits"});
   expect_rejected(G, gguf_tensor({4}, 99, 0, 64).b, {"tensor 'w' type at byte offset 45", "unknown ggml type id 99"});
   expect_rejected(G, gguf_tensor({16}, 2, 0, 64).b, {"tensor 'w' at byte offset 33", "not a multiple of the Q4_0 block size 32"});
   expect_rejected(G, gguf_tensor({4}, 0, 4, 64).b, {"tensor 'w' offset at byte offset 49", "not a multiple of the alignment 32"});
