@@ -7,6 +7,7 @@
 #include "formats/mapped_file.h"
 #include "rlx/error.h"
 #include "util/strings.h"
+#include "util/tensor_span.h"
 
 namespace rlx::formats {
 
@@ -186,16 +187,12 @@ class GgufParser {
       if (n_dims > limits_.max_dims)
         r_.fail(dims_at, field + " n_dims", cat(n_dims, " dims; GGUF tensors have at most ", limits_.max_dims));
       std::vector<int64_t> shape(n_dims);
-      // the product of the nonzero dims (what strides multiply) fits even when a zero dim
-      // leaves no elements
-      uint64_t numel = 1, spanned = 1;
+      uint64_t numel = 1, span = 1;
       for (uint32_t d = 0; d < n_dims; ++d) {
         size_t dat = r_.offset();
         uint64_t ne = r_.u64(cat(field, " dim ", d));
-        if (ne > static_cast<uint64_t>(INT64_MAX) || (ne != 0 && spanned > static_cast<uint64_t>(INT64_MAX) / ne))
-          r_.fail(dat, cat(field, " dim ", d), cat("dims make more elements than fit in 64 bits"));
+        if (!extend_span(span, ne)) r_.fail(dat, cat(field, " dim ", d), cat("dims make more elements than fit in 64 bits"));
         numel *= ne;
-        if (ne != 0) spanned *= ne;
         shape[n_dims - 1 - d] = static_cast<int64_t>(ne);  // GGUF lists the innermost dim first
       }
       size_t type_at = r_.offset();

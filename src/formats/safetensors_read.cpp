@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "formats/byte_reader.h"
+#include "util/tensor_span.h"
 #include "formats/mapped_file.h"
 #include "formats/safetensors.h"
 #include "formats/safetensors_header.h"
@@ -67,14 +68,10 @@ SafetensorsFile parse_safetensors(const uint8_t* data, size_t size, std::shared_
     auto at = [&](const std::string& msg) { r.fail(static_cast<size_t>(e.at), cat("tensor '", e.name, "'"), msg); };
     auto type = weight_type_from_safetensors(e.dtype);
     if (!type) at(cat("unknown dtype '", e.dtype, "'; safetensors dtypes are ", kDtypeList));
-    // The product of the nonzero dims bounds what a tensor's strides multiply: it must fit even
-    // when a zero dim leaves no elements (a [0, 2^40, 2^40] tensor cannot be laid out).
-    uint64_t numel = 1, spanned = 1;
+    uint64_t numel = 1, span = 1;
     for (uint64_t d : e.shape) {
-      if (d > static_cast<uint64_t>(INT64_MAX) || (d != 0 && spanned > static_cast<uint64_t>(INT64_MAX) / d))
-        at(cat("shape [", join(e.shape), "] has more elements than fit in 64 bits"));
+      if (!extend_span(span, d)) at(cat("shape [", join(e.shape), "] has more elements than fit in 64 bits"));
       numel *= d;
-      if (d != 0) spanned *= d;
     }
     if (e.begin > e.end) at(cat("data_offsets [", e.begin, ", ", e.end, "] has begin after end"));
     if (e.end > data_size)

@@ -7,6 +7,7 @@
 #include "util/host_memory.h"
 #include "util/scalar.h"
 #include "util/strings.h"
+#include "util/tensor_span.h"
 
 namespace rlx {
 
@@ -22,14 +23,13 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
   return st;
 }
 
-// The element count; also the product of the nonzero dims must fit, since the contiguous
-// strides multiply them even where a zero dim leaves no elements.
+// The element count, once the shape's strides are known to fit (util/tensor_span.h).
 int64_t checked_numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1, span = 1;
+  int64_t n = 1;
+  uint64_t span = 1;
   for (int64_t d : shape) {
     if (d < 0) throw Error(ErrorKind::invalid_argument, cat("tensor dim ", d, " is negative"));
-    if (d != 0 && span > INT64_MAX / d) throw Error(ErrorKind::invalid_argument, "tensor element count (or stride) overflows int64");
-    if (d != 0) span *= d;
+    if (!extend_span(span, static_cast<uint64_t>(d))) throw Error(ErrorKind::invalid_argument, "tensor element count (or stride) overflows int64");
     n *= d;
   }
   return n;
