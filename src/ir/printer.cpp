@@ -101,7 +101,7 @@ std::string print_graph(const Graph& g) {
     if (!n.name.empty() || !n.origin.empty()) {
       out += " loc(" + json_quote(n.name);
       // An origin with a space ("vjp hir.linear", from autodiff) is quoted; a plain op name is not.
-      bool plain = std::all_of(n.origin.begin(), n.origin.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'; });
+      bool plain = std::all_of(n.origin.begin(), n.origin.end(), name_char);
       if (!n.origin.empty()) out += " from " + (plain ? n.origin : json_quote(n.origin));
       out += ")";
     }
