@@ -176,38 +176,40 @@ bool claims_fused_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir:
   return compile_body(*body).has_value();
 }
 
-// The extra input k (≥ 2) that a first node add(product, bias) reads, when bias is an f32 [N]
-// row that cuBLASLt's bias epilogue can add; -1 otherwise.
+// The fused_dot input k (≥ 2) that the body's f32 add node n adds to `prev` (body input j is
+// the node's input j + 1): an f32 input of the epilogue, not a value it computes; -1 otherwise.
+int addend_input(const ir::Graph& body, const ir::Node& n, ValueId prev, const ir::Node& node) {
+  if (n.op != Op::add || body.type(n.outputs[0]).dtype != DType::f32) return -1;
+  ValueId other = n.inputs[0] == prev ? n.inputs[1] : n.inputs[1] == prev ? n.inputs[0] : ir::kNoValue;
+  if (other == ir::kNoValue || other == prev || body.value(other).node >= 0 || body.type(other).dtype != DType::f32) return -1;
+  size_t k = static_cast<size_t>(body.value(other).index) + 1;
+  return k >= 2 && k < node.inputs.size() ? static_cast<int>(k) : -1;
+}
+
+// The extra input k that a first node add(product, bias) reads, when bias is an f32 [N] row
+// that cuBLASLt's bias epilogue can add; -1 otherwise.
 int bias_input(const ir::Graph& body, const ir::Node& node, const ir::Graph& g, int64_t N, DType product, int& at) {
   at = 0;
   while (at < body.num_nodes() && body.node(at).op == Op::constant) ++at;
   if (at == body.num_nodes() || product != DType::f32) return -1;
-  const ir::Node& n = body.node(at);
-  if (n.op != Op::add || body.type(n.outputs[0]).dtype != DType::f32) return -1;
-  ValueId p = body.inputs()[0];
-  ValueId other = n.inputs[0] == p ? n.inputs[1] : n.inputs[1] == p ? n.inputs[0] : ir::kNoValue;
-  if (other == ir::kNoValue || other == p || body.value(other).node >= 0 || body.type(other).dtype != DType::f32) return -1;
-  size_t k = static_cast<size_t>(body.value(other).index) + 1;  // body input j is the node's input j + 1
-  if (k < 2 || k >= node.inputs.size()) return -1;
-  std::vector<int64_t> s = static_shape(g, node.inputs[k]);
+  int k = addend_input(body, body.node(at), body.inputs()[0], node);
+  if (k < 0) return -1;
+  std::vector<int64_t> s = static_shape(g, node.inputs[static_cast<size_t>(k)]);
   int64_t numel = 1;
   for (int64_t d : s) numel *= d;
-  return !s.empty() && s.back() == N && numel == N ? static_cast<int>(k) : -1;
+  return !s.empty() && s.back() == N && numel == N ? k : -1;
 }
 
-// The extra input k (≥ 2) that the epilogue's last node adds in full to `prev` (the product, or
-// the product plus its bias) — a residual [M, N] f32 tensor that cuBLASLt adds as C (D = A·B + C,
+// The extra input k that the epilogue's last node adds in full to `prev` (the product, or the
+// product plus its bias) — a residual [M, N] f32 tensor that cuBLASLt adds as C (D = A·B + C,
 // then the bias) — when that sum is the epilogue's result; -1 otherwise.
 int residual_input(const ir::Graph& body, const ir::Node& node, const ir::Graph& g, int at, ValueId prev, DType product,
                    const std::vector<int64_t>& y) {
   if (product != DType::f32 || at + 1 != body.num_nodes() || body.outputs().size() != 1) return -1;
   const ir::Node& n = body.node(at);
-  if (n.op != Op::add || body.outputs()[0] != n.outputs[0] || body.type(n.outputs[0]).dtype != DType::f32) return -1;
-  ValueId other = n.inputs[0] == prev ? n.inputs[1] : n.inputs[1] == prev ? n.inputs[0] : ir::kNoValue;
-  if (other == ir::kNoValue || other == prev || body.value(other).node >= 0 || body.type(other).dtype != DType::f32) return -1;
-  size_t k = static_cast<size_t>(body.value(other).index) + 1;  // body input j is the node's input j + 1
-  if (k < 2 || k >= node.inputs.size()) return -1;
-  return static_shape(g, node.inputs[k]) == y ? static_cast<int>(k) : -1;
+  if (body.outputs()[0] != n.outputs[0]) return -1;
+  int k = addend_input(body, n, prev, node);
+  return k >= 0 && static_shape(g, node.inputs[static_cast<size_t>(k)]) == y ? k : -1;
 }
 
 Kernel make_fused_dot(const ir::Node& n, const ir::Graph& g) {
