@@ -5,29 +5,12 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/op_enum.h"
+
 namespace rlx::ir {
-
-enum class Op : uint16_t {
-#define RLX_OP(name, level, min_in, max_in, outs, attrs, traits) name,
-#include "ir/ops.def"
-#undef RLX_OP
-};
-
-constexpr int kNumOps = 0
-#define RLX_OP(name, level, min_in, max_in, outs, attrs, traits) +1
-#include "ir/ops.def"
-#undef RLX_OP
-    ;
 
 enum class Level : uint8_t { HIR, MIR, LIR };
 const char* level_name(Level l);  // "hir", "mir", "lir"
-
-enum OpTraits : unsigned {
-  kElementwise = 1u << 0,  // output element i depends only on input elements i
-  kCommutative = 1u << 1,  // binary op with f(a,b) == f(b,a)
-  kView = 1u << 2,         // output may alias the input's buffer (no data movement)
-  kBroadcast = 1u << 3,    // inputs broadcast numpy-style to the output shape
-};
 
 enum class AttrType : uint8_t { Int, Float, Bool, Str, Enum, Ints, Intss, DType, Dims, Tensor };
 const char* attr_type_name(AttrType t);

@@ -22,7 +22,7 @@ bool unary_accepts(Op op, DType t) {
     case Op::cos:
     case Op::tanh: return is_float(t) || is_complex(t);
     case Op::logical_not: return is_bool(t);
-    default: return is_float(t);  // expm1 log1p rsqrt sigmoid erf floor ceil round
+    default: return is_float(t);  // expm1 log1p rsqrt sigmoid erf floor ceil round, and any other
   }
 }
 
@@ -92,12 +92,14 @@ std::vector<Type> infer_iota(Op op, const std::vector<Type>&, const Attrs& a) {
 
 void register_elementwise(RuleTable& t) {
   auto set = [&](Op op, InferFn f) { t[static_cast<size_t>(op)].infer = f; };
-  for (Op op : {Op::neg, Op::abs, Op::sign, Op::exp, Op::expm1, Op::log, Op::log1p, Op::sqrt, Op::rsqrt, Op::reciprocal,
-                Op::sin, Op::cos, Op::tanh, Op::sigmoid, Op::erf, Op::floor, Op::ceil, Op::round, Op::logical_not})
-    set(op, infer_unary);
-  for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::rem, Op::pow, Op::max, Op::min, Op::logical_and, Op::logical_or,
-                Op::logical_xor, Op::eq, Op::ne, Op::lt, Op::le, Op::gt, Op::ge})
-    set(op, infer_binary);
+  // every elementwise primitive of the op table, by its arity
+  for (int i = 0; i < ir::kNumOps; ++i) {
+    Op op = static_cast<Op>(i);
+    const ir::OpInfo& info = ir::op_info(op);
+    if (info.level != ir::Level::MIR || !ir::has_trait(op, ir::kElementwise) || op == Op::cast) continue;
+    if (info.max_inputs == 1) set(op, infer_unary);
+    if (info.max_inputs == 2) set(op, infer_binary);
+  }
   set(Op::select, infer_select);
   set(Op::cast, infer_cast);
   set(Op::constant, infer_constant);

@@ -1,10 +1,11 @@
-// Elementwise kernels: unary, binary with numpy broadcasting, select, cast, iota.
+// Elementwise kernels: every unary and binary op of scalar.h (numpy broadcasting), select, cast, iota.
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "backends/cpu/kernels.h"
-#include "backends/cpu/vmath.h"
+#include "codegen/elementwise.h"
+#include "codegen/host_math.h"
 
 namespace rlx::backends::cpu {
 
@@ -45,44 +46,8 @@ void for_each_row(const std::vector<int64_t>& out, const std::array<std::vector<
   });
 }
 
-// The semantics, one switch per element; every kernel below instantiates it with a constant op
-// so the switch folds away and the loop vectorizes.
-template <class T>
-[[gnu::always_inline]] inline T unary_op(Op op, T x) {
-  if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-      case Op::neg: return -x;
-      case Op::abs: return std::fabs(x);
-      case Op::sign: return std::isnan(x) ? x : static_cast<T>((x > 0) - (x < 0));
-      case Op::exp: if constexpr (std::is_same_v<T, float>) return vm::exp(x); else return std::exp(x);
-      case Op::expm1: return std::expm1(x);
-      case Op::log: return std::log(x);
-      case Op::log1p: return std::log1p(x);
-      case Op::sqrt: return std::sqrt(x);
-      case Op::rsqrt: return T(1) / std::sqrt(x);
-      case Op::reciprocal: return T(1) / x;
-      case Op::sin: return std::sin(x);
-      case Op::cos: return std::cos(x);
-      case Op::tanh: if constexpr (std::is_same_v<T, float>) return vm::tanh(x); else return std::tanh(x);
-      case Op::sigmoid: if constexpr (std::is_same_v<T, float>) return vm::sigmoid(x); else return T(1) / (T(1) + std::exp(-x));
-      case Op::erf: if constexpr (std::is_same_v<T, float>) return vm::erf(x); else return std::erf(x);
-      case Op::floor: return std::floor(x);
-      case Op::ceil: return std::ceil(x);
-      case Op::round: return std::nearbyint(x);
-      default: return x;
-    }
-  } else {
-    using U = std::make_unsigned_t<T>;
-    switch (op) {
-      case Op::neg: return static_cast<T>(U(0) - static_cast<U>(x));
-      case Op::abs: return x < 0 ? static_cast<T>(U(0) - static_cast<U>(x)) : x;
-      case Op::sign: return static_cast<T>((x > 0) - (x < 0));
-      case Op::logical_not: return static_cast<T>(x == 0);
-      default: return x;
-    }
-  }
-}
-
+// One kernel per op and storage type: the op is a template constant, so scalar.h's switch folds
+// away and each loop is that op's arithmetic alone (vectorized where the op allows).
 template <Op OP>
 HostKernel unary_kernel() {
   return [](const KernelArgs& a) {
@@ -91,124 +56,55 @@ HostKernel unary_kernel() {
       const T* x = a.in[0].as<T>();
       T* y = a.out[0].as<T>();
       rlx::parallel_for(a.out[0].numel, 16384, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) y[i] = unary_op(OP, x[i]);
+        for (int64_t i = lo; i < hi; ++i) y[i] = codegen::eval_scalar<T>(OP, x[i]);
       });
     });
   };
 }
 
-#define RLX_CPU_UNARY_OPS(X) X(neg) X(abs) X(sign) X(exp) X(expm1) X(log) X(log1p) X(sqrt) X(rsqrt) X(reciprocal) X(sin) X(cos) X(tanh) X(sigmoid) X(erf) X(floor) X(ceil) X(round) X(logical_not)
-#define RLX_CPU_BINARY_OPS(X) X(add) X(sub) X(mul) X(div) X(rem) X(pow) X(max) X(min) X(logical_and) X(logical_or) X(logical_xor) X(eq) X(ne) X(lt) X(le) X(gt) X(ge)
-
 HostKernel make_unary(const ir::Node& n, const ir::Graph&) {
-  switch (n.op) {
-#define X(name) \
-  case Op::name: return unary_kernel<Op::name>();
-    RLX_CPU_UNARY_OPS(X)
-#undef X
-    default: return {};
-  }
+  HostKernel k;
+  codegen::for_each_scalar_op<1>([&](auto op) {
+    if (n.op == decltype(op)::value) k = unary_kernel<decltype(op)::value>();
+  });
+  return k;
 }
 
-template <class T>
-T int_div(T a, T b) {
-  if (b == 0) return 0;
-  if constexpr (std::is_signed_v<T>)
-    if (b == -1) return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
-  return static_cast<T>(a / b);
-}
-
-template <class T>
-[[gnu::always_inline]] inline T binary_op(Op op, T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-      case Op::add: return a + b;
-      case Op::sub: return a - b;
-      case Op::mul: return a * b;
-      case Op::div: return a / b;
-      case Op::rem: return std::fmod(a, b);
-      case Op::pow: return std::pow(a, b);
-      // NaN-propagating, written as selects so the loop vectorizes
-      case Op::max: return a != a ? a : (b != b ? b : (a > b ? a : b));
-      case Op::min: return a != a ? a : (b != b ? b : (a < b ? a : b));
-      default: return 0;
-    }
-  } else {
-    using U = std::make_unsigned_t<T>;
-    switch (op) {
-      case Op::add: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-      case Op::sub: return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-      case Op::mul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-      case Op::div: return int_div(a, b);
-      case Op::rem: return (b == 0 || (std::is_signed_v<T> && b == static_cast<T>(-1))) ? T(0) : static_cast<T>(a % b);
-      case Op::max: return std::max(a, b);
-      case Op::min: return std::min(a, b);
-      case Op::logical_and: return (a != 0) && (b != 0);
-      case Op::logical_or: return (a != 0) || (b != 0);
-      case Op::logical_xor: return (a != 0) != (b != 0);
-      default: return 0;
-    }
-  }
-}
-
-template <class T>
-uint8_t compare_op(Op op, T a, T b) {
-  switch (op) {
-    case Op::eq: return a == b;
-    case Op::ne: return a != b;
-    case Op::lt: return a < b;
-    case Op::le: return a <= b;
-    case Op::gt: return a > b;
-    case Op::ge: return a >= b;
-    default: return 0;
-  }
-}
-
-bool is_compare(Op op) { return op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge; }
+constexpr bool is_compare(Op op) { return op == Op::eq || op == Op::ne || op == Op::lt || op == Op::le || op == Op::gt || op == Op::ge; }
 
 template <Op OP>
 HostKernel binary_kernel() {
-  [[maybe_unused]] constexpr Op op = OP;
   return [](const KernelArgs& a) {
     dispatch_typed(a.in[0].dtype, [&](auto tag) {
       using T = decltype(tag);
       const T* x = a.in[0].as<T>();
       const T* z = a.in[1].as<T>();
       bool same = a.in[0].shape == a.out[0].shape && a.in[1].shape == a.out[0].shape;
-      if (is_compare(op)) {
-        uint8_t* y = a.out[0].as<uint8_t>();
+      auto run = [&](auto out_tag) {  // comparisons store booleans, the rest T
+        using Y = decltype(out_tag);
+        Y* y = a.out[0].as<Y>();
         if (same) {
-          for (int64_t i = 0; i < a.out[0].numel; ++i) y[i] = compare_op(op, x[i], z[i]);
+          rlx::parallel_for(a.out[0].numel, 16384, [&](int64_t lo, int64_t hi) {
+            for (int64_t i = lo; i < hi; ++i) y[i] = static_cast<Y>(codegen::eval_scalar<T>(OP, x[i], z[i]));
+          });
           return;
         }
         for_each_row<2>(a.out[0].shape, {a.in[0].shape, a.in[1].shape}, [&](int64_t o, auto base, auto st, int64_t len) {
-          for (int64_t i = 0; i < len; ++i) y[o + i] = compare_op(op, x[base[0] + i * st[0]], z[base[1] + i * st[1]]);
+          for (int64_t i = 0; i < len; ++i) y[o + i] = static_cast<Y>(codegen::eval_scalar<T>(OP, x[base[0] + i * st[0]], z[base[1] + i * st[1]]));
         });
-        return;
-      }
-      T* y = a.out[0].as<T>();
-      if (same) {
-        int64_t n = a.out[0].numel;
-        rlx::parallel_for(n, 16384, [&](int64_t lo, int64_t hi) {
-          for (int64_t i = lo; i < hi; ++i) y[i] = binary_op(op, x[i], z[i]);
-        });
-        return;
-      }
-      for_each_row<2>(a.out[0].shape, {a.in[0].shape, a.in[1].shape}, [&](int64_t o, auto base, auto st, int64_t len) {
-        for (int64_t i = 0; i < len; ++i) y[o + i] = binary_op(op, x[base[0] + i * st[0]], z[base[1] + i * st[1]]);
-      });
+      };
+      if constexpr (is_compare(OP)) run(uint8_t{});
+      else run(T{});
     });
   };
 }
 
 HostKernel make_binary(const ir::Node& n, const ir::Graph&) {
-  switch (n.op) {
-#define X(name) \
-  case Op::name: return binary_kernel<Op::name>();
-    RLX_CPU_BINARY_OPS(X)
-#undef X
-    default: return {};
-  }
+  HostKernel k;
+  codegen::for_each_scalar_op<2>([&](auto op) {
+    if (n.op == decltype(op)::value) k = binary_kernel<decltype(op)::value>();
+  });
+  return k;
 }
 
 template <size_t B>
@@ -325,25 +221,15 @@ HostKernel make_iota(const ir::Node& n, const ir::Graph&) {
 
 const std::initializer_list<DType> kReal = {DType::f32, DType::f64};
 const std::initializer_list<DType> kArith = {DType::f32, DType::f64, DType::i32, DType::i64};
+const std::initializer_list<DType> kInt = {DType::i32, DType::i64, DType::boolean};
 
-bool claims_unary(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+// The kernels above exist for every op scalar.h defines, in f32/f64 (float class) and
+// i32/i64/bool (integer class); the op's own type rules have already said which dtypes it takes.
+bool claims_scalar(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
   DType d = in[0].dtype;
-  if (op == Op::logical_not) return d == DType::boolean;
-  if (op == Op::neg || op == Op::abs || op == Op::sign) return is_one_of(d, kArith);
-  return is_one_of(d, kReal);
-}
-
-bool claims_binary(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  DType d = in[0].dtype;
-  switch (op) {
-    case Op::logical_and:
-    case Op::logical_or:
-    case Op::logical_xor: return d == DType::boolean;
-    case Op::eq:
-    case Op::ne: return is_one_of(d, kArith) || d == DType::boolean;
-    case Op::pow: return is_one_of(d, kReal);
-    default: return is_one_of(d, kArith);
-  }
+  if (is_one_of(d, kReal)) return codegen::defines(codegen::ValueClass::floating, op);
+  if (is_one_of(d, kInt)) return codegen::defines(codegen::ValueClass::integer, op);
+  return false;
 }
 
 bool claims_select(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
@@ -360,12 +246,8 @@ bool claims_iota(Op, const std::vector<ir::Type>&, const std::vector<ir::Type>& 
 }  // namespace
 
 void register_elementwise(KernelTable& t) {
-  for (Op op : {Op::neg, Op::abs, Op::sign, Op::exp, Op::expm1, Op::log, Op::log1p, Op::sqrt, Op::rsqrt, Op::reciprocal, Op::sin,
-                Op::cos, Op::tanh, Op::sigmoid, Op::erf, Op::floor, Op::ceil, Op::round, Op::logical_not})
-    t[static_cast<size_t>(op)] = {claims_unary, make_unary};
-  for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::rem, Op::pow, Op::max, Op::min, Op::logical_and, Op::logical_or,
-                Op::logical_xor, Op::eq, Op::ne, Op::lt, Op::le, Op::gt, Op::ge})
-    t[static_cast<size_t>(op)] = {claims_binary, make_binary};
+  codegen::for_each_scalar_op<1>([&](auto op) { t[static_cast<size_t>(decltype(op)::value)] = {claims_scalar, make_unary}; });
+  codegen::for_each_scalar_op<2>([&](auto op) { t[static_cast<size_t>(decltype(op)::value)] = {claims_scalar, make_binary}; });
   t[static_cast<size_t>(Op::select)] = {claims_select, make_select};
   t[static_cast<size_t>(Op::cast)] = {claims_cast, make_cast};
   t[static_cast<size_t>(Op::iota)] = {claims_iota, make_iota};

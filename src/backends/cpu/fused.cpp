@@ -5,7 +5,8 @@
 #include <cmath>
 
 #include "backends/cpu/kernels.h"
-#include "backends/cpu/vmath.h"
+#include "codegen/elementwise.h"
+#include "codegen/host_math.h"
 #include "ops/region.h"
 #include "rlx/error.h"
 
@@ -18,18 +19,10 @@ using ir::ValueId;
 
 constexpr int64_t kTile = 512;
 
+// The region's ops: scalar.h's float class (booleans are 0/1 in f32 registers), casts and scalar
+// constants.
 bool region_op(Op op) {
-  switch (op) {
-    case Op::neg: case Op::abs: case Op::sign: case Op::exp: case Op::expm1: case Op::log: case Op::log1p: case Op::sqrt:
-    case Op::rsqrt: case Op::reciprocal: case Op::sin: case Op::cos: case Op::tanh: case Op::sigmoid: case Op::erf:
-    case Op::floor: case Op::ceil: case Op::round: case Op::logical_not: case Op::add: case Op::sub: case Op::mul:
-    case Op::div: case Op::pow: case Op::max: case Op::min: case Op::logical_and: case Op::logical_or: case Op::logical_xor:
-    case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge: case Op::select: case Op::cast:
-    case Op::constant: case Op::gelu: case Op::gelu_tanh: case Op::silu: case Op::relu:
-      return true;
-    default:
-      return false;
-  }
+  return op == Op::constant || op == Op::cast || (codegen::is_elementwise(op) && codegen::defines(codegen::ValueClass::floating, op));
 }
 
 // Registers are f32; booleans are 0/1 and bf16 values are f32 rounded to bf16 precision, so
@@ -75,67 +68,43 @@ Program compile_body(const ir::Graph& body) {
   return p;
 }
 
-// One instruction over n elements. The switch is outside the loops.
+// One instruction over n elements: a loop per op, the op a template constant so the loop is
+// that op's arithmetic alone (vectorized). Unary ops never read b or c (null for them).
+using Loop = void (*)(float* d, const float* a, const float* b, const float* c, int64_t n);
+
+template <Op OP>
+void op_loop(float* d, const float* a, const float* b, const float* c, int64_t n) {
+  constexpr int k = codegen::arity(OP);
+  const codegen::HostFloat<float> m;
+  for (int64_t i = 0; i < n; ++i) d[i] = codegen::float_op(m, OP, a[i], k > 1 ? b[i] : 0.0f, k > 2 ? c[i] : 0.0f);
+}
+
+const std::array<Loop, ir::kNumOps>& op_loops() {
+  static const std::array<Loop, ir::kNumOps> t = [] {
+    std::array<Loop, ir::kNumOps> loops{};
+    auto add = [&](auto op) { loops[static_cast<size_t>(decltype(op)::value)] = op_loop<decltype(op)::value>; };
+    codegen::for_each_scalar_op<1>(add);
+    codegen::for_each_scalar_op<2>(add);
+    codegen::for_each_scalar_op<3>(add);
+    return loops;
+  }();
+  return t;
+}
+
 void execute(const Instr& in, float* const* r, int64_t n) {
   float* d = r[in.dst];
   const float* a = in.a >= 0 ? r[in.a] : nullptr;
   const float* b = in.b >= 0 ? r[in.b] : nullptr;
   const float* c = in.c >= 0 ? r[in.c] : nullptr;
-#define LOOP(expr) \
-  for (int64_t i = 0; i < n; ++i) d[i] = (expr);
-  switch (in.op) {
-    case Op::neg: LOOP(-a[i]) break;
-    case Op::abs: LOOP(std::fabs(a[i])) break;
-    case Op::sign: LOOP(a[i] != a[i] ? a[i] : static_cast<float>((a[i] > 0) - (a[i] < 0))) break;
-    case Op::exp: LOOP(vm::exp(a[i])) break;
-    case Op::expm1: LOOP(std::expm1(a[i])) break;
-    case Op::log: LOOP(std::log(a[i])) break;
-    case Op::log1p: LOOP(std::log1p(a[i])) break;
-    case Op::sqrt: LOOP(std::sqrt(a[i])) break;
-    case Op::rsqrt: LOOP(1.0f / std::sqrt(a[i])) break;
-    case Op::reciprocal: LOOP(1.0f / a[i]) break;
-    case Op::sin: LOOP(std::sin(a[i])) break;
-    case Op::cos: LOOP(std::cos(a[i])) break;
-    case Op::tanh: LOOP(vm::tanh(a[i])) break;
-    case Op::sigmoid: LOOP(vm::sigmoid(a[i])) break;
-    case Op::erf: LOOP(vm::erf(a[i])) break;
-    case Op::floor: LOOP(std::floor(a[i])) break;
-    case Op::ceil: LOOP(std::ceil(a[i])) break;
-    case Op::round: LOOP(std::nearbyint(a[i])) break;
-    case Op::logical_not: LOOP(a[i] == 0.0f ? 1.0f : 0.0f) break;
-    case Op::add: LOOP(a[i] + b[i]) break;
-    case Op::sub: LOOP(a[i] - b[i]) break;
-    case Op::mul: LOOP(a[i] * b[i]) break;
-    case Op::div: LOOP(a[i] / b[i]) break;
-    case Op::pow: LOOP(std::pow(a[i], b[i])) break;
-    case Op::max: LOOP(a[i] != a[i] ? a[i] : (b[i] != b[i] ? b[i] : (a[i] > b[i] ? a[i] : b[i]))) break;
-    case Op::min: LOOP(a[i] != a[i] ? a[i] : (b[i] != b[i] ? b[i] : (a[i] < b[i] ? a[i] : b[i]))) break;
-    case Op::logical_and: LOOP((a[i] != 0.0f && b[i] != 0.0f) ? 1.0f : 0.0f) break;
-    case Op::logical_or: LOOP((a[i] != 0.0f || b[i] != 0.0f) ? 1.0f : 0.0f) break;
-    case Op::logical_xor: LOOP(((a[i] != 0.0f) != (b[i] != 0.0f)) ? 1.0f : 0.0f) break;
-    case Op::eq: LOOP(a[i] == b[i] ? 1.0f : 0.0f) break;
-    case Op::ne: LOOP(a[i] != b[i] ? 1.0f : 0.0f) break;
-    case Op::lt: LOOP(a[i] < b[i] ? 1.0f : 0.0f) break;
-    case Op::le: LOOP(a[i] <= b[i] ? 1.0f : 0.0f) break;
-    case Op::gt: LOOP(a[i] > b[i] ? 1.0f : 0.0f) break;
-    case Op::ge: LOOP(a[i] >= b[i] ? 1.0f : 0.0f) break;
-    case Op::select: LOOP(a[i] != 0.0f ? b[i] : c[i]) break;
-    case Op::cast:
-      if (in.to_bf16) {
-        LOOP(vm::from_bf16(vm::to_bf16(a[i])))
-      } else if (in.c == -2) {
-        LOOP(a[i])  // bf16 → f32 (or bool → bf16/f32): the register already holds the value
-      } else {
-        LOOP(a[i] != 0.0f ? 1.0f : 0.0f)  // f32/bf16 → bool
-      }
-      break;
-    case Op::gelu: LOOP(vm::gelu(a[i])) break;
-    case Op::gelu_tanh: LOOP(vm::gelu_tanh(a[i])) break;
-    case Op::silu: LOOP(vm::silu(a[i])) break;
-    case Op::relu: LOOP(a[i] != a[i] ? a[i] : (a[i] > 0.0f ? a[i] : 0.0f)) break;
-    default: break;
+  if (in.op != Op::cast) {
+    op_loops()[static_cast<size_t>(in.op)](d, a, b, c, n);
+  } else if (in.to_bf16) {
+    for (int64_t i = 0; i < n; ++i) d[i] = vm::from_bf16(vm::to_bf16(a[i]));
+  } else if (in.c == -2) {
+    for (int64_t i = 0; i < n; ++i) d[i] = a[i];  // bf16 → f32 (or bool → bf16/f32): the register already holds the value
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i] = a[i] != 0.0f ? 1.0f : 0.0f;  // f32/bf16 → bool
   }
-#undef LOOP
 }
 
 HostKernel make_region(const ir::Node& node, const ir::Graph&) {

@@ -1,33 +1,15 @@
-// Native f32 kernels for the hot HIR ops: activations, softmax, layer/RMS norm. Rows are
-// independent, so they split across threads.
+// Native f32 kernels for the hot HIR ops: softmax, layer/RMS norm. Rows are independent, so
+// they split across threads. (The activations are elementwise.cpp's, from scalar.h.)
 #include <cmath>
 
 #include "backends/cpu/kernels.h"
-#include "backends/cpu/vmath.h"
+#include "codegen/vmath.h"
 
 namespace rlx::backends::cpu {
 
 namespace {
 
 using ir::Op;
-
-HostKernel make_activation(const ir::Node& n, const ir::Graph&) {
-  Op op = n.op;
-  return [op](const KernelArgs& a) {
-    const float* x = a.in[0].as<float>();
-    float* y = a.out[0].as<float>();
-    int64_t n = a.out[0].numel;
-  parallel_items(n, 16384, [&](int64_t i) {
-      float v = x[i];
-      switch (op) {
-        case Op::gelu: y[i] = vm::gelu(v); break;
-        case Op::gelu_tanh: y[i] = vm::gelu_tanh(v); break;
-        case Op::silu: y[i] = vm::silu(v); break;
-        default: y[i] = std::isnan(v) ? v : (v > 0.0f ? v : 0.0f); break;
-      }
-    });
-  };
-}
 
 // Rows of the last `inner` elements (softmax over the last axis, norms over trailing dims).
 template <class F>
@@ -119,7 +101,6 @@ bool claims_softmax(Op op, const std::vector<ir::Type>& in, const std::vector<ir
 }  // namespace
 
 void register_nn(KernelTable& t) {
-  for (Op op : {Op::gelu, Op::gelu_tanh, Op::silu, Op::relu}) t[static_cast<size_t>(op)] = {claims_f32, make_activation};
   t[static_cast<size_t>(Op::softmax)] = {claims_softmax, make_softmax};
   t[static_cast<size_t>(Op::log_softmax)] = {claims_softmax, make_softmax};
   t[static_cast<size_t>(Op::layer_norm)] = {claims_norm, make_norm};

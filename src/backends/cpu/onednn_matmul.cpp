@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "backends/cpu/vmath.h"
+#include "codegen/vmath.h"
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
 #include "util/strings.h"

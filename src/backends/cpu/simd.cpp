@@ -6,7 +6,7 @@
 #include <hwy/foreach_target.h>  // must come before highway.h
 #include <hwy/highway.h>
 
-#include "backends/cpu/vmath.h"
+#include "codegen/vmath.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace rlx::backends::cpu::simd {

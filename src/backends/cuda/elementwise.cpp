@@ -1,24 +1,12 @@
-// Elementwise ops on the cuda device: unary, binary (broadcast by strides), select, cast, iota
-// and the HIR activations, for every dtype but c64 and i4.
+// Elementwise ops on the cuda device: every unary and binary op of src/codegen/scalar.h (the
+// HIR activations among them; binary ones broadcast by strides), select, cast and iota, for
+// every dtype but c64 and i4.
 #include "backends/cuda/kernels.h"
+#include "codegen/elementwise.h"
 
 namespace rlx::backends::cuda {
 
 using ir::Op;
-
-bool ew_of(Op op, Ew& out) {
-  switch (op) {
-#define RLX_EW(name) \
-  case Op::name: out = Ew::name; return true;
-    RLX_EW(neg) RLX_EW(abs) RLX_EW(sign) RLX_EW(exp) RLX_EW(expm1) RLX_EW(log) RLX_EW(log1p) RLX_EW(sqrt) RLX_EW(rsqrt)
-    RLX_EW(reciprocal) RLX_EW(sin) RLX_EW(cos) RLX_EW(tanh) RLX_EW(sigmoid) RLX_EW(erf) RLX_EW(floor) RLX_EW(ceil) RLX_EW(round)
-    RLX_EW(logical_not) RLX_EW(gelu) RLX_EW(gelu_tanh) RLX_EW(silu) RLX_EW(relu) RLX_EW(add) RLX_EW(sub) RLX_EW(mul) RLX_EW(div)
-    RLX_EW(rem) RLX_EW(pow) RLX_EW(max) RLX_EW(min) RLX_EW(logical_and) RLX_EW(logical_or) RLX_EW(logical_xor) RLX_EW(eq) RLX_EW(ne)
-    RLX_EW(lt) RLX_EW(le) RLX_EW(gt) RLX_EW(ge) RLX_EW(select) RLX_EW(cast)
-#undef RLX_EW
-    default: return false;
-  }
-}
 
 namespace {
 
@@ -33,8 +21,11 @@ bool claims_real(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type
   return true;
 }
 
-bool claims_activation(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  return is_float(in[0].dtype);
+// Every op of scalar.h, in its class: floats (f16/bf16 computed in f32) and integers (booleans as
+// 0/1), for the dtypes the op's type rules admit.
+bool claims_scalar(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
+  if (!claims_real(op, in, out, attrs)) return false;
+  return codegen::defines(is_float(in[0].dtype) ? codegen::ValueClass::floating : codegen::ValueClass::integer, op);
 }
 
 bool claims_select(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
@@ -42,14 +33,12 @@ bool claims_select(Op, const std::vector<ir::Type>& in, const std::vector<ir::Ty
 }
 
 Kernel make_unary(const ir::Node& n, const ir::Graph&) {
-  Ew op{};
-  ew_of(n.op, op);
+  Op op = n.op;
   return {[op](const LaunchArgs& a) { launch_unary(op, to_dt(a.in[0].dtype), a.in[0].data, a.out[0].data, a.out[0].numel, a.stream); }};
 }
 
 Kernel make_binary(const ir::Node& n, const ir::Graph& g) {
-  Ew op{};
-  ew_of(n.op, op);
+  Op op = n.op;
   std::vector<int64_t> shape = static_shape(g, n.outputs[0]);
   std::vector<int64_t> sa = broadcast_strides(shape, static_shape(g, n.inputs[0])), sb = broadcast_strides(shape, static_shape(g, n.inputs[1]));
   collapse(shape, {&sa, &sb}, ir::op_name(n.op));
@@ -87,13 +76,8 @@ Kernel make_iota(const ir::Node& n, const ir::Graph& g) {
 }  // namespace
 
 void register_elementwise(KernelTable& t) {
-  for (Op op : {Op::neg, Op::abs, Op::sign, Op::exp, Op::expm1, Op::log, Op::log1p, Op::sqrt, Op::rsqrt, Op::reciprocal, Op::sin, Op::cos,
-                Op::tanh, Op::sigmoid, Op::erf, Op::floor, Op::ceil, Op::round, Op::logical_not})
-    t[static_cast<size_t>(op)] = {claims_real, make_unary};
-  for (Op op : {Op::gelu, Op::gelu_tanh, Op::silu, Op::relu}) t[static_cast<size_t>(op)] = {claims_activation, make_unary};
-  for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::rem, Op::pow, Op::max, Op::min, Op::logical_and, Op::logical_or, Op::logical_xor,
-                Op::eq, Op::ne, Op::lt, Op::le, Op::gt, Op::ge})
-    t[static_cast<size_t>(op)] = {claims_real, make_binary};
+  codegen::for_each_scalar_op<1>([&](auto op) { t[static_cast<size_t>(decltype(op)::value)] = {claims_scalar, make_unary}; });
+  codegen::for_each_scalar_op<2>([&](auto op) { t[static_cast<size_t>(decltype(op)::value)] = {claims_scalar, make_binary}; });
   t[static_cast<size_t>(Op::select)] = {claims_select, make_select};
   t[static_cast<size_t>(Op::cast)] = {claims_real, make_cast};
   t[static_cast<size_t>(Op::iota)] = {claims_real, make_iota};

@@ -1,7 +1,8 @@
 // Elementwise kernels: unary and binary ops (numpy broadcasting through strides), select, cast
-// and iota. One template per storage type; the op is a run-time switch that is uniform across a
-// warp, which costs nothing next to the memory traffic.
-#include "backends/cuda/ew_math.cuh"
+// and iota. One template per storage type; the op is a run-time switch over src/codegen's
+// definitions, uniform across a warp, which costs nothing next to the memory traffic.
+#include "backends/cuda/common.cuh"
+#include "codegen/cuda_math.cuh"
 
 namespace rlx::backends::cuda {
 
@@ -43,23 +44,27 @@ __device__ __forceinline__ T narrow(typename Math<T>::F x) {
   else return x;
 }
 
+// The value of op in T's compute class.
 template <class T>
-__global__ void unary_kernel(Ew op, const T* __restrict__ x, T* __restrict__ y, int64_t n) {
+__device__ __forceinline__ typename Math<T>::F apply(Op op, typename Math<T>::F a, typename Math<T>::F b) {
+  if constexpr (Math<T>::kInt) return codegen::int_op(codegen::DeviceInt{}, op, a, b, b);
+  else return codegen::float_op(codegen::DeviceFloat<typename Math<T>::F>{}, op, a, b, b);
+}
+
+template <class T>
+__global__ void unary_kernel(Op op, const T* __restrict__ x, T* __restrict__ y, int64_t n) {
   RLX_AFTER_PRODUCERS();
-  RLX_GRID_STRIDE(i, n) {
-    if constexpr (Math<T>::kInt) y[i] = static_cast<T>(ew_unary_int(op, widen(x[i])));
-    else y[i] = narrow<T>(ew_unary(op, widen(x[i])));
-  }
+  RLX_GRID_STRIDE(i, n) y[i] = narrow<T>(apply<T>(op, widen(x[i]), widen(x[i])));
 }
 
 // Booleans are stored as uint8 0/1: the integer class with a ≠ 0 store.
-__global__ void unary_bool_kernel(Ew op, const uint8_t* x, uint8_t* y, int64_t n) {
+__global__ void unary_bool_kernel(Op op, const uint8_t* x, uint8_t* y, int64_t n) {
   RLX_AFTER_PRODUCERS();
-  RLX_GRID_STRIDE(i, n) y[i] = ew_unary_int(op, x[i] != 0) != 0;
+  RLX_GRID_STRIDE(i, n) y[i] = codegen::int_op(codegen::DeviceInt{}, op, int64_t{x[i] != 0}, int64_t{0}, int64_t{0}) != 0;
 }
 
 template <class T>
-__global__ void binary_kernel(Ew op, const T* a, const T* b, void* y, bool to_bool, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
+__global__ void binary_kernel(Op op, const T* a, const T* b, void* y, bool to_bool, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
   RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) {
     int64_t ia = 0, ib = 0, r = i;
@@ -69,15 +74,13 @@ __global__ void binary_kernel(Ew op, const T* a, const T* b, void* y, bool to_bo
       ib += c * sb.s[d];
     }
     if (sp.rank > 0) ia += r * sa.s[0], ib += r * sb.s[0];
-    typename Math<T>::F u = widen(a[ia]), v = widen(b[ib]), w;
-    if constexpr (Math<T>::kInt) w = ew_binary_int(op, u, v);
-    else w = ew_binary(op, u, v);
+    typename Math<T>::F w = apply<T>(op, widen(a[ia]), widen(b[ib]));
     if (to_bool) static_cast<uint8_t*>(y)[i] = w != 0;
     else static_cast<T*>(y)[i] = narrow<T>(w);
   }
 }
 
-__global__ void binary_bool_kernel(Ew op, const uint8_t* a, const uint8_t* b, uint8_t* y, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
+__global__ void binary_bool_kernel(Op op, const uint8_t* a, const uint8_t* b, uint8_t* y, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
   RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) {
     int64_t ia = 0, ib = 0, r = i;
@@ -87,7 +90,7 @@ __global__ void binary_bool_kernel(Ew op, const uint8_t* a, const uint8_t* b, ui
       ib += c * sb.s[d];
     }
     if (sp.rank > 0) ia += r * sa.s[0], ib += r * sb.s[0];
-    y[i] = ew_binary_int(op, a[ia] != 0, b[ib] != 0) != 0;
+    y[i] = codegen::int_op(codegen::DeviceInt{}, op, int64_t{a[ia] != 0}, int64_t{b[ib] != 0}, int64_t{0}) != 0;
   }
 }
 
@@ -148,7 +151,7 @@ void by_type(Dt dt, F&& f) {
 
 }  // namespace
 
-void launch_unary(Ew op, Dt dt, const void* x, void* y, int64_t n, cudaStream_t s) {
+void launch_unary(Op op, Dt dt, const void* x, void* y, int64_t n, cudaStream_t s) {
   if (n == 0) return;
   if (dt == Dt::boolean) {
     launch_after(unary_bool_kernel, grid_for(n), kThreads, 0, s, op, static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), n);
@@ -160,7 +163,7 @@ void launch_unary(Ew op, Dt dt, const void* x, void* y, int64_t n, cudaStream_t 
   });
 }
 
-void launch_binary(Ew op, Dt dt, Dt out, const void* a, const void* b, void* y, const Space& sp, const Strides& sa, const Strides& sb,
+void launch_binary(Op op, Dt dt, Dt out, const void* a, const void* b, void* y, const Space& sp, const Strides& sa, const Strides& sb,
                    cudaStream_t s) {
   int64_t n = 1;
   for (int d = 0; d < sp.rank; ++d) n *= sp.shape[d];

@@ -79,8 +79,6 @@ std::vector<int64_t> static_shape(const ir::Graph& g, ir::ValueId v);
 // The LIR type of a node's k-th input / output.
 const ir::Type& in_type(const ir::Graph& g, const ir::Node& n, size_t k);
 const ir::Type& out_type(const ir::Graph& g, const ir::Node& n, size_t k);
-// The elementwise op code of an IR op (MIR unary/binary and the HIR activations); false if none.
-bool ew_of(ir::Op op, Ew& out);
 // "mir.gather \"name\"": how errors name a node
 std::string node_label(const ir::Node& n);
 // Throws rlx::Error(runtime) naming the node when a launch failed.

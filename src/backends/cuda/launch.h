@@ -6,21 +6,15 @@
 
 #include <cstdint>
 
+#include "ir/op_enum.h"
+
 namespace rlx::backends::cuda {
 
 // Element types as kernels know them; the values equal rlx::DType's (static_assert in common.cpp).
 enum class Dt : uint8_t { f32, f16, bf16, f64, c64, i8, u8, i16, i32, i64, boolean };
 
-// Elementwise operations: the MIR unary/binary ops and the HIR activations the fused regions hold.
-enum class Ew : uint8_t {
-  // unary
-  neg, abs, sign, exp, expm1, log, log1p, sqrt, rsqrt, reciprocal, sin, cos, tanh, sigmoid, erf, floor, ceil, round,
-  logical_not, gelu, gelu_tanh, silu, relu,
-  // binary
-  add, sub, mul, div, rem, pow, max, min, logical_and, logical_or, logical_xor, eq, ne, lt, le, gt, ge,
-  // region-only
-  select, cast, copy,
-};
+// Elementwise operations are the op table's own (ir::Op); their arithmetic is src/codegen's.
+using ir::Op;
 
 constexpr int kMaxRank = 8;
 
@@ -52,8 +46,8 @@ void dependent_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute* attrs);
 void launch_wait_flag(const volatile int* flag, cudaStream_t s);
 
 // ---- elementwise.cu
-void launch_unary(Ew op, Dt dt, const void* x, void* y, int64_t n, cudaStream_t s);
-void launch_binary(Ew op, Dt dt, Dt out, const void* a, const void* b, void* y, const Space& sp, const Strides& sa, const Strides& sb,
+void launch_unary(Op op, Dt dt, const void* x, void* y, int64_t n, cudaStream_t s);
+void launch_binary(Op op, Dt dt, Dt out, const void* a, const void* b, void* y, const Space& sp, const Strides& sa, const Strides& sb,
                    cudaStream_t s);
 void launch_select(Dt dt, const void* c, const void* a, const void* b, void* y, const Space& sp, const Strides& sc, const Strides& sa,
                    const Strides& sb, cudaStream_t s);
@@ -170,7 +164,7 @@ void launch_attention(Dt dt, const void* q, const void* k, const void* v, const 
 // ---- region.cu: an elementwise_region body run per element by a small register machine
 constexpr int kRegionMaxInputs = 12, kRegionMaxOutputs = 4, kRegionMaxCode = 96, kRegionMaxRegs = 48, kRegionRank = 6;
 struct RegionInstr {
-  Ew op;
+  Op op;  // an op of scalar.h's float class, or cast (the value as it is, then rounded)
   uint8_t dst, a, b, c;
   uint8_t round;  // after the op: 0 none, 1 to f16, 2 to bf16, 3 to bool (≠ 0)
 };

@@ -192,7 +192,7 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
               sp.shape[0] = M * N;
               Strides one;
               one.s[0] = 1;
-              launch_binary(Ew::add, ydt, ydt, a.out[0].data, a.in[2].data, a.out[0].data, sp, one, one, a.stream);
+              launch_binary(Op::add, ydt, ydt, a.out[0].data, a.in[2].data, a.out[0].data, sp, one, one, a.stream);
             }
           },
           wbytes + pbytes + xbytes + plan->scratch(),

@@ -10,6 +10,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/region_jit.h"
 #include "backends/cuda/device.h"
+#include "codegen/scalar.h"
 #include "ops/builder.h"
 #include "ops/region.h"
 #include "rlx/error.h"
@@ -66,10 +67,11 @@ std::optional<RegionProgram> compile_body(const ir::Graph& body, int as_copy = -
     }
     RegionInstr in{};
     if (i == as_copy) {
-      in.op = Ew::copy;
+      in.op = Op::cast;  // the value as it is: the GEMM already added the bias
       in.a = static_cast<uint8_t>(body.inputs()[0]);
     } else {
-      if (!ew_of(n.op, in.op)) return std::nullopt;
+      if (n.op != Op::cast && !(codegen::is_elementwise(n.op) && codegen::defines(codegen::ValueClass::floating, n.op))) return std::nullopt;
+      in.op = n.op;
       if (n.outputs.size() != 1 || n.inputs.size() > 3) return std::nullopt;
       if (n.inputs.size() > 0) in.a = static_cast<uint8_t>(n.inputs[0]);
       if (n.inputs.size() > 1) in.b = static_cast<uint8_t>(n.inputs[1]);

@@ -1,7 +1,8 @@
 // elementwise_region (and fused_dot epilogues): the body runs per element on a small register
 // machine. Values are f32 in registers; an op whose result is f16/bf16/bool is rounded to that
 // type right away, so a fused chain computes exactly what its unfused nodes would.
-#include "backends/cuda/ew_math.cuh"
+#include "backends/cuda/common.cuh"
+#include "codegen/cuda_math.cuh"
 
 namespace rlx::backends::cuda {
 
@@ -46,11 +47,7 @@ __global__ void region_kernel(const __grid_constant__ RegionProgram p, const __g
     for (int c = 0; c < p.n_const; ++c) r[p.const_reg[c]] = p.const_val[c];
     for (int c = 0; c < p.n_code; ++c) {
       const RegionInstr& in = p.code[c];
-      float v;
-      if (in.op == Ew::select) v = r[in.a] != 0.0f ? r[in.b] : r[in.c];
-      else if (in.op == Ew::cast || in.op == Ew::copy) v = r[in.a];
-      else if (in.op < Ew::add) v = ew_unary(in.op, r[in.a]);
-      else v = ew_binary(in.op, r[in.a], r[in.b]);
+      float v = in.op == Op::cast ? r[in.a] : codegen::float_op(codegen::DeviceFloat<float>{}, in.op, r[in.a], r[in.b], r[in.c]);
       switch (in.round) {
         case 1: v = round_f16(v); break;
         case 2: v = round_bf16(v); break;

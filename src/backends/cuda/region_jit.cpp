@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cuda/device.h"
+#include "codegen/dialect_c.h"
 #include "util/flags.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -47,61 +48,18 @@ __device__ __forceinline__ u16 to_f16(float v) { u16 h; asm("cvt.rn.f16.f32 %0, 
 __device__ __forceinline__ u16 to_bf16(float v) { u16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v)); return h; }
 __device__ __forceinline__ float rd_f16(float v) { u16 h = to_f16(v); float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 __device__ __forceinline__ float rd_bf16(float v) { return __uint_as_float(((unsigned)to_bf16(v)) << 16); }
-__device__ __forceinline__ float fmax_nan(float a, float b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
-__device__ __forceinline__ float fmin_nan(float a, float b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
 struct Args { const void* in[12]; void* out[4]; int rank; i64 shape[6]; i64 st[12][6]; i64 n; };
 )";
 
 std::string reg(int r) { return cat("v", r); }
 
-// The f32 expression of one instruction (ew_math.cuh gives the same meaning to the interpreter).
+// The f32 expression of one instruction: src/codegen's definition printed in CUDA C (region.cu's
+// interpreter evaluates the same definition).
 std::string expr(const RegionInstr& in) {
-  std::string a = reg(in.a), b = reg(in.b), c = reg(in.c);
-  auto test = [](const std::string& cond) { return cat("((", cond, ") ? 1.0f : 0.0f)"); };
-  switch (in.op) {
-    case Ew::neg: return cat("(-", a, ")");
-    case Ew::abs: return cat("fabsf(", a, ")");
-    case Ew::sign: return cat("(", a, " != ", a, " ? ", a, " : (float)((", a, " > 0.0f) - (", a, " < 0.0f)))");
-    case Ew::exp: return cat("expf(", a, ")");
-    case Ew::expm1: return cat("expm1f(", a, ")");
-    case Ew::log: return cat("logf(", a, ")");
-    case Ew::log1p: return cat("log1pf(", a, ")");
-    case Ew::sqrt: return cat("sqrtf(", a, ")");
-    case Ew::rsqrt: return cat("(1.0f / sqrtf(", a, "))");
-    case Ew::reciprocal: return cat("(1.0f / ", a, ")");
-    case Ew::sin: return cat("sinf(", a, ")");
-    case Ew::cos: return cat("cosf(", a, ")");
-    case Ew::tanh: return cat("tanhf(", a, ")");
-    case Ew::sigmoid: return cat("(1.0f / (1.0f + expf(-", a, ")))");
-    case Ew::erf: return cat("erff(", a, ")");
-    case Ew::floor: return cat("floorf(", a, ")");
-    case Ew::ceil: return cat("ceilf(", a, ")");
-    case Ew::round: return cat("rintf(", a, ")");
-    case Ew::logical_not: return test(cat(a, " == 0.0f"));
-    case Ew::gelu: return cat("(0.5f * ", a, " * (1.0f + erff(", a, " * 0.70710678118654752440f)))");
-    case Ew::gelu_tanh: return cat("(0.5f * ", a, " * (1.0f + tanhf(0.79788456080286535588f * (", a, " + 0.044715f * ", a, " * ", a, " * ", a, "))))");
-    case Ew::silu: return cat("(", a, " / (1.0f + expf(-", a, ")))");
-    case Ew::relu: return cat("(", a, " != ", a, " ? ", a, " : (", a, " > 0.0f ? ", a, " : 0.0f))");
-    case Ew::add: return cat("(", a, " + ", b, ")");
-    case Ew::sub: return cat("(", a, " - ", b, ")");
-    case Ew::mul: return cat("(", a, " * ", b, ")");
-    case Ew::div: return cat("(", a, " / ", b, ")");
-    case Ew::rem: return cat("fmodf(", a, ", ", b, ")");
-    case Ew::pow: return cat("powf(", a, ", ", b, ")");
-    case Ew::max: return cat("fmax_nan(", a, ", ", b, ")");
-    case Ew::min: return cat("fmin_nan(", a, ", ", b, ")");
-    case Ew::logical_and: return test(cat(a, " != 0.0f && ", b, " != 0.0f"));
-    case Ew::logical_or: return test(cat(a, " != 0.0f || ", b, " != 0.0f"));
-    case Ew::logical_xor: return test(cat("(", a, " != 0.0f) != (", b, " != 0.0f)"));
-    case Ew::eq: return test(cat(a, " == ", b));
-    case Ew::ne: return test(cat(a, " != ", b));
-    case Ew::lt: return test(cat(a, " < ", b));
-    case Ew::le: return test(cat(a, " <= ", b));
-    case Ew::gt: return test(cat(a, " > ", b));
-    case Ew::ge: return test(cat(a, " >= ", b));
-    case Ew::select: return cat("(", a, " != 0.0f ? ", b, " : ", c, ")");
-    default: return a;  // cast, copy: the rounding below does the work
-  }
+  if (in.op == Op::cast) return reg(in.a);  // the rounding below does the work
+  std::vector<std::string> operands = {reg(in.a), reg(in.b), reg(in.c)};
+  operands.resize(static_cast<size_t>(codegen::arity(in.op)));
+  return codegen::print_scalar(codegen::cuda_c(), codegen::ValueClass::floating, in.op, operands);
 }
 
 std::string load(Dt dt, int k, const std::string& off) {

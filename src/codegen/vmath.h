@@ -1,12 +1,13 @@
-// Branch-free float math that compilers vectorize (libm calls do not): exp to ~2 ulp,
-// erf to ~2e-7 absolute, tanh and sigmoid from exp. Loops calling these become AVX2 /
-// AVX-512 code; NaN propagates, ±inf saturate correctly.
+// The host dialect's f32 math library: branch-free functions that compilers vectorize (libm
+// calls do not): exp to ~2 ulp, erf to ~2e-7 absolute, tanh from exp. Loops calling these
+// become AVX2 / AVX-512 code; NaN propagates, ±inf saturate correctly. What each op computes
+// with them is scalar.h's (host_math.h binds the two).
 #pragma once
 #include <cstdint>
 
 #include "util/half.h"
 
-namespace rlx::backends::cpu::vm {
+namespace rlx::vm {
 
 // exp(x) = 2^n · e^r with n = round(x / ln 2), |r| ≤ ln2/2 and a degree-6 polynomial for e^r.
 inline float exp(float x) {
@@ -38,8 +39,6 @@ inline uint16_t to_bf16(float f) {
 }
 inline float from_bf16(uint16_t h) { return bf16_to_f32(h); }
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
-
 // tanh(x) = sign(x)·(1 − 2/(e^{2|x|} + 1)); a short series near 0 avoids cancellation.
 inline float tanh(float x) {
   float a = x < 0 ? -x : x;
@@ -65,8 +64,5 @@ inline float erf(float x) {
   return x != x ? x : y;
 }
 
-inline float gelu(float x) { return 0.5f * x * (1.0f + erf(x * 0.70710678118654752f)); }
-inline float gelu_tanh(float x) { return 0.5f * x * (1.0f + tanh(0.7978845608028654f * (x + 0.044715f * x * x * x))); }
-inline float silu(float x) { return x / (1.0f + exp(-x)); }
 
-}  // namespace rlx::backends::cpu::vm
+}  // namespace rlx::vm
