@@ -15,21 +15,15 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::vector<std::unique_ptr<Backend>> items;
-  bool populated = false;
+  std::once_flag populated;
 };
 Registry& registry() {
   static Registry r;
   return r;
 }
-void ensure_populated() {
-  Registry& r = registry();
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    if (r.populated) return;
-    r.populated = true;
-  }
-  register_builtin_backends();
-}
+// Every caller waits until the built-in backends are all registered: a concurrent first call
+// never sees the registry half filled (call_once blocks the others until it returns).
+void ensure_populated() { std::call_once(registry().populated, register_builtin_backends); }
 }  // namespace
 
 int Backend::native_op_count() const {
