@@ -14,6 +14,11 @@ struct SessionOptions {
   std::string policy;                            // "prefer-native" / "force-common"; "" → RLX_POLICY
   std::map<std::string, std::string> overrides;  // per-op dispatch: {"softmax": "common"}
   std::string precision = "f32";                 // f32 | bf16 (matmuls in bf16, f32 accumulation) | amp
+  // Inspection (what `rlx compile` uses): compile for a device this machine cannot run (its
+  // plans print, run() refuses), and stop the compiler after a pass (mir_text/lir_text show the
+  // graph there; run() refuses).
+  bool compile_only = false;
+  std::string stop_after;
 };
 
 // A graph compiled for one device. Symbolic dims are specialised per concrete input shapes
@@ -41,6 +46,8 @@ class CompiledModel {
   std::string dispatch_report() const;       // the table of `rlx compile --report`
   std::string dispatch_report_json() const;
   std::string mir_text() const;              // the legalized graph
+  // The plan for these symbol values: the very LIR the device's executable is (or would be)
+  // built from — one lowering serves both.
   std::string lir_text(const std::map<std::string, int64_t>& bindings) const;
 
   struct Impl;

@@ -20,22 +20,46 @@ struct CompiledModel::Impl {
   passes::DispatchReport report;
   passes::PipelineOptions pipeline;
   passes::NodeEvaluator evaluator;
+  bool stopped = false;       // the pipeline stopped at pipeline.stop_after before the end
+  bool compile_only = false;  // SessionOptions::compile_only
   std::mutex mu;
-  std::map<Bindings, std::shared_ptr<runtime::Executable>> cache;  // one executable per shape binding
+  struct Planned {
+    ir::Graph lir;  // what the executable was built from (printed on demand: constants are large)
+    std::shared_ptr<runtime::Executable> exe;
+  };
+  std::map<Bindings, Planned> cache;  // one executable per shape binding
+
+  // The one lowering: MIR → LIR for these bindings, with the session's pipeline options.
+  ir::Graph lower(const Bindings& b) const {
+    ir::Graph lir = mir;
+    passes::lower_to_lir(lir, b, pipeline, evaluator);
+    return lir;
+  }
 
   std::shared_ptr<runtime::Executable> executable_for(const Bindings& b) {
     {
       std::lock_guard<std::mutex> lock(mu);
       auto it = cache.find(b);
-      if (it != cache.end()) return it->second;
+      if (it != cache.end()) return it->second.exe;
     }
-    ir::Graph lir = mir;
-    passes::PipelineOptions opts = pipeline;
-    opts.stop_after.clear();
-    passes::lower_to_lir(lir, b, opts, evaluator);
+    if (compile_only || stopped || !pipeline.stop_after.empty())
+      throw Error(ErrorKind::invalid_argument, cat("this model was compiled for inspection (", compile_only ? "compile_only" : cat("stop_after=", pipeline.stop_after),
+                                                   ") and cannot run; compile it without that option"));
+    ir::Graph lir = lower(b);
     std::shared_ptr<runtime::Executable> exe = backend->compile(lir);
+    Planned p{std::move(lir), std::move(exe)};
     std::lock_guard<std::mutex> lock(mu);
-    return cache.emplace(b, std::move(exe)).first->second;
+    return cache.emplace(b, std::move(p)).first->second.exe;
+  }
+
+  std::string lir_text(const Bindings& b) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(b);
+      if (it != cache.end()) return ir::print_graph(it->second.lir);
+    }
+    if (stopped) return ir::print_graph(mir);  // stopped in the MIR stages: there is no LIR yet
+    return ir::print_graph(lower(b));
   }
 };
 
@@ -58,7 +82,10 @@ Session::Session(std::string device, SessionOptions options) : device_(std::move
   runtime::Backend& b = runtime::backend(device_);  // unknown names fail here, listing the devices
   runtime::Availability a = b.availability();
   if (debug_at(1)) log_line(cat("device ", device_, ": ", a.available ? "available" : "unavailable (" + a.reason + ")", ", ", b.native_op_count(), " native op kinds"));
-  if (!a.available) throw Error(ErrorKind::unsupported, cat("device ", device_, " is not available: ", a.reason));
+  if (!a.available && !options_.compile_only) throw Error(ErrorKind::unsupported, cat("device ", device_, " is not available: ", a.reason));
+  if (!options_.stop_after.empty() && !passes::is_stage(options_.stop_after))
+    throw Error(ErrorKind::invalid_argument, cat("stop_after: unknown pass '", options_.stop_after, "' (passes: ", join(passes::mir_stages(), " "), " ",
+                                                 join(passes::lir_stages(), " "), ")"));
 }
 
 CompiledModel Session::compile(const Graph& graph) const {
@@ -69,9 +96,11 @@ CompiledModel Session::compile(const Graph& graph) const {
   impl->pipeline.dispatch.overrides = options_.overrides;
   impl->pipeline.precision = options_.precision;
   impl->pipeline.concurrent_steps = impl->backend->runs_steps_concurrently();
+  impl->pipeline.stop_after = options_.stop_after;
+  impl->compile_only = options_.compile_only;
   impl->evaluator = reference_evaluator();
   impl->mir = graph.ir();
-  passes::compile_to_mir(impl->mir, *impl->backend, impl->pipeline, impl->evaluator, impl->report);
+  impl->stopped = passes::compile_to_mir(impl->mir, *impl->backend, impl->pipeline, impl->evaluator, impl->report);
   return CompiledModel(impl);
 }
 
@@ -152,13 +181,7 @@ std::string CompiledModel::dispatch_report() const { return impl_->report.str();
 std::string CompiledModel::dispatch_report_json() const { return impl_->report.json(); }
 std::string CompiledModel::mir_text() const { return ir::print_graph(impl_->mir); }
 
-std::string CompiledModel::lir_text(const std::map<std::string, int64_t>& bindings) const {
-  ir::Graph lir = impl_->mir;
-  passes::PipelineOptions opts = impl_->pipeline;
-  opts.stop_after.clear();
-  passes::lower_to_lir(lir, bindings, opts, impl_->evaluator);
-  return ir::print_graph(lir);
-}
+std::string CompiledModel::lir_text(const std::map<std::string, int64_t>& bindings) const { return impl_->lir_text(bindings); }
 
 std::vector<DeviceInfo> devices() {
   std::vector<DeviceInfo> out;

@@ -11,7 +11,7 @@
 #include "ops/verify.h"
 #include "passes/pipeline.h"
 #include "rlx/error.h"
-#include "runtime/registry.h"
+#include "rlx/session.h"
 #include "util/flags.h"
 
 namespace rlx::cli {
@@ -51,57 +51,58 @@ int cmd_compile(Args& args) {
   bool report = args.flag("report");
   std::string device = args.value_or("device", flags().RLX_DEVICE);
   std::string emit = args.value_or("emit", report ? "" : "mir");
-  std::string stop_after = args.value_or("stop-after", "");
-  std::string policy = args.value_or("policy", flags().RLX_POLICY);
+  SessionOptions options;
+  options.compile_only = true;  // the plans of a device this machine cannot run print too
+  options.stop_after = args.value_or("stop-after", "");
+  options.policy = args.value_or("policy", flags().RLX_POLICY);
+  options.precision = args.value_or("precision", "f32");
   std::string bind = args.value_or("bind", "");
   if (auto dir = args.value("dump-dir")) mutable_flags().RLX_DUMP_DIR = *dir;
-  std::vector<std::string> overrides = args.values("override");
+  for (const auto& o : args.values("override")) {
+    size_t eq = o.find('=');
+    if (eq == std::string::npos) throw Error(ErrorKind::invalid_argument, cat("--override expects OP=native|common, got '", o, "'"));
+    options.overrides[o.substr(0, eq)] = o.substr(eq + 1);
+  }
   std::vector<std::string> files = args.positionals();
   args.finish();
   if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx compile takes exactly one FILE.rlx or MODEL.onnx");
   if (!emit.empty() && emit != "hir" && emit != "mir" && emit != "lir")
     throw Error(ErrorKind::invalid_argument, cat("--emit must be hir, mir or lir, got '", emit, "'"));
-  if (!stop_after.empty() && !passes::is_stage(stop_after))
-    throw Error(ErrorKind::invalid_argument, cat("--stop-after: unknown pass '", stop_after, "' (passes: ", join(passes::mir_stages(), " "), " ",
+  if (!options.stop_after.empty() && !passes::is_stage(options.stop_after))
+    throw Error(ErrorKind::invalid_argument, cat("--stop-after: unknown pass '", options.stop_after, "' (passes: ", join(passes::mir_stages(), " "), " ",
                                                  join(passes::lir_stages(), " "), ")"));
 
-  ir::Graph g = formats::onnx::is_onnx_file(files[0]) ? *formats::onnx::import_model(files[0]).graph : ir::parse_graph(read_file(files[0]), files[0]);
-  ops::verify(g, g.level());
-  std::string out_text;
-  passes::DispatchReport rep;
+  auto g = std::make_shared<ir::Graph>(formats::onnx::is_onnx_file(files[0]) ? *formats::onnx::import_model(files[0]).graph
+                                                                              : ir::parse_graph(read_file(files[0]), files[0]));
+  ops::verify(*g, g->level());
+  std::string out_text, report_text, report_json = "null";
   if (emit == "hir") {
-    out_text = ir::print_graph(g);
+    out_text = ir::print_graph(*g);
   } else {
-    runtime::Backend& backend = runtime::backend(device);
-    passes::PipelineOptions opts;
-    opts.dispatch.policy = passes::policy_from_name(policy);
-    for (const auto& o : overrides) {
-      size_t eq = o.find('=');
-      if (eq == std::string::npos) throw Error(ErrorKind::invalid_argument, cat("--override expects OP=native|common, got '", o, "'"));
-      opts.dispatch.overrides[o.substr(0, eq)] = o.substr(eq + 1);
-    }
-    opts.stop_after = stop_after;
-    passes::NodeEvaluator eval = runtime::backend("reference").evaluator();
-    bool stopped = passes::compile_to_mir(g, backend, opts, eval, rep);
-    if (!stopped && emit == "lir") {
+    // Through a Session, as every run is: the plan printed is the plan the device runs.
+    CompiledModel m = Session(device, options).compile(Graph(g));
+    report_text = m.dispatch_report();
+    report_json = m.dispatch_report_json();
+    if (emit == "lir") {
       Bindings b = parse_bindings(bind);
-      for (const auto& s : g.symbols())
+      for (const auto& s : g->symbols())
         if (!b.count(s)) {
           b[s] = kDefaultSymbolValue;
           std::fprintf(stderr, "rlx compile: symbol %s is not bound; specializing with %s=%d (use --bind)\n", s.c_str(), s.c_str(),
                        kDefaultSymbolValue);
         }
-      passes::lower_to_lir(g, b, opts, eval);
+      out_text = m.lir_text(b);
+    } else if (!emit.empty()) {
+      out_text = m.mir_text();
     }
-    if (!emit.empty()) out_text = ir::print_graph(g);
   }
   if (json) {
     std::printf("{\"device\":%s,\"level\":%s,\"report\":%s,\"ir\":%s}\n", json_quote(device).c_str(),
-                json_quote(emit.empty() ? "mir" : emit).c_str(), rep.device.empty() ? "null" : rep.json().c_str(), json_quote(out_text).c_str());
+                json_quote(emit.empty() ? "mir" : emit).c_str(), report_json.c_str(), json_quote(out_text).c_str());
     return 0;
   }
   std::fputs(out_text.c_str(), stdout);
-  if (report) std::fputs(rep.str().c_str(), emit.empty() ? stdout : stderr);
+  if (report) std::fputs(report_text.c_str(), emit.empty() ? stdout : stderr);
   return 0;
 }
 

@@ -14,7 +14,7 @@ namespace rlx::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> cmds = {
       {"devices", "[--json]", "list devices, whether they are available, and their native-op counts", cmd_devices},
-      {"compile", "FILE.rlx|MODEL.onnx [--device D] [--emit hir|mir|lir] [--report] [--policy P] [--stop-after PASS] [--dump-dir DIR] [--bind S=N,…] [--json]",
+      {"compile", "FILE.rlx|MODEL.onnx [--device D] [--emit hir|mir|lir] [--report] [--policy P] [--precision P] [--stop-after PASS] [--dump-dir DIR] [--bind S=N,…] [--json]",
        "compile a graph, print IR at any level and the dispatch report", cmd_compile},
       {"demo", "[--json]", "the main job on embedded defaults: a transformer block on every device, then Fashion-MNIST training", cmd_demo},
       {"train", "mnist [--data DIR] [--model mlp|cnn] [--hidden 128[,64…]] [--epochs N] [--batch B] [--lr X] [--optimizer sgd|adam|adamw] "
