@@ -199,43 +199,17 @@ ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
   for (size_t r = 0; r < regions.size(); ++r)
     if (!built.count(static_cast<int>(r)))
       for (int i : regions[r].members) region_of[static_cast<size_t>(i)] = -1;
-  ir::Graph res;
-  res.name = g.name;
-  res.device = g.device;
-  res.donations = g.donations;
-  std::vector<ValueId> map(g.num_values(), ir::kNoValue);
-  for (ValueId v : g.inputs()) map[static_cast<size_t>(v)] = res.add_input(g.type(v), g.value(v).name);
-  ops::Builder b(res);
-  for (int i = 0; i < n; ++i) {
-    const ir::Node& node = g.node(i);
+  return copy_rewriting(g, "fuse-elementwise", [&](ops::Builder& b, const ir::Node&, int i, std::vector<ValueId>& map) {
     int r = region_of[static_cast<size_t>(i)];
     auto it = r >= 0 ? built.find(r) : built.end();
-    if (it == built.end()) {
-      std::vector<ValueId> in;
-      for (ValueId v : node.inputs) in.push_back(map[static_cast<size_t>(v)]);
-      b.set_context(node.name, node.origin);
-      auto outs = b.emit(node.op, in, node.attrs);
-      res.node(res.num_nodes() - 1).path = node.path;
-      for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(node.outputs[k])] = outs[k];
-      continue;
-    }
-    if (it->second.last != i) continue;
-    std::vector<ValueId> in;
-    for (ValueId v : it->second.inputs) in.push_back(map[static_cast<size_t>(v)]);
-    b.set_context(cat("fused"), "");
-    auto outs = b.emit(Op::elementwise_region, in, Attrs{{"body", it->second.body}});
-    res.node(res.num_nodes() - 1).path = ir::Path::native;
+    if (it == built.end()) return false;  // copied as it is
+    if (it->second.last != i) return true;  // a member: the region stands where its last member was
+    b.set_context("fused", "");
+    auto outs = b.emit(Op::elementwise_region, mapped(it->second.inputs, map), Attrs{{"body", it->second.body}});
+    b.graph().node(b.graph().num_nodes() - 1).path = ir::Path::native;
     for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(it->second.outputs[k])] = outs[k];
-  }
-  std::vector<ValueId> outs;
-  for (ValueId v : g.outputs()) outs.push_back(map[static_cast<size_t>(v)]);
-  for (size_t k = 0; k < outs.size(); ++k) {
-    const std::string& name = g.value(g.outputs()[k]).name;
-    if (!name.empty() && res.value(outs[k]).name.empty()) res.value(outs[k]).name = name;
-  }
-  res.set_outputs(outs);
-  after_pass(res, "fuse");
-  return res;
+    return true;
+  });
 }
 
 }  // namespace rlx::passes

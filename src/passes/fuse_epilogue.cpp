@@ -102,16 +102,9 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) 
   for (bool a : absorbed) any = any || a;
   if (!any) return g;
 
-  std::vector<ValueId> map;
-  ir::Graph out = begin_copy(g, map);
-  ops::Builder b(out);
-  for (int i = 0; i < n_nodes; ++i) {
-    const ir::Node& n = g.node(i);
-    if (absorbed[static_cast<size_t>(i)]) continue;  // emitted with its epilogue
-    if (plan[static_cast<size_t>(i)].first < 0) {
-      copy_node(b, n, map);
-      continue;
-    }
+  return copy_rewriting(g, "fuse-epilogue", [&](ops::Builder& b, const ir::Node& n, int i, std::vector<ValueId>& map) {
+    if (absorbed[static_cast<size_t>(i)]) return true;  // emitted with its epilogue
+    if (plan[static_cast<size_t>(i)].first < 0) return false;
     const ir::Node& d = g.node(plan[static_cast<size_t>(i)].first);
     std::vector<ValueId> in = mapped({d.inputs[0], d.inputs[1]}, map);
     for (ValueId v : mapped(extras[static_cast<size_t>(i)], map)) in.push_back(v);
@@ -124,9 +117,8 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) 
       if (const ir::AttrValue* c = d.attrs.find("compute")) attrs.set("compute", *c);
     }
     emit_in_place_of(b, n, op, in, attrs, ir::Path::native, map, &d);
-  }
-  finish_copy(g, map, out, "fuse-epilogues");
-  return out;
+    return true;
+  });
 }
 
 }  // namespace rlx::passes

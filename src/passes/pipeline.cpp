@@ -24,8 +24,37 @@
 
 namespace rlx::passes {
 
+namespace {
+
+// The fusion passes in order: kernel-shaped rewrites first (each only where the device claims the
+// fused form), then the elementwise regions and matmul epilogues over what is left.
+struct FusionPass {
+  const char* name;
+  ir::Graph (*run)(const ir::Graph&, const KernelClaims&);
+};
+const FusionPass kFusionPasses[] = {
+    {"fold-attention-transposes", fold_attention_transposes},
+    {"fuse-norm-rope", fuse_norm_rope},
+    {"fuse-rope-append", fuse_rope_append},
+    {"fuse-glu", fuse_gated_matmuls},
+    {"fuse-siblings", fuse_sibling_matmuls},
+    {"fuse-norm-matmul", fuse_norm_into_matmuls},
+    {"fuse-cast", fuse_cast_into_producer},
+    {"fuse-reduce", [](const ir::Graph& g, const KernelClaims& d) { return eliminate_dead_code(fuse_reduce_prologues(g, d)); }},
+    {"fuse-elementwise", fuse_elementwise},
+    {"fuse-epilogue", [](const ir::Graph& g, const KernelClaims& d) { return eliminate_dead_code(fuse_matmul_epilogues(g, d)); }},
+};
+
+}  // namespace
+
 const std::vector<std::string>& mir_stages() {
-  static const std::vector<std::string> s = {"verify", "legalize", "precision", "fold", "cse", "dce", "fuse"};
+  // "fuse" names the end of fusion (every fusion pass done)
+  static const std::vector<std::string> s = [] {
+    std::vector<std::string> v = {"verify", "legalize", "precision", "fold", "cse", "dce"};
+    for (const FusionPass& p : kFusionPasses) v.push_back(p.name);
+    v.push_back("fuse");
+    return v;
+  }();
   return s;
 }
 
@@ -85,20 +114,11 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
   if (stop("cse")) return true;
   g = eliminate_dead_code(g);
   if (stop("dce")) return true;
-  if (opts.fuse) {
-    // kernel-shaped rewrites first (each only where the device claims the fused form), then the
-    // elementwise regions and matmul epilogues over what is left
-    g = fold_attention_transposes(g, device);
-    g = fuse_norm_rope(g, device);
-    g = fuse_rope_append(g, device);
-    g = fuse_gated_matmuls(g, device);
-    g = fuse_sibling_matmuls(g, device);
-    g = fuse_norm_into_matmuls(g, device);
-    g = fuse_cast_into_producer(g, device);
-    g = eliminate_dead_code(fuse_reduce_prologues(g, device));
-    g = fuse_elementwise(g, device);
-    g = eliminate_dead_code(fuse_matmul_epilogues(g, device));
-  }
+  if (opts.fuse)
+    for (const FusionPass& p : kFusionPasses) {
+      g = p.run(g, device);
+      if (stop(p.name)) return true;
+    }
   return stop("fuse");
 }
 

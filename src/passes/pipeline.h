@@ -21,7 +21,9 @@ struct PipelineOptions {
 };
 
 // Stage names in order (device stages, then per-binding stages).
-const std::vector<std::string>& mir_stages();  // verify legalize precision fold cse dce fuse
+// verify legalize precision fold cse dce, each fusion pass (fold-attention-transposes,
+// fuse-norm-rope, …, fuse-elementwise, fuse-epilogue) and fuse (the end of fusion)
+const std::vector<std::string>& mir_stages();
 const std::vector<std::string>& lir_stages();  // specialize fold-static cse-static dce-static plan
 bool is_stage(const std::string& name);
 
