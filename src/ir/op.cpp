@@ -36,9 +36,13 @@ namespace {
 
 std::vector<AttrSpec> parse_schema(const char* op, std::string_view schema) {
   std::vector<AttrSpec> out;
-  for (const auto& item : split(schema, ' ')) {
+  for (auto item : split(schema, ' ')) {
     if (item.empty()) continue;
     AttrSpec spec;
+    if (item[0] == '+') {
+      spec.variant = true;
+      item.erase(0, 1);
+    }
     size_t colon = item.find(':');
     if (colon == std::string::npos) throw Error(ErrorKind::internal, cat("ops.def: ", op, ": attribute '", item, "' has no type"));
     spec.name = item.substr(0, colon);

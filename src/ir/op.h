@@ -20,6 +20,7 @@ struct AttrSpec {
   AttrType type;
   std::vector<std::string> choices;  // Enum only
   bool optional = false;             // may be absent (no default)
+  bool variant = false;              // a fused variant ("+name" in ops.def)
   std::string default_text;          // empty when required or optional
 };
 

@@ -14,8 +14,15 @@ class KernelClaims {
  public:
   virtual ~KernelClaims() = default;
   virtual std::string name() const = 0;
-  // Does the device have a kernel for this op with these types and attributes?
-  virtual bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const = 0;
+  // Does the device have a kernel for this op with these types and attributes? Fused variants
+  // (ops.def's "+name" attributes) are claimed by allow-list: a node carrying one the device
+  // does not implement is not claimed, whatever claims_kernel would say.
+  bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const;
+
+ protected:
+  virtual bool claims_kernel(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const = 0;
+  // The fused variants of `op` the device's kernels implement (attribute names; none by default).
+  virtual bool implements_variant(ir::Op, const std::string& /*attr*/) const { return false; }
 };
 
 enum class Policy { prefer_native, force_common };

@@ -595,8 +595,9 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
   };
 }
 
-bool claims_dequant_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
-  return in.size() == 2 && !a.has("glu") && !a.has("norm_eps") && (in[0].dtype == DType::f32 || in[0].dtype == DType::bf16) && (out[0].dtype == DType::f32 || out[0].dtype == DType::bf16);
+// Variants: act (8-bit activations) only — register.cpp's allow-list keeps glu and norm_eps away.
+bool claims_dequant_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
+  return in.size() == 2 && (in[0].dtype == DType::f32 || in[0].dtype == DType::bf16) && (out[0].dtype == DType::f32 || out[0].dtype == DType::bf16);
 }
 // dequantize: rows of packed blocks → f32, split across threads.
 HostKernel make_dequantize(const ir::Node& node, const ir::Graph&) {

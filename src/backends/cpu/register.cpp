@@ -37,10 +37,14 @@ class CpuBackend : public runtime::Backend {
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return {false, "the cpu device needs AVX2 and FMA (x86-64-v3)"};
     return {};
   }
-  bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {
+  bool claims_kernel(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {
     if (op == ir::Op::constant) return true;
     const KernelEntry& e = table()[static_cast<size_t>(op)];
     return e.claims && e.claims(op, in, out, attrs);
+  }
+  // 8-bit activations for packed matmuls (AVX512-VNNI), reduced-precision attention products.
+  bool implements_variant(ir::Op op, const std::string& attr) const override {
+    return (op == ir::Op::dequant_matmul && attr == "act") || (op == ir::Op::attention && attr == "compute");
   }
   bool claims_op(ir::Op op) const override { return op == ir::Op::constant || table()[static_cast<size_t>(op)].claims != nullptr; }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {

@@ -45,12 +45,24 @@ class CudaBackend : public runtime::Backend {
   }
   // Claims depend on the node only, never on the GPU: the dispatch report and docs/ops.md
   // read the same wherever the backend is built.
-  bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {
+  bool claims_kernel(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {
     if (op == ir::Op::constant) return true;
     const KernelEntry& e = kernel_table()[static_cast<size_t>(op)];
     return e.claims && e.claims(op, in, out, attrs);
   }
   bool claims_op(ir::Op op) const override { return op == ir::Op::constant || kernel_table()[static_cast<size_t>(op)].claims != nullptr; }
+  // The fused forms this folder's kernels implement (each kernel's claim still checks its
+  // types and shapes).
+  bool implements_variant(ir::Op op, const std::string& attr) const override {
+    switch (op) {
+      case ir::Op::dequant_matmul: return attr == "act" || attr == "glu" || attr == "norm_eps";
+      case ir::Op::rope: return attr == "norm_eps" || attr == "append_axis";
+      case ir::Op::attention: return attr == "compute" || attr == "out";
+      case ir::Op::layer_norm:
+      case ir::Op::rms_norm: return attr == "out";
+      default: return false;
+    }
+  }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
     const GpuInfo& g = gpu_info();
     if (!g.usable) throw Error(ErrorKind::unsupported, cat("device cuda is not available: ", g.reason));

@@ -24,10 +24,12 @@ class ReferenceBackend : public runtime::Backend {
  public:
   std::string name() const override { return "reference"; }
   std::string description() const override { return "naive loops with f64 accumulation: the definition of every op (oracle)"; }
-  bool claims(ir::Op op, const std::vector<ir::Type>&, const std::vector<ir::Type>&, const ir::Attrs&) const override {
+  bool claims_kernel(ir::Op op, const std::vector<ir::Type>&, const std::vector<ir::Type>&, const ir::Attrs&) const override {
     return claims_op(op);
   }
   bool claims_op(ir::Op op) const override { return op == ir::Op::constant || kernels()[static_cast<size_t>(op)] != nullptr; }
+  // The definition of every variant it has a kernel for.
+  bool implements_variant(ir::Op op, const std::string&) const override { return claims_op(op); }
 
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
     return runtime::make_host_executable(lir, [](const ir::Node& n, const ir::Graph&) -> runtime::HostKernel {
