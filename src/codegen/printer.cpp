@@ -29,6 +29,7 @@ Cond operator!=(const Val& a, const Val& b) { return cmp(a, "!=", b); }
 Cond operator&&(const Cond& a, const Cond& b) { return {cat("(", a.s, " && ", b.s, ")")}; }
 Cond operator||(const Cond& a, const Cond& b) { return {cat("(", a.s, " || ", b.s, ")")}; }
 Cond operator!=(const Cond& a, const Cond& b) { return {cat("(", a.s, " != ", b.s, ")")}; }
+Cond operator!(const Cond& a) { return {cat("(!", a.s, ")")}; }
 
 const char* fn_name(Fn f) {
   switch (f) {

@@ -32,6 +32,7 @@ Cond operator!=(const Val& a, const Val& b);
 Cond operator&&(const Cond& a, const Cond& b);
 Cond operator||(const Cond& a, const Cond& b);
 Cond operator!=(const Cond& a, const Cond& b);  // exclusive or
+Cond operator!(const Cond& a);
 
 // The primitives a machine needs beyond operators (scalar.h's header lists them).
 enum class Fn : uint8_t {

@@ -28,6 +28,26 @@ using ir::Op;
 // in float registers) and integers (two's-complement, wrapping; booleans as 0/1).
 enum class ValueClass : uint8_t { floating, integer };
 
+// Comparisons, logic and select: alike in both classes (truth values are 1 and 0 either way).
+RLX_EXEC_CHECK_DISABLE
+template <class M>
+RLX_HD typename M::V logic_op(const M& m, Op op, typename M::V a, typename M::V b, typename M::V c) {
+  switch (op) {
+    case Op::logical_not: return m.num(!m.nonzero(a));
+    case Op::logical_and: return m.num(m.nonzero(a) && m.nonzero(b));
+    case Op::logical_or: return m.num(m.nonzero(a) || m.nonzero(b));
+    case Op::logical_xor: return m.num(m.nonzero(a) != m.nonzero(b));
+    case Op::eq: return m.num(a == b);
+    case Op::ne: return m.num(a != b);
+    case Op::lt: return m.num(a < b);
+    case Op::le: return m.num(a <= b);
+    case Op::gt: return m.num(a > b);
+    case Op::ge: return m.num(a >= b);
+    case Op::select: return m.sel(m.nonzero(a), b, c);
+    default: return m.undefined(op);
+  }
+}
+
 // The float class: IEEE arithmetic, NaN propagating through max/min/sign/relu.
 RLX_EXEC_CHECK_DISABLE
 template <class M>
@@ -53,7 +73,6 @@ RLX_HD typename M::V float_op(const M& m, Op op, typename M::V a, typename M::V 
     case Op::floor: return m.floor(a);
     case Op::ceil: return m.ceil(a);
     case Op::round: return m.rint(a);  // half to even
-    case Op::logical_not: return m.num(a == zero);
     case Op::gelu: return m.lit(0.5) * a * (one + m.erf(a * m.lit(0.70710678118654752440)));
     case Op::gelu_tanh: return m.lit(0.5) * a * (one + m.tanh(m.lit(0.79788456080286535588) * (a + m.lit(0.044715) * a * a * a)));
     case Op::silu: return a / (one + m.exp(-a));
@@ -66,17 +85,7 @@ RLX_HD typename M::V float_op(const M& m, Op op, typename M::V a, typename M::V 
     case Op::pow: return m.pow(a, b);
     case Op::max: return m.sel(m.nan(a), a, m.sel(m.nan(b), b, m.sel(a > b, a, b)));
     case Op::min: return m.sel(m.nan(a), a, m.sel(m.nan(b), b, m.sel(a < b, a, b)));
-    case Op::logical_and: return m.num(m.nonzero(a) && m.nonzero(b));
-    case Op::logical_or: return m.num(m.nonzero(a) || m.nonzero(b));
-    case Op::logical_xor: return m.num(m.nonzero(a) != m.nonzero(b));
-    case Op::eq: return m.num(a == b);
-    case Op::ne: return m.num(a != b);
-    case Op::lt: return m.num(a < b);
-    case Op::le: return m.num(a <= b);
-    case Op::gt: return m.num(a > b);
-    case Op::ge: return m.num(a >= b);
-    case Op::select: return m.sel(m.nonzero(a), b, c);
-    default: return m.undefined(op);
+    default: return logic_op(m, op, a, b, c);
   }
 }
 
@@ -91,7 +100,6 @@ RLX_HD typename M::V int_op(const M& m, Op op, typename M::V a, typename M::V b,
     case Op::neg: return m.wrap_sub(zero, a);
     case Op::abs: return m.sel(a < zero, m.wrap_sub(zero, a), a);
     case Op::sign: return m.wrap_sub(m.num(a > zero), m.num(a < zero));
-    case Op::logical_not: return m.num(a == zero);
     case Op::relu: return m.sel(a > zero, a, zero);
     case Op::add: return m.wrap_add(a, b);
     case Op::sub: return m.wrap_sub(a, b);
@@ -101,17 +109,7 @@ RLX_HD typename M::V int_op(const M& m, Op op, typename M::V a, typename M::V b,
     case Op::pow: return m.ipow(a, b);
     case Op::max: return m.sel(a < b, b, a);
     case Op::min: return m.sel(b < a, b, a);
-    case Op::logical_and: return m.num(m.nonzero(a) && m.nonzero(b));
-    case Op::logical_or: return m.num(m.nonzero(a) || m.nonzero(b));
-    case Op::logical_xor: return m.num(m.nonzero(a) != m.nonzero(b));
-    case Op::eq: return m.num(a == b);
-    case Op::ne: return m.num(a != b);
-    case Op::lt: return m.num(a < b);
-    case Op::le: return m.num(a <= b);
-    case Op::gt: return m.num(a > b);
-    case Op::ge: return m.num(a >= b);
-    case Op::select: return m.sel(m.nonzero(a), b, c);
-    default: return m.undefined(op);
+    default: return logic_op(m, op, a, b, c);
   }
 }
 

@@ -7,21 +7,12 @@
 #include "util/host_memory.h"
 #include "util/scalar.h"
 #include "util/strings.h"
+#include "util/strides.h"
 #include "util/tensor_span.h"
 
 namespace rlx {
 
 namespace {
-
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> st(shape.size());
-  int64_t s = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    st[i] = s;
-    s *= shape[i];
-  }
-  return st;
-}
 
 // The element count, once the shape's strides are known to fit (util/tensor_span.h).
 int64_t checked_numel(const std::vector<int64_t>& shape) {

@@ -15,13 +15,6 @@ using ir::Op;
 
 // ---- broadcasting: walk the output row by row; each input has a stride per output dim
 // (0 where it is broadcast).
-std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& out, const std::vector<int64_t>& in) {
-  std::vector<int64_t> st(out.size(), 0), cs = contiguous_strides(in);
-  size_t off = out.size() - in.size();
-  for (size_t d = 0; d < in.size(); ++d) st[off + d] = in[d] == 1 ? 0 : cs[d];
-  return st;
-}
-
 // Calls row(dst_offset, {src offsets}, inner_strides, n) for each innermost row of `out`.
 template <size_t N, class F>
 void for_each_row(const std::vector<int64_t>& out, const std::array<std::vector<int64_t>, N>& in_shapes, F row) {

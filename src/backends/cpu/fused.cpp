@@ -120,12 +120,7 @@ HostKernel make_region(const ir::Node& node, const ir::Graph&) {
     int64_t rows = inner ? a.out[0].numel / inner : 0;
     // per input: element strides over the output's dims (0 where broadcast)
     std::vector<std::vector<int64_t>> st(a.in.size());
-    for (size_t k = 0; k < a.in.size(); ++k) {
-      std::vector<int64_t> cs = contiguous_strides(a.in[k].shape);
-      st[k].assign(r, 0);
-      size_t off = r - a.in[k].shape.size();
-      for (size_t d = 0; d < a.in[k].shape.size(); ++d) st[k][off + d] = a.in[k].shape[d] == 1 ? 0 : cs[d];
-    }
+    for (size_t k = 0; k < a.in.size(); ++k) st[k] = broadcast_strides(shape, a.in[k].shape);
     int64_t tiles_per_row = (inner + kTile - 1) / kTile;
     rlx::parallel_for(rows * tiles_per_row, std::max<int64_t>(1, 16384 / kTile), [&](int64_t lo, int64_t hi) {
       std::vector<float> scratch(static_cast<size_t>(p.num_regs * kTile));

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "codegen/index_map.h"
 #include "ir/graph.h"
 #include "runtime/host_executable.h"
 #include "util/half.h"
@@ -69,7 +70,9 @@ void dispatch_typed(DType d, F&& f) {
   }
 }
 
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
-int64_t normalize_axis(int64_t axis, size_t rank);
+// Index maps: src/codegen's.
+using codegen::broadcast_strides;
+using codegen::contiguous_strides;
+using codegen::normalize_axis;
 
 }  // namespace rlx::backends::cpu

@@ -46,44 +46,10 @@ bool storable_out(DType x, const ir::Attrs& a) {
   return o == x || (x == DType::f32 && (o == DType::f16 || o == DType::bf16));
 }
 
-int64_t norm_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
-
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> st(shape.size());
-  int64_t s = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    st[i] = s;
-    s *= shape[i];
-  }
-  return st;
-}
-
-std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& out, const std::vector<int64_t>& in) {
-  std::vector<int64_t> cs = contiguous_strides(in), st(out.size(), 0);
-  size_t off = out.size() - in.size();
-  for (size_t d = 0; d < in.size(); ++d) st[off + d] = in[d] == 1 ? 0 : cs[d];
-  return st;
-}
-
 void collapse(std::vector<int64_t>& shape, std::vector<std::vector<int64_t>*> strides, const char* what) {
-  std::vector<int64_t> s;
-  std::vector<std::vector<int64_t>> st(strides.size());
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = !s.empty();
-    for (size_t k = 0; k < strides.size() && merge; ++k) merge = st[k].back() == (*strides[k])[d] * shape[d];
-    if (merge) {
-      s.back() *= shape[d];
-      for (size_t k = 0; k < strides.size(); ++k) st[k].back() = (*strides[k])[d];
-    } else {
-      s.push_back(shape[d]);
-      for (size_t k = 0; k < strides.size(); ++k) st[k].push_back((*strides[k])[d]);
-    }
-  }
-  if (s.size() > static_cast<size_t>(kMaxRank))
-    throw Error(ErrorKind::unsupported, cat(what, ": the cuda device handles at most ", kMaxRank, " non-contiguous dims, got ", s.size()));
-  shape = s;
-  for (size_t k = 0; k < strides.size(); ++k) *strides[k] = st[k];
+  codegen::collapse_dims(shape, strides);
+  if (shape.size() > static_cast<size_t>(kMaxRank))
+    throw Error(ErrorKind::unsupported, cat(what, ": the cuda device handles at most ", kMaxRank, " non-contiguous dims, got ", shape.size()));
 }
 
 Space make_space(const std::vector<int64_t>& shape) {

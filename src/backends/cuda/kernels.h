@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cuda/launch.h"
+#include "codegen/index_map.h"
 #include "ir/graph.h"
 
 namespace rlx::backends::cuda {
@@ -66,12 +67,12 @@ bool is_half_or_f32(DType d);
 // An op's out= (its result stored in another type) the kernels can store: none, x's own type, or
 // f16/bf16 for f32 x.
 bool storable_out(DType x, const ir::Attrs& a);
-int64_t norm_axis(int64_t axis, size_t rank);
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
-// Strides of `in` over the iteration space `out` (numpy broadcasting, 0 where broadcast).
-std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& out, const std::vector<int64_t>& in);
-// Merges neighbouring dims every operand walks contiguously; drops dims of size 1. Throws
-// rlx::Error(unsupported) naming `what` when more than kMaxRank dims remain.
+// Index maps: src/codegen's (broadcast strides, dim collapsing, axes).
+using codegen::broadcast_strides;
+using codegen::contiguous_strides;
+inline int64_t norm_axis(int64_t axis, size_t rank) { return codegen::normalize_axis(axis, rank); }
+// codegen::collapse_dims, then a check: throws rlx::Error(unsupported) naming `what` when more
+// than kMaxRank dims remain.
 void collapse(std::vector<int64_t>& shape, std::vector<std::vector<int64_t>*> strides, const char* what);
 Space make_space(const std::vector<int64_t>& shape);
 Strides make_strides(const std::vector<int64_t>& strides);
