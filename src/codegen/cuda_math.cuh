@@ -28,6 +28,7 @@ struct DeviceFloat {
   __device__ __forceinline__ V sqrt(V a) const { return ::sqrt(a); }
   __device__ __forceinline__ V sin(V a) const { return ::sin(a); }
   __device__ __forceinline__ V cos(V a) const { return ::cos(a); }
+  __device__ __forceinline__ V atan(V a) const { return ::atan(a); }
   __device__ __forceinline__ V tanh(V a) const { return ::tanh(a); }
   __device__ __forceinline__ V erf(V a) const { return ::erf(a); }
   __device__ __forceinline__ V floor(V a) const { return ::floor(a); }

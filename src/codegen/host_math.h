@@ -37,6 +37,7 @@ struct HostFloat {
   RLX_HD V sqrt(V a) const { return std::sqrt(a); }
   RLX_HD V sin(V a) const { return std::sin(a); }
   RLX_HD V cos(V a) const { return std::cos(a); }
+  RLX_HD V atan(V a) const { return std::atan(a); }
   RLX_HD V tanh(V a) const {
     if constexpr (kF32) return vm::tanh(a);
     else return std::tanh(a);

@@ -41,6 +41,7 @@ const char* fn_name(Fn f) {
     case Fn::sqrt: return "sqrt";
     case Fn::sin: return "sin";
     case Fn::cos: return "cos";
+    case Fn::atan: return "atan";
     case Fn::tanh: return "tanh";
     case Fn::erf: return "erf";
     case Fn::floor: return "floor";

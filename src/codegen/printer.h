@@ -36,7 +36,7 @@ Cond operator!(const Cond& a);
 
 // The primitives a machine needs beyond operators (scalar.h's header lists them).
 enum class Fn : uint8_t {
-  abs, exp, expm1, log, log1p, sqrt, sin, cos, tanh, erf, floor, ceil, rint, fmod, pow,  // float class
+  abs, exp, expm1, log, log1p, sqrt, sin, cos, atan, tanh, erf, floor, ceil, rint, fmod, pow,  // float class
   wrap_add, wrap_sub, wrap_mul, quot, rem, ipow,                                               // int class
 };
 const char* fn_name(Fn f);  // "exp", "wrap_add", …
@@ -81,6 +81,7 @@ class Printer {
   Val sqrt(const Val& a) const { return call(Fn::sqrt, {a}); }
   Val sin(const Val& a) const { return call(Fn::sin, {a}); }
   Val cos(const Val& a) const { return call(Fn::cos, {a}); }
+  Val atan(const Val& a) const { return call(Fn::atan, {a}); }
   Val tanh(const Val& a) const { return call(Fn::tanh, {a}); }
   Val erf(const Val& a) const { return call(Fn::erf, {a}); }
   Val floor(const Val& a) const { return call(Fn::floor, {a}); }

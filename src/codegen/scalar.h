@@ -12,7 +12,7 @@
 //   V < <= > >= == != V      comparisons → B; B && || B, !B
 //   sel(c, a, b)             a where c else b (both already computed: no side effects)
 //   num(c)                   1 or 0; nonzero(v) is v != 0
-//   float class: nan abs exp expm1 log log1p sqrt sin cos tanh erf floor ceil rint fmod pow
+//   float class: nan abs exp expm1 log log1p sqrt sin cos atan tanh erf floor ceil rint fmod pow
 //   int class:   wrap_add wrap_sub wrap_mul, quot and rem (truncating; never given 0 or −1 as
 //                the divisor), ipow (wrapping a^e, e ≥ 0 by square and multiply; see ipow_wrapping)
 //   undefined(op)            the op has no definition in this class (a probe records it)
@@ -67,6 +67,7 @@ RLX_HD typename M::V float_op(const M& m, Op op, typename M::V a, typename M::V 
     case Op::reciprocal: return one / a;
     case Op::sin: return m.sin(a);
     case Op::cos: return m.cos(a);
+    case Op::atan: return m.atan(a);
     case Op::tanh: return m.tanh(a);
     case Op::sigmoid: return one / (one + m.exp(-a));
     case Op::erf: return m.erf(a);

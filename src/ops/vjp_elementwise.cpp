@@ -29,6 +29,7 @@ V unary(Builder& b, const VjpArgs& a) {
     case Op::reciprocal: d = b.unary(Op::neg, b.mul(y, y)); break;
     case Op::sin: d = b.unary(Op::cos, x); break;
     case Op::cos: d = b.unary(Op::neg, b.unary(Op::sin, x)); break;
+    case Op::atan: d = b.unary(Op::reciprocal, b.add(b.mul(x, x), b.scalar_like(x, 1.0))); break;
     case Op::tanh: d = b.sub(c(b, y, 1), b.mul(y, y)); break;
     case Op::sigmoid: d = b.mul(y, b.sub(c(b, y, 1), y)); break;
     case Op::erf: d = b.mul(c(b, x, 2.0 / std::sqrt(M_PI)), b.unary(Op::exp, b.unary(Op::neg, b.mul(x, x)))); break;
@@ -86,7 +87,7 @@ V cast(Builder& b, const VjpArgs& a) {
 }  // namespace
 
 void register_vjp_elementwise(RuleTable& t) {
-  for (Op op : {Op::neg, Op::abs, Op::exp, Op::expm1, Op::log, Op::log1p, Op::sqrt, Op::rsqrt, Op::reciprocal, Op::sin, Op::cos,
+  for (Op op : {Op::neg, Op::abs, Op::exp, Op::expm1, Op::log, Op::log1p, Op::sqrt, Op::rsqrt, Op::reciprocal, Op::sin, Op::cos, Op::atan,
                 Op::tanh, Op::sigmoid, Op::erf})
     t[static_cast<size_t>(op)].vjp = unary;
   for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::pow, Op::max, Op::min, Op::rem}) t[static_cast<size_t>(op)].vjp = binary;

@@ -7,6 +7,8 @@
 #include <filesystem>
 
 #include "formats/onnx/backend_test.h"
+#include "formats/onnx/onnx.h"
+#include "ir/op.h"
 
 namespace {
 
@@ -34,7 +36,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "node/test_argmax_negative_axis_keepdims_example_select_last_index", "node/test_nllloss_NCd1d2_with_weight_reduction_mean",
                       "node/test_sce_mean_weight_ii_4d_log_prob_expanded", "node/test_gridsample_bicubic", "node/test_roialign_aligned_true",
                       "node/test_dft_inverse", "node/test_stft_with_window", "node/test_qlinearconv", "node/test_dynamicquantizelinear",
-                      "node/test_mod_mixed_sign_int32", "node/test_atanh", "node/test_range_float_type_positive_delta_expanded",
+                      "node/test_mod_mixed_sign_int32", "node/test_atanh", "node/test_atan", "node/test_asin_example", "node/test_range_float_type_positive_delta_expanded",
                       "node/test_cast_BFLOAT16_to_FLOAT", "node/test_adam", "node/test_det_nd", "node/test_tril_neg", "node/test_onehot_with_axis",
                       "pytorch-converted/test_ConvTranspose2d", "pytorch-converted/test_Conv3d_dilated_strided", "pytorch-converted/test_PReLU_2d_multiparam",
                       "pytorch-operator/test_operator_repeat_dim_overflow", "simple/test_expand_shape_model3"),
@@ -44,6 +46,16 @@ INSTANTIATE_TEST_SUITE_P(
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
       return s;
     });
+
+// Atan maps onto the elementwise primitive mir.atan (every device runs it natively), not onto a
+// polynomial of twenty nodes.
+TEST(BackendData, AtanImportsAsOnePrimitive) {
+  std::string model = std::string(kData) + "/node/test_atan/model.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << "libonnx-testdata is not installed (make setup installs it)";
+  auto g = rlx::formats::onnx::import_model(model).graph;
+  ASSERT_EQ(g->num_nodes(), 1);
+  EXPECT_EQ(g->node(0).op, rlx::ir::Op::atan);
+}
 
 TEST(BackendData, CompareTensorsUsesOnnxTolerances) {
   using rlx::Tensor;

@@ -24,6 +24,7 @@ double unary_real(Op op, double x) {
     case Op::reciprocal: return 1.0 / x;
     case Op::sin: return std::sin(x);
     case Op::cos: return std::cos(x);
+    case Op::atan: return std::atan(x);
     case Op::tanh: return std::tanh(x);
     case Op::sigmoid: return 1.0 / (1.0 + std::exp(-x));
     case Op::erf: return std::erf(x);
@@ -198,7 +199,7 @@ void iota(const KernelArgs& a) {
 
 void register_elementwise(KernelTable& t) {
   for (Op op : {Op::neg, Op::abs, Op::sign, Op::exp, Op::expm1, Op::log, Op::log1p, Op::sqrt, Op::rsqrt, Op::reciprocal, Op::sin,
-                Op::cos, Op::tanh, Op::sigmoid, Op::erf, Op::floor, Op::ceil, Op::round, Op::logical_not})
+                Op::cos, Op::atan, Op::tanh, Op::sigmoid, Op::erf, Op::floor, Op::ceil, Op::round, Op::logical_not})
     t[static_cast<size_t>(op)] = unary;
   for (Op op : {Op::add, Op::sub, Op::mul, Op::div, Op::rem, Op::pow, Op::max, Op::min, Op::logical_and, Op::logical_or,
                 Op::logical_xor, Op::eq, Op::ne, Op::lt, Op::le, Op::gt, Op::ge})

@@ -1,4 +1,5 @@
-// Elementwise ONNX operators: unary math (incl. the trigonometric family MIR lacks, composed),
+// Elementwise ONNX operators: unary math (the trigonometric family MIR lacks composed from sin,
+// cos, atan, exp, log),
 // arithmetic with numpy broadcasting (and the pre-opset-7 broadcast attribute), comparisons,
 // logic, variadic Max/Min/Sum/Mean, Where, Clip, Cast/CastLike, IsNaN/IsInf.
 #include "formats/onnx/ops_util.h"
@@ -22,27 +23,7 @@ std::vector<ValueId> relu(NodeCtx& c) { return one(c.b.emit1(Op::relu, {c.in(0)}
 
 std::vector<ValueId> logical_not(NodeCtx& c) { return one(c.b.unary(Op::logical_not, c.in(0))); }
 
-// atan by Cephes' range reduction (|x| > tan 3π/8 → π/2 − atan(1/x); > tan π/8 → π/4 +
-// atan((x−1)/(x+1))) and its odd polynomial: float precision, built from MIR primitives.
-ValueId atan_of(FoldingBuilder& b, ValueId x) {
-  ValueId a = b.unary(Op::abs, x);
-  ValueId s = b.unary(Op::sign, x);
-  ValueId big = b.binary(Op::gt, a, like(b, x, 2.414213562373095));
-  ValueId mid = b.binary(Op::gt, a, like(b, x, 0.4142135623730950));
-  ValueId y0 = b.select(big, like(b, x, M_PI_2), b.select(mid, like(b, x, M_PI_4), like(b, x, 0.0)));
-  ValueId r_big = b.div(like(b, x, -1.0), a);
-  ValueId r_mid = b.div(b.sub(a, like(b, x, 1.0)), b.add(a, like(b, x, 1.0)));
-  ValueId xr = b.select(big, r_big, b.select(mid, r_mid, a));
-  ValueId z = b.mul(xr, xr);
-  ValueId p = like(b, x, 8.05374449538e-2);
-  p = b.sub(b.mul(p, z), like(b, x, 1.38776856032e-1));
-  p = b.add(b.mul(p, z), like(b, x, 1.99777106478e-1));
-  p = b.sub(b.mul(p, z), like(b, x, 3.33329491539e-1));
-  p = b.add(b.mul(b.mul(p, z), xr), xr);
-  ValueId r = b.mul(s, b.add(y0, p));
-  // sign(0) = 0 loses nothing; NaN stays NaN through abs/sign/mul.
-  return r;
-}
+ValueId atan_of(FoldingBuilder& b, ValueId x) { return b.unary(Op::atan, x); }
 
 ValueId asin_of(FoldingBuilder& b, ValueId x) {
   ValueId root = b.unary(Op::sqrt, b.sub(like(b, x, 1.0), b.mul(x, x)));
