@@ -10,10 +10,27 @@
 
 namespace rlx {
 
+// How numbers are rounded — one policy for every model and command (`--precision`, and
+// `--activations` where weights are quantized). Models apply it their way: the precision pass
+// rewrites a graph's matmuls; a llama model loads its matrices in that precision instead.
+struct PrecisionPolicy {
+  // Matmul and attention products: "f32"; "bf16" or "f16" (operands rounded, f32 accumulation);
+  // "amp" (passes/precision.h).
+  std::string compute = "f32";
+  // Activations of matmuls with packed (quantized) weights: "f32"; "q8", rounded to 8-bit blocks
+  // of 32 as llama.cpp does, so integer dot products apply (Q8_0 weights too); "auto", q8 for the
+  // types below 8 bits where the device takes integer dot products natively, f32 elsewhere.
+  std::string quantized_activations = "auto";
+
+  PrecisionPolicy() = default;
+  PrecisionPolicy(std::string compute_precision) : compute(std::move(compute_precision)) {}  // NOLINT: "bf16" names a policy
+  PrecisionPolicy(const char* compute_precision) : compute(compute_precision) {}             // NOLINT
+};
+
 struct SessionOptions {
   std::string policy;                            // "prefer-native" / "force-common"; "" → RLX_POLICY
   std::map<std::string, std::string> overrides;  // per-op dispatch: {"softmax": "common"}
-  std::string precision = "f32";                 // f32 | bf16 (matmuls in bf16, f32 accumulation) | amp
+  PrecisionPolicy precision;
   // Inspection (what `rlx compile` uses): compile for a device this machine cannot run (its
   // plans print, run() refuses), and stop the compiler after a pass (mir_text/lir_text show the
   // graph there; run() refuses).
@@ -79,7 +96,10 @@ struct DeviceInfo {
   bool available = false;
   std::string reason;  // why it is unavailable
   int native_ops = 0;
+  bool int8_dot_products = false;  // kernels multiply 8-bit activations natively (PrecisionPolicy "auto")
 };
 std::vector<DeviceInfo> devices();
+// One device's entry; throws rlx::Error(invalid_argument) listing the devices for an unknown name.
+DeviceInfo device_info(const std::string& name);
 
 }  // namespace rlx

@@ -27,10 +27,10 @@ LlamaGraphOptions decode_options(const LlamaRunnerOptions& o) {
   LlamaGraphOptions g;
   g.fixed_seq = 1;
   g.half_matmul = o.decode_half_matmul == "auto" ? "packed" : o.decode_half_matmul;
-  if (o.decode_activations != "auto" && o.decode_activations != "q8" && o.decode_activations != "f32")
-    throw Error(ErrorKind::invalid_argument, cat("decode_activations must be auto, q8 or f32, got '", o.decode_activations, "'"));
-  g.q8_activations = o.decode_activations == "q8" || (o.decode_activations == "auto" && o.device == "cpu");
-  g.q8_activations_q8_0 = o.decode_activations == "q8";
+  const std::string& qa = o.precision.quantized_activations;
+  if (qa != "auto" && qa != "q8" && qa != "f32") throw Error(ErrorKind::invalid_argument, cat("quantized activations must be auto, q8 or f32, got '", qa, "'"));
+  g.q8_activations = qa == "q8" || (qa == "auto" && device_info(o.device).int8_dot_products);
+  g.q8_activations_q8_0 = qa == "q8";
   g.next_token_output = true;
   return g;
 }

@@ -19,10 +19,11 @@ struct LlamaRunnerOptions {
   // Dense bf16 matrices in the decode graph: "auto" (decode-on-the-fly dequant_matmul), "gemm"
   // or "packed"; prefill always multiplies through GEMMs (AMX on the cpu device).
   std::string decode_half_matmul = "auto";
-  // Activations of quantized matrices in the decode graph: "auto" (rounded to 8 bits for the
-  // types below 8 bits on the cpu device, where AVX512-VNNI takes integer dot products; Q8_0
-  // keeps f32 activations and so the greedy ids of its f32 weights), "q8" (Q8_0 too) or "f32".
-  std::string decode_activations = "auto";
+  // The session's precision policy; its quantized_activations decide the decode graph's: "auto"
+  // rounds activations of the types below 8 bits to 8 bits where the device takes integer dot
+  // products (Q8_0 keeps f32 activations and so the greedy ids of its f32 weights), "q8" does for
+  // Q8_0 too, "f32" never. (Its compute precision is the weights': see LlamaLoadOptions.)
+  PrecisionPolicy precision;
   // Prefill matmuls of quantized or bf16 weights with bf16 activations (AMX on the cpu device)
   // for prompts of at least `bf16_rows` rows: "auto" (yes unless every matrix is f32), "on" or
   // "off". Shorter prompts and decode keep f32 activations.

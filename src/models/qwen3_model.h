@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/qwen3.h"
+#include "rlx/session.h"
 #include "text/tokenizer.h"
 
 namespace rlx::models {
@@ -33,7 +34,9 @@ struct LlamaModel {
 };
 
 struct LlamaLoadOptions {
-  std::string precision = "f32";  // Hugging Face weights: f32 or bf16 (GGUF tensors stay as stored)
+  // The precision policy's compute precision is the matrices' (a llama graph multiplies its
+  // weights as stored): Hugging Face weights load as f32 or bf16; GGUF tensors stay as stored.
+  PrecisionPolicy precision;
   bool tokenizer = true;           // load the tokenizer too
 };
 

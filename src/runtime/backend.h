@@ -53,6 +53,9 @@ class Backend : public passes::KernelClaims {
   // memory plan then shares bytes only between values the dataflow orders, so that reuse adds
   // no ordering between independent branches.
   virtual bool runs_steps_concurrently() const { return false; }
+  // Whether its kernels multiply 8-bit activations natively (integer dot products), which is
+  // where the precision policy's "auto" rounds activations of quantized matmuls to 8 bits.
+  virtual bool has_int8_dot_products() const { return false; }
 };
 
 }  // namespace rlx::runtime

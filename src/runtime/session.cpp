@@ -83,6 +83,9 @@ Session::Session(std::string device, SessionOptions options) : device_(std::move
   runtime::Availability a = b.availability();
   if (debug_at(1)) log_line(cat("device ", device_, ": ", a.available ? "available" : "unavailable (" + a.reason + ")", ", ", b.native_op_count(), " native op kinds"));
   if (!a.available && !options_.compile_only) throw Error(ErrorKind::unsupported, cat("device ", device_, " is not available: ", a.reason));
+  const std::string& qa = options_.precision.quantized_activations;
+  if (qa != "auto" && qa != "q8" && qa != "f32")
+    throw Error(ErrorKind::invalid_argument, cat("precision: quantized_activations must be auto, q8 or f32, got '", qa, "'"));
   if (!options_.stop_after.empty() && !passes::is_stage(options_.stop_after))
     throw Error(ErrorKind::invalid_argument, cat("stop_after: unknown pass '", options_.stop_after, "' (passes: ", join(passes::mir_stages(), " "), " ",
                                                  join(passes::lir_stages(), " "), ")"));
@@ -94,7 +97,7 @@ CompiledModel Session::compile(const Graph& graph) const {
   impl->backend = &runtime::backend(device_);
   impl->pipeline.dispatch.policy = passes::policy_from_name(options_.policy.empty() ? flags().RLX_POLICY : options_.policy);
   impl->pipeline.dispatch.overrides = options_.overrides;
-  impl->pipeline.precision = options_.precision;
+  impl->pipeline.precision = options_.precision.compute;
   impl->pipeline.concurrent_steps = impl->backend->runs_steps_concurrently();
   impl->pipeline.stop_after = options_.stop_after;
   impl->compile_only = options_.compile_only;
@@ -183,13 +186,19 @@ std::string CompiledModel::mir_text() const { return ir::print_graph(impl_->mir)
 
 std::string CompiledModel::lir_text(const std::map<std::string, int64_t>& bindings) const { return impl_->lir_text(bindings); }
 
+namespace {
+DeviceInfo info_of(runtime::Backend& b) {
+  runtime::Availability a = b.availability();
+  return {b.name(), b.description(), a.available, a.reason, b.native_op_count(), b.has_int8_dot_products()};
+}
+}  // namespace
+
 std::vector<DeviceInfo> devices() {
   std::vector<DeviceInfo> out;
-  for (runtime::Backend* b : runtime::backends()) {
-    runtime::Availability a = b->availability();
-    out.push_back({b->name(), b->description(), a.available, a.reason, b->native_op_count()});
-  }
+  for (runtime::Backend* b : runtime::backends()) out.push_back(info_of(*b));
   return out;
 }
+
+DeviceInfo device_info(const std::string& name) { return info_of(runtime::backend(name)); }
 
 }  // namespace rlx

@@ -214,7 +214,7 @@ int bench_qwen3(Args& args) {
   t0 = clock_type::now();
   models::LlamaRunnerOptions ro;
   ro.device = device;
-  ro.decode_activations = activations;
+  ro.precision.quantized_activations = activations;
   models::LlamaRunner runner(m.spec, m.weights, ro);
   double compile_ms = ms_since(t0);
   bool host = device == "cpu";

@@ -75,8 +75,10 @@ int cmd_generate(Args& args) {
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
 
   auto t0 = std::chrono::steady_clock::now();
+  PrecisionPolicy policy(precision);  // one policy: the matrices' precision and the activations'
+  policy.quantized_activations = activations;
   models::LlamaLoadOptions lo;
-  lo.precision = precision;
+  lo.precision = policy;
   models::LlamaModel m = models::load_llama_model(*model_path, lo);
   std::vector<int32_t> ids;
   if (prompt_ids) {
@@ -112,7 +114,7 @@ int cmd_generate(Args& args) {
 
   models::LlamaRunnerOptions ro;
   ro.device = device;
-  ro.decode_activations = activations;
+  ro.precision = policy;
   models::LlamaRunner runner(m.spec, m.weights, ro);
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 

@@ -46,6 +46,8 @@ class CpuBackend : public runtime::Backend {
   bool implements_variant(ir::Op op, const std::string& attr) const override {
     return (op == ir::Op::dequant_matmul && attr == "act") || (op == ir::Op::attention && attr == "compute");
   }
+  // The q8 dot products of quant_q8.cpp (AVX512-VNNI where the CPU has it, AVX2 elsewhere).
+  bool has_int8_dot_products() const override { return true; }
   bool claims_op(ir::Op op) const override { return op == ir::Op::constant || table()[static_cast<size_t>(op)].claims != nullptr; }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
     return runtime::make_host_executable(lir, [](const ir::Node& n, const ir::Graph& g) -> HostKernel {
