@@ -131,8 +131,9 @@ BertModel load_bert(const std::string& dir) {
   if (!fs::exists(config)) throw Error(ErrorKind::io, cat(m.layout.transformer_dir, ": no config.json"));
   m.spec = bert_spec_from_config(formats::read_hf_config(config), config);
   formats::SafetensorsModel st = formats::open_safetensors_model(m.layout.transformer_dir);
-  m.weight_prefix = bert_weight_prefix(st, m.spec);
-  m.weights = load_bert_weights(st, m.spec);
+  formats::SafetensorsSource source(st);
+  m.weight_prefix = bert_weight_prefix(source, m.spec);
+  m.weights = load_bert_weights(source, m.spec);
   if (m.layout.pooling.dimension && *m.layout.pooling.dimension != m.spec.hidden_size)
     throw Error(ErrorKind::format, cat(dir, ": the pooling config's word_embedding_dimension ", *m.layout.pooling.dimension,
                                        " differs from the model's hidden_size ", m.spec.hidden_size));

@@ -44,30 +44,30 @@ struct SplitMix {
 
 }  // namespace
 
-std::string bert_weight_prefix(const formats::SafetensorsModel& model, const BertSpec& spec) {
+std::string bert_weight_prefix(const formats::WeightSource& model, const BertSpec& spec) {
   for (const std::string& p : {std::string(), std::string("bert."), std::string("roberta."), spec.model_type + ".",
                                std::string("model.")})
     if (model.find(p + kWordEmbeddings)) return p;
   std::vector<std::string> some;
-  for (size_t i = 0; i < model.tensors.size() && i < 5; ++i) some.push_back(model.tensors[i].name);
-  throw Error(ErrorKind::format, cat(model.path, ": no '", kWordEmbeddings, "' with any known prefix (none, bert., roberta.); ",
-                                     "found ", model.tensors.size(), " tensors such as ", join(some, ", ")));
+  for (size_t i = 0; i < model.count() && i < 5; ++i) some.push_back(model.stored_name_at(i));
+  throw Error(ErrorKind::format, cat(model.path(), ": no '", kWordEmbeddings, "' with any known prefix (none, bert., roberta.); ",
+                                     "found ", model.count(), " tensors such as ", join(some, ", ")));
 }
 
-BertWeights load_bert_weights(const formats::SafetensorsModel& model, const BertSpec& spec) {
+BertWeights load_bert_weights(const formats::WeightSource& model, const BertSpec& spec) {
   std::string prefix = bert_weight_prefix(model, spec);
   BertWeights w;
   for (const auto& [name, shape] : bert_weight_shapes(spec)) {
     const formats::TensorView* v = nullptr;
     for (const std::string& n : candidate_names(prefix, name))
       if ((v = model.find(n))) break;
-    if (!v) throw Error(ErrorKind::format, cat(model.path, ": tensor '", prefix + name, "' is missing (config.json describes ",
+    if (!v) throw Error(ErrorKind::format, cat(model.path(), ": tensor '", prefix + name, "' is missing (config.json describes ",
                                                spec.num_layers, " layers of hidden size ", spec.hidden_size, ")"));
     if (v->shape != shape)
-      throw Error(ErrorKind::format, cat(model.path, ": tensor '", v->name, "' has shape [", join(v->shape, ","),
+      throw Error(ErrorKind::format, cat(model.path(), ": tensor '", v->name, "' has shape [", join(v->shape, ","),
                                          "], config.json implies [", join(shape, ","), "]"));
     if (!formats::can_dequantize(v->type))
-      throw Error(ErrorKind::unsupported, cat(model.path, ": tensor '", v->name, "' is stored as ", v->type_name(),
+      throw Error(ErrorKind::unsupported, cat(model.path(), ": tensor '", v->name, "' is stored as ", v->type_name(),
                                               ", which RLX cannot convert to f32"));
     w[name] = to_f32(*v);
   }

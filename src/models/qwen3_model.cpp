@@ -117,7 +117,7 @@ LlamaModel load_gguf(const std::string& path, const LlamaLoadOptions& o) {
   m.path = path;
   m.format = "gguf";
   m.spec = llama_spec_from_gguf(*file);
-  m.weights = load_llama_weights(*file, m.spec);
+  m.weights = load_llama_weights(formats::GgufSource(*file), m.spec, "as-stored");
   m.eos_token_ids = m.spec.eos_token_ids;
   if (o.tokenizer) m.tokenizer = gguf_tokenizer(*file);
   if (const GgufValue* t = file->find("tokenizer.chat_template"); t && t->as_string()) m.chat_template = *t->as_string();
@@ -135,7 +135,7 @@ LlamaModel load_directory(const std::string& path, const LlamaLoadOptions& o) {
   m.format = "safetensors";
   m.spec = llama_spec_from_hf(formats::read_hf_config(*dir.config), *dir.config);
   formats::SafetensorsModel st = formats::open_safetensors_model(path);
-  m.weights = load_llama_weights(st, m.spec, o.precision);
+  m.weights = load_llama_weights(formats::SafetensorsSource(st), m.spec, o.precision.compute);
   m.eos_token_ids = m.spec.eos_token_ids;
   if (dir.generation_config) read_generation_config(*dir.generation_config, m);
   if (o.tokenizer && dir.tokenizer.tokenizer_json) {

@@ -51,38 +51,6 @@ std::vector<float> llama3_inv_freq(const formats::HfRope& r, int64_t D, const st
   return f;
 }
 
-// ---- llama.cpp tensor names ↔ Hugging Face names
-
-std::string gguf_name(const std::string& hf) {
-  static const std::pair<const char*, const char*> kLayer[] = {
-      {"input_layernorm.weight", "attn_norm.weight"},
-      {"self_attn.q_proj.weight", "attn_q.weight"},
-      {"self_attn.k_proj.weight", "attn_k.weight"},
-      {"self_attn.v_proj.weight", "attn_v.weight"},
-      {"self_attn.q_proj.bias", "attn_q.bias"},
-      {"self_attn.k_proj.bias", "attn_k.bias"},
-      {"self_attn.v_proj.bias", "attn_v.bias"},
-      {"self_attn.o_proj.weight", "attn_output.weight"},
-      {"self_attn.q_norm.weight", "attn_q_norm.weight"},
-      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
-      {"post_attention_layernorm.weight", "ffn_norm.weight"},
-      {"mlp.gate_proj.weight", "ffn_gate.weight"},
-      {"mlp.up_proj.weight", "ffn_up.weight"},
-      {"mlp.down_proj.weight", "ffn_down.weight"},
-  };
-  if (hf == "model.embed_tokens.weight") return "token_embd.weight";
-  if (hf == "model.norm.weight") return "output_norm.weight";
-  if (hf == "lm_head.weight") return "output.weight";
-  const std::string p = "model.layers.";
-  if (hf.compare(0, p.size(), p) == 0) {
-    size_t dot = hf.find('.', p.size());
-    std::string layer = hf.substr(p.size(), dot - p.size()), rest = hf.substr(dot + 1);
-    for (const auto& [h, g] : kLayer)
-      if (rest == h) return cat("blk.", layer, ".", g);
-  }
-  throw Error(ErrorKind::internal, cat("no GGUF name for '", hf, "'"));
-}
-
 bool is_matrix(const std::vector<int64_t>& shape) { return shape.size() == 2; }
 
 // llama.cpp's LlamaModel.permute: within each head, rows (i, i + D/2) become (2i, 2i + 1).
@@ -252,50 +220,34 @@ LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
   return s;
 }
 
-LlamaWeights load_llama_weights(const formats::SafetensorsModel& model, const LlamaSpec& spec, const std::string& precision) {
-  if (precision != "f32" && precision != "bf16")
-    throw Error(ErrorKind::invalid_argument, cat("precision '", precision, "' is not supported for llama weights (f32 or bf16)"));
-  LlamaWeights w;
-  for (const auto& [name, shape] : llama_weight_shapes(spec)) {
-    const TensorView* v = model.find(name);
-    // Some tied checkpoints store only lm_head, some untied exports only the embedding.
-    if (!v) missing(model.path, name, model.tensors.size());
-    check_shape(model.path, *v, shape);
-    if (!formats::can_dequantize(v->type) || formats::weight_type_is_quantized(v->type))
-      throw Error(ErrorKind::unsupported, cat(model.path, ": tensor '", name, "' is ", v->type_name(), "; expected F32, BF16 or F16"));
-    LlamaWeight lw;
-    lw.shape = shape;
-    if (!is_matrix(shape) || precision == "f32") lw.dense = to_f32(*v);
-    else lw.dense = v->type == WeightType::bf16 ? formats::to_tensor(*v) : f32_to_bf16_tensor(to_f32(*v));
-    w[name] = std::move(lw);
-  }
-  return w;
-}
-
-LlamaWeights load_llama_weights(const GgufFile& f, const LlamaSpec& spec) {
+LlamaWeights load_llama_weights(const formats::WeightSource& src, const LlamaSpec& spec, const std::string& precision) {
+  if (precision != "as-stored" && precision != "f32" && precision != "bf16")
+    throw Error(ErrorKind::invalid_argument, cat("precision '", precision, "' is not supported for llama weights (as-stored, f32 or bf16)"));
+  const bool as_stored = precision == "as-stored";
   LlamaWeights w;
   // Packed matrices are copied into one block on huge pages (unless RLX_MMAP_WEIGHTS): decode
   // streams all of them every token, and per-matrix blocks of 1-3 MB would mostly miss out.
   std::shared_ptr<void> block;
   size_t block_used = 0, block_size = 0;
-  if (!flags().RLX_MMAP_WEIGHTS) {
+  if (as_stored && !flags().RLX_MMAP_WEIGHTS) {
     size_t total = 0;
     for (const auto& [name, shape] : llama_weight_shapes(spec)) {
-      const TensorView* v = f.find_tensor(gguf_name(name));
+      const TensorView* v = src.find(name);
       if (v && is_matrix(shape) && formats::block_type_of(v->type)) total += (v->nbytes + 63) / 64 * 64;
     }
     block_size = total;
-    if (total) block = host_alloc(total, false, cat("the quantized weights of ", f.path).c_str());
+    if (total) block = host_alloc(total, false, cat("the quantized weights of ", src.path()).c_str());
   }
   for (const auto& [name, shape] : llama_weight_shapes(spec)) {
-    std::string gname = gguf_name(name);
-    const TensorView* v = f.find_tensor(gname);
-    if (!v) missing(f.path, gname, f.tensors.size());
-    check_shape(f.path, *v, shape);
+    const TensorView* v = src.find(name);
+    // Some tied checkpoints store only lm_head, some untied exports only the embedding.
+    if (!v) missing(src.path(), src.stored_name(name), src.count());
+    check_shape(src.path(), *v, shape);
     LlamaWeight lw;
     lw.shape = shape;
     auto bt = formats::block_type_of(v->type);
-    if (is_matrix(shape) && bt) {
+    if (as_stored && is_matrix(shape) && bt) {
+      // packed as the file stores it: quantized blocks, f16 or bf16 rows
       int64_t rb = *quant::row_bytes(*bt, shape[1]);
       lw.type = *bt;
       size_t bytes = static_cast<size_t>(shape[0] * rb);
@@ -307,10 +259,14 @@ LlamaWeights load_llama_weights(const GgufFile& f, const LlamaSpec& spec) {
       } else {
         lw.packed = Tensor::wrap(DType::u8, {shape[0], rb}, const_cast<uint8_t*>(v->data), v->owner);
       }
-    } else if (formats::can_dequantize(v->type)) {
-      lw.dense = to_f32(*v);
+    } else if (!formats::can_dequantize(v->type)) {
+      throw Error(ErrorKind::unsupported, cat(src.path(), ": tensor '", v->name, "' uses ", v->type_name(), ", which RLX cannot decode yet"));
+    } else if (!as_stored && formats::weight_type_is_quantized(v->type)) {
+      throw Error(ErrorKind::unsupported, cat(src.path(), ": tensor '", v->name, "' is ", v->type_name(), "; expected F32, BF16 or F16"));
+    } else if (!is_matrix(shape) || precision != "bf16") {
+      lw.dense = to_f32(*v);  // norms and biases always f32
     } else {
-      throw Error(ErrorKind::unsupported, cat(f.path, ": tensor '", gname, "' uses ", v->type_name(), ", which RLX cannot decode yet"));
+      lw.dense = v->type == WeightType::bf16 ? formats::to_tensor(*v) : f32_to_bf16_tensor(to_f32(*v));  // bf16 checkpoints stay zero-copy
     }
     w[name] = std::move(lw);
   }
@@ -424,7 +380,7 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
       int64_t heads = name.find("q_proj") != std::string::npos ? spec.num_heads : spec.num_kv_heads;
       v = permute_rows(v, shape[0], 1, heads);
     }
-    gw.add_tensor_f32(gguf_name(name), shape, v.data(), t);
+    gw.add_tensor_f32(formats::gguf_tensor_name(name), shape, v.data(), t);
   }
   gw.write(path);
 }

@@ -11,6 +11,7 @@
 #include "formats/gguf.h"
 #include "formats/hf_config.h"
 #include "formats/safetensors.h"
+#include "formats/weight_source.h"
 #include "models/qwen3.h"
 
 namespace rlx::models {
@@ -21,13 +22,12 @@ LlamaSpec llama_spec_from_hf(const formats::HfConfig& config, const std::string&
 // and QK-norm; llama files get interleaved RoPE (see LlamaSpec::rope_interleaved).
 LlamaSpec llama_spec_from_gguf(const formats::GgufFile& file);
 
-// Matrices and the embedding in `precision` ("f32", or "bf16": bf16 checkpoints stay zero-copy,
-// others are rounded); norms and biases f32. Throws rlx::Error(format) naming a missing tensor or
-// a wrong shape.
-LlamaWeights load_llama_weights(const formats::SafetensorsModel& model, const LlamaSpec& spec, const std::string& precision);
-// Quantized, F16 and BF16 matrices stay packed (zero-copy views of the mapping); F32 ones are
-// dense; norms become f32.
-LlamaWeights load_llama_weights(const formats::GgufFile& file, const LlamaSpec& spec);
+// The weights from any container, by their Hugging Face names. `precision`: "as-stored" keeps
+// quantized, F16 and BF16 matrices packed as the file holds them (GGUF's way; F32 ones dense);
+// "f32" or "bf16" makes every matrix and the embedding dense in that type (bf16 checkpoints stay
+// zero-copy, others are rounded; quantized tensors are refused). Norms and biases are f32.
+// Throws rlx::Error(format) naming a missing tensor (by the file's own name) or a wrong shape.
+LlamaWeights load_llama_weights(const formats::WeightSource& source, const LlamaSpec& spec, const std::string& precision);
 
 // Deterministic weights for `seed` (matrices uniform with standard deviation `stddev`, norms 1),
 // dense in `dtype` (f32 or bf16).

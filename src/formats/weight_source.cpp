@@ -1,0 +1,48 @@
+#include "formats/weight_source.h"
+
+#include <utility>
+
+namespace rlx::formats {
+
+std::string gguf_tensor_name(const std::string& hf) {
+  static const std::pair<const char*, const char*> kLayer[] = {
+      {"input_layernorm.weight", "attn_norm.weight"},
+      {"self_attn.q_proj.weight", "attn_q.weight"},
+      {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},
+      {"self_attn.q_proj.bias", "attn_q.bias"},
+      {"self_attn.k_proj.bias", "attn_k.bias"},
+      {"self_attn.v_proj.bias", "attn_v.bias"},
+      {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"self_attn.q_norm.weight", "attn_q_norm.weight"},
+      {"self_attn.k_norm.weight", "attn_k_norm.weight"},
+      {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},
+      {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"},
+  };
+  if (hf == "model.embed_tokens.weight") return "token_embd.weight";
+  if (hf == "model.norm.weight") return "output_norm.weight";
+  if (hf == "lm_head.weight") return "output.weight";
+  const std::string p = "model.layers.";
+  if (hf.compare(0, p.size(), p) == 0) {
+    size_t dot = hf.find('.', p.size());
+    if (dot == std::string::npos) return {};
+    std::string layer = hf.substr(p.size(), dot - p.size()), rest = hf.substr(dot + 1);
+    for (const auto& [h, g] : kLayer)
+      if (rest == h) return "blk." + layer + "." + g;
+  }
+  return {};
+}
+
+const TensorView* GgufSource::find(const std::string& name) const {
+  std::string g = gguf_tensor_name(name);
+  return g.empty() ? nullptr : file_.find_tensor(g);
+}
+
+std::string GgufSource::stored_name(const std::string& name) const {
+  std::string g = gguf_tensor_name(name);
+  return g.empty() ? name : g;
+}
+
+}  // namespace rlx::formats
