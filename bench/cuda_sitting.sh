@@ -46,34 +46,4 @@ for r in $(seq "$ROUNDS"); do
   builds=$(echo "$builds" | awk '{for (i = NF; i > 0; --i) printf "%s%s", $i, (i > 1 ? " " : "")}')  # alternate the order
 done
 
-python3 - "$OUT" <<'EOF'
-import json, os, sys, statistics
-out = sys.argv[1]
-def rows(label):
-    p = os.path.join(out, label + ".jsonl")
-    if not os.path.exists(p): return []
-    return [json.loads(l) for l in open(p) if l.strip().startswith("{")]
-def best(vals, higher=True):
-    vals = [v for v in vals if v is not None]
-    return (max(vals) if higher else min(vals)) if vals else None
-def fig(label):
-    r = rows(label); res = {}
-    for j in r:
-        if j.get("workload") == "minilm":
-            for x in j["results"]: res.setdefault(f"minilm b{x['batch']} ms", []).append(x["p50_ms"])
-        elif j.get("workload") == "qwen3":
-            for x in j["results"]: res.setdefault(f"qwen3 {j['precision']} {x['test']} tok/s", []).append(x.get("tokens_per_second"))
-        elif j.get("workload") == "mlp-train":
-            for x in j["results"]: res.setdefault(f"mlp-train {x['model']} b{x['batch']} img/s", []).append(x.get("images_per_second"))
-    return res
-new, old = {}, {}
-for w in ["minilm", "qwen3-bf16", "qwen3-q8_0", "qwen3-q4_k", "mlp"]:
-    new.update(fig("new-" + w)); old.update(fig("old-" + w))
-print(f"{'figure':32} {'old':>12} {'new':>12} {'new/old':>8}")
-for k in new:
-    hi = not k.endswith(" ms")
-    n, o = best(new[k], hi), best(old.get(k, []), hi)
-    ratio = f"{n / o:.3f}" if n and o else "-"
-    fmt = lambda v: "-" if v is None else f"{v:.4g}"
-    print(f"{k:32} {fmt(o):>12} {fmt(n):>12} {ratio:>8}")
-EOF
+python3 "$(dirname "$0")/ab_table.py" "$OUT"

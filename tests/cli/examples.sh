@@ -34,7 +34,7 @@ for x in "$EXAMPLES"/*.rlx; do
   "$RLX" compile "$tmp/l.rlx" --emit hir >"$tmp/l2.rlx" || bad "$name: LIR does not parse back"
   cmp -s "$tmp/l.rlx" "$tmp/l2.rlx" || bad "$name: LIR text does not round-trip"
 
-  for stage in verify legalize fold cse dce; do
+  for stage in verify legalize fold cse dce fuse-glu fuse-elementwise fuse-epilogue fuse; do
     "$RLX" compile "$x" --stop-after $stage >/dev/null || bad "$name: --stop-after $stage failed"
   done
   echo "ok: $name"
