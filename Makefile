@@ -87,7 +87,7 @@ fuzz-smoke:
 
 test: fuzz-smoke
 
-# ---- src/formats/onnx: ONNX import, the backend conformance suite, PyTorch → ONNX parity ----
+# ---- src/frontends/onnx: ONNX import, the backend conformance suite, PyTorch → ONNX parity ----
 # libonnx/protobuf to build the importer; the backend test data and python3-onnx for its tests.
 PACKAGES += libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
 ONNX_DATA ?= /usr/share/libonnx-testdata/data

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "formats/onnx/backend_test.h"
-#include "formats/onnx/onnx.h"
+#include "frontends/onnx/backend_test.h"
+#include "frontends/onnx/onnx.h"
 #include "ir/op.h"
 
 namespace {
@@ -19,7 +19,7 @@ class BackendData : public ::testing::TestWithParam<const char*> {};
 TEST_P(BackendData, PassesOnCpu) {
   std::string dir = std::string(kData) + "/" + GetParam();
   if (!std::filesystem::exists(dir + "/model.onnx")) GTEST_SKIP() << "libonnx-testdata is not installed (make setup installs it)";
-  auto r = rlx::formats::onnx::run_backend_test(dir, "cpu");
+  auto r = rlx::frontends::onnx::run_backend_test(dir, "cpu");
   EXPECT_EQ(r.status, "passed") << r.reason;
 }
 
@@ -52,7 +52,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(BackendData, AtanImportsAsOnePrimitive) {
   std::string model = std::string(kData) + "/node/test_atan/model.onnx";
   if (!std::filesystem::exists(model)) GTEST_SKIP() << "libonnx-testdata is not installed (make setup installs it)";
-  auto g = rlx::formats::onnx::import_model(model).graph;
+  auto g = rlx::frontends::onnx::import_model(model).graph;
   ASSERT_EQ(g->num_nodes(), 1);
   EXPECT_EQ(g->node(0).op, rlx::ir::Op::atan);
 }
@@ -60,10 +60,10 @@ TEST(BackendData, AtanImportsAsOnePrimitive) {
 TEST(BackendData, CompareTensorsUsesOnnxTolerances) {
   using rlx::Tensor;
   Tensor want = Tensor::from_vector(std::vector<float>{1000.0f, 0.0f, NAN}, {3});
-  EXPECT_EQ(rlx::formats::onnx::compare_tensors(Tensor::from_vector(std::vector<float>{1000.9f, 0.0f, NAN}, {3}), want), "");
-  EXPECT_NE(rlx::formats::onnx::compare_tensors(Tensor::from_vector(std::vector<float>{1001.1f, 0.0f, NAN}, {3}), want), "");
-  EXPECT_NE(rlx::formats::onnx::compare_tensors(Tensor::from_vector(std::vector<float>{1000.0f, 1e-6f, NAN}, {3}), want), "");
-  EXPECT_NE(rlx::formats::onnx::compare_tensors(Tensor::from_vector(std::vector<double>{1000.0, 0.0, NAN}, {3}), want), "");
+  EXPECT_EQ(rlx::frontends::onnx::compare_tensors(Tensor::from_vector(std::vector<float>{1000.9f, 0.0f, NAN}, {3}), want), "");
+  EXPECT_NE(rlx::frontends::onnx::compare_tensors(Tensor::from_vector(std::vector<float>{1001.1f, 0.0f, NAN}, {3}), want), "");
+  EXPECT_NE(rlx::frontends::onnx::compare_tensors(Tensor::from_vector(std::vector<float>{1000.0f, 1e-6f, NAN}, {3}), want), "");
+  EXPECT_NE(rlx::frontends::onnx::compare_tensors(Tensor::from_vector(std::vector<double>{1000.0, 0.0, NAN}, {3}), want), "");
 }
 
 }  // namespace

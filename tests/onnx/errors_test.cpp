@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "formats/onnx/onnx.h"
+#include "frontends/onnx/onnx.h"
 #include "onnx_test_util.h"
 #include "rlx/error.h"
 
@@ -17,7 +17,7 @@ using rlx::DType;
 using rlx::Error;
 using rlx::ErrorKind;
 using rlx::Tensor;
-namespace ox = rlx::formats::onnx;
+namespace ox = rlx::frontends::onnx;
 
 std::shared_ptr<::onnx::ModelProto> relu_model() {
   ModelSpec s;

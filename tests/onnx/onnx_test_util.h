@@ -9,7 +9,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "formats/onnx/onnx.h"
+#include "frontends/onnx/onnx.h"
 #include "rlx/session.h"
 #include "rlx/tensor.h"
 
@@ -127,9 +127,9 @@ inline void save_model(const ::onnx::ModelProto& m, const std::string& path) {
 // Imports with the given inputs (values bound) and runs on a device.
 inline std::vector<Tensor> run_model(std::shared_ptr<::onnx::ModelProto> m, const std::vector<std::pair<std::string, Tensor>>& inputs,
                                      const std::string& device = "cpu", const std::string& dir = ".") {
-  formats::onnx::ImportOptions opts;
+  frontends::onnx::ImportOptions opts;
   for (const auto& [n, t] : inputs) opts.inputs[n] = t;
-  formats::onnx::ImportedModel im = formats::onnx::import_model(std::move(m), dir, opts);
+  frontends::onnx::ImportedModel im = frontends::onnx::import_model(std::move(m), dir, opts);
   std::vector<Tensor> feed;
   feed = im.feed(opts);
   return Session(device).compile(Graph(im.graph)).run(feed);

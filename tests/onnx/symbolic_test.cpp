@@ -8,7 +8,7 @@ namespace {
 
 using namespace rlx::onnx_test;
 using rlx::Tensor;
-namespace ox = rlx::formats::onnx;
+namespace ox = rlx::frontends::onnx;
 
 // y = reshape(x, [batch, 2, -1]) · 2 with `batch` read from x's shape at run time.
 std::shared_ptr<::onnx::ModelProto> dynamic_reshape_model() {

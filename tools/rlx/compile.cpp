@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "commands.h"
-#include "formats/onnx/onnx.h"
+#include "frontends/onnx/onnx.h"
 #include "ir/text.h"
 #include "json.h"
 #include "ops/verify.h"
@@ -72,7 +72,7 @@ int cmd_compile(Args& args) {
     throw Error(ErrorKind::invalid_argument, cat("--stop-after: unknown pass '", options.stop_after, "' (passes: ", join(passes::mir_stages(), " "), " ",
                                                  join(passes::lir_stages(), " "), ")"));
 
-  auto g = std::make_shared<ir::Graph>(formats::onnx::is_onnx_file(files[0]) ? *formats::onnx::import_model(files[0]).graph
+  auto g = std::make_shared<ir::Graph>(frontends::onnx::is_onnx_file(files[0]) ? *frontends::onnx::import_model(files[0]).graph
                                                                               : ir::parse_graph(read_file(files[0]), files[0]));
   ops::verify(*g, g->level());
   std::string out_text, report_text, report_json = "null";

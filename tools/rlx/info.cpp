@@ -5,7 +5,7 @@
 
 #include "commands.h"
 #include "formats/inspect.h"
-#include "formats/onnx/onnx.h"
+#include "frontends/onnx/onnx.h"
 #include "info_onnx.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -78,7 +78,7 @@ int cmd_info(Args& args) {
   args.finish();
   if (pos.size() != 1)
     throw Error(ErrorKind::invalid_argument, "rlx info takes one FILE or DIR (a .safetensors, an index.json, a .gguf or a model directory)");
-  if (formats::onnx::is_onnx_file(pos[0])) return print_onnx_info(pos[0], json);
+  if (frontends::onnx::is_onnx_file(pos[0])) return print_onnx_info(pos[0], json);
   formats::ModelInfo info = formats::inspect(pos[0]);
   if (json) {
     // Invalid UTF-8 cannot reach here (readers reject it); replace keeps dump() total anyway.

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "formats/onnx/onnx.h"
+#include "frontends/onnx/onnx.h"
 #include "json.h"
 #include "util/strings.h"
 
@@ -13,7 +13,7 @@ namespace rlx::cli {
 
 namespace {
 
-std::string io_json(const formats::onnx::ModelSummary::Io& io) {
+std::string io_json(const frontends::onnx::ModelSummary::Io& io) {
   return cat("{\"name\":", json_quote(io.name), ",\"dtype\":", json_quote(io.dtype), ",\"shape\":[",
              join(io.shape, ",", [](const std::string& d) { return json_quote(d); }), "]}");
 }
@@ -21,7 +21,7 @@ std::string io_json(const formats::onnx::ModelSummary::Io& io) {
 }  // namespace
 
 int print_onnx_info(const std::string& path, bool json) {
-  formats::onnx::ModelSummary s = formats::onnx::summarize_model(path);
+  frontends::onnx::ModelSummary s = frontends::onnx::summarize_model(path);
   if (json) {
     std::vector<std::string> opsets, ins, outs, hist, unsup;
     for (const auto& [d, v] : s.opsets) opsets.push_back(cat(json_quote(d), ":", v));
@@ -41,7 +41,7 @@ int print_onnx_info(const std::string& path, bool json) {
   std::vector<std::string> opsets;
   for (const auto& [d, v] : s.opsets) opsets.push_back(cat(d, " ", v));
   std::printf("opsets: %s\n", join(opsets).c_str());
-  auto print_io = [](const char* title, const std::vector<formats::onnx::ModelSummary::Io>& v) {
+  auto print_io = [](const char* title, const std::vector<frontends::onnx::ModelSummary::Io>& v) {
     std::printf("%s (%zu):\n", title, v.size());
     for (const auto& io : v) std::printf("  %-30s %-8s [%s]\n", io.name.c_str(), io.dtype.c_str(), join(io.shape).c_str());
   };

@@ -7,7 +7,7 @@
 #include <regex>
 
 #include "commands.h"
-#include "formats/onnx/backend_test.h"
+#include "frontends/onnx/backend_test.h"
 #include "json.h"
 #include "rlx/error.h"
 #include "rlx/session.h"
@@ -17,7 +17,7 @@
 namespace rlx::cli {
 
 namespace fs = std::filesystem;
-namespace ox = rlx::formats::onnx;
+namespace ox = rlx::frontends::onnx;
 
 int cmd_onnx_suite(Args& args) {
   bool json = args.flag("json");

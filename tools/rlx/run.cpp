@@ -8,7 +8,7 @@
 
 #include "commands.h"
 #include "formats/npy.h"
-#include "formats/onnx/onnx.h"
+#include "frontends/onnx/onnx.h"
 #include "json.h"
 #include "rlx/error.h"
 #include "rlx/session.h"
@@ -19,7 +19,7 @@
 namespace rlx::cli {
 
 namespace fs = std::filesystem;
-namespace ox = rlx::formats::onnx;
+namespace ox = rlx::frontends::onnx;
 
 namespace {
 

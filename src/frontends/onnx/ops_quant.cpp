@@ -1,0 +1,148 @@
+// Quantization operators as float arithmetic on dequantized values (exact in f64 for 8-bit
+// inputs): QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
+// ConvInteger, QLinearMatMul, QLinearConv.
+#include "frontends/onnx/ops_nn.h"
+#include "frontends/onnx/ops_util.h"
+#include "rlx/error.h"
+
+namespace rlx::frontends::onnx {
+
+namespace {
+
+std::vector<ValueId> one(ValueId v) { return {v}; }
+
+// A per-axis parameter ([C] along `axis`) shaped to broadcast against a rank-r tensor.
+ValueId along(FoldingBuilder& b, ValueId p, int64_t axis, size_t r) {
+  if (b.rank(p) == 0 || shape_numel(b.shape(p)) == Dim(1)) return b.reshape(p, {});
+  if (axis < 0) axis += static_cast<int64_t>(r);
+  if (axis < 0 || axis >= static_cast<int64_t>(r))
+    throw Error(ErrorKind::format, cat("a per-axis quantization parameter along axis ", axis, " of a rank-", r, " tensor"));
+  Shape s(r, Dim(1));
+  s[static_cast<size_t>(axis)] = b.shape(p)[0];
+  return b.reshape(p, s);
+}
+
+ValueId saturate_round(FoldingBuilder& b, ValueId x, DType to) {
+  ValueId r = b.unary(Op::round, x);
+  r = b.max(b.min(r, like(b, r, highest_of(to))), like(b, r, lowest_of(to)));
+  return b.cast(r, to);
+}
+
+ValueId dequant(FoldingBuilder& b, ValueId x, ValueId scale, ValueId zp, int64_t axis, DType cd) {
+  size_t r = b.rank(x);
+  ValueId xf = b.cast(x, cd);
+  if (zp != kNoValue) xf = b.sub(xf, b.cast(along(b, zp, axis, r), cd));
+  return b.mul(xf, b.cast(along(b, scale, axis, r), cd));
+}
+
+ValueId quant(FoldingBuilder& b, ValueId y, ValueId scale, ValueId zp, int64_t axis, DType to) {
+  size_t r = b.rank(y);
+  DType cd = b.dtype(y) == DType::f64 ? DType::f64 : DType::f32;
+  ValueId q = b.div(b.cast(y, cd), b.cast(along(b, scale, axis, r), cd));
+  q = b.unary(Op::round, q);
+  if (zp != kNoValue) q = b.add(q, b.cast(along(b, zp, axis, r), cd));
+  q = b.max(b.min(q, like(b, q, highest_of(to))), like(b, q, lowest_of(to)));
+  return b.cast(q, to);
+}
+
+std::vector<ValueId> quantize_linear(NodeCtx& c) {
+  ValueId x = c.in(0);
+  int64_t axis = c.attr_i("axis", 1);
+  ValueId zp = c.has(2) ? c.in(2) : kNoValue;
+  DType to = zp != kNoValue ? c.dtype(zp) : DType::u8;
+  return one(quant(c.b, x, c.in(1), zp, axis, to));
+}
+
+std::vector<ValueId> dequantize_linear(NodeCtx& c) {
+  ValueId x = c.in(0);
+  int64_t axis = c.attr_i("axis", 1);
+  DType out = c.dtype(c.in(1));
+  ValueId y = dequant(c.b, x, c.in(1), c.has(2) ? c.in(2) : kNoValue, axis, out == DType::f64 ? DType::f64 : DType::f32);
+  return one(c.b.cast(y, out));
+}
+
+std::vector<ValueId> dynamic_quantize_linear(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = c.in(0);
+  Ints all = iota_ints(c.rank(x));
+  ValueId mx = b.max(b.reduce(x, "max", all, false), like(b, x, 0.0));
+  ValueId mn = b.min(b.reduce(x, "min", all, false), like(b, x, 0.0));
+  ValueId scale = b.div(b.sub(mx, mn), like(b, x, 255.0));
+  ValueId zp = saturate_round(b, b.sub(like(b, x, 0.0), b.div(mn, scale)), DType::u8);
+  ValueId y = quant(b, x, scale, zp, 0, DType::u8);
+  return {y, scale, zp};
+}
+
+// (A − a_zp)·(B − b_zp) in i32; a_zp may be per row of A, b_zp per column of B.
+std::vector<ValueId> matmul_integer(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId a = b.cast(c.in(0), DType::i32), w = b.cast(c.in(1), DType::i32);
+  if (c.has(2)) {
+    ValueId zp = b.cast(c.in(2), DType::i32);
+    if (b.rank(zp) == 1 && shape_numel(b.shape(zp)) != Dim(1)) zp = b.reshape(zp, {b.shape(zp)[0], Dim(1)});
+    else zp = b.reshape(zp, {});
+    a = b.sub(a, zp);
+  }
+  if (c.has(3)) {
+    ValueId zp = b.cast(c.in(3), DType::i32);
+    w = b.sub(w, b.rank(zp) == 0 || shape_numel(b.shape(zp)) == Dim(1) ? b.reshape(zp, {}) : zp);
+  }
+  return one(b.emit1(Op::matmul, {a, w}));
+}
+
+std::vector<ValueId> conv_integer(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = b.cast(c.in(0), DType::f64), w = b.cast(c.in(1), DType::f64);
+  if (c.has(2)) x = b.sub(x, b.reshape(b.cast(c.in(2), DType::f64), {}));
+  if (c.has(3)) w = b.sub(w, along(b, b.cast(c.in(3), DType::f64), 0, b.rank(w)));
+  c.require_rank(c.in(0), 3, 8, "the input");
+  c.require_rank(c.in(1), c.rank(c.in(0)), c.rank(c.in(0)), "the weight");
+  auto xs = c.static_shape(c.in(0), "the input");
+  auto ws = c.static_shape(c.in(1), "the weight");
+  ConvGeometry g = conv_geometry(c, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
+  // Zero points pad with the zero point: padding happens after the shift, as 0.
+  return one(b.cast(conv_nd(b, x, w, g, c.attr_i("group", 1)), DType::i32));
+}
+
+std::vector<ValueId> qlinear_matmul(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId a = dequant(b, c.in(0), c.in(1), c.in(2), 1, DType::f64);
+  ValueId w = dequant(b, c.in(3), c.in(4), c.in(5), b.rank(c.in(3)) - 1, DType::f64);
+  ValueId y = b.emit1(Op::matmul, {a, w});
+  return one(quant(b, y, c.in(6), c.in(7), 1, c.dtype(c.in(7))));
+}
+
+std::vector<ValueId> qlinear_conv(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  ValueId x = dequant(b, c.in(0), c.in(1), c.in(2), 1, DType::f64);
+  ValueId w = dequant(b, c.in(3), c.in(4), c.in(5), 0, DType::f64);
+  c.require_rank(c.in(0), 3, 8, "the input");
+  c.require_rank(c.in(3), c.rank(c.in(0)), c.rank(c.in(0)), "the weight");
+  auto xs = c.static_shape(c.in(0), "the input");
+  auto ws = c.static_shape(c.in(3), "the weight");
+  ConvGeometry g = conv_geometry(c, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
+  ValueId y = conv_nd(b, x, w, g, c.attr_i("group", 1));
+  if (c.has(8)) {
+    // int32 bias with scale x_scale·w_scale
+    ValueId s = b.mul(b.cast(b.reshape(c.in(1), {}), DType::f64), b.cast(c.in(4), DType::f64));
+    ValueId bias = b.mul(b.cast(c.in(8), DType::f64), b.rank(s) == 0 ? s : b.reshape(s, {shape_numel(b.shape(s))}));
+    y = add_channel_bias(b, y, bias);
+  }
+  return one(quant(b, y, c.in(6), c.in(7), 1, c.dtype(c.in(7))));
+}
+
+}  // namespace
+
+void register_quant(OpTable& t) {
+  t.insert(t.end(), {
+                        {"", "QuantizeLinear", 10, quantize_linear},
+                        {"", "DequantizeLinear", 10, dequantize_linear},
+                        {"", "DynamicQuantizeLinear", 11, dynamic_quantize_linear},
+                        {"", "MatMulInteger", 10, matmul_integer},
+                        {"", "ConvInteger", 10, conv_integer},
+                        {"", "QLinearMatMul", 10, qlinear_matmul},
+                        {"", "QLinearConv", 10, qlinear_conv},
+                    });
+}
+
+}  // namespace rlx::frontends::onnx
