@@ -47,6 +47,7 @@ struct DeviceInt {
   __device__ __forceinline__ V sel(bool c, V a, V b) const { return c ? a : b; }
   __device__ __forceinline__ V num(bool c) const { return c ? 1 : 0; }
   __device__ __forceinline__ bool nonzero(V a) const { return a != 0; }
+  __device__ __forceinline__ bool nan(V) const { return false; }
   __device__ __forceinline__ V undefined(Op) const { return 0; }
 
   __device__ __forceinline__ V wrap_add(V a, V b) const { return static_cast<V>(static_cast<U>(a) + static_cast<U>(b)); }

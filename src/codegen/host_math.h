@@ -66,6 +66,7 @@ struct HostInt {
   RLX_HD V sel(bool c, V a, V b) const { return c ? a : b; }
   RLX_HD V num(bool c) const { return c ? T(1) : T(0); }
   RLX_HD bool nonzero(V a) const { return a != T(0); }
+  RLX_HD bool nan(V) const { return false; }
   RLX_HD V undefined(Op) const { return T(0); }
 
   RLX_HD V wrap_add(V a, V b) const { return static_cast<T>(static_cast<U>(a) + static_cast<U>(b)); }
@@ -75,6 +76,10 @@ struct HostInt {
   RLX_HD V rem(V a, V b) const { return static_cast<T>(a % b); }
   RLX_HD V ipow(V a, V e) const { return ipow_wrapping<T, U>(a, e); }
 };
+
+// The machine of T's class.
+template <class T>
+using HostMachine = std::conditional_t<std::is_floating_point_v<T>, HostFloat<T>, HostInt<T>>;
 
 // The value of op on host scalars of T, by T's class.
 template <class T>

@@ -15,6 +15,7 @@
 
 #include "codegen/dialect_c.h"
 #include "codegen/host_math.h"
+#include "codegen/reduce.h"
 #include "ir/op.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -162,4 +163,22 @@ TEST(Codegen, PrintedCMatchesTheHostEvaluation) {
     }
   }
   std::filesystem::remove_all(dir);
+}
+
+// codegen/reduce.h: the extremum order (a NaN wins, the first one among NaNs and equals) and
+// each kind's fold op.
+TEST(Codegen, ReductionOrderAndFolds) {
+  codegen::HostFloat<double> m;
+  EXPECT_TRUE(codegen::wins(m, true, 1.0, 5, 0.0, -1));    // nothing kept yet
+  EXPECT_TRUE(codegen::wins(m, true, 2.0, 5, 1.0, 2));
+  EXPECT_FALSE(codegen::wins(m, true, 2.0, 5, 2.0, 2));   // a tie keeps the lower index
+  EXPECT_TRUE(codegen::wins(m, true, 2.0, 1, 2.0, 2));
+  EXPECT_TRUE(codegen::wins(m, false, NAN, 5, -1e30, 2));  // a NaN wins min and max alike
+  EXPECT_FALSE(codegen::wins(m, true, 1e30, 1, NAN, 2));
+  EXPECT_FALSE(codegen::wins(m, true, NAN, 5, NAN, 2));    // the first NaN stays
+  EXPECT_TRUE(codegen::wins(codegen::HostInt<int64_t>{}, false, int64_t{-3}, 7, int64_t{4}, 0));
+  EXPECT_EQ(codegen::fold_op(codegen::Reduction::sum), Op::add);
+  EXPECT_EQ(codegen::fold_op(codegen::Reduction::prod), Op::mul);
+  EXPECT_TRUE(std::isnan(codegen::eval_scalar<double>(codegen::fold_op(codegen::Reduction::max), 1.0, NAN)));
+  EXPECT_TRUE(std::isnan(codegen::eval_scalar<double>(codegen::fold_op(codegen::Reduction::min), NAN, 1.0)));
 }

@@ -6,6 +6,8 @@
 #include <type_traits>
 
 #include "backends/cpu/kernels.h"
+#include "codegen/host_math.h"
+#include "codegen/reduce.h"
 
 namespace rlx::backends::cpu {
 
@@ -44,7 +46,7 @@ ReducePlan plan_reduce(const std::vector<int64_t>& shape, const std::vector<bool
 }
 
 template <class T>
-bool greater_nan_first(T a, T b) {  // a > b with NaN above everything
+bool greater_nan_first(T a, T b) {  // a > b with NaN above everything: sort's order (no indices)
   if constexpr (std::is_floating_point_v<T>) {
     if (std::isnan(b)) return false;
     if (std::isnan(a)) return true;
@@ -52,14 +54,6 @@ bool greater_nan_first(T a, T b) {  // a > b with NaN above everything
   return a > b;
 }
 
-template <class T>
-bool less_nan_first(T a, T b) {  // a < b, but a NaN wins (numpy's argmin)
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(b)) return false;
-    if (std::isnan(a)) return true;
-  }
-  return a < b;
-}
 
 template <class T>
 void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan& p) {
@@ -69,47 +63,39 @@ void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan
   if (kind == "argmax" || kind == "argmin") {
     int64_t* y = a.out[0].as<int64_t>();
     bool mx = kind == "argmax";
-  parallel_items(n_out, 16, [&](int64_t o) {
+    parallel_items(n_out, 16, [&](int64_t o) {
       const T* row = x + p.base[static_cast<size_t>(o)];
       int64_t best = 0;
-      for (size_t k = 1; k < p.window.size(); ++k) {
-        T v = row[p.window[k]], b = row[p.window[static_cast<size_t>(best)]];
-        if (mx ? greater_nan_first(v, b) : less_nan_first(v, b)) best = static_cast<int64_t>(k);
-      }
+      for (size_t k = 1; k < p.window.size(); ++k)
+        if (codegen::wins(codegen::HostMachine<T>{}, mx, row[p.window[k]], static_cast<int64_t>(k), row[p.window[static_cast<size_t>(best)]], best))
+          best = static_cast<int64_t>(k);
       y[o] = best;
     });
     return;
   }
+  // The other kinds fold with codegen's op of the kind (a constant in each loop), sums and
+  // products in Acc, from the op's identity.
   T* y = a.out[0].as<T>();
-  parallel_items(n_out, 16, [&](int64_t o) {
-    const T* row = x + p.base[static_cast<size_t>(o)];
-    if (kind == "sum" || kind == "prod") {
-      bool sum = kind == "sum";
-      Acc acc = sum ? 0 : 1;
-      for (int64_t off : p.window) {
-        if constexpr (std::is_floating_point_v<T>) acc = sum ? acc + row[off] : acc * row[off];
-        else acc = static_cast<Acc>(sum ? static_cast<uint64_t>(acc) + static_cast<uint64_t>(row[off])
-                                        : static_cast<uint64_t>(acc) * static_cast<uint64_t>(row[off]));
-      }
+  auto fold = [&](auto op, auto identity) {
+    constexpr Op kOp = decltype(op)::value;
+    parallel_items(n_out, 16, [&](int64_t o) {
+      const T* row = x + p.base[static_cast<size_t>(o)];
+      auto acc = identity;
+      for (int64_t off : p.window) acc = codegen::eval_scalar<decltype(acc)>(kOp, acc, static_cast<decltype(acc)>(row[off]));
       y[o] = static_cast<T>(acc);
-    } else {
-      bool mx = kind == "max";
-      T acc = mx ? (std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest())
-                 : (std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max());
-      if (std::is_same_v<T, uint8_t> && a.in[0].dtype == DType::boolean) acc = mx ? 0 : 1;
-      for (int64_t off : p.window) {
-        T v = row[off];
-        if constexpr (std::is_floating_point_v<T>) {
-          if (std::isnan(v) || std::isnan(acc)) {
-            acc = std::numeric_limits<T>::quiet_NaN();
-            continue;
-          }
-        }
-        acc = mx ? std::max(acc, v) : std::min(acc, v);
-      }
-      y[o] = acc;
-    }
-  });
+    });
+  };
+  using codegen::Reduction;
+  if (kind == "sum") fold(std::integral_constant<Op, codegen::fold_op(Reduction::sum)>{}, Acc(0));
+  else if (kind == "prod") fold(std::integral_constant<Op, codegen::fold_op(Reduction::prod)>{}, Acc(1));
+  else {
+    bool mx = kind == "max";
+    T lo = std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+    T hi = std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+    if (std::is_same_v<T, uint8_t> && a.in[0].dtype == DType::boolean) lo = 0, hi = 1;
+    if (mx) fold(std::integral_constant<Op, codegen::fold_op(Reduction::max)>{}, lo);
+    else fold(std::integral_constant<Op, codegen::fold_op(Reduction::min)>{}, hi);
+  }
 }
 
 HostKernel make_reduce(const ir::Node& n, const ir::Graph&) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 
 #include "backends/cuda/common.cuh"
+#include "codegen/cuda_math.cuh"
+#include "codegen/reduce.h"
 
 namespace rlx::backends::cuda {
 
@@ -22,43 +24,44 @@ __device__ __forceinline__ Acc acc_init(Red k) {
   return {prod ? 1.0 : 0.0, prod ? 1 : 0, -1};
 }
 
-// Does (v, j) replace the current best (c, at)? Indices decide ties and NaNs. F: double for the
+// Does (v, j) replace the current best (c, at)? codegen/reduce.h's order. F: double for the
 // generic kernels, float for the f32 line kernels.
 template <class F>
 __device__ __forceinline__ bool better_f(bool is_max, F v, int64_t j, F c, int64_t at) {
-  if (at < 0) return true;
-  bool vn = v != v, cn = c != c;
-  if (cn || vn) return vn && (!cn || j < at);
-  if (v == c) return j < at;
-  return is_max ? v > c : v < c;
+  return codegen::wins(codegen::DeviceFloat<F>{}, is_max, v, j, c, at);
 }
 __device__ __forceinline__ bool better_i(bool is_max, int64_t v, int64_t j, int64_t c, int64_t at) {
-  if (at < 0) return true;
-  if (v == c) return j < at;
-  return is_max ? v > c : v < c;
+  return codegen::wins(codegen::DeviceInt{}, is_max, v, j, c, at);
+}
+
+// sum and prod: codegen's fold ops, in f64 for floats and wrapping int64 for integers (each op
+// a constant, so the call is the one instruction).
+constexpr Op kFoldSum = codegen::fold_op(codegen::Reduction::sum), kFoldProd = codegen::fold_op(codegen::Reduction::prod);
+__device__ __forceinline__ double fold_f(Red k, double a, double v) {
+  const codegen::DeviceFloat<double> m;
+  return k == Red::sum ? codegen::float_op(m, kFoldSum, a, v, v) : codegen::float_op(m, kFoldProd, a, v, v);
+}
+__device__ __forceinline__ int64_t fold_i(Red k, int64_t a, int64_t v) {
+  const codegen::DeviceInt m;
+  return k == Red::sum ? codegen::int_op(m, kFoldSum, a, v, v) : codegen::int_op(m, kFoldProd, a, v, v);
 }
 
 __device__ __forceinline__ void acc_push(Acc& a, Red k, bool fl, const void* x, Dt dt, int64_t off, int64_t j) {
   if (fl) {
     double v = load_f64(x, dt, off);
-    if (k == Red::sum) a.f += v;
-    else if (k == Red::prod) a.f *= v;
+    if (k == Red::sum || k == Red::prod) a.f = fold_f(k, a.f, v);
     else if (better_f(k == Red::max || k == Red::argmax, v, j, a.f, a.at)) a.f = v, a.at = j;
   } else {
     int64_t v = load_i64(x, dt, off);
-    if (k == Red::sum) a.i = wrap_add(a.i, v);
-    else if (k == Red::prod) a.i = wrap_mul(a.i, v);
+    if (k == Red::sum || k == Red::prod) a.i = fold_i(k, a.i, v);
     else if (better_i(k == Red::max || k == Red::argmax, v, j, a.i, a.at)) a.i = v, a.at = j;
   }
 }
 
 __device__ __forceinline__ void acc_merge(Acc& a, const Acc& b, Red k, bool fl) {
-  if (k == Red::sum) {
-    a.f += b.f;
-    a.i = wrap_add(a.i, b.i);
-  } else if (k == Red::prod) {
-    a.f *= b.f;
-    a.i = wrap_mul(a.i, b.i);
+  if (k == Red::sum || k == Red::prod) {
+    a.f = fold_f(k, a.f, b.f);
+    a.i = fold_i(k, a.i, b.i);
   } else if (b.at >= 0) {
     bool is_max = k == Red::max || k == Red::argmax;
     bool take = fl ? better_f(is_max, b.f, b.at, a.f, a.at) : better_i(is_max, b.i, b.at, a.i, a.at);

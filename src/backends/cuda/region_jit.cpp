@@ -17,6 +17,7 @@
 
 #include "backends/cuda/device.h"
 #include "codegen/dialect_c.h"
+#include "codegen/reduce.h"
 #include "util/flags.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -226,7 +227,9 @@ std::string reduce_source(const RegionProgram& p, Red kind, Dt out, const Reduce
   const char* identity = kind == Red::sum ? "0.0" : kind == Red::max ? "-__longlong_as_double(0x7ff0000000000000ll)" : "__longlong_as_double(0x7ff0000000000000ll)";
   s << kPrelude << "struct RArgs { const void* in[12]; void* out; i64 kshape[6], rshape[6]; i64 kst[12][6], rst[12][6]; i64 K, R; };\n"
     << "__device__ __forceinline__ double comb(double x, double v) { return "
-    << (kind == Red::sum ? "x + v" : kind == Red::max ? "(x != x || v != v) ? x + v : (v > x ? v : x)" : "(x != x || v != v) ? x + v : (v < x ? v : x)")
+    << codegen::print_scalar(codegen::cuda_c(), codegen::ValueClass::floating,
+                             codegen::fold_op(kind == Red::sum ? codegen::Reduction::sum : kind == Red::max ? codegen::Reduction::max : codegen::Reduction::min),
+                             {"x", "v"})
     << "; }\n"
     << "extern \"C\" __global__ void __launch_bounds__(" << (g.rows ? 256 : 1024) << ") rlx_reduce(const __grid_constant__ RArgs a) {\n" << kPdl;
   std::vector<std::string> offs;
