@@ -27,5 +27,6 @@ int cmd_bench(Args& args);
 int cmd_generate(Args& args);
 int cmd_run(Args& args);
 int cmd_onnx_suite(Args& args);
+int cmd_diff(Args& args);
 
 }  // namespace rlx::cli

@@ -29,6 +29,8 @@ const std::vector<Command>& commands() {
        "text generation with a Qwen3 / llama-family model, streamed (greedy unless the model's generation_config samples)", cmd_generate},
       {"run", "MODEL.onnx --input NAME=FILE.npy … [--output DIR] [--device D] [--precision f32|bf16|f16|amp] [--threads N] [--json]", "run an ONNX model on .npy inputs, write its outputs as .npy", cmd_run},
       {"onnx-suite", "DIR [--filter REGEX] [--device D] [--json]", "ONNX backend test data: pass/fail per test, ends with `N passed, M failed`", cmd_onnx_suite},
+      {"diff", "MODEL.onnx|FILE.rlx [--device D] [--against reference] [--input NAME=FILE.npy]… [--bind S=N,…] [--seed N] [--rtol R] [--atol A] [--top N] [--flip-weight NAME] [--json]",
+       "the first node whose output differs between a device and the reference, and the largest errors (exit 3 when one does)", cmd_diff},
   };
   return cmds;
 }

@@ -294,6 +294,12 @@ ImportedModel Importer::run() {
     }
   }
   convert_nodes(g);
+  for (const auto& n : g.node())
+    for (const auto& o : n.output()) {
+      auto it = scopes_.back().values.find(o);
+      if (!o.empty() && it != scopes_.back().values.end() && it->second.kind == IValue::Kind::tensor && it->second.v != kNoValue)
+        out.node_tensors.emplace_back(o, it->second.v);
+    }
   if (!unmapped_.empty()) {
     std::string msg = cat(unmapped_.size(), unmapped_.size() == 1 ? " node" : " nodes", " of the model cannot be imported:");
     for (const auto& u : unmapped_) msg += "\n  " + u;

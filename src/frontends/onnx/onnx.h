@@ -45,6 +45,9 @@ struct ImportedModel {
   };
   std::vector<OutputGroup> output_groups;
   std::vector<std::string> specialized_inputs;  // inputs whose values were baked in
+  // Every tensor a node of the main graph produces, in node order: its name in the model and the
+  // value holding it (what `rlx diff --against onnxruntime` compares, name by name).
+  std::vector<std::pair<std::string, ir::ValueId>> node_tensors;
   std::map<std::string, int64_t> opsets;         // domain ("" = ai.onnx) → version
 
   // The tensors to run the graph with, in input order, from the options it was imported with.

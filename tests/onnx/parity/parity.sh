@@ -24,7 +24,7 @@ run_pair() {  # NAME INPUT_ARGS…
   local ort_args=() rlx_args=()
   for a in "$@"; do ort_args+=("$a"); rlx_args+=(--input "$a"); done
   rm -rf "$WORK/ort_$name" "$WORK/rlx_$name"
-  ORT_NODE=$ORT_NODE node "$HERE/ort_run.js" "$WORK/$name.onnx" "$WORK/ort_$name" "${ort_args[@]}" >/dev/null
+  ORT_NODE=$ORT_NODE node "$HERE/../../../tools/rlx/ort_run.js" "$WORK/$name.onnx" "$WORK/ort_$name" "${ort_args[@]}" >/dev/null
   local t0=$(date +%s.%N)
   "$RLX" run "$WORK/$name.onnx" "${rlx_args[@]}" --output "$WORK/rlx_$name" --device "${RLX_DEVICE:-cpu}" >/dev/null
   local t1=$(date +%s.%N)

@@ -1,5 +1,7 @@
 // Runs an ONNX model with onnxruntime-node (CPU) on .npy inputs and writes each output as
-// OUT_DIR/<name>.npy — the reference side of `make onnx-parity`.
+// OUT_DIR/<name>.npy — the reference side of `make onnx-parity` — or, with RLX_ORT_BY_INDEX=1, as
+// OUT_DIR/<i>.npy in output order with their names in OUT_DIR/names.txt (`rlx diff --against
+// onnxruntime`, which embeds this file).
 // usage: ORT_NODE=<node_modules/onnxruntime-node> node ort_run.js MODEL.onnx OUT_DIR NAME=FILE.npy …
 const fs = require('fs'), path = require('path');
 const ort = require(process.env.ORT_NODE || 'onnxruntime-node');
@@ -43,6 +45,11 @@ function writeNpy(file, t) {
   const s = await ort.InferenceSession.create(model, { executionProviders: ['cpu'], intraOpNumThreads: 2 });
   const res = await s.run(feeds);
   fs.mkdirSync(out, { recursive: true });
-  for (const name of s.outputNames) writeNpy(path.join(out, name.replace(/[^A-Za-z0-9_.-]/g, '_') + '.npy'), res[name]);
+  const byIndex = process.env.RLX_ORT_BY_INDEX === '1';
+  s.outputNames.forEach((name, i) => {
+    const file = byIndex ? `${i}.npy` : name.replace(/[^A-Za-z0-9_.-]/g, '_') + '.npy';
+    if (res[name] && kinds[Object.keys(kinds).find(k => kinds[k][0] === res[name].type)]) writeNpy(path.join(out, file), res[name]);
+  });
+  if (byIndex) fs.writeFileSync(path.join(out, 'names.txt'), s.outputNames.join('\n') + '\n');
   console.log('onnxruntime-node', ort.env.versions.common, ':', s.outputNames.join(', '), '→', out);
 })().catch(e => { console.error(e.message || e); process.exit(1); });
