@@ -12,6 +12,9 @@ PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
 # src/formats tests: the numpy reference decoder and the clang libFuzzer + sanitizer build.
 PACKAGES += python3-numpy clang libclang-rt-14-dev
 
+# python/: `import rlx` (pybind11 for Debian's /usr/bin/python3, DLPack headers, pytest).
+PACKAGES += pybind11-dev python3-pybind11 python3-dev libdlpack-dev python3-pytest
+
 # tests/llm: Debian's PyTorch trains the small Qwen3 the quantization tests compare (once per
 # build tree, ~10 s; the test skips without it) and regenerates tests/fixtures/qwen3.
 PACKAGES += python3-torch

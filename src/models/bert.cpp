@@ -1,10 +1,13 @@
 #include "models/bert.h"
 
+#include "models/weight_block.h"
+
 #include <filesystem>
 
 #include "formats/hf_config.h"
 #include "formats/safetensors.h"
 #include "models/pooling_graph.h"
+#include "models/weight_block.h"
 #include "ops/builder.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -134,6 +137,7 @@ BertModel load_bert(const std::string& dir) {
   formats::SafetensorsSource source(st);
   m.weight_prefix = bert_weight_prefix(source, m.spec);
   m.weights = load_bert_weights(source, m.spec);
+  copy_weights_to_one_block(m.weights, cat("the weights of ", dir));
   if (m.layout.pooling.dimension && *m.layout.pooling.dimension != m.spec.hidden_size)
     throw Error(ErrorKind::format, cat(dir, ": the pooling config's word_embedding_dimension ", *m.layout.pooling.dimension,
                                        " differs from the model's hidden_size ", m.spec.hidden_size));

@@ -139,43 +139,53 @@ void LlamaRunner::set_inputs(const std::vector<int32_t>& ids, int64_t rows, cons
   }
 }
 
+TokenStream::TokenStream(LlamaRunner& runner, std::vector<int32_t> prompt, const GenerateOptions& o)
+    : runner_(runner), o_(o), sampler_(o.sampling), history_(std::move(prompt)) {
+  if (history_.empty()) throw Error(ErrorKind::invalid_argument, "the prompt has no tokens");
+  if (o.max_tokens < 0) throw Error(ErrorKind::invalid_argument, cat("max tokens must be ≥ 0, got ", o.max_tokens));
+  int64_t n = static_cast<int64_t>(history_.size());
+  // Room for the prompt's bucket and the answer, in steps of 256 so similar requests share a shape.
+  int64_t capacity = std::max<int64_t>(n + o.max_tokens, n <= 16 ? 16 : 0);
+  runner_.reset((capacity + 255) / 256 * 256);
+  // Greedy without a repetition penalty needs only the argmax, which the decode graph computes.
+  device_argmax_ = o.sampling.temperature == 0 && o.sampling.repetition_penalty == 1;
+  r_.stop_reason = "length";
+  done_ = o.max_tokens == 0;
+}
+
+std::optional<int32_t> TokenStream::next() {
+  using clock = std::chrono::steady_clock;
+  if (done_) return std::nullopt;
+  int32_t id = 0;
+  size_t step = r_.ids.size();
+  if (step == 0) {
+    auto t0 = clock::now();
+    logits_ = &runner_.forward(history_);
+    r_.prefill_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    decode_start_ = clock::now();
+  }
+  if (step > 0 && device_argmax_) {
+    id = runner_.forward_greedy(history_.back());
+  } else {
+    if (step > 0) logits_ = &runner_.forward({history_.back()});
+    id = sampler_.sample(logits_->data_as<float>(), runner_.spec().vocab_size, history_);
+  }
+  history_.push_back(id);
+  r_.ids.push_back(id);
+  r_.decode_steps = static_cast<int64_t>(r_.ids.size()) - 1;
+  r_.decode_ms = r_.decode_steps ? std::chrono::duration<double, std::milli>(clock::now() - decode_start_).count() : 0;
+  bool eos = std::find(o_.eos_token_ids.begin(), o_.eos_token_ids.end(), id) != o_.eos_token_ids.end();
+  if (eos) r_.stop_reason = "eos";
+  done_ = eos || static_cast<int64_t>(r_.ids.size()) >= o_.max_tokens;
+  return id;
+}
+
 GenerateResult generate(LlamaRunner& runner, const std::vector<int32_t>& prompt, const GenerateOptions& o,
                         const std::function<bool(int32_t)>& on_token) {
-  using clock = std::chrono::steady_clock;
-  if (prompt.empty()) throw Error(ErrorKind::invalid_argument, "the prompt has no tokens");
-  if (o.max_tokens < 0) throw Error(ErrorKind::invalid_argument, cat("max tokens must be ≥ 0, got ", o.max_tokens));
-  int64_t need = static_cast<int64_t>(prompt.size()) + o.max_tokens;
-  // Room for the prompt's bucket and the answer, in steps of 256 so similar requests share a shape.
-  int64_t capacity = std::max<int64_t>(need, static_cast<int64_t>(prompt.size()) <= 16 ? 16 : 0);
-  capacity = (capacity + 255) / 256 * 256;
-  runner.reset(capacity);
-  Sampler sampler(o.sampling);
-  // Greedy without a repetition penalty needs only the argmax, which the decode graph computes.
-  bool device_argmax = o.sampling.temperature == 0 && o.sampling.repetition_penalty == 1;
-  std::vector<int32_t> history = prompt;
-  GenerateResult r;
-  r.stop_reason = "length";
-  auto t0 = clock::now();
-  const Tensor* logits = &runner.forward(prompt);
-  r.prefill_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-  auto t1 = clock::now();
-  for (int64_t step = 0; step < o.max_tokens; ++step) {
-    int32_t id = 0;
-    if (step > 0 && device_argmax) id = runner.forward_greedy(history.back());
-    else {
-      if (step > 0) logits = &runner.forward({history.back()});
-      id = sampler.sample(logits->data_as<float>(), runner.spec().vocab_size, history);
-    }
-    history.push_back(id);
-    r.ids.push_back(id);
-    bool eos = std::find(o.eos_token_ids.begin(), o.eos_token_ids.end(), id) != o.eos_token_ids.end();
-    bool go_on = !on_token || on_token(id);
-    if (eos) r.stop_reason = "eos";
-    if (eos || !go_on) break;
-  }
-  r.decode_steps = std::max<int64_t>(0, static_cast<int64_t>(r.ids.size()) - 1);
-  r.decode_ms = r.decode_steps ? std::chrono::duration<double, std::milli>(clock::now() - t1).count() : 0;
-  return r;
+  TokenStream s(runner, prompt, o);
+  while (auto id = s.next())
+    if (on_token && !on_token(*id)) break;
+  return s.result();
 }
 
 }  // namespace rlx::models

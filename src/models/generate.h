@@ -2,6 +2,7 @@
 // graphs and a preallocated KV cache (updated in place through donated graph inputs, never
 // recompiled per token), and a generation loop that samples, stops at EOS and streams.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -92,6 +93,28 @@ struct GenerateResult {
   double decode_ms = 0;      // every step after the first token
   int64_t decode_steps = 0;
   double decode_tokens_per_second() const { return decode_ms > 0 ? 1000.0 * static_cast<double>(decode_steps) / decode_ms : 0; }
+};
+
+// Generation one token at a time, for callers that pull (a Python iterator, a server's batch):
+// the constructor resets the runner to hold prompt + max_tokens; next() prefills on its first
+// call, then decodes, and returns each generated id until EOS or max_tokens (then nullopt).
+class TokenStream {
+ public:
+  TokenStream(LlamaRunner& runner, std::vector<int32_t> prompt, const GenerateOptions& options);
+  std::optional<int32_t> next();
+  bool done() const { return done_; }
+  const GenerateResult& result() const { return r_; }  // ids so far, stop reason and timings
+
+ private:
+  LlamaRunner& runner_;
+  GenerateOptions o_;
+  Sampler sampler_;
+  bool device_argmax_;
+  std::vector<int32_t> history_;
+  const Tensor* logits_ = nullptr;
+  GenerateResult r_;
+  bool done_ = false;
+  std::chrono::steady_clock::time_point decode_start_;
 };
 
 // Resets the runner to hold prompt + max_tokens, prefills, then decodes token by token.

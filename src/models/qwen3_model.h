@@ -44,6 +44,10 @@ struct LlamaLoadOptions {
 // naming the file and field that is missing or malformed.
 LlamaModel load_llama_model(const std::string& path, const LlamaLoadOptions& options = {});
 
+// The model's chat format for one user turn, recognized by its special tokens: ChatML (Qwen:
+// <|im_start|>) or Llama 3 (<|start_header_id|>). Throws rlx::Error(unsupported) for others.
+std::string chat_prompt(const LlamaModel& model, const std::string& user, bool thinking);
+
 // The Qwen chat template (ChatML) for one user turn, ready for the assistant's answer. With
 // thinking off, an empty <think></think> block is prefilled as Qwen3's template does for
 // enable_thinking=False.

@@ -3,11 +3,15 @@
 // encoder plus mean pooling and L2 normalization, on full (unpadded) sequences, the shapes the
 // peer scripts in bench/ time.
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 
 #include "bench.h"
+#include "formats/safetensors.h"
+#include "formats/tensor_view.h"
 #include "json.h"
 #include "models/bert.h"
 #include "rlx/error.h"
@@ -68,6 +72,35 @@ double min_cosine(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
+// The benchmark's model as a sentence-transformers directory (config.json, model.safetensors,
+// a WordPiece vocab.txt of placeholder words w5 … w30521, mean pooling, normalization), so other
+// front ends (Python's rlx.Embedder, peers) load exactly the model timed here.
+void save_model_dir(const std::string& dir, const models::BertSpec& spec, const models::BertWeights& weights) {
+  namespace fs = std::filesystem;
+  fs::create_directories(fs::path(dir) / "1_Pooling");
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream f(fs::path(dir) / name);
+    if (!(f << text)) throw Error(ErrorKind::io, cat("cannot write ", (fs::path(dir) / name).string()));
+  };
+  write("config.json", cat("{\"model_type\": \"bert\", \"vocab_size\": ", spec.vocab_size, ", \"hidden_size\": ", spec.hidden_size,
+                           ", \"num_hidden_layers\": ", spec.num_layers, ", \"num_attention_heads\": ", spec.num_heads,
+                           ", \"intermediate_size\": ", spec.intermediate_size, ", \"max_position_embeddings\": 512, \"type_vocab_size\": 2, "
+                           "\"layer_norm_eps\": 1e-12, \"hidden_act\": \"gelu\", \"pad_token_id\": 0}\n"));
+  write("modules.json", "[{\"idx\": 0, \"name\": \"0\", \"path\": \"\", \"type\": \"sentence_transformers.models.Transformer\"}, "
+                        "{\"idx\": 1, \"name\": \"1\", \"path\": \"1_Pooling\", \"type\": \"sentence_transformers.models.Pooling\"}, "
+                        "{\"idx\": 2, \"name\": \"2\", \"path\": \"2_Normalize\", \"type\": \"sentence_transformers.models.Normalize\"}]\n");
+  write("sentence_bert_config.json", "{\"max_seq_length\": 256, \"do_lower_case\": false}\n");
+  write("tokenizer_config.json", "{\"do_lower_case\": true, \"tokenizer_class\": \"BertTokenizer\", \"unk_token\": \"[UNK]\", "
+                                 "\"sep_token\": \"[SEP]\", \"pad_token\": \"[PAD]\", \"cls_token\": \"[CLS]\", \"mask_token\": \"[MASK]\"}\n");
+  write("1_Pooling/config.json", cat("{\"word_embedding_dimension\": ", spec.hidden_size, ", \"pooling_mode_mean_tokens\": true}\n"));
+  std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
+  for (int64_t i = 5; i < spec.vocab_size; ++i) vocab += cat("w", i, "\n");
+  write("vocab.txt", vocab);
+  std::vector<formats::TensorView> views;
+  for (const auto& [name, t] : weights) views.push_back(formats::view_of(name, t));
+  formats::write_safetensors((fs::path(dir) / "model.safetensors").string(), views);
+}
+
 std::vector<std::string> to_strings(const std::vector<double>& v) {
   std::vector<std::string> out;
   for (double x : v) out.push_back(format_double(x));
@@ -86,6 +119,7 @@ int bench_minilm(Args& args) {
   TimingOptions timing = timing_options(args);
   bool json = args.flag("json");
   bool times = args.flag("times");  // every timed run in the JSON, for scripts that pool runs
+  auto save = args.value("save");
   args.finish();
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
   int64_t nthreads = num_threads();
@@ -96,6 +130,7 @@ int bench_minilm(Args& args) {
   models::PoolingSpec pooling;  // mean + L2 normalize, as all-MiniLM-L6-v2 ships
   auto t0 = std::chrono::steady_clock::now();
   models::BertWeights weights = models::random_bert_weights(spec, static_cast<uint64_t>(seed));
+  if (save) save_model_dir(*save, spec, weights);
   SessionOptions session_options;
   session_options.precision = precision;  // validated by the session
   CompiledModel model = Session(device, session_options).compile(

@@ -30,17 +30,6 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   return ids;
 }
 
-// The model's chat format for one user turn, recognized by its special tokens: ChatML (Qwen:
-// <|im_start|>) or Llama 3 (<|start_header_id|>).
-std::string chat_prompt(const models::LlamaModel& m, const std::string& user, bool thinking) {
-  if (m.tokenizer->token_to_id("<|im_start|>")) return models::chatml_prompt(user, thinking);
-  if (m.tokenizer->token_to_id("<|start_header_id|>"))
-    return "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n" + user +
-           "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
-  throw Error(ErrorKind::unsupported, "--chat knows the ChatML (<|im_start|>) and Llama 3 (<|start_header_id|>) formats; this "
-                                      "model's tokenizer has neither token. Format the prompt yourself and drop --chat");
-}
-
 std::string ids_json(const std::vector<int32_t>& ids) {
   std::vector<std::string> v;
   for (int32_t id : ids) v.push_back(std::to_string(id));
@@ -85,7 +74,7 @@ int cmd_generate(Args& args) {
     ids = parse_ids(*prompt_ids);
   } else {
     if (!m.tokenizer) throw Error(ErrorKind::invalid_argument, cat(*model_path, " has no tokenizer; give --prompt-ids instead of --prompt"));
-    ids = chat ? m.tokenizer->encode(chat_prompt(m, *prompt, !no_think), false).ids : m.tokenizer->encode(*prompt).ids;
+    ids = chat ? m.tokenizer->encode(models::chat_prompt(m, *prompt, !no_think), false).ids : m.tokenizer->encode(*prompt).ids;
   }
   // Sampling: the model's generation_config.json when it asks to sample, then the options given.
   models::GenerateOptions go;
