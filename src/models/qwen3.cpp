@@ -1,5 +1,7 @@
 #include "models/qwen3.h"
 
+#include <functional>
+
 #include "ops/builder.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -112,17 +114,16 @@ class LlamaEmitter {
     return b_.reshape(b_.concat({o0, o1}, -1), xs);
   }
 
-  // [B, S, heads·D] → [B, heads, S, D]
-  ValueId heads(ValueId x, const Dim& B, const Dim& S, int64_t n) {
-    return b_.transpose(b_.reshape(x, {B, S, Dim(n), Dim(spec_.head_dim)}), {0, 2, 1, 3});
-  }
-
   struct Cache {
     ValueId k, v;
   };
 
-  // One decoder layer; returns the new residual stream and the updated caches.
-  ValueId layer(int64_t l, ValueId x, ValueId pos, ValueId bias, Cache& cache, const Dim& B, const Dim& S) {
+  // One layer's queries, keys and values for x[B, S, H]: [B, S, heads, D] each, q and k normed
+  // where the model has QK-norm, before RoPE.
+  struct Qkv {
+    ValueId q, k, v;
+  };
+  Qkv project(int64_t l, ValueId x, const Dim& B, const Dim& S) {
     const std::string p = cat("model.layers.", l, ".");
     const int64_t H = spec_.hidden_size, D = spec_.head_dim, Hq = spec_.num_heads, Hkv = spec_.num_kv_heads;
     b_.set_context(p + "self_attn", "");
@@ -137,27 +138,71 @@ class LlamaEmitter {
     }
     q = b_.reshape(q, {B, S, Dim(Hq), Dim(D)});
     k = b_.reshape(k, {B, S, Dim(Hkv), Dim(D)});
+    v = b_.reshape(v, {B, S, Dim(Hkv), Dim(D)});
     if (spec_.qk_norm) {
       q = rms_norm(q, p + "self_attn.q_norm.weight", D);
       k = rms_norm(k, p + "self_attn.k_norm.weight", D);
     }
-    q = rope(b_.transpose(q, {0, 2, 1, 3}), pos);
-    k = rope(b_.transpose(k, {0, 2, 1, 3}), pos);
-    v = heads(v, B, S, Hkv);
+    return {q, k, v};
+  }
+
+  // The rest of a layer after attention a[B, S, heads·D]: output projection, residual, MLP.
+  ValueId finish(int64_t l, ValueId x, ValueId a) {
+    const std::string p = cat("model.layers.", l, ".");
+    const int64_t H = spec_.hidden_size, D = spec_.head_dim, Hq = spec_.num_heads;
+    x = b_.add(x, matmul(a, p + "self_attn.o_proj.weight", H, Hq * D));
+    b_.set_context(p + "mlp", "");
+    ValueId h = rms_norm(x, p + "post_attention_layernorm.weight", H);
+    const int64_t F = spec_.intermediate_size;
+    ValueId gate = b_.emit1(Op::silu, {matmul(h, p + "mlp.gate_proj.weight", F, H)});
+    ValueId up = matmul(h, p + "mlp.up_proj.weight", F, H);
+    return b_.add(x, matmul(b_.mul(gate, up), p + "mlp.down_proj.weight", H, F));
+  }
+
+  // One layer over sequences that own rows of a slot cache f32[slots, C, Hkv, D] (bshd): row r
+  // of x[B, S, H] belongs to sequence slot_of[r] (i64[B·S]) at position pos_of[r] (i64[B·S]); its
+  // key and value are written at cache row slot·C + position, and it attends to `keys`/`values`
+  // of its slot as `view` picks them from the updated cache, under `bias` (additive).
+  struct SlotCache {
+    ValueId k, v;
+  };
+  ValueId slot_layer(int64_t l, ValueId x, ValueId rope_pos, ValueId rows, ValueId bias, SlotCache& cache, const Dim& B, const Dim& S,
+                     const std::function<ValueId(ValueId)>& view) {
+    const int64_t D = spec_.head_dim, Hq = spec_.num_heads, Hkv = spec_.num_kv_heads;
+    Qkv t = project(l, x, B, S);
+    // RoPE over the rows as one sequence [1, heads, B·S, D] at their own positions
+    auto rotate = [&](ValueId y, int64_t heads) {
+      ValueId flat = b_.transpose(b_.reshape(y, {Dim(1), B * S, Dim(heads), Dim(D)}), {0, 2, 1, 3});
+      return b_.reshape(b_.transpose(rope(flat, rope_pos), {0, 2, 1, 3}), {B, S, Dim(heads), Dim(D)});
+    };
+    ValueId q = rotate(t.q, Hq), k = rotate(t.k, Hkv);
+    auto write = [&](ValueId c, ValueId y) {
+      Shape cs = b_.shape(c);
+      ValueId flat = b_.reshape(c, {cs[0] * cs[1], cs[2], cs[3]});
+      ValueId upd = b_.emit1(Op::scatter, {flat, rows, b_.reshape(y, {B * S, Dim(Hkv), Dim(D)})}, Attrs{{"axis", int64_t{0}}});
+      return b_.reshape(upd, cs);
+    };
+    cache.k = write(cache.k, k);
+    cache.v = write(cache.v, t.v);
+    Attrs attn{{"mask", std::string("additive")}, {"layout", std::string("bshd")}};
+    ValueId a = b_.emit1(Op::attention, {q, view(cache.k), view(cache.v), bias}, attn);
+    return finish(l, x, b_.reshape(a, {B, S, Dim(Hq * D)}));
+  }
+
+  // One decoder layer; returns the new residual stream and the updated caches.
+  ValueId layer(int64_t l, ValueId x, ValueId pos, ValueId bias, Cache& cache, const Dim& B, const Dim& S) {
+    const int64_t D = spec_.head_dim, Hq = spec_.num_heads;
+    Qkv t = project(l, x, B, S);
+    ValueId q = rope(b_.transpose(t.q, {0, 2, 1, 3}), pos);
+    ValueId k = rope(b_.transpose(t.k, {0, 2, 1, 3}), pos);
+    ValueId v = b_.transpose(t.v, {0, 2, 1, 3});
     // The new rows go into the cache at their positions; attention reads the whole cache.
     cache.k = b_.emit1(Op::scatter, {cache.k, pos, k}, Attrs{{"axis", int64_t{2}}});
     cache.v = b_.emit1(Op::scatter, {cache.v, pos, v}, Attrs{{"axis", int64_t{2}}});
     Attrs attn{{"mask", std::string("additive")}};
     if (opt_.bf16_activations) attn.set("compute", DType::bf16);  // both products on AMX, like the matmuls
     ValueId a = b_.emit1(Op::attention, {q, cache.k, cache.v, bias}, attn);
-    a = b_.reshape(b_.transpose(a, {0, 2, 1, 3}), {B, S, Dim(Hq * D)});
-    x = b_.add(x, matmul(a, p + "self_attn.o_proj.weight", H, Hq * D));
-    b_.set_context(p + "mlp", "");
-    h = rms_norm(x, p + "post_attention_layernorm.weight", H);
-    const int64_t F = spec_.intermediate_size;
-    ValueId gate = b_.emit1(Op::silu, {matmul(h, p + "mlp.gate_proj.weight", F, H)});
-    ValueId up = matmul(h, p + "mlp.up_proj.weight", F, H);
-    return b_.add(x, matmul(b_.mul(gate, up), p + "mlp.down_proj.weight", H, F));
+    return finish(l, x, b_.reshape(b_.transpose(a, {0, 2, 1, 3}), {B, S, Dim(Hq * D)}));
   }
 
   // positions[S] → f32[1, 1, S, C]: 0 where key c ≤ the query's position, kMaskedScore elsewhere
@@ -297,6 +342,108 @@ ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, 
   }
   g.set_outputs(outs);
   for (size_t i = 1; i < donated; ++i) g.donations.push_back({static_cast<int32_t>(i), static_cast<int32_t>(i + 2)});
+  return g;
+}
+
+namespace {
+
+// The head of a graph: the residual stream's rows h[N, H] → logits f32[N, vocab].
+ValueId lm_head(LlamaEmitter& e, const LlamaSpec& spec, ValueId h) {
+  e.builder().set_context("lm_head", "");
+  h = e.rms_norm(h, "model.norm.weight", spec.hidden_size);
+  return e.matmul(h, spec.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", spec.vocab_size, spec.hidden_size);
+}
+
+struct SlotInputs {
+  std::vector<LlamaEmitter::SlotCache> caches;
+  size_t first_cache_input = 0;
+};
+
+SlotInputs add_slot_caches(ir::Graph& g, const LlamaSpec& spec, int64_t slots, int64_t capacity) {
+  SlotInputs s;
+  s.first_cache_input = g.inputs().size();
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    Shape cs = {Dim(slots), Dim(capacity), Dim(spec.num_kv_heads), Dim(spec.head_dim)};
+    s.caches.push_back({g.add_input({DType::f32, cs}, cat("k_cache.", l)), g.add_input({DType::f32, cs}, cat("v_cache.", l))});
+  }
+  return s;
+}
+
+// Outputs: logits, then every cache (each donated by its input).
+void finish_slot_graph(ir::Graph& g, ValueId logits, const SlotInputs& in) {
+  g.value(logits).name = "logits";
+  std::vector<ValueId> outs = {logits};
+  for (size_t l = 0; l < in.caches.size(); ++l) {
+    g.value(in.caches[l].k).name = cat("k_cache_out.", l);
+    g.value(in.caches[l].v).name = cat("v_cache_out.", l);
+    outs.push_back(in.caches[l].k);
+    outs.push_back(in.caches[l].v);
+  }
+  g.set_outputs(outs);
+  for (size_t i = 1; i < outs.size(); ++i) g.donations.push_back({static_cast<int32_t>(i), static_cast<int32_t>(in.first_cache_input + i - 1)});
+}
+
+// bias[rows, 1, queries, L]: 0 where key c ≤ the query's position (and, with a sliding window,
+// inside it), kMaskedScore elsewhere. pos: i64 positions reshaped [rows, queries].
+ValueId window_mask(ops::Builder& b, const LlamaSpec& spec, ValueId pos, const Dim& rows, const Dim& queries, const Dim& L) {
+  b.set_context("attention_mask", "");
+  ValueId keys = b.reshape(b.iota({Dim(1), L}, DType::i64, 1), {Dim(1), Dim(1), L});
+  ValueId query = b.reshape(pos, {rows, queries, Dim(1)});
+  ValueId allowed = b.binary(Op::le, keys, query);
+  if (spec.sliding_window) {
+    ValueId oldest = b.sub(query, b.scalar(DType::i64, static_cast<double>(*spec.sliding_window)));
+    allowed = b.binary(Op::logical_and, allowed, b.binary(Op::gt, keys, oldest));
+  }
+  ValueId bias = b.select(allowed, b.scalar(DType::f32, 0.0), b.scalar(DType::f32, kMaskedScore));
+  return b.reshape(bias, {rows, Dim(1), queries, L});
+}
+
+}  // namespace
+
+ir::Graph build_llama_slot_decode_graph(const LlamaSpec& spec, const LlamaWeights& weights, const LlamaGraphOptions& options, int64_t slots,
+                                        int64_t capacity) {
+  validate_llama_spec(spec);
+  ir::Graph g;
+  g.name = spec.arch + "_slots_decode";
+  const Dim B(slots), S(1), L = Dim::symbol("L"), C(capacity);
+  ValueId ids = g.add_input({DType::i64, {B, S}}, "input_ids");
+  ValueId pos = g.add_input({DType::i64, {B}}, "positions");
+  g.add_input({DType::i64, {L}}, "kv_window");
+  SlotInputs in = add_slot_caches(g, spec, slots, capacity);
+  LlamaEmitter e(g, spec, weights, options);
+  ops::Builder& b = e.builder();
+  ValueId bias = window_mask(b, spec, pos, B, S, L);
+  // slot b's new row lands at cache row b·C + positions[b]
+  ValueId rows = b.add(b.mul(b.iota({B}, DType::i64, 0), b.scalar(DType::i64, static_cast<double>(capacity))), pos);
+  auto view = [&](ValueId c) { return b.slice_axis(c, 1, Dim(0), L); };
+  ValueId x = e.embed(ids, B, S);
+  for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, bias, in.caches[static_cast<size_t>(l)], B, S, view);
+  finish_slot_graph(g, lm_head(e, spec, b.reshape(x, {B, Dim(spec.hidden_size)})), in);
+  return g;
+}
+
+ir::Graph build_llama_slot_prefill_graph(const LlamaSpec& spec, const LlamaWeights& weights, const LlamaGraphOptions& options, int64_t slots,
+                                         int64_t capacity) {
+  validate_llama_spec(spec);
+  ir::Graph g;
+  g.name = spec.arch + "_slots_prefill";
+  const Dim B(1), S = Dim::symbol("S"), L = Dim::symbol("L");
+  ValueId ids = g.add_input({DType::i64, {B, S}}, "input_ids");
+  ValueId pos = g.add_input({DType::i64, {S}}, "positions");
+  ValueId slot = g.add_input({DType::i64, {Dim(1)}}, "slot");
+  ValueId last = g.add_input({DType::i64, {Dim(1)}}, "last_index");
+  g.add_input({DType::i64, {L}}, "kv_window");
+  SlotInputs in = add_slot_caches(g, spec, slots, capacity);
+  LlamaEmitter e(g, spec, weights, options);
+  ops::Builder& b = e.builder();
+  ValueId bias = window_mask(b, spec, pos, B, S, L);
+  ValueId rows = b.add(b.mul(slot, b.scalar(DType::i64, static_cast<double>(capacity))), pos);  // [S]
+  // attention reads the slot's own rows: [1, L, Hkv, D]
+  auto view = [&](ValueId c) { return b.slice_axis(b.gather(c, slot, 0), 1, Dim(0), L); };
+  ValueId x = e.embed(ids, B, S);
+  for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, bias, in.caches[static_cast<size_t>(l)], B, S, view);
+  ValueId h = b.reshape(b.gather(x, last, 1), {B, Dim(spec.hidden_size)});
+  finish_slot_graph(g, lm_head(e, spec, h), in);
   return g;
 }
 
