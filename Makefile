@@ -15,6 +15,10 @@ PACKAGES += python3-numpy clang libclang-rt-14-dev
 # python/: `import rlx` (pybind11 for Debian's /usr/bin/python3, DLPack headers, pytest).
 PACKAGES += pybind11-dev python3-pybind11 python3-dev libdlpack-dev python3-pytest
 
+# src/serve: `rlx serve` on cpp-httplib; tests/serve drives it with the official `openai` npm
+# client (installed below into $(NPM_DIR); the test skips without it).
+PACKAGES += libcpp-httplib-dev
+
 # tests/llm: Debian's PyTorch trains the small Qwen3 the quantization tests compare (once per
 # build tree, ~10 s; the test skips without it) and regenerates tests/fixtures/qwen3.
 PACKAGES += python3-torch
@@ -68,7 +72,15 @@ npm-packages:
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME ?= 120
 FUZZ_TARGETS := fuzz_safetensors fuzz_gguf fuzz_hf_config fuzz_safetensors_index fuzz_npy
-.PHONY: fuzz fuzz-smoke npm-packages
+setup: npm-openai
+npm-openai:
+	@if command -v npm >/dev/null; then \
+	  [ -f $(NPM_DIR)/node_modules/openai/package.json ] || \
+	  npm install --silent --no-audit --no-fund --prefix $(NPM_DIR) openai || \
+	  echo "make setup: npm could not install openai; the server's client test will skip"; \
+	else echo "make setup: no npm; the server's client test will skip"; fi
+
+.PHONY: fuzz fuzz-smoke npm-packages npm-openai
 fuzz: setup
 	@if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then \
 	  echo "make fuzz: skipped: needs clang and libclang-rt-14-dev (make setup installs them)"; exit 0; fi; \

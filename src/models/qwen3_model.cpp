@@ -164,21 +164,25 @@ LlamaModel load_llama_model(const std::string& path, const LlamaLoadOptions& o) 
   throw Error(ErrorKind::invalid_argument, cat(path, ": expected a model directory or a .gguf file"));
 }
 
-std::string chat_prompt(const LlamaModel& m, const std::string& user, bool thinking) {
+std::string chat_prompt(const LlamaModel& m, const std::vector<ChatMessage>& messages, bool thinking) {
   if (!m.tokenizer) throw Error(ErrorKind::unsupported, "a chat prompt needs the model's tokenizer; this model ships none");
-  if (m.tokenizer->token_to_id("<|im_start|>")) return chatml_prompt(user, thinking);
-  if (m.tokenizer->token_to_id("<|start_header_id|>"))
-    return "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n" + user + "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
+  std::string s;
+  if (m.tokenizer->token_to_id("<|im_start|>")) {
+    for (const auto& msg : messages) s += "<|im_start|>" + msg.role + "\n" + msg.content + "<|im_end|>\n";
+    s += "<|im_start|>assistant\n";
+    if (!thinking) s += "<think>\n\n</think>\n\n";
+    return s;
+  }
+  if (m.tokenizer->token_to_id("<|start_header_id|>")) {
+    s = "<|begin_of_text|>";
+    for (const auto& msg : messages) s += "<|start_header_id|>" + msg.role + "<|end_header_id|>\n\n" + msg.content + "<|eot_id|>";
+    return s + "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  }
   throw Error(ErrorKind::unsupported, "chat prompts know the ChatML (<|im_start|>) and Llama 3 (<|start_header_id|>) formats; this "
                                       "model's tokenizer has neither token. Format the prompt yourself");
 }
 
-std::string chatml_prompt(const std::string& user, bool thinking, const std::string& system) {
-  std::string s;
-  if (!system.empty()) s += "<|im_start|>system\n" + system + "<|im_end|>\n";
-  s += "<|im_start|>user\n" + user + "<|im_end|>\n<|im_start|>assistant\n";
-  if (!thinking) s += "<think>\n\n</think>\n\n";
-  return s;
-}
+std::string chat_prompt(const LlamaModel& m, const std::string& user, bool thinking) { return chat_prompt(m, {{"user", user}}, thinking); }
+
 
 }  // namespace rlx::models

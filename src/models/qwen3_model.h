@@ -44,13 +44,16 @@ struct LlamaLoadOptions {
 // naming the file and field that is missing or malformed.
 LlamaModel load_llama_model(const std::string& path, const LlamaLoadOptions& options = {});
 
-// The model's chat format for one user turn, recognized by its special tokens: ChatML (Qwen:
-// <|im_start|>) or Llama 3 (<|start_header_id|>). Throws rlx::Error(unsupported) for others.
+// The model's chat format, recognized by its special tokens: ChatML (Qwen: <|im_start|>) or
+// Llama 3 (<|start_header_id|>); throws rlx::Error(unsupported) for others. The conversation
+// ends ready for the assistant's answer; with thinking off, Qwen3's empty <think></think> block
+// is prefilled as its template does for enable_thinking=False.
+struct ChatMessage {
+  std::string role;  // system, user, assistant, tool
+  std::string content;
+};
+std::string chat_prompt(const LlamaModel& model, const std::vector<ChatMessage>& messages, bool thinking);
 std::string chat_prompt(const LlamaModel& model, const std::string& user, bool thinking);
 
-// The Qwen chat template (ChatML) for one user turn, ready for the assistant's answer. With
-// thinking off, an empty <think></think> block is prefilled as Qwen3's template does for
-// enable_thinking=False.
-std::string chatml_prompt(const std::string& user, bool thinking, const std::string& system = "");
 
 }  // namespace rlx::models

@@ -5,7 +5,7 @@ SRC=$1/src
 rank() {
   case $1 in
     util) echo 0 ;; formats) echo 1 ;; ir) echo 1 ;; ops) echo 2 ;; passes) echo 3 ;; runtime) echo 4 ;;
-    codegen) echo 5 ;; backends) echo 6 ;; text|dist|science) echo 7 ;; frontends|train) echo 8 ;; models) echo 9 ;; *) echo 10 ;;
+    codegen) echo 5 ;; backends) echo 6 ;; text|dist|science) echo 7 ;; frontends|train) echo 8 ;; models) echo 9 ;; serve) echo 10 ;; *) echo 10 ;;
   esac
 }
 fail=0

@@ -279,8 +279,10 @@ TEST(Model, GenerationDefaultsAndEos) {
   EXPECT_DOUBLE_EQ(*m.generation.temperature, 0.6);
   EXPECT_EQ(*m.generation.top_k, 20);
   EXPECT_EQ(m.eos_token_ids, (std::vector<int64_t>{496, 494}));
-  EXPECT_EQ(chatml_prompt("hi", false), "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
-  EXPECT_EQ(m.tokenizer->encode(chatml_prompt("hi", true)).ids.front(), 495);  // <|im_start|> is one token
+  EXPECT_EQ(chat_prompt(m, "hi", false), "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+  EXPECT_EQ(chat_prompt(m, {{"system", "be brief"}, {"user", "hi"}}, true),
+            "<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(m.tokenizer->encode(chat_prompt(m, "hi", true)).ids.front(), 495);  // <|im_start|> is one token
 }
 
 TEST(Sampler, GreedyTopKTopPMinPAndSeeds) {

@@ -28,5 +28,6 @@ int cmd_generate(Args& args);
 int cmd_run(Args& args);
 int cmd_onnx_suite(Args& args);
 int cmd_diff(Args& args);
+int cmd_serve(Args& args);
 
 }  // namespace rlx::cli

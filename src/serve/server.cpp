@@ -1,0 +1,566 @@
+#include "serve/server.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "rlx/error.h"
+#include "serve/metrics.h"
+#include "serve/stop_scanner.h"
+#include "text/decode_stream.h"
+#include "util/strings.h"
+
+namespace rlx::serve {
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// An error that becomes an OpenAI-style JSON body with its status.
+struct HttpError {
+  int status;
+  std::string message;
+  std::string param;
+  std::string code;
+};
+
+[[noreturn]] void bad(const std::string& message, const std::string& param = "", int status = 400, const std::string& code = "") {
+  throw HttpError{status, message, param, code};
+}
+
+std::string base64(const std::string& bytes) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 2]);
+    out += k[v >> 18 & 63];
+    out += k[v >> 12 & 63];
+    out += i + 1 < bytes.size() ? k[v >> 6 & 63] : '=';
+    out += i + 2 < bytes.size() ? k[v & 63] : '=';
+  }
+  return out;
+}
+
+std::string error_body(const HttpError& e) {
+  json err = {{"message", e.message}, {"type", e.status == 401 ? "authentication_error" : e.status >= 500 ? "server_error" : "invalid_request_error"},
+              {"param", e.param.empty() ? json(nullptr) : json(e.param)}, {"code", e.code.empty() ? json(nullptr) : json(e.code)}};
+  return json{{"error", err}}.dump();
+}
+
+// Typed fields of a request body, each mistake named by its field.
+struct Body {
+  json j;
+  const json* find(const char* key) const {
+    auto it = j.find(key);
+    return it == j.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string str(const char* key, const std::string& def, bool required = false) const {
+    const json* v = find(key);
+    if (!v) {
+      if (required) bad(cat("'", key, "' is required"), key);
+      return def;
+    }
+    if (!v->is_string()) bad(cat("'", key, "' must be a string"), key);
+    return v->get<std::string>();
+  }
+  double number(const char* key, double def, double lo, double hi) const {
+    const json* v = find(key);
+    if (!v) return def;
+    if (!v->is_number()) bad(cat("'", key, "' must be a number"), key);
+    double x = v->get<double>();
+    if (!(x >= lo && x <= hi)) bad(cat("'", key, "' must be between ", lo, " and ", hi, ", got ", x), key);
+    return x;
+  }
+  int64_t integer(const char* key, int64_t def, int64_t lo, int64_t hi) const {
+    const json* v = find(key);
+    if (!v) return def;
+    if (!v->is_number_integer()) bad(cat("'", key, "' must be an integer"), key);
+    int64_t x = v->get<int64_t>();
+    if (x < lo || x > hi) bad(cat("'", key, "' must be between ", lo, " and ", hi, ", got ", x), key);
+    return x;
+  }
+  bool flag(const char* key, bool def) const {
+    const json* v = find(key);
+    if (!v) return def;
+    if (!v->is_boolean()) bad(cat("'", key, "' must be true or false"), key);
+    return v->get<bool>();
+  }
+};
+
+Body parse_body(const httplib::Request& req) {
+  Body b;
+  try {
+    b.j = json::parse(req.body);
+  } catch (const json::parse_error& e) {
+    bad(cat("the body is not valid JSON: ", e.what()));
+  }
+  if (!b.j.is_object()) bad("the body must be a JSON object");
+  return b;
+}
+
+// What one request's generation hands from the engine thread to its HTTP thread.
+struct Pending {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<TokenEvent> tokens;
+  bool done = false;
+  bool abandon = false;  // the HTTP side wants no more tokens (a stop string, a gone client)
+  std::string finish;
+  Clock::time_point arrived = Clock::now(), last;
+  int64_t generated = 0;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  ServerOptions o;
+  const models::LlamaModel* model;
+  Engine* engine;
+  const models::SentenceEmbedder* embedder;
+  httplib::Server svr;
+  Metrics metrics;
+  std::thread thread;
+  int64_t created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::atomic<int64_t> next_id{1};
+
+  void check_auth(const httplib::Request& req) const {
+    if (o.api_key.empty()) return;
+    if (req.get_header_value("Authorization") != "Bearer " + o.api_key) bad("invalid or missing API key (Authorization: Bearer …)", "", 401, "invalid_api_key");
+  }
+
+  void check_model(const Body& b, const std::string& served, const char* what) const {
+    std::string m = b.str("model", "", true);
+    if (served.empty()) bad(cat("this server has no ", what, " model"), "model", 404, "model_not_found");
+    if (m != served) bad(cat("model '", m, "' is not served here (", what, " model: '", served, "')"), "model", 404, "model_not_found");
+  }
+
+  // The handler wrapper: authentication, errors as JSON, metrics.
+  httplib::Server::Handler route(const std::string& endpoint, bool open, std::function<void(const httplib::Request&, httplib::Response&)> fn) {
+    return [this, endpoint, open, fn](const httplib::Request& req, httplib::Response& res) {
+      auto t0 = Clock::now();
+      try {
+        if (!open) check_auth(req);
+        fn(req, res);
+        if (res.status == -1) res.status = 200;  // httplib fills it in after the handler
+      } catch (const HttpError& e) {
+        res.status = e.status;
+        res.set_content(error_body(e), "application/json");
+      } catch (const Error& e) {
+        int status = e.kind() == ErrorKind::invalid_argument || e.kind() == ErrorKind::parse ? 400 : e.kind() == ErrorKind::unsupported ? 400 : 500;
+        res.status = status;
+        res.set_content(error_body({status, e.what(), "", ""}), "application/json");
+      } catch (const std::exception& e) {
+        res.status = 500;
+        res.set_content(error_body({500, cat("internal error: ", e.what()), "", ""}), "application/json");
+      }
+      metrics.request(endpoint, res.status);
+      if (res.status != 200 || !res.is_chunked_content_provider_)
+        metrics.request_duration.observe(std::chrono::duration<double>(Clock::now() - t0).count());
+    };
+  }
+
+  std::vector<int32_t> tokenize_prompt(const json& p) const {
+    if (p.is_string()) return model->tokenizer ? model->tokenizer->encode(p.get<std::string>()).ids : (bad("this model has no tokenizer; send token ids", "prompt"), std::vector<int32_t>{});
+    if (p.is_array() && p.size() == 1 && p[0].is_string()) return tokenize_prompt(p[0]);
+    if (p.is_array() && !p.empty() && p[0].is_number_integer()) {
+      std::vector<int32_t> ids;
+      for (const auto& x : p) {
+        if (!x.is_number_integer()) bad("a token-id prompt must be integers only", "prompt");
+        int64_t v = x.get<int64_t>();
+        if (v < 0 || v >= model->spec.vocab_size) bad(cat("token id ", v, " is outside the vocabulary"), "prompt");
+        ids.push_back(static_cast<int32_t>(v));
+      }
+      return ids;
+    }
+    if (p.is_array() && p.size() > 1) bad("one prompt per request (n = 1)", "prompt");
+    bad("'prompt' must be a string or an array of token ids", "prompt");
+  }
+
+  // Sampling, token budget and stops common to both completion endpoints.
+  struct Plan {
+    GenerationRequest gen;
+    std::vector<std::string> stops;
+    bool stream = false;
+    int logprobs = -1;  // -1: none
+  };
+  Plan plan(const Body& b, std::vector<int32_t> prompt, int64_t default_max, bool chat) const {
+    Plan p;
+    if (b.integer("n", 1, 1, 1) != 1) bad("only n = 1 is served", "n");
+    for (const char* k : {"presence_penalty", "frequency_penalty"})
+      if (b.number(k, 0, -2, 2) != 0) bad(cat("'", k, "' is not supported; use repetition_penalty"), k);
+    if (b.flag("echo", false)) bad("'echo' is not supported", "echo");
+    int64_t room = engine->capacity() - static_cast<int64_t>(prompt.size());
+    if (room <= 0) bad(cat("the prompt has ", prompt.size(), " tokens; this server holds ", engine->capacity(), " per sequence (prompt and answer)"), "prompt", 400,
+                       "context_length_exceeded");
+    const char* budget = chat && b.find("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    int64_t max_tokens = b.integer(budget, std::min(default_max, room), 0, INT64_MAX);
+    if (max_tokens > room)
+      bad(cat("'", budget, "' is ", max_tokens, " but only ", room, " positions remain after the prompt's ", prompt.size(), " (the server holds ",
+              engine->capacity(), ")"),
+          budget, 400, "context_length_exceeded");
+    p.gen.prompt = std::move(prompt);
+    p.gen.max_tokens = max_tokens;
+    p.gen.sampling.temperature = b.number("temperature", 1.0, 0, 2);
+    p.gen.sampling.top_p = b.number("top_p", 1.0, 1e-9, 1);
+    p.gen.sampling.top_k = b.integer("top_k", 0, 0, INT32_MAX);
+    p.gen.sampling.min_p = b.number("min_p", 0, 0, 1);
+    p.gen.sampling.repetition_penalty = b.number("repetition_penalty", 1.0, 1e-3, 100);
+    p.gen.sampling.seed = static_cast<uint64_t>(b.integer("seed", 0, INT64_MIN, INT64_MAX));
+    p.gen.eos_token_ids = model->eos_token_ids;
+    if (const json* s = b.find("stop")) {
+      if (s->is_string()) p.stops.push_back(s->get<std::string>());
+      else if (s->is_array() && s->size() <= 4) {
+        for (const auto& x : *s) {
+          if (!x.is_string() || x.get<std::string>().empty()) bad("'stop' must be up to 4 non-empty strings", "stop");
+          p.stops.push_back(x.get<std::string>());
+        }
+      } else bad("'stop' must be a string or up to 4 strings", "stop");
+    }
+    p.stream = b.flag("stream", false);
+    if (chat) {
+      if (b.flag("logprobs", false)) p.logprobs = static_cast<int>(b.integer("top_logprobs", 0, 0, 20));
+    } else if (b.find("logprobs")) {
+      p.logprobs = static_cast<int>(b.integer("logprobs", 0, 0, 5));
+    }
+    p.gen.top_logprobs = std::max(p.logprobs, 0);
+    return p;
+  }
+
+  std::string token_text(int32_t id) const { return model->tokenizer ? model->tokenizer->decode({id}, false) : std::to_string(id); }
+
+  json logprob_entry(const TokenEvent& ev, bool chat) const {
+    if (chat) {
+      json top = json::array();
+      for (const auto& [id, lp] : ev.top) top.push_back({{"token", token_text(id)}, {"logprob", lp}});
+      return {{"token", token_text(ev.id)}, {"logprob", ev.logprob}, {"top_logprobs", top}};
+    }
+    json top = json::object();
+    for (const auto& [id, lp] : ev.top) top[token_text(id)] = lp;
+    return {{"token", token_text(ev.id)}, {"logprob", ev.logprob}, {"top", top}};
+  }
+
+  // One request's tokens turned into text (stop strings, EOS held back) and written out.
+  struct Stream {
+    Impl* s;
+    std::shared_ptr<Pending> p;
+    int64_t engine_id;
+    Plan plan;
+    bool chat;
+    std::string rid;
+    int64_t prompt_tokens;
+    std::optional<text::DecodeStream> decode;
+    StopScanner stops;
+    std::string finish;
+    json logprobs = json::array();
+    Stream(Impl* impl, std::shared_ptr<Pending> pending, int64_t id, Plan pl, bool c, std::string r, int64_t n)
+        : s(impl), p(std::move(pending)), engine_id(id), plan(std::move(pl)), chat(c), rid(std::move(r)), prompt_tokens(n), stops(plan.stops) {
+      if (s->model->tokenizer) decode.emplace(s->model->tokenizer->decode_stream(true));
+    }
+
+    // Waits for the next tokens; returns (text to send, finished?) with the finish reason set.
+    std::pair<std::string, bool> next() {
+      std::unique_lock<std::mutex> lock(p->mu);
+      p->cv.wait(lock, [&] { return !p->tokens.empty() || p->done; });
+      std::deque<TokenEvent> evs;
+      evs.swap(p->tokens);
+      bool done = p->done;
+      std::string reason = p->finish;
+      lock.unlock();
+      std::string text;
+      for (const TokenEvent& ev : evs) {
+        if (stops.stopped()) break;
+        if (plan.logprobs >= 0) logprobs.push_back(s->logprob_entry(ev, chat));
+        bool eos = std::find(plan.gen.eos_token_ids.begin(), plan.gen.eos_token_ids.end(), ev.id) != plan.gen.eos_token_ids.end();
+        if (eos) continue;
+        text += stops.feed(decode ? decode->step(ev.id) : cat(ev.id, " "));
+      }
+      if (stops.stopped() && !done) {
+        // the text has what it needs: let the engine free the slot now
+        {
+          std::lock_guard<std::mutex> l(p->mu);
+          p->abandon = true;
+        }
+        s->engine->cancel(engine_id);
+        finish = "stop";
+        return {text, true};
+      }
+      if (done) {
+        if (decode && !stops.stopped()) text += stops.feed(decode->finish());
+        text += stops.flush();
+        finish = stops.stopped() ? "stop" : reason == "cancelled" ? "stop" : reason;
+        if (starts_with(finish, "error")) finish = "stop";
+      }
+      return {text, done};
+    }
+
+    json usage() const { return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", p->generated}, {"total_tokens", prompt_tokens + p->generated}}; }
+
+    json collect() {
+      std::string text;
+      for (bool done = false; !done;) {
+        auto [t, d] = next();
+        text += t;
+        done = d;
+      }
+      json choice;
+      if (chat) {
+        choice = {{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", finish}};
+        choice["logprobs"] = plan.logprobs >= 0 ? json{{"content", logprobs}} : json(nullptr);
+      } else {
+        choice = {{"index", 0}, {"text", text}, {"finish_reason", finish}};
+        choice["logprobs"] = plan.logprobs >= 0 ? completion_logprobs() : json(nullptr);
+      }
+      return {{"id", rid}, {"object", chat ? "chat.completion" : "text_completion"}, {"created", s->created}, {"model", s->o.model_name},
+              {"choices", json::array({choice})}, {"usage", usage()}};
+    }
+
+    json completion_logprobs() const {
+      json tokens = json::array(), lps = json::array(), tops = json::array();
+      for (const auto& e : logprobs) {
+        tokens.push_back(e["token"]);
+        lps.push_back(e["logprob"]);
+        tops.push_back(e["top"]);
+      }
+      return {{"tokens", tokens}, {"token_logprobs", lps}, {"top_logprobs", tops}};
+    }
+
+    json chunk(const std::string& text, const std::optional<std::string>& reason, bool first) {
+      json choice;
+      if (chat) {
+        json delta = json::object();
+        if (first) delta["role"] = "assistant";
+        if (!text.empty()) delta["content"] = text;
+        choice = {{"index", 0}, {"delta", delta}, {"finish_reason", reason ? json(*reason) : json(nullptr)}};
+        if (plan.logprobs >= 0) choice["logprobs"] = json{{"content", logprobs}};
+      } else {
+        choice = {{"index", 0}, {"text", text}, {"finish_reason", reason ? json(*reason) : json(nullptr)}};
+        choice["logprobs"] = plan.logprobs >= 0 ? completion_logprobs() : json(nullptr);
+      }
+      json c = {{"id", rid}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", s->created}, {"model", s->o.model_name},
+                {"choices", json::array({choice})}};
+      if (reason) c["usage"] = usage();
+      logprobs = json::array();
+      return c;
+    }
+
+    bool sent_first = false, finished = false;
+    bool stream(httplib::DataSink& sink) {
+      auto send = [&](const std::string& data) { return sink.write(data.data(), data.size()); };
+      while (true) {
+        auto [text, done] = next();
+        if (!text.empty() || (chat && !sent_first)) {
+          if (!send(cat("data: ", chunk(text, std::nullopt, !sent_first).dump(), "\n\n"))) return gone();
+          sent_first = true;
+        }
+        if (done) {
+          if (!send(cat("data: ", chunk("", finish, !sent_first).dump(), "\n\ndata: [DONE]\n\n"))) return gone();
+          sink.done();
+          finished = true;
+          s->metrics.request_duration.observe(std::chrono::duration<double>(Clock::now() - p->arrived).count());
+          return true;
+        }
+      }
+    }
+
+    // The client went away: its sequence leaves before the next pass.
+    bool gone() {
+      {
+        std::lock_guard<std::mutex> l(p->mu);
+        p->abandon = true;
+      }
+      s->engine->cancel(engine_id);
+      return false;
+    }
+  };
+
+  void completion(const httplib::Request& req, httplib::Response& res, bool chat) {
+    if (!model || !engine) bad("this server serves embeddings only", "model", 404, "model_not_found");
+    Body b = parse_body(req);
+    check_model(b, o.model_name, "completion");
+    std::vector<int32_t> prompt;
+    if (chat) {
+      const json* msgs = b.find("messages");
+      if (!msgs || !msgs->is_array() || msgs->empty()) bad("'messages' must be a non-empty array", "messages");
+      std::vector<models::ChatMessage> conv;
+      for (const auto& m : *msgs) {
+        if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) bad("every message needs a string 'role'", "messages");
+        std::string content;
+        if (m.contains("content") && m["content"].is_string()) content = m["content"].get<std::string>();
+        else if (m.contains("content") && m["content"].is_array())
+          for (const auto& part : m["content"])  // [{"type": "text", "text": …}]
+            if (part.is_object() && part.value("type", "") == "text" && part.contains("text") && part["text"].is_string()) content += part["text"].get<std::string>();
+            else bad("only text content parts are supported", "messages");
+        else if (!m.contains("content") || !m["content"].is_null()) bad("a message's 'content' must be a string or text parts", "messages");
+        conv.push_back({m["role"].get<std::string>(), content});
+      }
+      bool thinking = true;
+      if (const json* k = b.find("chat_template_kwargs"); k && k->is_object() && k->contains("enable_thinking") && (*k)["enable_thinking"].is_boolean())
+        thinking = (*k)["enable_thinking"].get<bool>();
+      if (!model->tokenizer) bad("this model has no tokenizer for chat messages", "messages");
+      prompt = model->tokenizer->encode(models::chat_prompt(*model, conv, thinking), false).ids;
+    } else {
+      const json* p = b.find("prompt");
+      if (!p) bad("'prompt' is required", "prompt");
+      prompt = tokenize_prompt(*p);
+    }
+    int64_t prompt_tokens = static_cast<int64_t>(prompt.size());
+    Plan plan_ = plan(b, std::move(prompt), chat ? INT64_MAX : 16, chat);
+    auto pending = std::make_shared<Pending>();
+    Metrics* mt = &metrics;
+    plan_.gen.on_token = [pending, mt](const TokenEvent& ev) {
+      std::lock_guard<std::mutex> lock(pending->mu);
+      auto now = Clock::now();
+      if (pending->generated == 0) mt->time_to_first_token.observe(std::chrono::duration<double>(now - pending->arrived).count());
+      else mt->inter_token_latency.observe(std::chrono::duration<double>(now - pending->last).count());
+      pending->last = now;
+      ++pending->generated;
+      pending->tokens.push_back(ev);
+      pending->cv.notify_all();
+      return !pending->abandon;
+    };
+    plan_.gen.on_done = [pending](const std::string& reason) {
+      std::lock_guard<std::mutex> lock(pending->mu);
+      pending->done = true;
+      pending->finish = reason;
+      pending->cv.notify_all();
+    };
+    int64_t id = engine->submit(plan_.gen);
+    std::string rid = cat(chat ? "chatcmpl-" : "cmpl-", next_id++);
+    auto state = std::make_shared<Stream>(this, pending, id, plan_, chat, rid, prompt_tokens);
+    if (!plan_.stream) {
+      json out = state->collect();
+      res.set_content(out.dump(), "application/json");
+      return;
+    }
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream", [state](size_t, httplib::DataSink& sink) { return state->stream(sink); },
+        [state](bool) {  // the response is gone: if the stream did not end, its client did
+          if (!state->finished) state->gone();
+        });
+  }
+
+  void embeddings(const httplib::Request& req, httplib::Response& res) {
+    Body b = parse_body(req);
+    check_model(b, embedder ? o.embedding_model_name : "", "embedding");
+    const json* in = b.find("input");
+    if (!in) bad("'input' is required", "input");
+    std::string format = b.str("encoding_format", "float");
+    if (format != "float" && format != "base64") bad("'encoding_format' must be float or base64", "encoding_format");
+    std::vector<std::string> texts;
+    std::vector<std::vector<int32_t>> ids;
+    auto add_ids = [&](const json& arr) {
+      std::vector<int32_t> r;
+      for (const auto& x : arr) {
+        if (!x.is_number_integer()) bad("token-id inputs must be integers", "input");
+        r.push_back(x.get<int32_t>());
+      }
+      if (r.empty()) bad("an input has no tokens", "input");
+      ids.push_back(std::move(r));
+    };
+    if (in->is_string()) texts.push_back(in->get<std::string>());
+    else if (in->is_array() && !in->empty() && (*in)[0].is_string()) {
+      for (const auto& x : *in) {
+        if (!x.is_string()) bad("'input' must be strings only, or token ids", "input");
+        texts.push_back(x.get<std::string>());
+      }
+    } else if (in->is_array() && !in->empty() && (*in)[0].is_number_integer()) add_ids(*in);
+    else if (in->is_array() && !in->empty() && (*in)[0].is_array()) for (const auto& a : *in) add_ids(a);
+    else bad("'input' must be a string, strings, or token ids", "input");
+    if (texts.size() + ids.size() > 2048) bad("at most 2048 inputs per request", "input");
+    int64_t tokens = 0;
+    for (const auto& t : texts) tokens += static_cast<int64_t>(embedder->tokenizer().encode(t).ids.size());
+    for (const auto& r : ids) tokens += static_cast<int64_t>(r.size());
+    Tensor v = texts.empty() ? embedder->embed_ids(ids) : embedder->embed(texts);
+    json data = json::array();
+    const float* pv = v.data_as<float>();
+    int64_t dim = v.shape()[1];
+    for (int64_t i = 0; i < v.shape()[0]; ++i) {
+      json e = {{"object", "embedding"}, {"index", i}};
+      if (format == "float") e["embedding"] = std::vector<float>(pv + i * dim, pv + (i + 1) * dim);
+      else e["embedding"] = base64(std::string(reinterpret_cast<const char*>(pv + i * dim), static_cast<size_t>(dim) * 4));
+      data.push_back(e);
+    }
+    json out = {{"object", "list"}, {"data", data}, {"model", o.embedding_model_name}, {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}};
+    res.set_content(out.dump(), "application/json");
+  }
+
+  void routes() {
+    svr.set_payload_max_length(o.max_body_bytes);
+    int threads = o.threads;
+    svr.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    svr.Get("/health", route("/health", true, [](const httplib::Request&, httplib::Response& res) { res.set_content(R"({"status":"ok"})", "application/json"); }));
+    svr.Get("/metrics", route("/metrics", true, [this](const httplib::Request&, httplib::Response& res) {
+              std::vector<std::pair<std::string, double>> gauges;
+              int64_t prompt = 0, generated = 0;
+              if (engine) {
+                EngineStats st = engine->stats();
+                gauges = {{"rlx_queue_depth", static_cast<double>(st.queued)}, {"rlx_live_sequences", static_cast<double>(st.live)},
+                          {"rlx_slots", static_cast<double>(st.slots)}, {"rlx_kv_cache_usage_ratio", st.kv_cache_use},
+                          {"rlx_decode_passes", static_cast<double>(st.passes)}};
+                prompt = st.prompt_tokens;
+                generated = st.generated_tokens;
+              }
+              res.set_content(metrics.text(gauges, prompt, generated), "text/plain; version=0.0.4");
+            }));
+    svr.Get("/v1/models", route("/v1/models", false, [this](const httplib::Request&, httplib::Response& res) {
+              json data = json::array();
+              if (model) data.push_back({{"id", o.model_name}, {"object", "model"}, {"created", created}, {"owned_by", "rlx"}});
+              if (embedder) data.push_back({{"id", o.embedding_model_name}, {"object", "model"}, {"created", created}, {"owned_by", "rlx"}});
+              res.set_content(json{{"object", "list"}, {"data", data}}.dump(), "application/json");
+            }));
+    svr.Post("/v1/completions", route("/v1/completions", false, [this](const httplib::Request& q, httplib::Response& r) { completion(q, r, false); }));
+    svr.Post("/v1/chat/completions",
+             route("/v1/chat/completions", false, [this](const httplib::Request& q, httplib::Response& r) { completion(q, r, true); }));
+    svr.Post("/v1/embeddings", route("/v1/embeddings", false, [this](const httplib::Request& q, httplib::Response& r) { embeddings(q, r); }));
+    svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) return;
+      std::string msg = res.status == 404 ? cat("no route ", req.method, " ", req.path) : res.status == 413 ? std::string("the body is too large") : cat("HTTP ", res.status);
+      res.set_content(error_body({res.status, msg, "", ""}), "application/json");
+    });
+  }
+};
+
+Server::Server(ServerOptions options, const models::LlamaModel* model, Engine* engine, const models::SentenceEmbedder* embedder)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->o = std::move(options);
+  impl_->model = model;
+  impl_->engine = engine;
+  impl_->embedder = embedder;
+  impl_->routes();
+}
+
+Server::~Server() { stop(); }
+
+void Server::run() {
+  port_ = impl_->o.port == 0 ? impl_->svr.bind_to_any_port(impl_->o.host) : (impl_->svr.bind_to_port(impl_->o.host, impl_->o.port) ? impl_->o.port : -1);
+  if (port_ < 0) throw Error(ErrorKind::io, cat("cannot listen on ", impl_->o.host, ":", impl_->o.port, " (in use, or not an address of this machine)"));
+  impl_->svr.listen_after_bind();
+}
+
+int Server::start() {
+  port_ = impl_->o.port == 0 ? impl_->svr.bind_to_any_port(impl_->o.host) : (impl_->svr.bind_to_port(impl_->o.host, impl_->o.port) ? impl_->o.port : -1);
+  if (port_ < 0) throw Error(ErrorKind::io, cat("cannot listen on ", impl_->o.host, ":", impl_->o.port));
+  impl_->thread = std::thread([this] { impl_->svr.listen_after_bind(); });
+  return port_;
+}
+
+void Server::stop() {
+  if (!impl_) return;
+  impl_->svr.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace rlx::serve
