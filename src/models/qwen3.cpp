@@ -159,7 +159,8 @@ class LlamaEmitter {
     return b_.add(x, matmul(b_.mul(gate, up), p + "mlp.down_proj.weight", H, F));
   }
 
-  // One layer over sequences that own rows of a slot cache f32[slots, C, Hkv, D] (bshd): row r
+  // One layer over sequences that own rows of a slot cache f32[slots·C, Hkv, D] (bshd, the slot
+  // and position axes merged so the scatter writes the donated input in place): row r
   // of x[B, S, H] belongs to sequence slot_of[r] (i64[B·S]) at position pos_of[r] (i64[B·S]); its
   // key and value are written at cache row slot·C + position, and it attends to `keys`/`values`
   // of its slot as `view` picks them from the updated cache, under `bias` (additive).
@@ -177,10 +178,7 @@ class LlamaEmitter {
     };
     ValueId q = rotate(t.q, Hq), k = rotate(t.k, Hkv);
     auto write = [&](ValueId c, ValueId y) {
-      Shape cs = b_.shape(c);
-      ValueId flat = b_.reshape(c, {cs[0] * cs[1], cs[2], cs[3]});
-      ValueId upd = b_.emit1(Op::scatter, {flat, rows, b_.reshape(y, {B * S, Dim(Hkv), Dim(D)})}, Attrs{{"axis", int64_t{0}}});
-      return b_.reshape(upd, cs);
+      return b_.emit1(Op::scatter, {c, rows, b_.reshape(y, {B * S, Dim(Hkv), Dim(D)})}, Attrs{{"axis", int64_t{0}}});
     };
     cache.k = write(cache.k, k);
     cache.v = write(cache.v, t.v);
@@ -363,7 +361,7 @@ SlotInputs add_slot_caches(ir::Graph& g, const LlamaSpec& spec, int64_t slots, i
   SlotInputs s;
   s.first_cache_input = g.inputs().size();
   for (int64_t l = 0; l < spec.num_layers; ++l) {
-    Shape cs = {Dim(slots), Dim(capacity), Dim(spec.num_kv_heads), Dim(spec.head_dim)};
+    Shape cs = {Dim(slots * capacity), Dim(spec.num_kv_heads), Dim(spec.head_dim)};
     s.caches.push_back({g.add_input({DType::f32, cs}, cat("k_cache.", l)), g.add_input({DType::f32, cs}, cat("v_cache.", l))});
   }
   return s;
@@ -405,7 +403,9 @@ ir::Graph build_llama_slot_decode_graph(const LlamaSpec& spec, const LlamaWeight
   validate_llama_spec(spec);
   ir::Graph g;
   g.name = spec.arch + "_slots_decode";
-  const Dim B(slots), S(1), L = Dim::symbol("L"), C(capacity);
+  // B, the rows of a pass, is symbolic: a pass runs the first B slots (callers keep live
+  // sequences low), so a lone sequence does not pay for the empty slots.
+  const Dim B = Dim::symbol("B"), S(1), L = Dim::symbol("L"), C(capacity);
   ValueId ids = g.add_input({DType::i64, {B, S}}, "input_ids");
   ValueId pos = g.add_input({DType::i64, {B}}, "positions");
   g.add_input({DType::i64, {L}}, "kv_window");
@@ -415,7 +415,8 @@ ir::Graph build_llama_slot_decode_graph(const LlamaSpec& spec, const LlamaWeight
   ValueId bias = window_mask(b, spec, pos, B, S, L);
   // slot b's new row lands at cache row b·C + positions[b]
   ValueId rows = b.add(b.mul(b.iota({B}, DType::i64, 0), b.scalar(DType::i64, static_cast<double>(capacity))), pos);
-  auto view = [&](ValueId c) { return b.slice_axis(c, 1, Dim(0), L); };
+  const Shape by_slot = {Dim(slots), C, Dim(spec.num_kv_heads), Dim(spec.head_dim)};
+  auto view = [&](ValueId c) { return b.slice_axis(b.slice_axis(b.reshape(c, by_slot), 0, Dim(0), B), 1, Dim(0), L); };
   ValueId x = e.embed(ids, B, S);
   for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, bias, in.caches[static_cast<size_t>(l)], B, S, view);
   finish_slot_graph(g, lm_head(e, spec, b.reshape(x, {B, Dim(spec.hidden_size)})), in);
@@ -439,7 +440,8 @@ ir::Graph build_llama_slot_prefill_graph(const LlamaSpec& spec, const LlamaWeigh
   ValueId bias = window_mask(b, spec, pos, B, S, L);
   ValueId rows = b.add(b.mul(slot, b.scalar(DType::i64, static_cast<double>(capacity))), pos);  // [S]
   // attention reads the slot's own rows: [1, L, Hkv, D]
-  auto view = [&](ValueId c) { return b.slice_axis(b.gather(c, slot, 0), 1, Dim(0), L); };
+  const Shape by_slot = {Dim(slots), Dim(capacity), Dim(spec.num_kv_heads), Dim(spec.head_dim)};
+  auto view = [&](ValueId c) { return b.slice_axis(b.gather(b.reshape(c, by_slot), slot, 0), 1, Dim(0), L); };
   ValueId x = e.embed(ids, B, S);
   for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, bias, in.caches[static_cast<size_t>(l)], B, S, view);
   ValueId h = b.reshape(b.gather(x, last, 1), {B, Dim(spec.hidden_size)});

@@ -97,12 +97,13 @@ struct LlamaGraphOptions {
 ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, const LlamaGraphOptions& options = {});
 
 // Graphs that serve several sequences at once (continuous batching; models/slot_runner.h). Each
-// layer's cache is f32[slots, capacity, Hkv, D] — a row block per sequence slot, bshd — taken as
+// layer's cache is f32[slots·capacity, Hkv, D] — a row block per sequence slot, bshd — taken as
 // a donated input and returned updated. Attention reads only the first L keys of a slot, L the
 // length of the input `kv_window` (i64[L], values unused): callers bind it to the longest live
 // sequence, rounded up, so a step costs what the sequences hold, not the capacity.
-//   decode:  input_ids i64[slots, 1], positions i64[slots], kv_window, caches → logits f32[slots,
-//            vocab], caches: every slot's next token at its own position, in one pass.
+//   decode:  input_ids i64[B, 1], positions i64[B], kv_window, caches → logits f32[B, vocab],
+//            caches: the next token of each of the first B slots at its own position, in one
+//            pass (B ≤ slots is bound per call, like L).
 //   prefill: input_ids i64[1, S], positions i64[S], slot i64[1], last_index i64[1], kv_window,
 //            caches → logits f32[1, vocab] of the last_index-th token, caches: one prompt into
 //            its slot's rows.

@@ -31,11 +31,10 @@ SlotRunner::SlotRunner(const LlamaSpec& spec, const LlamaWeights& weights, const
   if (o.slots < 1 || o.capacity < 1 || o.window_step < 1)
     throw Error(ErrorKind::invalid_argument, cat("slot runner: slots, capacity and window_step must be positive (", o.slots, ", ", o.capacity, ", ", o.window_step, ")"));
   for (int64_t l = 0; l < spec.num_layers; ++l)
-    for (int kv = 0; kv < 2; ++kv) caches_.push_back(Tensor::zeros(DType::f32, {o.slots, o.capacity, spec.num_kv_heads, spec.head_dim}));
+    for (int kv = 0; kv < 2; ++kv) caches_.push_back(Tensor::zeros(DType::f32, {o.slots * o.capacity, spec.num_kv_heads, spec.head_dim}));
   // On a GPU the caches live in device memory: steps move only ids, positions and logits.
   for (const Tensor& c : caches_) decode_.keep_on_device(c);
   prefill_logits_ = Tensor::zeros(DType::f32, {1, spec.vocab_size});
-  decode_logits_ = Tensor::zeros(DType::f32, {o.slots, spec.vocab_size});
 }
 
 SlotRunner::~SlotRunner() {
@@ -74,17 +73,20 @@ const Tensor& SlotRunner::prefill(int64_t slot, const std::vector<int32_t>& ids)
 }
 
 const Tensor& SlotRunner::decode(const std::vector<int32_t>& ids, const std::vector<int64_t>& positions) {
-  if (static_cast<int64_t>(ids.size()) != options_.slots || static_cast<int64_t>(positions.size()) != options_.slots)
-    throw Error(ErrorKind::invalid_argument, cat("a decode pass takes a token and a position for each of the ", options_.slots, " slots"));
-  Tensor tok = Tensor::zeros(DType::i64, {options_.slots, 1}), pos = Tensor::zeros(DType::i64, {options_.slots});
+  const auto n = static_cast<int64_t>(ids.size());
+  if (n < 1 || n > options_.slots || static_cast<int64_t>(positions.size()) != n)
+    throw Error(ErrorKind::invalid_argument, cat("a decode pass takes a token and a position for each of the first 1…", options_.slots,
+                                                 " slots; got ", ids.size(), " tokens and ", positions.size(), " positions"));
+  Tensor tok = Tensor::zeros(DType::i64, {n, 1}), pos = Tensor::zeros(DType::i64, {n});
   int64_t longest = 1;
-  for (int64_t s = 0; s < options_.slots; ++s) {
+  for (int64_t s = 0; s < n; ++s) {
     int64_t p = positions[static_cast<size_t>(s)];
     if (p < 0 || p >= options_.capacity) throw Error(ErrorKind::invalid_argument, cat("slot ", s, ": position ", p, " is outside its ", options_.capacity, " positions"));
     tok.data_as<int64_t>()[s] = ids[static_cast<size_t>(s)];
     pos.data_as<int64_t>()[s] = p;
     longest = std::max(longest, p + 1);
   }
+  if (!decode_logits_.defined() || decode_logits_.shape()[0] != n) decode_logits_ = Tensor::zeros(DType::f32, {n, spec_.vocab_size});
   inputs_ = {tok, pos, window(longest)};
   outputs_ = {decode_logits_};
   for (const Tensor& c : caches_) {

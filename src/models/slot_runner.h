@@ -1,8 +1,8 @@
 // Sequences served together (continuous batching): every layer's KV cache holds `slots` rows of
 // `capacity` positions, one per sequence; a prompt is prefilled into its slot alone, and one
 // decode pass advances every slot by a token at its own position. Sequences join and leave
-// between passes; a slot nobody uses runs along on a dummy token at position 0 (it costs a row of
-// the batched matmuls, which read each weight once for all rows).
+// between passes; an empty slot below a live one runs along on a dummy token at position 0 (it
+// costs a row of the batched matmuls, which read each weight once for all rows).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -35,8 +35,10 @@ class SlotRunner {
   // Writes `ids` into `slot` at positions 0 … n−1 and returns the logits after the last of them
   // (f32[1, vocab], valid until the next call). Throws when the prompt does not fit the slot.
   const Tensor& prefill(int64_t slot, const std::vector<int32_t>& ids);
-  // One token for every slot: ids[s] at positions[s]. Returns logits f32[slots, vocab], valid
-  // until the next call.
+  // One token for each of the first n slots (n = ids.size() ≤ slots): ids[s] at positions[s].
+  // Returns logits f32[n, vocab], valid until the next call. A pass costs what its n rows cost,
+  // so callers keep live sequences in the lowest slots and pass only as many as reach the
+  // highest live one (empty slots below it take a dummy token).
   const Tensor& decode(const std::vector<int32_t>& ids, const std::vector<int64_t>& positions);
 
  private:

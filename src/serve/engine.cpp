@@ -164,17 +164,21 @@ void Engine::loop() {
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !cancelled_.empty(); });
       continue;
     }
-    // one pass: every live sequence feeds its last token at its position
-    std::vector<int32_t> ids(live_.size(), 0);
-    std::vector<int64_t> pos(live_.size(), 0);
+    // one pass over the slots up to the highest live one: every live sequence feeds its last
+    // token at its position (admit() fills the lowest free slots, so the pass stays short)
+    size_t rows = 0;
     for (size_t i = 0; i < live_.size(); ++i)
+      if (live_[i]) rows = i + 1;
+    std::vector<int32_t> ids(rows, 0);
+    std::vector<int64_t> pos(rows, 0);
+    for (size_t i = 0; i < rows; ++i)
       if (live_[i]) ids[i] = live_[i]->next, pos[i] = live_[i]->position;
     lock.unlock();
     std::vector<bool> done(live_.size(), false);
     try {
       const Tensor& logits = runner_.decode(ids, pos);
       ++passes_;
-      for (size_t i = 0; i < live_.size(); ++i) {
+      for (size_t i = 0; i < rows; ++i) {
         if (!live_[i]) continue;
         ++live_[i]->position;
         done[i] = !emit(*live_[i], logits.data_as<float>() + static_cast<int64_t>(i) * model_.spec.vocab_size);

@@ -193,7 +193,9 @@ struct Server::Impl {
     GenerationRequest gen;
     std::vector<std::string> stops;
     bool stream = false;
-    int logprobs = -1;  // -1: none
+    bool include_usage = false;  // stream_options.include_usage: a last chunk with the usage
+    bool return_tokens = false;  // RLX's extension: each choice (chunk) lists its token ids
+    int logprobs = -1;           // -1: none
   };
   Plan plan(const Body& b, std::vector<int32_t> prompt, int64_t default_max, bool chat) const {
     Plan p;
@@ -218,7 +220,8 @@ struct Server::Impl {
     p.gen.sampling.min_p = b.number("min_p", 0, 0, 1);
     p.gen.sampling.repetition_penalty = b.number("repetition_penalty", 1.0, 1e-3, 100);
     p.gen.sampling.seed = static_cast<uint64_t>(b.integer("seed", 0, INT64_MIN, INT64_MAX));
-    p.gen.eos_token_ids = model->eos_token_ids;
+    if (!b.flag("ignore_eos", false)) p.gen.eos_token_ids = model->eos_token_ids;  // llama-server's extension
+    p.return_tokens = b.flag("return_tokens", false);
     if (const json* s = b.find("stop")) {
       if (s->is_string()) p.stops.push_back(s->get<std::string>());
       else if (s->is_array() && s->size() <= 4) {
@@ -229,6 +232,11 @@ struct Server::Impl {
       } else bad("'stop' must be a string or up to 4 strings", "stop");
     }
     p.stream = b.flag("stream", false);
+    if (const json* so = b.find("stream_options")) {
+      if (!so->is_object()) bad("'stream_options' must be an object", "stream_options");
+      if (so->contains("include_usage") && !(*so)["include_usage"].is_boolean()) bad("'stream_options.include_usage' must be true or false", "stream_options");
+      p.include_usage = so->value("include_usage", false);
+    }
     if (chat) {
       if (b.flag("logprobs", false)) p.logprobs = static_cast<int>(b.integer("top_logprobs", 0, 0, 20));
     } else if (b.find("logprobs")) {
@@ -238,7 +246,9 @@ struct Server::Impl {
     return p;
   }
 
-  std::string token_text(int32_t id) const { return model->tokenizer ? model->tokenizer->decode({id}, false) : std::to_string(id); }
+  // A token's text; ids past the tokenizer's vocabulary (a model's padding rows) have none.
+  bool has_text(int32_t id) const { return model->tokenizer && static_cast<size_t>(id) < model->tokenizer->vocab_size(); }
+  std::string token_text(int32_t id) const { return has_text(id) ? model->tokenizer->decode({id}, false) : model->tokenizer ? "" : std::to_string(id); }
 
   json logprob_entry(const TokenEvent& ev, bool chat) const {
     if (chat) {
@@ -264,6 +274,7 @@ struct Server::Impl {
     StopScanner stops;
     std::string finish;
     json logprobs = json::array();
+    std::vector<int32_t> token_ids;  // since the last chunk (return_tokens)
     Stream(Impl* impl, std::shared_ptr<Pending> pending, int64_t id, Plan pl, bool c, std::string r, int64_t n)
         : s(impl), p(std::move(pending)), engine_id(id), plan(std::move(pl)), chat(c), rid(std::move(r)), prompt_tokens(n), stops(plan.stops) {
       if (s->model->tokenizer) decode.emplace(s->model->tokenizer->decode_stream(true));
@@ -282,9 +293,11 @@ struct Server::Impl {
       for (const TokenEvent& ev : evs) {
         if (stops.stopped()) break;
         if (plan.logprobs >= 0) logprobs.push_back(s->logprob_entry(ev, chat));
+        token_ids.push_back(ev.id);
         bool eos = std::find(plan.gen.eos_token_ids.begin(), plan.gen.eos_token_ids.end(), ev.id) != plan.gen.eos_token_ids.end();
         if (eos) continue;
-        text += stops.feed(decode ? decode->step(ev.id) : cat(ev.id, " "));
+        if (!decode) text += stops.feed(cat(ev.id, " "));
+        else if (s->has_text(ev.id)) text += stops.feed(decode->step(ev.id));
       }
       if (stops.stopped() && !done) {
         // the text has what it needs: let the engine free the slot now
@@ -322,6 +335,7 @@ struct Server::Impl {
         choice = {{"index", 0}, {"text", text}, {"finish_reason", finish}};
         choice["logprobs"] = plan.logprobs >= 0 ? completion_logprobs() : json(nullptr);
       }
+      if (plan.return_tokens) choice["token_ids"] = token_ids;
       return {{"id", rid}, {"object", chat ? "chat.completion" : "text_completion"}, {"created", s->created}, {"model", s->o.model_name},
               {"choices", json::array({choice})}, {"usage", usage()}};
     }
@@ -348,9 +362,10 @@ struct Server::Impl {
         choice = {{"index", 0}, {"text", text}, {"finish_reason", reason ? json(*reason) : json(nullptr)}};
         choice["logprobs"] = plan.logprobs >= 0 ? completion_logprobs() : json(nullptr);
       }
+      if (plan.return_tokens) choice["token_ids"] = token_ids;
+      token_ids.clear();
       json c = {{"id", rid}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", s->created}, {"model", s->o.model_name},
                 {"choices", json::array({choice})}};
-      if (reason) c["usage"] = usage();
       logprobs = json::array();
       return c;
     }
@@ -360,12 +375,16 @@ struct Server::Impl {
       auto send = [&](const std::string& data) { return sink.write(data.data(), data.size()); };
       while (true) {
         auto [text, done] = next();
-        if (!text.empty() || (chat && !sent_first)) {
+        if (!text.empty() || (chat && !sent_first) || (plan.return_tokens && !token_ids.empty() && !done)) {
           if (!send(cat("data: ", chunk(text, std::nullopt, !sent_first).dump(), "\n\n"))) return gone();
           sent_first = true;
         }
         if (done) {
-          if (!send(cat("data: ", chunk("", finish, !sent_first).dump(), "\n\ndata: [DONE]\n\n"))) return gone();
+          std::string tail = cat("data: ", chunk("", finish, !sent_first).dump(), "\n\n");
+          if (plan.include_usage)  // OpenAI's usage chunk: no choices
+            tail += cat("data: ", json{{"id", rid}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", s->created},
+                                       {"model", s->o.model_name}, {"choices", json::array()}, {"usage", usage()}}.dump(), "\n\n");
+          if (!send(tail + "data: [DONE]\n\n")) return gone();
           sink.done();
           finished = true;
           s->metrics.request_duration.observe(std::chrono::duration<double>(Clock::now() - p->arrived).count());

@@ -661,6 +661,13 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         q8.set("act", std::string("q8"));
         add({{{DType::f32, S({1, K})}}, w}, q8, "act=q8, one row");
         add({{{DType::f32, S({3, K})}}, w}, q8, "act=q8, three rows");
+        add({{{DType::f32, S({8, K})}}, w}, q8, "act=q8, eight rows (one integer pass)");
+        add({{{DType::f32, S({11, K})}}, w}, q8, "act=q8, eleven rows (8 + 3)");
+        if (K2) {
+          Attrs a2 = q8;
+          a2.set("k", K2);
+          add({{{DType::f32, S({5, K2})}}, {{DType::u8, S({N, *quant::row_bytes(t, K2)})}, Fill::packed, i}}, a2, "act=q8, five rows, odd block count");
+        }
         add({{{DType::f32, S({20, K})}}, w}, q8, "act=q8, tiles + GEMM");
         add({{{DType::bf16, S({2, K})}}, w}, q8, "act=q8, bf16 x");
       }

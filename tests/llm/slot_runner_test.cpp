@@ -49,11 +49,16 @@ TEST_P(Slots, SharedPassesGiveEachSequenceItsOwnGreedyIds) {
     bool any = false;
     for (size_t i = 0; i < prompts.size(); ++i) any = any || (live[i] && static_cast<int64_t>(got[i].size()) < n);
     if (!any && step > join.back()) break;
-    std::vector<int64_t> p(4, 0);
-    std::vector<int32_t> ids(4, 0);
+    // a pass runs the slots up to the highest live one (1, 2, then 3 rows here)
+    size_t rows = 1;
     for (size_t i = 0; i < 4; ++i)
+      if (live[i]) rows = i + 1;
+    std::vector<int64_t> p(rows, 0);
+    std::vector<int32_t> ids(rows, 0);
+    for (size_t i = 0; i < rows; ++i)
       if (live[i]) p[i] = pos[i], ids[i] = next[i];
     const Tensor& logits = r.decode(ids, p);
+    ASSERT_EQ(logits.shape()[0], static_cast<int64_t>(rows));
     for (size_t i = 0; i < prompts.size(); ++i) {
       if (!live[i] || static_cast<int64_t>(got[i].size()) >= n) continue;
       next[i] = argmax_row(logits, static_cast<int64_t>(i));
@@ -72,6 +77,8 @@ TEST(SlotRunner, PromptsThatDoNotFitAreRefused) {
   EXPECT_THROW(r.prefill(0, std::vector<int32_t>(17, 1)), Error);
   EXPECT_THROW(r.prefill(2, {1}), Error);
   EXPECT_THROW(r.decode({1, 1}, {0, 16}), Error);
+  EXPECT_THROW(r.decode({1, 1, 1}, {0, 0, 0}), Error);  // more rows than slots
+  EXPECT_THROW(r.decode({}, {}), Error);
 }
 
 }  // namespace

@@ -59,21 +59,27 @@ class Serve : public ::testing::Test {
     json j = json::parse(res->body, nullptr, false);
     return {res->status, j};
   }
-  // The greedy text of `prompt` run alone (one sequence, the single-sequence runner).
-  static std::string alone(const std::vector<int32_t>& prompt, int64_t max_tokens) {
+  // The greedy ids of `prompt` run alone (one sequence, the single-sequence runner), EOS included.
+  static std::vector<int32_t> alone_ids(const std::vector<int32_t>& prompt, int64_t max_tokens) {
     models::LlamaRunner r(model->spec, model->weights);
     models::GenerateOptions o;
     o.max_tokens = max_tokens;
     o.eos_token_ids = model->eos_token_ids;
-    models::GenerateResult g = models::generate(r, prompt, o);
-    if (g.stop_reason == "eos") g.ids.pop_back();
-    return model->tokenizer->decode(g.ids, true);
+    return models::generate(r, prompt, o).ids;
+  }
+  // Their text.
+  static std::string alone(const std::vector<int32_t>& prompt, int64_t max_tokens) {
+    std::vector<int32_t> ids = alone_ids(prompt, max_tokens);
+    if (!ids.empty() && std::find(model->eos_token_ids.begin(), model->eos_token_ids.end(), ids.back()) != model->eos_token_ids.end()) ids.pop_back();
+    return model->tokenizer->decode(ids, true);
   }
   // A streamed request: the text of every event's delta, the finish reason, the event count.
   struct Streamed {
     std::string text, finish;
     int events = 0;
     bool done = false;
+    std::vector<int32_t> ids;  // with return_tokens
+    json usage;                // with stream_options.include_usage
   };
   static Streamed stream(const std::string& path, json body, int stop_after_events = -1) {
     body["stream"] = true;
@@ -97,7 +103,13 @@ class Serve : public ::testing::Test {
           continue;
         }
         json j = json::parse(data);
+        if (j["choices"].empty()) {  // the usage chunk
+          s.usage = j["usage"];
+          continue;
+        }
         const json& ch = j["choices"][0];
+        if (ch.contains("token_ids"))
+          for (const auto& id : ch["token_ids"]) s.ids.push_back(id.get<int32_t>());
         if (ch.contains("delta") && ch["delta"].contains("content")) s.text += ch["delta"]["content"].get<std::string>();
         if (ch.contains("text")) s.text += ch["text"].get<std::string>();
         if (!ch["finish_reason"].is_null()) s.finish = ch["finish_reason"];
@@ -134,6 +146,21 @@ TEST_F(Serve, CompletionIsTheGreedyTextRunAlone) {
   auto [s2, j2] = post("/v1/completions", R"({"model":"tiny","prompt":[5,17,300],"max_tokens":6,"temperature":0})");
   ASSERT_EQ(s2, 200) << j2.dump();
   EXPECT_EQ(j2["choices"][0]["text"], alone({5, 17, 300}, 6));
+}
+
+TEST_F(Serve, ReturnTokensGivesTheIdsAndUsageComesLastWhenAsked) {
+  std::vector<int32_t> prompt = model->tokenizer->encode("token ids, please").ids;
+  std::vector<int32_t> want = alone_ids(prompt, 16);
+  json body = {{"model", "tiny"}, {"prompt", prompt}, {"max_tokens", 16}, {"temperature", 0}, {"return_tokens", true}};
+  auto [status, j] = post("/v1/completions", body.dump());
+  ASSERT_EQ(status, 200) << j.dump();
+  EXPECT_EQ(j["choices"][0]["token_ids"].get<std::vector<int32_t>>(), want);
+  body["stream_options"] = {{"include_usage", true}};
+  Streamed s = stream("/v1/completions", body);
+  EXPECT_EQ(s.ids, want);
+  ASSERT_TRUE(s.usage.is_object());
+  EXPECT_EQ(s.usage["completion_tokens"].get<size_t>(), want.size());
+  EXPECT_EQ(s.usage["prompt_tokens"].get<size_t>(), prompt.size());
 }
 
 TEST_F(Serve, ChatUsesTheModelsFormatAndStreamsTheSameText) {

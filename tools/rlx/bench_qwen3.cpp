@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include <immintrin.h>
@@ -129,6 +130,27 @@ formats::WeightType gguf_type(const std::string& p) {
   throw Error(ErrorKind::invalid_argument, cat("--precision ", p, " is not one of f32, bf16, f16, q8_0, q4_0, q4_k, q4_k_m, q6_k"));
 }
 
+// Writes the seeded random model as a GGUF file with matrices in `precision` (and, when given,
+// a tokenizer.json's vocabulary, padded to the model's, as tokenizer.ggml.*).
+void write_random_gguf(const std::string& path, const models::LlamaSpec& spec, const std::string& precision, uint64_t seed,
+                       const std::optional<std::string>& tokenizer_json) {
+  models::GgufExportOptions o;
+  o.matrix_type = gguf_type(precision);
+  o.k_quant_mix = precision == "q4_k_m";
+  o.tokenizer_json = tokenizer_json;
+  o.name = "qwen3-0.6b-architecture-random";
+  std::string tmp = path + ".partial";
+  models::write_llama_gguf(
+      tmp, spec,
+      [&](const std::string& name, const std::vector<int64_t>& shape) {
+        int64_t n = 1;
+        for (int64_t d : shape) n *= d;
+        return models::random_llama_tensor(spec, seed, name, n);
+      },
+      o);
+  fs::rename(tmp, path);
+}
+
 // Seeded random weights: dense in memory for f32/bf16, otherwise through a GGUF file.
 models::LlamaModel random_model(const models::LlamaSpec& spec, const std::string& precision, uint64_t seed, bool quiet) {
   models::LlamaModel m;
@@ -140,19 +162,7 @@ models::LlamaModel random_model(const models::LlamaSpec& spec, const std::string
   std::string path = (fs::temp_directory_path() / cat("rlx_bench_qwen3_v1_", spec.num_layers, "l_", precision, "_s", seed, ".gguf")).string();
   if (!fs::exists(path)) {
     if (!quiet) std::fprintf(stderr, "writing %s with RLX's GGUF writer (once)…\n", path.c_str());
-    models::GgufExportOptions o;
-    o.matrix_type = gguf_type(precision);
-    o.k_quant_mix = precision == "q4_k_m";
-    std::string tmp = path + ".partial";
-    models::write_llama_gguf(
-        tmp, spec,
-        [&](const std::string& name, const std::vector<int64_t>& shape) {
-          int64_t n = 1;
-          for (int64_t d : shape) n *= d;
-          return models::random_llama_tensor(spec, seed, name, n);
-        },
-        o);
-    fs::rename(tmp, path);
+    write_random_gguf(path, spec, precision, seed, std::nullopt);
   }
   models::LlamaLoadOptions lo;
   lo.tokenizer = false;
@@ -183,10 +193,23 @@ int bench_qwen3(Args& args) {
   auto threads = args.value("threads");
   std::string activations = args.value_or("activations", "auto");
   int64_t seed = args.int_or("seed", 0);
+  auto save = args.value("save");
+  auto tokenizer = args.value("tokenizer");
   TimingOptions timing = timing_options(args);
   bool json = args.flag("json");
   args.finish();
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
+  if (tokenizer && !save) throw Error(ErrorKind::invalid_argument, "--tokenizer goes with --save (it is written into the saved GGUF)");
+  if (save) {  // the benchmark's model as a file, for `rlx serve` or llama.cpp to load
+    if (model_path) throw Error(ErrorKind::invalid_argument, "--save writes the random-weight model; it cannot be combined with --model");
+    if (precision == "f32" || precision == "bf16") throw Error(ErrorKind::invalid_argument, "--save writes GGUF matrices: give --precision q8_0, q4_k, f16, …");
+    models::LlamaSpec spec = models::qwen3_0_6b_spec();
+    if (layers) spec.num_layers = parse_int_list("layers", *layers).at(0);
+    write_random_gguf(*save, spec, precision, static_cast<uint64_t>(seed), tokenizer);
+    std::fprintf(stderr, "wrote %s (%s, %lld layers%s)\n", save->c_str(), precision.c_str(), static_cast<long long>(spec.num_layers),
+                 tokenizer ? ", with the tokenizer" : "");
+    return 0;
+  }
   if (pp < 0 || tg < 0) throw Error(ErrorKind::invalid_argument, "--pp and --tg must not be negative");
   if (config != "0.6b") throw Error(ErrorKind::invalid_argument, cat("--config ", config, " is not known (the benchmark architecture is 0.6b)"));
   // llama-bench repeats each test 5 times after one warm-up.

@@ -519,6 +519,14 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
       if (!integer) xdeq.resize(static_cast<size_t>(M * K));
       q8::quantize_rows(x, M, K, xq.data(), xd.data(), xd.data() + nb, integer ? nullptr : xdeq.data());
       xr = {xq.data(), xd.data(), xd.data() + nb, K, K / 32};
+      if (integer && q8::needs_offset_rows(t)) {
+        thread_local std::vector<uint8_t> xu;
+        thread_local std::vector<float> xp;
+        xu.resize(static_cast<size_t>(M * K));
+        xp.resize(static_cast<size_t>(M * q8::pairs(K) * 16));
+        q8::offset_rows(xq.data(), xd.data(), M, K, xu.data(), xp.data());
+        xr.u = xu.data(), xr.dpair = xp.data(), xr.ldu = K, xr.ldpair = q8::pairs(K) * 16;
+      }
       if (!integer) x = xdeq.data();
     }
     int64_t tiles = (N + kTileRows - 1) / kTileRows;
@@ -544,19 +552,21 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
       int64_t block = std::max<int64_t>(8, 65536 / std::max<int64_t>(1, rb));
       std::atomic<int64_t> next{0};
       rlx::parallel_for(N >= 2 * block ? num_threads() : 1, 1, [&](int64_t, int64_t) {
-        float out[4];
+        float out[q8::kMaxRows];
         for (int64_t lo; (lo = next.fetch_add(block, std::memory_order_relaxed)) < N;) {
           int64_t hi = std::min(N, lo + block);
           for (int64_t n = lo; n < hi; ++n)
-            for (int64_t m0 = 0; m0 < M; m0 += 4) {
-              int mm = static_cast<int>(std::min<int64_t>(4, M - m0));
+            for (int64_t m0 = 0; m0 < M; m0 += integer ? q8::kMaxRows : 4) {
               if (integer) {
+                int mm = static_cast<int>(std::min<int64_t>(q8::kMaxRows, M - m0));
                 q8::Rows xm = xr;
                 xm.q += m0 * K, xm.d += m0 * (K / 32), xm.s += m0 * (K / 32);
+                if (xm.u) xm.u += m0 * xr.ldu, xm.dpair += m0 * xr.ldpair;
                 q8dot(w + n * rb, K, xm, mm, out);
                 for (int m = 0; m < mm; ++m) y[(m0 + m) * N + n] = out[m];
                 continue;
               }
+              int mm = static_cast<int>(std::min<int64_t>(4, M - m0));
               XSums xm = xs;
               if (xs.s16) xm.s16 += m0 * xs.ld16, xm.s32 += m0 * xs.ld32;
               fns.dot(t, w + n * rb, K, x + m0 * K, K, xm, mm, out, half_x);

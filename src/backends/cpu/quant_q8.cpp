@@ -83,26 +83,44 @@ RLX_VNNI inline float hsum8(__m256 v) {
 // Rows stream from memory: 4 KiB ahead into L2, like the f32 kernels (quant_matmul.cpp).
 constexpr int kPrefetchAhead = 4096;
 
-// Q8_0 (d f16, 32 × s8): vpdpbusd multiplies unsigned by signed bytes, so each block takes
-// |w| and x with w's sign (Σ |w|·sign(w)·x = Σ w·x), then its scale d_w·d_x.
+// Q8_0 (d f16, 32 × s8) against x offset to unsigned bytes (u = q + 128): vpdpbusd(u, w) =
+// Σ q·w + 128·Σ w, so each lane starts from −128·Σ w of its four weights (one vpdpbusd of the
+// weights per block pair, shared by every row) and ends holding Σ q·w exactly. A 512-bit
+// register takes two blocks: lanes 0-7 the first, 8-15 the second, scaled by d_w·d_x per half.
 template <int M>
 RLX_VNNI void dot_q8_0(const uint8_t* w, int64_t K, const Rows& x, float* out) {
-  int64_t nblk = K / 32;
-  __m256 acc[M][2];
-  for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nblk; ++b, w += 34) {
+  const int64_t nblk = K / 32;
+  __m512 acc[M][2];
+  for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm512_setzero_ps();
+  const __m512i k128 = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i zero = _mm512_setzero_si512();
+  int64_t b = 0;
+  for (int64_t p = 0; b + 2 <= nblk; b += 2, ++p, w += 68) {
     _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead, _MM_HINT_T1);
-    __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2));
-    __m256i aw = _mm256_abs_epi8(wv);
-    float dw = f16_at(w);
+    _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + 64, _MM_HINT_T1);
+    __m512i wz = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2))),
+                                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 36)), 1);
+    __m512 dw = _mm512_insertf32x8(_mm512_set1_ps(f16_at(w)), _mm256_set1_ps(f16_at(w + 34)), 1);
+    __m512i base = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, k128, wz));
     for (int m = 0; m < M; ++m) {
-      __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + m * x.ldq + 32 * b));
-      __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), aw, _mm256_sign_epi8(xv, wv));
-      __m256& a = acc[m][b & 1];
-      a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * x.d[m * x.ldd + b]), a);
+      __m512i xv = _mm512_loadu_si512(x.u + m * x.ldu + 32 * b);
+      __m512 f = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(base, xv, wz));
+      __m512 sc = _mm512_mul_ps(dw, _mm512_loadu_ps(x.dpair + m * x.ldpair + 16 * p));
+      acc[m][p & 1] = _mm512_fmadd_ps(f, sc, acc[m][p & 1]);
     }
   }
-  for (int m = 0; m < M; ++m) out[m] = hsum8(_mm256_add_ps(acc[m][0], acc[m][1]));
+  if (b < nblk) {  // an odd last block: the low half only
+    __m512i wz = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2)));
+    __m512 dw = _mm512_maskz_mov_ps(0x00ff, _mm512_set1_ps(f16_at(w)));
+    __m512i base = _mm512_maskz_mov_epi32(0x00ff, _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, k128, wz)));
+    for (int m = 0; m < M; ++m) {
+      __m512i xv = _mm512_maskz_loadu_epi8(0xffffffffull, x.u + m * x.ldu + 32 * b);
+      __m512 f = _mm512_cvtepi32_ps(_mm512_maskz_dpbusd_epi32(0x00ff, base, xv, wz));
+      __m512 sc = _mm512_mul_ps(dw, _mm512_loadu_ps(x.dpair + m * x.ldpair + 16 * (b / 2)));
+      acc[m][0] = _mm512_fmadd_ps(f, sc, acc[m][0]);
+    }
+  }
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(_mm512_add_ps(acc[m][0], acc[m][1]));
 }
 
 // Q4_K (d, dmin f16; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles): 8 groups of 32,
@@ -144,16 +162,29 @@ RLX_VNNI void dot_q4_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]) + hsum8(macc[m]);
 }
 
-template <void (*F1)(const uint8_t*, int64_t, const Rows&, float*), void (*F2)(const uint8_t*, int64_t, const Rows&, float*),
-          void (*F3)(const uint8_t*, int64_t, const Rows&, float*), void (*F4)(const uint8_t*, int64_t, const Rows&, float*)>
-void dot_m(const uint8_t* w, int64_t K, const Rows& x, int M, float* out) {
+using RowsDot = void (*)(const uint8_t*, int64_t, const Rows&, float*);
+
+template <template <int> class K>
+void dot_m(const uint8_t* w, int64_t Kn, const Rows& x, int M, float* out) {
   switch (M) {
-    case 1: return F1(w, K, x, out);
-    case 2: return F2(w, K, x, out);
-    case 3: return F3(w, K, x, out);
-    default: return F4(w, K, x, out);
+    case 1: return K<1>::run(w, Kn, x, out);
+    case 2: return K<2>::run(w, Kn, x, out);
+    case 3: return K<3>::run(w, Kn, x, out);
+    case 4: return K<4>::run(w, Kn, x, out);
+    case 5: return K<5>::run(w, Kn, x, out);
+    case 6: return K<6>::run(w, Kn, x, out);
+    case 7: return K<7>::run(w, Kn, x, out);
+    default: return K<8>::run(w, Kn, x, out);
   }
 }
+template <int M>
+struct Q8_0 {
+  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q8_0<M>(w, K, x, out); }
+};
+template <int M>
+struct Q4_K {
+  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q4_k<M>(w, K, x, out); }
+};
 
 }  // namespace
 
@@ -168,11 +199,26 @@ void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, fl
     }
 }
 
+int64_t pairs(int64_t K) { return (K / 32 + 1) / 2; }
+
+void offset_rows(const int8_t* q, const float* d, int64_t M, int64_t K, uint8_t* u, float* dpair) {
+  const int64_t nblk = K / 32, np = pairs(K);
+  for (int64_t i = 0; i < M * K; ++i) u[i] = static_cast<uint8_t>(q[i] + 128);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t p = 0; p < np; ++p) {
+      float* v = dpair + (m * np + p) * 16;
+      float d0 = d[m * nblk + 2 * p], d1 = 2 * p + 1 < nblk ? d[m * nblk + 2 * p + 1] : 0.0f;
+      for (int i = 0; i < 8; ++i) v[i] = d0, v[8 + i] = d1;
+    }
+}
+
+bool needs_offset_rows(quant::BlockType t) { return t == quant::BlockType::q8_0; }
+
 DotFn dot_fn(quant::BlockType t) {
   if (!has_vnni()) return nullptr;
   switch (t) {
-    case quant::BlockType::q8_0: return dot_m<dot_q8_0<1>, dot_q8_0<2>, dot_q8_0<3>, dot_q8_0<4>>;
-    case quant::BlockType::q4_k: return dot_m<dot_q4_k<1>, dot_q4_k<2>, dot_q4_k<3>, dot_q4_k<4>>;
+    case quant::BlockType::q8_0: return dot_m<Q8_0>;
+    case quant::BlockType::q4_k: return dot_m<Q4_K>;
     default: return nullptr;
   }
 }

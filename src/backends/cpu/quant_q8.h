@@ -16,16 +16,30 @@ struct Rows {
   const float* d = nullptr;
   const float* s = nullptr;
   int64_t ldq = 0, ldd = 0;
+  // For Q8_0 (offset_rows): u = q + 128 as unsigned bytes, and per pair of blocks a vector of
+  // 16 scales (8 × d of the first block, 8 × d of the second), so one 512-bit vpdpbusd takes
+  // two blocks of a row with no per-row sign fix-up.
+  const uint8_t* u = nullptr;
+  const float* dpair = nullptr;
+  int64_t ldu = 0, ldpair = 0;
 };
 
 // Rounds M rows of K values (K a multiple of 32): q = round_half_even(x·127/max|x|) per block.
 // `deq`, when given, receives q·d (the rounded x as f32, for paths without an integer kernel).
 void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, float* s, float* deq);
 
-// out[m] = Σ_k W[k]·x̂[m, k] for one packed row of K values and M ≤ 4 rounded rows.
+// Fills `u` (M·K bytes) and `dpair` (M · pairs(K) · 16 floats) of rows already rounded.
+int64_t pairs(int64_t K);  // ⌈K / 64⌉
+void offset_rows(const int8_t* q, const float* d, int64_t M, int64_t K, uint8_t* u, float* dpair);
+
+// Rows of x one call of a DotFn takes at most.
+constexpr int kMaxRows = 8;
+// out[m] = Σ_k W[k]·x̂[m, k] for one packed row of K values and M ≤ kMaxRows rounded rows. Each
+// row's result is computed the same way whatever M is (batched rows equal rows alone, bit for bit).
 using DotFn = void (*)(const uint8_t* w, int64_t K, const Rows& x, int M, float* out);
 // The integer kernel of a block type, or nullptr where this CPU or type has none (Q8_0 and
-// Q4_K on AVX512-VNNI machines).
+// Q4_K on AVX512-VNNI machines). Q8_0's needs the Rows' u and dpair (offset_rows).
 DotFn dot_fn(quant::BlockType t);
+bool needs_offset_rows(quant::BlockType t);
 
 }  // namespace rlx::backends::cpu::q8
