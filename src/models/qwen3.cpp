@@ -412,11 +412,16 @@ ir::Graph build_llama_slot_decode_graph(const LlamaSpec& spec, const LlamaWeight
   SlotInputs in = add_slot_caches(g, spec, slots, capacity);
   LlamaEmitter e(g, spec, weights, options);
   ops::Builder& b = e.builder();
-  ValueId bias = window_mask(b, spec, pos, B, S, L);
+  const bool full = options.slot_attention_full_cache;
+  ValueId bias = window_mask(b, spec, pos, B, S, full ? C : L);
   // slot b's new row lands at cache row b·C + positions[b]
   ValueId rows = b.add(b.mul(b.iota({B}, DType::i64, 0), b.scalar(DType::i64, static_cast<double>(capacity))), pos);
   const Shape by_slot = {Dim(slots), C, Dim(spec.num_kv_heads), Dim(spec.head_dim)};
-  auto view = [&](ValueId c) { return b.slice_axis(b.slice_axis(b.reshape(c, by_slot), 0, Dim(0), B), 1, Dim(0), L); };
+  // The first B slots are a contiguous view of the cache; their first L positions are a copy.
+  auto view = [&](ValueId c) {
+    ValueId live = b.slice_axis(b.reshape(c, by_slot), 0, Dim(0), B);
+    return full ? live : b.slice_axis(live, 1, Dim(0), L);
+  };
   ValueId x = e.embed(ids, B, S);
   for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, bias, in.caches[static_cast<size_t>(l)], B, S, view);
   finish_slot_graph(g, lm_head(e, spec, b.reshape(x, {B, Dim(spec.hidden_size)})), in);

@@ -91,6 +91,10 @@ struct LlamaGraphOptions {
   // One more output after the caches: next_token i64[B], the argmax of the logits, so a greedy
   // decode step on a GPU brings back 8 bytes instead of the vocabulary's logits.
   bool next_token_output = false;
+  // Slot decode graphs: attention reads each slot's whole cache block under the mask instead of
+  // a copied window of the live positions — for devices whose attention skips the masked tail
+  // (the cpu device's decode kernel reads only keys up to the last unmasked one).
+  bool slot_attention_full_cache = false;
 };
 
 // Throws rlx::Error(invalid_argument) when a weight is missing or has the wrong shape.

@@ -11,13 +11,21 @@ namespace {
 
 CompiledModel compile(ir::Graph g, const std::string& device) { return Session(device).compile(Graph(std::make_shared<ir::Graph>(std::move(g)))); }
 
-LlamaGraphOptions decode_graph_options(const SlotRunnerOptions& o) {
+// Prefill rounds activations as decode does: a prompt's rows then take the same integer
+// kernels (on the cpu device, the repacked Q8_0 weights decode reads too).
+LlamaGraphOptions prefill_graph_options(const SlotRunnerOptions& o) {
   const std::string& qa = o.precision.quantized_activations;
   if (qa != "auto" && qa != "q8" && qa != "f32") throw Error(ErrorKind::invalid_argument, cat("quantized activations must be auto, q8 or f32, got '", qa, "'"));
   LlamaGraphOptions g;
-  g.half_matmul = "packed";  // a few rows: decode-on-the-fly beats a GEMM
   g.q8_activations = qa == "q8" || (qa == "auto" && device_info(o.device).int8_dot_products);
   g.q8_activations_q8_0 = qa == "q8";
+  return g;
+}
+
+LlamaGraphOptions decode_graph_options(const SlotRunnerOptions& o) {
+  LlamaGraphOptions g = prefill_graph_options(o);
+  g.half_matmul = "packed";  // a few rows: decode-on-the-fly beats a GEMM
+  g.slot_attention_full_cache = device_info(o.device).name == "cpu";
   return g;
 }
 
@@ -26,7 +34,7 @@ LlamaGraphOptions decode_graph_options(const SlotRunnerOptions& o) {
 SlotRunner::SlotRunner(const LlamaSpec& spec, const LlamaWeights& weights, const SlotRunnerOptions& o)
     : spec_(spec),
       options_(o),
-      prefill_(compile(build_llama_slot_prefill_graph(spec, weights, LlamaGraphOptions{}, o.slots, o.capacity), o.device)),
+      prefill_(compile(build_llama_slot_prefill_graph(spec, weights, prefill_graph_options(o), o.slots, o.capacity), o.device)),
       decode_(compile(build_llama_slot_decode_graph(spec, weights, decode_graph_options(o), o.slots, o.capacity), o.device)) {
   if (o.slots < 1 || o.capacity < 1 || o.window_step < 1)
     throw Error(ErrorKind::invalid_argument, cat("slot runner: slots, capacity and window_step must be positive (", o.slots, ", ", o.capacity, ", ", o.window_step, ")"));

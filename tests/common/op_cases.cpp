@@ -32,6 +32,7 @@ struct Operand {
   Type type;
   Fill fill = Fill::normal;
   int64_t range = 0;  // index/label: values in [0, range); packed: the quant::BlockType
+  bool constant = false;  // a constant of the graph instead of an input (devices may repack it)
 };
 
 struct Spec {
@@ -670,6 +671,14 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         }
         add({{{DType::f32, S({20, K})}}, w}, q8, "act=q8, tiles + GEMM");
         add({{{DType::bf16, S({2, K})}}, w}, q8, "act=q8, bf16 x");
+        if (t == quant::BlockType::q8_0) {
+          // a constant weight of whole groups of 16 rows: the cpu device's repacked layout
+          Attrs c16 = q8;
+          c16.set("n", int64_t{48});
+          Operand wc{{DType::u8, S({48, rb})}, Fill::packed, i, true};
+          for (int64_t m : {1, 8, 11, 37})
+            add({{{DType::f32, S({m, K})}}, wc}, c16, cat("act=q8, constant weight in groups of 16, ", m, " rows"));
+        }
       }
       break;
     default:
@@ -694,14 +703,19 @@ std::vector<OpCase> op_cases(Op op, uint32_t seed) {
     std::vector<ir::ValueId> ins;
     std::string desc;
     for (size_t i = 0; i < s.in.size(); ++i) {
+      desc += cat(i ? ", " : "", s.in[i].constant ? "const " : "", ir::type_str(s.in[i].type));
+      Tensor t = make_input(s.in[i], rng, i == 0 && (rng() % 3 == 0));
+      if (s.in[i].constant) {
+        ins.push_back(b.constant(t.contiguous()));
+        continue;
+      }
       ins.push_back(c.graph.add_input(s.in[i].type, cat("in", i)));
-      desc += (i ? ", " : "") + ir::type_str(s.in[i].type);
-      c.inputs.push_back(make_input(s.in[i], rng, i == 0 && (rng() % 3 == 0)));
+      c.inputs.push_back(t);
     }
     auto outs = b.emit(op, ins, s.attrs);
     c.graph.set_outputs(outs);
     c.name = cat(ir::op_name(op), "(", desc, ")");
-    for (const auto& [k, v] : c.graph.node(0).attrs.items())
+    for (const auto& [k, v] : c.graph.producer(outs[0])->attrs.items())
       if (k != "value") c.name += cat(" ", k, "=", ir::attr_to_text(v, ir::find_attr_spec(op, k)->type));
     if (op == Op::constant) c.name += cat(" ", dtype_name(c.dtype));
     // ops told to compute in a narrower type are judged by that type's tolerance

@@ -262,19 +262,23 @@ void run_blocks(const BlockGemms& G, const Geometry& g, const MaskSpec& ms, floa
 // Query rows at or below which attention runs as dot products (decode over a KV cache).
 constexpr int64_t kDecodeRows = 4;
 
+// A bias this low masks its key: with any unmasked key in the row, exp(score + bias − max)
+// underflows to exactly 0 in f32 (models mask with −1e30 or −inf), so skipping it is exact.
+constexpr float kMaskedBias = -1e29f;
+
 // Few query rows (decode): per head, the scores are dot products of the query with each key
 // and the output a probability-weighted sum of value rows, straight from where K and V lie —
 // no GEMM calls and no packing (which cost more than the arithmetic at Sq = 1). Keys that a
-// −inf bias masks at the end of the row (a cache's unfilled positions) are never read.
+// masked at the end of the row (a cache's unfilled positions) are never read, K's or V's.
 void run_decode(const Geometry& g, const MaskSpec& ms, float scale, const float* q, const float* k, const float* v, float* y, const HostView* bias,
                 const int64_t* bst) {
-  const float ninf = -std::numeric_limits<float>::infinity();
   rlx::parallel_for(g.B * g.H, 1, [&](int64_t lo, int64_t hi) {
     thread_local std::vector<float> s;
     float* sp = grow(s, static_cast<size_t>(g.Sq * g.Sk));
     for (int64_t bh = lo; bh < hi; ++bh) {
       int64_t b = bh / g.H, h = bh % g.H, hk = h / g.group;
       const float* kp = k + g.k_off(b, hk);
+      int64_t used = 0;  // keys up to the last one any row reads: V's rows past it weigh 0
       for (int64_t i = 0; i < g.Sq; ++i) {
         float* row = sp + i * g.Sk;
         int64_t pos = i + g.Sk - g.Sq;
@@ -282,14 +286,16 @@ void run_decode(const Geometry& g, const MaskSpec& ms, float scale, const float*
         int64_t begin = ms.sliding ? std::max<int64_t>(0, pos - ms.window + 1) : 0;
         const float* bp = bias ? bias->as<float>() + b * bst[0] + h * bst[1] + i * bst[2] : nullptr;
         int64_t live = end;
-        while (bp && live > begin && bp[(live - 1) * bst[3]] == ninf) --live;
+        while (bp && live > begin && bp[(live - 1) * bst[3]] <= kMaskedBias) --live;
+        if (live == begin) live = end;  // nothing unmasked: every key, as the definition has it
+        used = std::max(used, live);
         // Skipped keys score 0 (+ their −inf bias → probability 0), never an uninitialized value.
         std::fill(row, row + g.Sk, 0.0f);
         if (live > begin) simd::dot_rows(kp + begin * g.ldk, live - begin, g.ldk, q + g.q_off(b, h) + i * g.ldq, g.D, row + begin);
       }
       softmax_rows(sp, scale, g, ms, bias, bst, b, h);
       for (int64_t i = 0; i < g.Sq; ++i)
-        simd::weighted_rows(sp + i * g.Sk, v + g.v_off(b, hk), g.Sk, g.ldv, g.Dv, y + g.y_off(b, h) + i * g.ldy);
+        simd::weighted_rows(sp + i * g.Sk, v + g.v_off(b, hk), used, g.ldv, g.Dv, y + g.y_off(b, h) + i * g.ldy);
     }
   });
 }

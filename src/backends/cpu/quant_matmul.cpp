@@ -22,6 +22,7 @@
 #include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/q4_k_scales.h"
 #include "backends/cpu/quant_q8.h"
+#include "backends/cpu/quant_q8_r16.h"
 #include "util/quant_blocks.h"
 
 namespace rlx::backends::cpu {
@@ -487,6 +488,16 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
   // has one, everything else multiplies the rounded x as f32 (same values, same definition).
   bool act_q8 = node.attrs.has("act") && node.attrs.s("act") == "q8";
   q8::DotFn q8dot = act_q8 && !half_x ? q8::dot_fn(t) : nullptr;
+  // A constant Q8_0 weight meets 8-bit x in the cpu device's repacked layout (quant_q8_r16.h),
+  // at every M: one arithmetic for decode, batched decode and prefill.
+  std::shared_ptr<const q8::RepackedQ8_0> repacked;
+  if (act_q8 && !half_x && t == BlockType::q8_0 && q8::repacked_q8_0_applies(N, K)) {
+    const ir::Node* p = lir.producer(node.inputs[1]);
+    if (p && p->op == ir::Op::constant) {
+      const Tensor& value = p->attrs.tensor("value");
+      if (value.nbytes() == static_cast<size_t>(N * rb)) repacked = q8::repack_q8_0(static_cast<const uint8_t*>(value.data()), N, K);
+    }
+  }
   std::shared_ptr<TileGemm> bf16_gemm;
   if (half_x && !act_q8 && rows >= kGemmRows && has_bf16_gemm()) bf16_gemm = std::make_shared<TileGemm>(rows, K, N);
   return [=](const KernelArgs& a) {
@@ -509,7 +520,15 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
     }
     q8::Rows xr;
     bool integer = false;
-    if (act_q8) {
+    if (repacked) {
+      thread_local std::vector<int8_t> rq;
+      thread_local std::vector<float> rd, rs;
+      rq.resize(static_cast<size_t>(M * K));
+      rd.resize(static_cast<size_t>(M * K / 32));
+      rs.resize(static_cast<size_t>(M * K / 32));
+      q8::quantize_rows(x, M, K, rq.data(), rd.data(), rs.data(), nullptr);
+      q8::matmul_repacked_q8_0(*repacked, rq.data(), rd.data(), M, y);
+    } else if (act_q8) {
       thread_local std::vector<int8_t> xq;
       thread_local std::vector<float> xd, xdeq;
       integer = q8dot && M < kGemmRows;
@@ -531,7 +550,8 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
     }
     int64_t tiles = (N + kTileRows - 1) / kTileRows;
     int64_t tile_grain = std::max<int64_t>(1, tiles / num_threads());
-    if (M < kGemmRows) {
+    if (repacked) {
+    } else if (M < kGemmRows) {
       thread_local std::vector<float> sums;
       XSums xs;
       if (K % 32 == 0 && !integer) {

@@ -87,28 +87,43 @@ constexpr int kPrefetchAhead = 4096;
 // Σ q·w + 128·Σ w, so each lane starts from −128·Σ w of its four weights (one vpdpbusd of the
 // weights per block pair, shared by every row) and ends holding Σ q·w exactly. A 512-bit
 // register takes two blocks: lanes 0-7 the first, 8-15 the second, scaled by d_w·d_x per half.
+// One pair of blocks (68 bytes of w at block b) into acc[m] of every row.
+template <int M>
+RLX_VNNI inline void q8_0_pair(const uint8_t* w, int64_t b, int64_t p, const Rows& x, __m512* acc) {
+  const __m512i k128 = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i zero = _mm512_setzero_si512();
+  _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead, _MM_HINT_T1);
+  _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + 64, _MM_HINT_T1);
+  __m512i wz = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2))),
+                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 36)), 1);
+  __m512 dw = _mm512_insertf32x8(_mm512_set1_ps(f16_at(w)), _mm256_set1_ps(f16_at(w + 34)), 1);
+  __m512i base = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, k128, wz));
+  for (int m = 0; m < M; ++m) {
+    __m512i xv = _mm512_loadu_si512(x.u + m * x.ldu + 32 * b);
+    __m512 f = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(base, xv, wz));
+    __m512 sc = _mm512_mul_ps(dw, _mm512_loadu_ps(x.dpair + m * x.ldpair + 16 * p));
+    acc[m] = _mm512_fmadd_ps(f, sc, acc[m]);
+  }
+}
+
+// Q8_0 (d f16, 32 × s8) against x offset to unsigned bytes (u = q + 128): vpdpbusd(u, w) =
+// Σ q·w + 128·Σ w, so each lane starts from −128·Σ w of its four weights (one vpdpbusd of the
+// weights per block pair, shared by every row) and ends holding Σ q·w exactly. A 512-bit
+// register takes two blocks: lanes 0-7 the first, 8-15 the second, scaled by d_w·d_x per half.
+// Even pairs go to acc0 and odd ones to acc1, two pairs per step so both stay in registers.
 template <int M>
 RLX_VNNI void dot_q8_0(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   const int64_t nblk = K / 32;
-  __m512 acc[M][2];
-  for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm512_setzero_ps();
+  __m512 acc0[M], acc1[M];
+  for (int m = 0; m < M; ++m) acc0[m] = acc1[m] = _mm512_setzero_ps();
   const __m512i k128 = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512i zero = _mm512_setzero_si512();
-  int64_t b = 0;
-  for (int64_t p = 0; b + 2 <= nblk; b += 2, ++p, w += 68) {
-    _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead, _MM_HINT_T1);
-    _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + 64, _MM_HINT_T1);
-    __m512i wz = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2))),
-                                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 36)), 1);
-    __m512 dw = _mm512_insertf32x8(_mm512_set1_ps(f16_at(w)), _mm256_set1_ps(f16_at(w + 34)), 1);
-    __m512i base = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, k128, wz));
-    for (int m = 0; m < M; ++m) {
-      __m512i xv = _mm512_loadu_si512(x.u + m * x.ldu + 32 * b);
-      __m512 f = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(base, xv, wz));
-      __m512 sc = _mm512_mul_ps(dw, _mm512_loadu_ps(x.dpair + m * x.ldpair + 16 * p));
-      acc[m][p & 1] = _mm512_fmadd_ps(f, sc, acc[m][p & 1]);
-    }
+  int64_t b = 0, p = 0;
+  for (; b + 4 <= nblk; b += 4, p += 2, w += 136) {
+    q8_0_pair<M>(w, b, p, x, acc0);
+    q8_0_pair<M>(w + 68, b + 2, p + 1, x, acc1);
   }
+  if (b + 2 <= nblk) q8_0_pair<M>(w, b, p, x, acc0), b += 2, w += 68;
   if (b < nblk) {  // an odd last block: the low half only
     __m512i wz = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 2)));
     __m512 dw = _mm512_maskz_mov_ps(0x00ff, _mm512_set1_ps(f16_at(w)));
@@ -117,10 +132,10 @@ RLX_VNNI void dot_q8_0(const uint8_t* w, int64_t K, const Rows& x, float* out) {
       __m512i xv = _mm512_maskz_loadu_epi8(0xffffffffull, x.u + m * x.ldu + 32 * b);
       __m512 f = _mm512_cvtepi32_ps(_mm512_maskz_dpbusd_epi32(0x00ff, base, xv, wz));
       __m512 sc = _mm512_mul_ps(dw, _mm512_loadu_ps(x.dpair + m * x.ldpair + 16 * (b / 2)));
-      acc[m][0] = _mm512_fmadd_ps(f, sc, acc[m][0]);
+      acc0[m] = _mm512_fmadd_ps(f, sc, acc0[m]);
     }
   }
-  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(_mm512_add_ps(acc[m][0], acc[m][1]));
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[m], acc1[m]));
 }
 
 // Q4_K (d, dmin f16; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles): 8 groups of 32,
