@@ -45,7 +45,9 @@ int cmd_serve(Args& args) {
   so.max_body_bytes = static_cast<size_t>(args.int_or("max-body", 4 << 20));
   std::string device = args.value_or("device", flags().RLX_DEVICE);
   std::string precision = args.value_or("precision", "f32");
-  std::string activations = args.value_or("activations", "auto");
+  // 8-bit activations for every quantized type, Q8_0 included, as llama.cpp: batched decode and
+  // prefill then take the integer kernels (on cpu, the repacked Q8_0 of quant_q8_r16.h).
+  std::string activations = args.value_or("activations", "q8");
   auto threads = args.value("threads");
   args.finish();
   if (!model_path && !embedding_path) throw Error(ErrorKind::invalid_argument, "give --model DIR|FILE.gguf (completions and chat) and/or --embedding-model DIR");
