@@ -1,5 +1,7 @@
 #include "models/qwen3_model.h"
 
+#include "text/chat_template.h"
+
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -62,7 +64,12 @@ void read_generation_config(const std::string& path, LlamaModel& m) {
 
 std::string tokenizer_config_template(const std::string& path) {
   json j = formats::parse_json_checked(formats::read_text_file(path, 64u << 20), path, 64u << 20, 64);
-  if (j.is_object() && j.contains("chat_template") && j["chat_template"].is_string()) return j["chat_template"].get<std::string>();
+  if (!j.is_object() || !j.contains("chat_template")) return "";
+  const json& t = j["chat_template"];
+  if (t.is_string()) return t.get<std::string>();
+  if (t.is_array())  // [{"name": "default", "template": …}, {"name": "tool_use", …}]: the default one
+    for (const json& e : t)
+      if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string()) return e["template"].get<std::string>();
   return "";
 }
 
@@ -164,25 +171,58 @@ LlamaModel load_llama_model(const std::string& path, const LlamaLoadOptions& o) 
   throw Error(ErrorKind::invalid_argument, cat(path, ": expected a model directory or a .gguf file"));
 }
 
-std::string chat_prompt(const LlamaModel& m, const std::vector<ChatMessage>& messages, bool thinking) {
-  if (!m.tokenizer) throw Error(ErrorKind::unsupported, "a chat prompt needs the model's tokenizer; this model ships none");
+namespace {
+
+// Without a template: the two formats the tokenizer's special tokens identify.
+std::string builtin_chat_format(const LlamaModel& m, const ChatRequest& r) {
+  auto text = [](const nlohmann::ordered_json& msg, const char* key) {
+    const auto it = msg.find(key);
+    return it != msg.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  bool thinking = !(r.kwargs.contains("enable_thinking") && r.kwargs["enable_thinking"].is_boolean() && !r.kwargs["enable_thinking"].get<bool>());
   std::string s;
   if (m.tokenizer->token_to_id("<|im_start|>")) {
-    for (const auto& msg : messages) s += "<|im_start|>" + msg.role + "\n" + msg.content + "<|im_end|>\n";
+    for (const auto& msg : r.messages) s += "<|im_start|>" + text(msg, "role") + "\n" + text(msg, "content") + "<|im_end|>\n";
+    if (!r.add_generation_prompt) return s;
     s += "<|im_start|>assistant\n";
     if (!thinking) s += "<think>\n\n</think>\n\n";
     return s;
   }
   if (m.tokenizer->token_to_id("<|start_header_id|>")) {
     s = "<|begin_of_text|>";
-    for (const auto& msg : messages) s += "<|start_header_id|>" + msg.role + "<|end_header_id|>\n\n" + msg.content + "<|eot_id|>";
-    return s + "<|start_header_id|>assistant<|end_header_id|>\n\n";
+    for (const auto& msg : r.messages) s += "<|start_header_id|>" + text(msg, "role") + "<|end_header_id|>\n\n" + text(msg, "content") + "<|eot_id|>";
+    return r.add_generation_prompt ? s + "<|start_header_id|>assistant<|end_header_id|>\n\n" : s;
   }
-  throw Error(ErrorKind::unsupported, "chat prompts know the ChatML (<|im_start|>) and Llama 3 (<|start_header_id|>) formats; this "
-                                      "model's tokenizer has neither token. Format the prompt yourself");
+  throw Error(ErrorKind::unsupported, "this model ships no chat template, and its tokenizer has neither ChatML's (<|im_start|>) nor Llama 3's "
+                                      "(<|start_header_id|>) tokens: format the prompt yourself (/v1/completions, rlx generate without --chat)");
 }
 
-std::string chat_prompt(const LlamaModel& m, const std::string& user, bool thinking) { return chat_prompt(m, {{"user", user}}, thinking); }
+}  // namespace
+
+std::string chat_prompt(const LlamaModel& m, const ChatRequest& r) {
+  if (!m.tokenizer) throw Error(ErrorKind::unsupported, "a chat prompt needs the model's tokenizer; this model ships none");
+  if (!r.messages.is_array()) throw Error(ErrorKind::invalid_argument, "chat messages must be a list");
+  if (m.chat_template.empty()) return builtin_chat_format(m, r);
+  nlohmann::ordered_json ctx = nlohmann::ordered_json::object();
+  ctx["messages"] = r.messages;
+  if (!r.tools.is_null()) ctx["tools"] = r.tools;
+  ctx["add_generation_prompt"] = r.add_generation_prompt;
+  const text::SpecialTokenIds& sp = m.tokenizer->special_ids();
+  for (auto [name, id] : {std::pair{"bos_token", sp.bos}, {"eos_token", sp.eos}, {"pad_token", sp.pad}, {"unk_token", sp.unk}})
+    if (id)
+      if (auto t = m.tokenizer->id_to_token(*id)) ctx[name] = *t;
+  for (const auto& [k, v] : r.kwargs.items()) ctx[k] = v;
+  return text::ChatTemplate(m.chat_template).render(ctx);
+}
+
+std::string chat_prompt(const LlamaModel& m, const std::vector<ChatMessage>& messages, bool thinking) {
+  ChatRequest r;
+  for (const auto& msg : messages) r.messages.push_back({{"role", msg.role}, {"content", msg.content}});
+  r.kwargs["enable_thinking"] = thinking;
+  return chat_prompt(m, r);
+}
+
+std::string chat_prompt(const LlamaModel& m, const std::string& user, bool thinking) { return chat_prompt(m, std::vector<ChatMessage>{{"user", user}}, thinking); }
 
 
 }  // namespace rlx::models

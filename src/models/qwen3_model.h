@@ -2,6 +2,7 @@
 // from a Hugging Face directory (config.json, generation_config.json, safetensors,
 // tokenizer.json) or one GGUF file (metadata, tensors, tokenizer.ggml.*).
 #pragma once
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,14 +45,25 @@ struct LlamaLoadOptions {
 // naming the file and field that is missing or malformed.
 LlamaModel load_llama_model(const std::string& path, const LlamaLoadOptions& options = {});
 
-// The model's chat format, recognized by its special tokens: ChatML (Qwen: <|im_start|>) or
-// Llama 3 (<|start_header_id|>); throws rlx::Error(unsupported) for others. The conversation
-// ends ready for the assistant's answer; with thinking off, Qwen3's empty <think></think> block
-// is prefilled as its template does for enable_thinking=False.
+// A conversation rendered as the model's prompt, ready for the assistant's answer. With a
+// chat template (tokenizer_config.json's `chat_template` — the "default" one of a list — or
+// GGUF's `tokenizer.chat_template`), it is rendered as transformers' apply_chat_template does:
+// messages, tools, add_generation_prompt, bos/eos/pad/unk token strings and `kwargs` (e.g.
+// enable_thinking) as variables. A model without one gets ChatML (Qwen: <|im_start|>) or
+// Llama 3 (<|start_header_id|>) when its tokenizer has those tokens; anything else throws
+// rlx::Error(unsupported). A template's raise_exception or error throws rlx::Error.
 struct ChatMessage {
   std::string role;  // system, user, assistant, tool
   std::string content;
 };
+struct ChatRequest {
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();  // [{role, content, …}]
+  nlohmann::ordered_json tools;                                        // null: none
+  nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();    // extra template variables
+  bool add_generation_prompt = true;
+};
+std::string chat_prompt(const LlamaModel& model, const ChatRequest& request);
+// thinking false: enable_thinking=false (Qwen3's empty <think></think> block).
 std::string chat_prompt(const LlamaModel& model, const std::vector<ChatMessage>& messages, bool thinking);
 std::string chat_prompt(const LlamaModel& model, const std::string& user, bool thinking);
 

@@ -412,23 +412,40 @@ struct Server::Impl {
     if (chat) {
       const json* msgs = b.find("messages");
       if (!msgs || !msgs->is_array() || msgs->empty()) bad("'messages' must be a non-empty array", "messages");
-      std::vector<models::ChatMessage> conv;
-      for (const auto& m : *msgs) {
+      // The template sees the request's messages and tools in the order the client wrote
+      // their keys (tojson of a tool schema must match what transformers renders).
+      nlohmann::ordered_json raw = nlohmann::ordered_json::parse(req.body, nullptr, false);
+      models::ChatRequest chat_req;
+      for (const auto& m : raw["messages"]) {
         if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) bad("every message needs a string 'role'", "messages");
-        std::string content;
-        if (m.contains("content") && m["content"].is_string()) content = m["content"].get<std::string>();
-        else if (m.contains("content") && m["content"].is_array())
+        nlohmann::ordered_json msg = m;
+        if (m.contains("content") && m["content"].is_array()) {
+          std::string content;
           for (const auto& part : m["content"])  // [{"type": "text", "text": …}]
             if (part.is_object() && part.value("type", "") == "text" && part.contains("text") && part["text"].is_string()) content += part["text"].get<std::string>();
             else bad("only text content parts are supported", "messages");
-        else if (!m.contains("content") || !m["content"].is_null()) bad("a message's 'content' must be a string or text parts", "messages");
-        conv.push_back({m["role"].get<std::string>(), content});
+          msg["content"] = content;
+        } else if (m.contains("content") && !m["content"].is_string() && !m["content"].is_null()) {
+          bad("a message's 'content' must be a string or text parts", "messages");
+        }
+        chat_req.messages.push_back(std::move(msg));
       }
-      bool thinking = true;
-      if (const json* k = b.find("chat_template_kwargs"); k && k->is_object() && k->contains("enable_thinking") && (*k)["enable_thinking"].is_boolean())
-        thinking = (*k)["enable_thinking"].get<bool>();
+      if (raw.contains("tools") && !raw["tools"].is_null()) {
+        if (!raw["tools"].is_array()) bad("'tools' must be a list", "tools");
+        chat_req.tools = raw["tools"];
+      }
+      if (raw.contains("chat_template_kwargs")) {
+        if (!raw["chat_template_kwargs"].is_object()) bad("'chat_template_kwargs' must be an object", "chat_template_kwargs");
+        chat_req.kwargs = raw["chat_template_kwargs"];
+      }
       if (!model->tokenizer) bad("this model has no tokenizer for chat messages", "messages");
-      prompt = model->tokenizer->encode(models::chat_prompt(*model, conv, thinking), false).ids;
+      std::string text;
+      try {
+        text = models::chat_prompt(*model, chat_req);
+      } catch (const Error& e) {  // the template refused the conversation (raise_exception) or failed
+        bad(cat("the chat template: ", e.what()), "messages");
+      }
+      prompt = model->tokenizer->encode(text, false).ids;
     } else {
       const json* p = b.find("prompt");
       if (!p) bad("'prompt' is required", "prompt");

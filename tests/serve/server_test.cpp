@@ -3,6 +3,8 @@
 // embedder's, concurrent streams that neither lose nor mix tokens, a client that goes away
 // freeing its slot, and the malformed-request catalogue with its status codes.
 #include <gtest/gtest.h>
+#include <sstream>
+#include <fstream>
 #include <httplib.h>
 
 #include <chrono>
@@ -176,6 +178,42 @@ TEST_F(Serve, ChatUsesTheModelsFormatAndStreamsTheSameText) {
   EXPECT_TRUE(s.done);
   EXPECT_EQ(s.text, want);
   EXPECT_EQ(s.finish, j["choices"][0]["finish_reason"]);
+}
+
+// The model's own chat template (here one of the jinja2-checked fixtures; one short enough for
+// the tiny model's 128 positions): the request's messages and chat_template_kwargs reach it as
+// transformers passes them, and its
+// raise_exception becomes a 400 with the template's message.
+TEST_F(Serve, ChatRendersTheModelsOwnTemplate) {
+  auto read = [](const std::string& name) {
+    std::ifstream f(std::string(RLX_FIXTURE_DIR) + "/chat_templates/" + name, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  nlohmann::ordered_json cases = nlohmann::ordered_json::parse(read("cases.json"));
+  const nlohmann::ordered_json* tools_case = nullptr;
+  for (const auto& c : cases)
+    if (c["name"] == "chatml_thinking_off") tools_case = &c;
+  ASSERT_NE(tools_case, nullptr);
+  std::string saved = model->chat_template;
+  model->chat_template = read("templates/chatml_thinking.jinja");
+  nlohmann::ordered_json body = {{"model", "tiny"}, {"max_tokens", 6}, {"temperature", 0}};
+  body["messages"] = (*tools_case)["context"]["messages"];
+  if ((*tools_case)["context"].contains("tools")) body["tools"] = (*tools_case)["context"]["tools"];
+  body["chat_template_kwargs"] = {{"enable_thinking", (*tools_case)["context"]["enable_thinking"]}};
+  auto [status, j] = post("/v1/chat/completions", body.dump());
+  // jinja2's rendering of the same conversation, tokenized, is what the model was fed
+  std::vector<int32_t> want_prompt = model->tokenizer->encode((*tools_case)["expected"].get<std::string>(), false).ids;
+  model->chat_template = read("templates/gemma.jinja");
+  json refused = {{"model", "tiny"}, {"messages", {{{"role", "user"}, {"content", "a"}}, {{"role", "user"}, {"content", "b"}}}}};
+  auto [status2, j2] = post("/v1/chat/completions", refused.dump());
+  model->chat_template = saved;
+  ASSERT_EQ(status, 200) << j.dump();
+  EXPECT_EQ(j["usage"]["prompt_tokens"], static_cast<int64_t>(want_prompt.size()));
+  EXPECT_EQ(j["choices"][0]["message"]["content"], alone(want_prompt, 6));
+  EXPECT_EQ(status2, 400) << j2.dump();
+  EXPECT_NE(j2["error"]["message"].get<std::string>().find("Conversation roles must alternate"), std::string::npos) << j2.dump();
 }
 
 TEST_F(Serve, StopStringsCutTheTextAndFinishWithStop) {
