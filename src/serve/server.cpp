@@ -320,13 +320,33 @@ struct Server::Impl {
 
     json usage() const { return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", p->generated}, {"total_tokens", prompt_tokens + p->generated}}; }
 
-    json collect() {
+    // A non-streamed answer, written when generation ends. Until then a space goes out every
+    // 200 ms (JSON allows leading whitespace): a client that hung up fails that write, and its
+    // sequence leaves at once instead of running to max_tokens.
+    bool whole(httplib::DataSink& sink) {
       std::string text;
       for (bool done = false; !done;) {
+        {
+          std::unique_lock<std::mutex> lock(p->mu);
+          if (!p->cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return !p->tokens.empty() || p->done; })) {
+            lock.unlock();
+            if (!sink.write(" ", 1)) return gone();
+            continue;
+          }
+        }
         auto [t, d] = next();
         text += t;
         done = d;
       }
+      std::string body = answer(text).dump();
+      finished = true;
+      if (!sink.write(body.data(), body.size())) return false;
+      sink.done();
+      s->metrics.request_duration.observe(std::chrono::duration<double>(Clock::now() - p->arrived).count());
+      return true;
+    }
+
+    json answer(const std::string& text) {
       json choice;
       if (chat) {
         choice = {{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", finish}};
@@ -476,8 +496,11 @@ struct Server::Impl {
     std::string rid = cat(chat ? "chatcmpl-" : "cmpl-", next_id++);
     auto state = std::make_shared<Stream>(this, pending, id, plan_, chat, rid, prompt_tokens);
     if (!plan_.stream) {
-      json out = state->collect();
-      res.set_content(out.dump(), "application/json");
+      res.set_chunked_content_provider(
+          "application/json", [state](size_t, httplib::DataSink& sink) { return state->whole(sink); },
+          [state](bool) {
+            if (!state->finished) state->gone();
+          });
       return;
     }
     res.set_header("Cache-Control", "no-cache");
