@@ -21,6 +21,11 @@ class Tensor {
   // Zero-copy view of memory someone else owns; `owner` keeps it alive (may be null).
   static Tensor wrap(DType dtype, std::vector<int64_t> shape, void* data, std::shared_ptr<void> owner,
                      std::vector<int64_t> strides = {}, int64_t offset = 0);
+  // Device memory (a CUDA tensor taken through DLPack, or an output a device left in its memory):
+  // `device` names where the elements live ("cuda:0"). Host accessors refuse such a tensor —
+  // data() throws rlx::Error naming the device — and device_data() is its element 0.
+  static Tensor wrap_device(DType dtype, std::vector<int64_t> shape, void* data, std::string device, std::shared_ptr<void> owner,
+                            std::vector<int64_t> strides = {});
   template <class T>
   static Tensor from_vector(const std::vector<T>& values, std::vector<int64_t> shape);
   // Elements given as doubles, converted with the rules of mir.cast.
@@ -40,6 +45,9 @@ class Tensor {
 
   // Pointer to element 0 of the view. i4 views must start on a whole byte.
   void* data() const;
+  bool on_host() const { return !storage_ || storage_->device.empty(); }
+  std::string device() const { return on_host() ? "cpu" : storage_->device; }
+  void* device_data() const;  // element 0 wherever it lives
   template <class T>
   T* data_as() const { return static_cast<T*>(data()); }
 
@@ -65,6 +73,7 @@ class Tensor {
     void* data = nullptr;
     size_t bytes = 0;
     std::shared_ptr<void> owner;
+    std::string device;  // empty: host memory
   };
   int64_t storage_index(int64_t logical) const;
   std::shared_ptr<Storage> storage_;

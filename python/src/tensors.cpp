@@ -97,11 +97,19 @@ struct DlContext {
 
 }  // namespace
 
+// Where a tensor's memory is, as DLPack names it: the CPU, or CUDA device N ("cuda:N").
+DLDevice dl_device(const Tensor& t) {
+  if (t.on_host()) return {kDLCPU, 0};
+  std::string d = t.device();
+  if (d.rfind("cuda:", 0) != 0) throw Error(ErrorKind::unsupported, cat("DLPack: no device type for '", d, "'"));
+  return {kDLCUDA, std::stoi(d.substr(5))};
+}
+
 py::capsule to_dlpack(const Tensor& t) {
   auto* ctx = new DlContext{t, t.shape(), t.strides()};
   auto* m = new DLManagedTensor{};
-  m->dl_tensor.data = t.numel() ? t.data() : nullptr;
-  m->dl_tensor.device = {kDLCPU, 0};
+  m->dl_tensor.data = t.numel() ? t.device_data() : nullptr;
+  m->dl_tensor.device = dl_device(t);
   m->dl_tensor.ndim = static_cast<int32_t>(t.shape().size());
   m->dl_tensor.dtype = dl_dtype(t.dtype());
   m->dl_tensor.shape = ctx->shape.data();
@@ -132,9 +140,10 @@ Tensor from_dlpack(const py::handle& obj) {
     throw Error(ErrorKind::invalid_argument, "from_dlpack expects an object with __dlpack__ or an unused DLPack capsule");
   auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
   const DLTensor& d = m->dl_tensor;
-  if (d.device.device_type != kDLCPU && d.device.device_type != kDLCUDAHost) {
+  bool cuda = d.device.device_type == kDLCUDA;
+  if (d.device.device_type != kDLCPU && d.device.device_type != kDLCUDAHost && !cuda) {
     throw Error(ErrorKind::unsupported, cat("DLPack device type ", int(d.device.device_type),
-                                            ": rlx takes host memory through DLPack (move GPU tensors to the CPU first)"));
+                                            ": rlx takes host memory and CUDA memory through DLPack"));
   }
   DType dtype = rlx_dtype(d.dtype, "DLPack tensor");
   PyCapsule_SetName(cap.ptr(), "used_dltensor");  // consumed: the deleter is ours to call
@@ -145,6 +154,7 @@ Tensor from_dlpack(const py::handle& obj) {
   std::vector<int64_t> shape(d.shape, d.shape + d.ndim), strides;
   if (d.strides) strides.assign(d.strides, d.strides + d.ndim);
   void* data = static_cast<uint8_t*>(d.data) + d.byte_offset;
+  if (cuda) return Tensor::wrap_device(dtype, shape, data, cat("cuda:", d.device.device_id), owner, strides);  // the same memory: no copy
   return Tensor::wrap(dtype, shape, data, owner, strides);
 }
 
@@ -162,7 +172,7 @@ Tensor to_tensor(const py::handle& obj, const std::string& what) {
 
 py::object from_tensor(const Tensor& t) {
   const char* np = numpy_name(t.dtype());
-  if (!*np) return py::cast(t);
+  if (!*np || !t.on_host()) return py::cast(t);  // bf16, i4 and device memory: an rlx.Tensor
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end()), strides;
   size_t es = dtype_size(t.dtype());
   for (int64_t s : t.strides()) strides.push_back(static_cast<py::ssize_t>(s * static_cast<int64_t>(es)));
@@ -172,10 +182,13 @@ py::object from_tensor(const Tensor& t) {
 }
 
 void bind_tensors(py::module_& m) {
-  py::class_<Tensor>(m, "Tensor", "An RLX tensor: what run() returns where NumPy has no dtype (bf16); converts with numpy() or DLPack")
+  py::class_<Tensor>(m, "Tensor", "An RLX tensor: what run() returns where NumPy has no dtype (bf16) or the memory is a GPU's; converts with numpy() (host memory) or DLPack")
       .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
       .def_property_readonly("dtype", [](const Tensor& t) { return std::string(dtype_name(t.dtype())); })
       .def("numpy", [](const Tensor& t) {
+            if (!t.on_host())
+              throw Error(ErrorKind::invalid_argument, cat("this tensor is in ", t.device(), " memory: take it with torch.from_dlpack (or another "
+                                                           "library's), or run the model on host inputs"));
             if (t.dtype() != DType::bf16) return from_tensor(t);
             Tensor c = t.contiguous();  // bf16 → float32, exactly
             py::array_t<float> out(std::vector<py::ssize_t>(c.shape().begin(), c.shape().end()));
@@ -185,10 +198,16 @@ void bind_tensors(py::module_& m) {
             return py::object(out);
           }, "A NumPy array: a view, or (bf16) a float32 copy")
       .def("__dlpack__", [](const Tensor& t, py::object) { return to_dlpack(t); }, py::arg("stream") = py::none())
-      .def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(static_cast<int>(kDLCPU), 0); })
+      .def("__dlpack_device__", [](const Tensor& t) {
+            DLDevice d = dl_device(t);
+            return py::make_tuple(static_cast<int>(d.device_type), d.device_id);
+          })
+      .def_property_readonly("device", &Tensor::device, "Where the elements are: \"cpu\", or \"cuda:0\" (a CUDA tensor in or out of a cuda model)")
+      .def_property_readonly("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.device_data()); },
+                             "The address of element 0 (host or device memory), as torch's data_ptr()")
       .def("__repr__", [](const Tensor& t) { return cat("rlx.Tensor(", t.str(8), ")"); });
   m.def("from_dlpack", [](py::object o) { return from_tensor(from_dlpack(o)); },
-        "A view of another library's tensor (anything with __dlpack__): a NumPy array or an rlx.Tensor (bf16)");
+        "A view of another library's tensor (anything with __dlpack__, CPU or CUDA memory): a NumPy array, or an rlx.Tensor (bf16, CUDA)");
   m.def("tensor", [](py::object o) { return to_tensor(o, "rlx.tensor"); }, "An rlx.Tensor viewing (or holding) the value");
 }
 

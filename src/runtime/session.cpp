@@ -125,6 +125,9 @@ void CompiledModel::run_into(const std::vector<Tensor>& inputs, std::vector<Tens
     if (inputs[i].dtype() != want.dtype)
       throw Error(ErrorKind::invalid_argument, cat(value_label(g, g.inputs()[i], i, "input"), " must be ", dtype_name(want.dtype), ", got ",
                                                    dtype_name(inputs[i].dtype())));
+    if (!inputs[i].on_host() && inputs[i].device().rfind(impl_->device, 0) != 0)
+      throw Error(ErrorKind::invalid_argument, cat(value_label(g, g.inputs()[i], i, "input"), " is in ", inputs[i].device(), " memory; the ",
+                                                   impl_->device, " device takes ", impl_->device == "cuda" ? "cuda or host" : "host", " tensors"));
     contiguous.push_back(inputs[i].contiguous());
     shapes.push_back(inputs[i].shape());
   }

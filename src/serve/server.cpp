@@ -322,18 +322,22 @@ struct Server::Impl {
 
     // A non-streamed answer, written when generation ends. Until then a space goes out every
     // 200 ms (JSON allows leading whitespace): a client that hung up fails that write, and its
-    // sequence leaves at once instead of running to max_tokens.
+    // sequence leaves within a fraction of a second instead of running to max_tokens.
     bool whole(httplib::DataSink& sink) {
+      constexpr auto kKeepAlive = std::chrono::milliseconds(200);
       std::string text;
+      auto last_write = Clock::now();
       for (bool done = false; !done;) {
+        bool ready;
         {
           std::unique_lock<std::mutex> lock(p->mu);
-          if (!p->cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return !p->tokens.empty() || p->done; })) {
-            lock.unlock();
-            if (!sink.write(" ", 1)) return gone();
-            continue;
-          }
+          ready = p->cv.wait_for(lock, kKeepAlive, [&] { return !p->tokens.empty() || p->done; });
         }
+        if (Clock::now() - last_write >= kKeepAlive) {
+          if (!sink.write(" ", 1)) return gone();
+          last_write = Clock::now();
+        }
+        if (!ready) continue;
         auto [t, d] = next();
         text += t;
         done = d;

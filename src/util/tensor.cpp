@@ -93,8 +93,25 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
+Tensor Tensor::wrap_device(DType dtype, std::vector<int64_t> shape, void* data, std::string device, std::shared_ptr<void> owner,
+                           std::vector<int64_t> strides) {
+  if (device.empty() || device == "cpu") throw Error(ErrorKind::invalid_argument, "wrap_device: name the device the memory is on (\"cuda:0\")");
+  Tensor t = wrap(dtype, std::move(shape), data, std::move(owner), std::move(strides));
+  t.storage_->device = std::move(device);
+  return t;
+}
+
+void* Tensor::device_data() const {
+  if (!storage_) return nullptr;
+  if (dtype_ == DType::i4) return static_cast<uint8_t*>(storage_->data) + offset_ / 2;
+  return static_cast<uint8_t*>(storage_->data) + offset_ * static_cast<int64_t>(dtype_size(dtype_));
+}
+
 void* Tensor::data() const {
   if (!storage_) return nullptr;
+  if (!storage_->device.empty())
+    throw Error(ErrorKind::invalid_argument, cat("a ", dtype_name(dtype_), " tensor in ", storage_->device,
+                                                 " memory was used where host memory is needed (copy it to the host first)"));
   if (dtype_ == DType::i4) {
     if (offset_ % 2) throw Error(ErrorKind::invalid_argument, "an i4 view must start on a whole byte");
     return static_cast<uint8_t*>(storage_->data) + offset_ / 2;
@@ -183,6 +200,7 @@ Tensor Tensor::slice(int axis, int64_t start, int64_t stop, int64_t step) const 
 }
 
 double Tensor::at_f64(int64_t i) const {
+  if (!on_host()) data();  // throws: device memory is not readable here
   return load_f64(storage_->data, dtype_, offset_ + storage_index(i));
 }
 
@@ -204,6 +222,7 @@ std::string Tensor::str(int max_elements) const {
   std::string out = dtype_name(dtype_);
   out += "[";
   for (size_t i = 0; i < shape_.size(); ++i) out += (i ? "," : "") + std::to_string(shape_[i]);
+  if (!on_host()) return out + "] (" + storage_->device + " memory)";
   out += "] [";
   int64_t n = numel();
   for (int64_t i = 0; i < n && i < max_elements; ++i) out += (i ? ", " : "") + format_double(at_f64(i));

@@ -152,3 +152,36 @@ TEST(Session, DonatedStateIsUpdatedInPlace) {
     EXPECT_EQ(outs[1].at_f64(0), 15.0 + 6 * 9.0) << dev;
   }
 }
+
+// Device memory (what DLPack brings from a CUDA tensor) is never read as host memory: host
+// accessors and host devices refuse it with an error naming where it lives. (The cuda device's
+// own use of it — kernels reading it in place — is checked on a GPU by python/tests/test_cuda.py.)
+TEST(Session, DeviceMemoryIsRefusedWhereHostMemoryIsNeeded) {
+  float fake_device_word = 0;  // never dereferenced: the tensor only carries the address
+  Tensor t = Tensor::wrap_device(DType::f32, {1}, &fake_device_word, "cuda:0", nullptr);
+  EXPECT_FALSE(t.on_host());
+  EXPECT_EQ(t.device(), "cuda:0");
+  EXPECT_EQ(t.device_data(), &fake_device_word);
+  EXPECT_EQ(t.str(), "f32[1] (cuda:0 memory)");
+  try {
+    t.data();
+    ADD_FAILURE() << "host access to device memory";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda:0 memory"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(t.at_f64(0), Error);
+  EXPECT_TRUE(t.reshape({1, 1}).device() == "cuda:0");  // views keep the device
+  EXPECT_THROW(Tensor::wrap_device(DType::f32, {1}, &fake_device_word, "cpu", nullptr), Error);
+  EXPECT_TRUE(Tensor::zeros(DType::f32, {2}).on_host());
+
+  Graph g("relu");
+  g.set_outputs({relu(g.input("x", DType::f32, {1}))});
+  CompiledModel m = Session("cpu").compile(g);
+  try {
+    m.run({t});
+    ADD_FAILURE() << "the cpu device ran on device memory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("is in cuda:0 memory"), std::string::npos) << e.what();
+  }
+}

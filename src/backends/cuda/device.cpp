@@ -69,7 +69,7 @@ void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) throw Error(ErrorKind::runtime, cat("cuda: ", what, ": cuBLAS status ", static_cast<int>(s)));
 }
 
-void use_device() { check(cudaSetDevice(0), "selecting device 0"); }
+void use_device() { check(cudaSetDevice(kDeviceIndex), "selecting the device"); }
 
 cublasLtHandle_t cublaslt() {
   static std::once_flag once;

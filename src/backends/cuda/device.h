@@ -28,6 +28,8 @@ const GpuInfo& gpu_info();
 void check(cudaError_t e, const char* what);
 void check(cublasStatus_t s, const char* what);
 
+// The GPU every cuda run uses (one per process): its tensors are "cuda:0".
+constexpr int kDeviceIndex = 0;
 // Makes the device current on the calling thread (CUDA keeps it per thread).
 void use_device();
 

@@ -147,6 +147,14 @@ class CudaExecutable : public runtime::Executable {
                    lir_.arena_bytes, ", scratch ", scratch_, "), ", constants_.size(), " constants"));
   }
 
+  // An output left in device memory: a buffer of its own, freed with the last tensor viewing it.
+  static Tensor device_tensor(DType dt, const std::vector<int64_t>& shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    auto buf = std::make_shared<DeviceBuffer>(std::max<size_t>(dtype_bytes(dt, n), 1), "an output left on the device");
+    return Tensor::wrap_device(dt, shape, buf->data(), cat("cuda:", kDeviceIndex), buf);
+  }
+
   void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override {
     if (inputs.size() != lir_.inputs().size())
       throw Error(ErrorKind::invalid_argument, cat("expected ", lir_.inputs().size(), " inputs, got ", inputs.size()));
@@ -163,11 +171,21 @@ class CudaExecutable : public runtime::Executable {
       t0 = t1;
     };
     std::vector<void*> bound(inputs.size(), nullptr);
+    bool device_io = false;  // a caller's CUDA tensor in: outputs stay on the device too
     for (size_t k = 0; k < inputs.size(); ++k) {
       ir::ValueId v = lir_.inputs()[k];
       if (inputs[k].dtype() != lir_.type(v).dtype || inputs[k].shape() != shapes_[static_cast<size_t>(v)] || !inputs[k].is_contiguous()) {
         release(std::move(ctx));
         throw Error(ErrorKind::invalid_argument, cat("input ", k, " of graph @", lir_.name, " must be a contiguous ", ir::type_str(lir_.type(v))));
+      }
+      if (!inputs[k].on_host()) {  // the caller's device memory: kernels read it where it is
+        if (inputs[k].device() != cat("cuda:", kDeviceIndex)) {
+          release(std::move(ctx));
+          throw Error(ErrorKind::invalid_argument, cat("input ", k, " of graph @", lir_.name, " is in ", inputs[k].device(), " memory; this device is cuda:", kDeviceIndex));
+        }
+        bound[k] = inputs[k].device_data();
+        device_io = true;
+        continue;
       }
       bound[k] = resident_ptr(inputs[k]);
     }
@@ -196,10 +214,15 @@ class CudaExecutable : public runtime::Executable {
       DType dt = lir_.type(v).dtype;
       const std::vector<int64_t>& shape = shapes_[static_cast<size_t>(v)];
       Tensor& o = outputs[k];
-      if (!o.defined()) o = Tensor::zeros(dt, shape);
+      if (!o.defined()) o = device_io ? device_tensor(dt, shape) : Tensor::zeros(dt, shape);
       else if (o.dtype() != dt || o.shape() != shape || !o.is_contiguous())
         throw Error(ErrorKind::invalid_argument, cat("output ", k, " of graph @", lir_.name, " is ", dtype_name(dt), " of ", shape.size(),
                                                      " dims; the tensor given for it does not match (or is not contiguous)"));
+      if (!o.on_host()) {  // device memory (the caller's or a fresh buffer): a copy on the device
+        void* src = ctx->ptr[static_cast<size_t>(v)];
+        if (o.device_data() != src && o.nbytes()) check(cudaMemcpyAsync(o.device_data(), src, o.nbytes(), cudaMemcpyDeviceToDevice, s), "writing an output in device memory");
+        continue;
+      }
       if (void* r = resident_ptr(o)) {  // kept on the device: updated there (in place when donated)
         void* src = ctx->ptr[static_cast<size_t>(v)];
         if (r != src && o.nbytes()) check(cudaMemcpyAsync(r, src, o.nbytes(), cudaMemcpyDeviceToDevice, s), "updating a tensor kept on the device");
