@@ -2,7 +2,9 @@
 // `tokenizer.chat_template`): Jinja rendered as Hugging Face's apply_chat_template renders it,
 // so the prompt RLX feeds the model is the one it was trained on, byte for byte.
 #pragma once
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,7 +27,9 @@ class ChatTemplate {
   // eos_token and any extra ones (enable_thinking, …), as transformers passes them. Throws
   // rlx::Error(invalid_argument) with the template's own message for raise_exception and with
   // the line for any other failure.
-  std::string render(const nlohmann::ordered_json& context) const;
+  // `now`: the time strftime_now reports (seconds since the epoch, UTC) — for reproducible
+  // prompts and tests; unset, the local clock as transformers reads it.
+  std::string render(const nlohmann::ordered_json& context, std::optional<int64_t> now = std::nullopt) const;
 
  private:
   std::unique_ptr<jinja::Template> tpl_;

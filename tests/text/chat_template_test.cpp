@@ -51,6 +51,37 @@ TEST(ChatTemplate, EveryCaseRendersAsJinja2Does) {
   EXPECT_GT(refused, 10);
 }
 
+// The templates twenty-two popular models publish (llama.cpp's collection), each with five
+// conversations (one turn, system + several turns, no generation prompt, thinking off, tools):
+// the prompts Python jinja2 renders as transformers does (regen_models.py; @huggingface/jinja
+// agrees on 103 of them), and the templates' own refusals (Gemma 2 has no system role).
+TEST(ChatTemplate, PublishedModelTemplatesRenderAsTransformersDoes) {
+  ordered_json cases = ordered_json::parse(read_file(chat_fixture("model_cases.json")));
+  ASSERT_GE(cases.size(), 100u);
+  const int64_t kJuly26th2026Noon = 1785067200;  // regen_models.py's strftime_now
+  int rendered = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    ChatTemplate tpl(read_file(chat_fixture(c["template"].get<std::string>())));
+    if (c.contains("expected")) {
+      try {
+        EXPECT_EQ(tpl.render(c["context"], kJuly26th2026Noon), c["expected"].get<std::string>());
+      } catch (const Error& e) {
+        ADD_FAILURE() << e.what();
+      }
+      ++rendered;
+    } else {
+      try {
+        tpl.render(c["context"], kJuly26th2026Noon);
+        ADD_FAILURE() << "rendered where the template refuses: " << c["error"];
+      } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), c["error"].get<std::string>());
+      }
+    }
+  }
+  EXPECT_GE(rendered, 100);
+}
+
 std::string render(const std::string& src, const ordered_json& ctx = ordered_json::object()) { return ChatTemplate(src).render(ctx); }
 
 void expect_error(const std::string& src, const std::string& part, ErrorKind kind = ErrorKind::invalid_argument) {

@@ -843,9 +843,14 @@ const Value* builtin_global(const std::string& name) {
     g["strftime_now"] = Value::callable("strftime_now", [](Interpreter& in, List& a, KwArgs& kw) {
       Value fmt = arg(a, kw, 0, "format");
       if (!fmt.is_string()) in.fail("strftime_now takes a format string");
-      std::time_t now = std::time(nullptr);
       std::tm tm{};
-      localtime_r(&now, &tm);
+      if (in.limits().now) {
+        auto fixed = static_cast<std::time_t>(*in.limits().now);
+        gmtime_r(&fixed, &tm);
+      } else {
+        std::time_t now = std::time(nullptr);
+        localtime_r(&now, &tm);
+      }
       char buf[256];
       size_t n = std::strftime(buf, sizeof buf, fmt.s.c_str(), &tm);
       return Value::string(std::string(buf, n));

@@ -338,6 +338,8 @@ Value Interpreter::binary(const std::string& op, const Value& a, const Value& b)
       for (const Value& x : *b.list) found = found || equal(a, x);
     } else if (b.is_dict()) {
       found = a.is_string() && b.dict->find(a.s) != nullptr;
+    } else if (b.is_undefined()) {
+      found = false;  // jinja2's Undefined iterates as empty
     } else {
       fail(cat("argument of type '", kind_name(b.kind), "' is not iterable"));
     }

@@ -5,6 +5,7 @@
 // template's line; a hostile template is bounded (output size, loop iterations, recursion).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 namespace rlx::text::jinja {
 
 struct Limits {
+  std::optional<int64_t> now;  // strftime_now's time (seconds since the epoch, UTC); unset: the clock
   size_t max_output_bytes = 64u << 20;
   int64_t max_iterations = 10'000'000;  // loop bodies run, over the whole render
   int max_call_depth = 200;             // macro calls inside macro calls
@@ -30,6 +32,7 @@ class Interpreter {
   Value apply_filter(const std::string& name, Value v, List& args, KwArgs& kwargs);
   bool apply_test(const std::string& name, const Value& v, List& args);
   [[noreturn]] void fail(const std::string& what) const;
+  const Limits& limits() const { return limits_; }
   void count_iteration();
 
  private:
