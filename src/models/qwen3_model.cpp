@@ -89,7 +89,7 @@ std::vector<std::string> gguf_strings(const GgufFile& f, const char* key) {
   return a->strings;
 }
 
-std::shared_ptr<const text::Tokenizer> gguf_tokenizer(const GgufFile& f) {
+std::shared_ptr<text::Tokenizer> gguf_tokenizer(const GgufFile& f) {
   const GgufValue* model = f.find("tokenizer.ggml.model");
   if (!model || !model->as_string()) return nullptr;
   text::GgufTokenizerData d;
@@ -155,6 +155,13 @@ LlamaModel load_directory(const std::string& path, const LlamaLoadOptions& o) {
 }
 
 }  // namespace
+
+std::shared_ptr<text::Tokenizer> load_gguf_tokenizer(const std::string& path) {
+  GgufFile f = formats::read_gguf(path);
+  auto tok = gguf_tokenizer(f);
+  if (!tok) throw Error(ErrorKind::format, cat(path, ": no tokenizer in this GGUF file (tokenizer.ggml.model is missing)"));
+  return tok;
+}
 
 int64_t LlamaModel::weight_bytes() const {
   int64_t n = 0;

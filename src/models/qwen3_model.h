@@ -45,6 +45,11 @@ struct LlamaLoadOptions {
 // naming the file and field that is missing or malformed.
 LlamaModel load_llama_model(const std::string& path, const LlamaLoadOptions& options = {});
 
+// The tokenizer a GGUF file carries (tokenizer.ggml.*), without its weights. Throws
+// rlx::Error(format) when it has none, (unsupported) naming what RLX reads when its tokenizer
+// model or pre-tokenizer is one RLX does not.
+std::shared_ptr<text::Tokenizer> load_gguf_tokenizer(const std::string& path);
+
 // A conversation rendered as the model's prompt, ready for the assistant's answer. With a
 // chat template (tokenizer_config.json's `chat_template` — the "default" one of a list — or
 // GGUF's `tokenizer.chat_template`), it is rendered as transformers' apply_chat_template does:

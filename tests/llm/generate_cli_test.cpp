@@ -83,6 +83,12 @@ TEST_P(GenerateCli, GgufFileWithItsTokenizerGivesTheSameIds) {
   json j = json::parse(r.out);
   EXPECT_EQ(j["prompt_ids"], e["prompt_ids"]);
   EXPECT_EQ(j["ids"], e["greedy"]);
+  // rlx tokenize reads the GGUF's tokenizer without its weights: the same ids as tokenizer.json
+  CliRun t = run("tokenize --model " + path + " --text '" + e["prompt_text"].get<std::string>() + "' --json");
+  CliRun d = run("tokenize --model " + fixture(GetParam()) + " --text '" + e["prompt_text"].get<std::string>() + "' --json");
+  ASSERT_EQ(t.code, 0) << t.out;
+  ASSERT_EQ(d.code, 0) << d.out;
+  EXPECT_EQ(json::parse(t.out)["ids"], json::parse(d.out)["ids"]);
   std::filesystem::remove(path);
 }
 

@@ -1,9 +1,11 @@
 // rlx tokenize: token ids and tokens of a text with a Hugging Face model directory's tokenizer
-// (tokenizer.json with a WordPiece or BPE model, or BERT's vocab.txt + tokenizer_config.json).
+// (tokenizer.json with a WordPiece or BPE model, or BERT's vocab.txt + tokenizer_config.json) or
+// the one a GGUF file carries in its metadata.
 #include <cstdio>
 
 #include "commands.h"
 #include "json.h"
+#include "models/qwen3_model.h"
 #include "rlx/error.h"
 #include "text/tokenizer_loader.h"
 #include "util/strings.h"
@@ -29,12 +31,14 @@ int cmd_tokenize(Args& args) {
   int64_t max_length = args.int_or("max-length", 0);
   bool json = args.flag("json");
   args.finish();
-  if (!model) throw Error(ErrorKind::invalid_argument, "--model DIR is required (a Hugging Face model directory or tokenizer.json)");
+  if (!model) throw Error(ErrorKind::invalid_argument, "--model DIR|FILE.gguf is required (a Hugging Face model directory, tokenizer.json, or a GGUF file)");
   if (!text) throw Error(ErrorKind::invalid_argument, "--text T is required");
   if (special && no_special) throw Error(ErrorKind::invalid_argument, "--special and --no-special contradict each other");
   if (max_length < 0) throw Error(ErrorKind::invalid_argument, cat("--max-length must be positive, got ", max_length));
 
-  text::Tokenizer tok = text::load_tokenizer(*model);
+  bool gguf = model->size() > 5 && model->compare(model->size() - 5, 5, ".gguf") == 0;
+  std::shared_ptr<text::Tokenizer> loaded = gguf ? models::load_gguf_tokenizer(*model) : std::make_shared<text::Tokenizer>(text::load_tokenizer(*model));
+  text::Tokenizer& tok = *loaded;
   bool wordpiece = std::string(tok.model_type()) == "WordPiece";
   // BERT inputs always carry [CLS]/[SEP]; causal LMs get BOS etc. only when asked (as generation
   // prompts are usually templated first).
