@@ -274,7 +274,7 @@ class Parser {
     }
     if (pos_ >= s_.size()) fail("unterminated string");
     ++pos_;
-    AttrSpec spec{"loc", AttrType::Str, {}, false, ""};
+    AttrSpec spec{"loc", AttrType::Str, {}, false, false, ""};
     return std::get<std::string>(attr_from_text(s_.substr(b, pos_ - b), spec, "loc"));
   }
 
