@@ -103,6 +103,13 @@ std::shared_ptr<text::Tokenizer> gguf_tokenizer(const GgufFile& f) {
     d.token_type.resize(a->raw.size() / 4);
     std::memcpy(d.token_type.data(), a->raw.data(), d.token_type.size() * 4);
   }
+  if (const GgufValue* sc = f.find("tokenizer.ggml.scores")) {
+    const formats::GgufArray* a = sc->as_array();
+    if (!a || a->elem != formats::GgufType::f32) throw Error(ErrorKind::format, cat(f.path, ": tokenizer.ggml.scores must be an array of float32"));
+    d.scores.resize(a->raw.size() / 4);
+    std::memcpy(d.scores.data(), a->raw.data(), d.scores.size() * 4);
+  }
+  if (const GgufValue* v = f.find("tokenizer.ggml.add_space_prefix"); v && std::holds_alternative<bool>(v->v)) d.add_space_prefix = std::get<bool>(v->v);
   d.bos_id = gguf_id(f, "tokenizer.ggml.bos_token_id");
   d.eos_id = gguf_id(f, "tokenizer.ggml.eos_token_id");
   d.eot_id = gguf_id(f, "tokenizer.ggml.eot_token_id");

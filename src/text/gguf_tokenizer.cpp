@@ -1,6 +1,11 @@
 #include "text/gguf_tokenizer.h"
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "rlx/error.h"
+#include "text/json_fields.h"
+#include "text/utf8.h"
 #include "util/strings.h"
 
 namespace rlx::text {
@@ -50,15 +55,10 @@ std::optional<std::string> gguf_pre_tokenizer_regex(const std::string& pre) {
   return std::string(p->pattern ? p->pattern : kGpt2Pattern);
 }
 
-Tokenizer tokenizer_from_gguf(const GgufTokenizerData& d) {
-  if (d.model != "gpt2")
-    throw Error(ErrorKind::unsupported, cat("GGUF tokenizer.ggml.model '", d.model,
-                                            "' is not supported (RLX reads byte-level BPE: \"gpt2\")"));
-  std::string pre_name = d.pre.empty() ? "default" : d.pre;
-  const PreInfo* pre = find_pre(pre_name);
-  if (!pre)
-    throw Error(ErrorKind::unsupported,
-                cat("GGUF tokenizer.ggml.pre '", pre_name, "' is not supported (supported: ", known_pres(), ")"));
+namespace {
+
+// The ids and token types must fit the token list.
+void check_layout(const GgufTokenizerData& d) {
   if (!d.token_type.empty() && d.token_type.size() != d.tokens.size())
     throw Error(ErrorKind::format, cat("GGUF tokenizer.ggml.token_type has ", d.token_type.size(),
                                        " entries but tokenizer.ggml.tokens has ", d.tokens.size()));
@@ -71,6 +71,125 @@ Tokenizer tokenizer_from_gguf(const GgufTokenizerData& d) {
   check_id(d.eot_id, "tokenizer.ggml.eot_token_id");
   check_id(d.unk_id, "tokenizer.ggml.unknown_token_id");
   check_id(d.pad_id, "tokenizer.ggml.padding_token_id");
+}
+
+// BOS/EOS around each sequence as tokenizer.ggml.add_*_token ask.
+std::unique_ptr<PostProcessor> bos_eos_template(const GgufTokenizerData& d, bool add_bos, bool add_eos) {
+  std::vector<TemplatePiece> single, pair;
+  std::vector<std::pair<std::string, TemplateSpecialToken>> specials;
+  const std::string bos = add_bos ? d.tokens[*d.bos_id] : "", eos = add_eos ? d.tokens[*d.eos_id] : "";
+  if (add_bos) specials.push_back({bos, {{*d.bos_id}, {bos}}});
+  if (add_eos && eos != bos) specials.push_back({eos, {{*d.eos_id}, {eos}}});
+  for (int s = 0; s < 2; ++s) {
+    if (add_bos) pair.push_back({false, 0, bos, s});
+    pair.push_back({true, s, "", s});
+    if (add_eos) pair.push_back({false, 0, eos, s});
+  }
+  if (add_bos) single.push_back({false, 0, bos, 0});
+  single.push_back({true, 0, "", 0});
+  if (add_eos) single.push_back({false, 0, eos, 0});
+  return make_template_processing(std::move(single), std::move(pair), std::move(specials));
+}
+
+void set_special_ids(Tokenizer& tok, const GgufTokenizerData& d) {
+  SpecialTokenIds ids;
+  ids.bos = d.bos_id;
+  ids.eos = d.eos_id;
+  ids.unk = d.unk_id;
+  ids.pad = d.pad_id;
+  tok.set_special_ids(ids);
+}
+
+GgufTokenType type_of(const GgufTokenizerData& d, size_t i) {
+  return d.token_type.empty() ? GgufTokenType::normal : static_cast<GgufTokenType>(d.token_type[i]);
+}
+
+// transformers' SentencePieceExtractor: every split of every piece into two pieces, ordered
+// locally by the parts' ids, then all (stably) by the whole piece's score, highest first.
+std::vector<std::pair<std::string, std::string>> sentencepiece_merges(const GgufTokenizerData& d) {
+  std::unordered_map<std::string, int32_t> id_of;
+  for (size_t i = 0; i < d.tokens.size(); ++i) id_of.emplace(d.tokens[i], static_cast<int32_t>(i));
+  struct Merge {
+    int32_t left, right;
+    float score;
+  };
+  std::vector<Merge> all, local;
+  for (size_t i = 0; i < d.tokens.size(); ++i) {
+    const std::string& piece = d.tokens[i];
+    local.clear();
+    size_t at = 0;
+    utf8_next(piece, at);  // a split after each code point but the last
+    while (at < piece.size()) {
+      auto l = id_of.find(piece.substr(0, at)), r = id_of.find(piece.substr(at));
+      if (l != id_of.end() && r != id_of.end()) local.push_back({l->second, r->second, d.scores[i]});
+      utf8_next(piece, at);
+    }
+    std::sort(local.begin(), local.end(), [](const Merge& a, const Merge& b) { return a.left != b.left ? a.left < b.left : a.right < b.right; });
+    all.insert(all.end(), local.begin(), local.end());
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Merge& a, const Merge& b) { return a.score > b.score; });
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(all.size());
+  for (const Merge& m : all) out.emplace_back(d.tokens[static_cast<size_t>(m.left)], d.tokens[static_cast<size_t>(m.right)]);
+  return out;
+}
+
+// SentencePiece BPE, laid out as LlamaConverter's tokenizer.json: Prepend("▁") + Replace(" ",
+// "▁") normalizer, no pre-tokenizer, byte fallback, and the decoder that undoes them.
+Tokenizer sentencepiece_from_gguf(const GgufTokenizerData& d) {
+  if (d.scores.size() != d.tokens.size())
+    throw Error(ErrorKind::format, cat("GGUF tokenizer.ggml.scores has ", d.scores.size(), " entries but tokenizer.ggml.tokens has ",
+                                       d.tokens.size(), " (a SentencePiece tokenizer merges by score)"));
+  for (const std::string& t : d.tokens)
+    if (utf8_invalid_at(t) != std::string::npos) throw Error(ErrorKind::format, cat("GGUF tokenizer.ggml.tokens holds invalid UTF-8: ", json_quote(t)));
+  Tokenizer::Parts parts;
+  Vocab vocab;
+  bool bytes = false;
+  std::optional<std::string> unk = d.unk_id ? std::optional<std::string>(d.tokens[*d.unk_id]) : std::nullopt;
+  for (size_t i = 0; i < d.tokens.size(); ++i) {
+    vocab.add(d.tokens[i], static_cast<int32_t>(i));
+    GgufTokenType type = type_of(d, i);
+    bytes = bytes || type == GgufTokenType::byte;
+    if (type == GgufTokenType::unknown && !unk) unk = d.tokens[i];
+    // <unk> and the control tokens are special added tokens in transformers' file too
+    if (type == GgufTokenType::control || type == GgufTokenType::unknown || type == GgufTokenType::user_defined)
+      parts.added_tokens.push_back({d.tokens[i], false, false, false, false, type != GgufTokenType::user_defined});
+  }
+  BpeOptions bpe;
+  bpe.unk_token = unk;
+  bpe.fuse_unk = true;
+  bpe.byte_fallback = bytes;
+  parts.model = make_bpe(std::move(vocab), sentencepiece_merges(d), bpe, "GGUF tokenizer.ggml.tokens/scores");
+  bool prefix = d.add_space_prefix.value_or(true);
+  Json normalizers = Json::array();
+  if (prefix) normalizers.push_back({{"type", "Prepend"}, {"prepend", "\u2581"}});
+  normalizers.push_back({{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}});
+  parts.normalizer = normalizer_from_json({{"type", "Sequence"}, {"normalizers", normalizers}}, "GGUF SentencePiece normalizer");
+  Json decoders = Json::array({{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}}, {{"type", "ByteFallback"}}, {{"type", "Fuse"}}});
+  if (prefix) decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
+  parts.decoder = decoder_from_json({{"type", "Sequence"}, {"decoders", decoders}}, "GGUF SentencePiece decoder");
+  // SentencePiece models start with BOS unless the file says otherwise (llama.cpp's default too)
+  bool add_bos = d.add_bos.value_or(true) && d.bos_id;
+  bool add_eos = d.add_eos.value_or(false) && d.eos_id;
+  if (add_bos || add_eos) parts.post_processor = bos_eos_template(d, add_bos, add_eos);
+  Tokenizer tok(std::move(parts));
+  set_special_ids(tok, d);
+  return tok;
+}
+
+}  // namespace
+
+Tokenizer tokenizer_from_gguf(const GgufTokenizerData& d) {
+  if (d.model != "gpt2" && d.model != "llama")
+    throw Error(ErrorKind::unsupported, cat("GGUF tokenizer.ggml.model '", d.model,
+                                            "' is not supported (RLX reads \"gpt2\", byte-level BPE, and \"llama\", SentencePiece BPE)"));
+  check_layout(d);
+  if (d.model == "llama") return sentencepiece_from_gguf(d);
+  std::string pre_name = d.pre.empty() ? "default" : d.pre;
+  const PreInfo* pre = find_pre(pre_name);
+  if (!pre)
+    throw Error(ErrorKind::unsupported,
+                cat("GGUF tokenizer.ggml.pre '", pre_name, "' is not supported (supported: ", known_pres(), ")"));
 
   Tokenizer::Parts parts;
   Vocab vocab;
@@ -104,29 +223,9 @@ Tokenizer tokenizer_from_gguf(const GgufTokenizerData& d) {
   parts.decoder = make_byte_level_decoder();
   bool add_bos = d.add_bos.value_or(false) && d.bos_id;
   bool add_eos = d.add_eos.value_or(false) && d.eos_id;
-  if (add_bos || add_eos) {
-    std::vector<TemplatePiece> single, pair;
-    std::vector<std::pair<std::string, TemplateSpecialToken>> specials;
-    const std::string bos = add_bos ? d.tokens[*d.bos_id] : "", eos = add_eos ? d.tokens[*d.eos_id] : "";
-    if (add_bos) specials.push_back({bos, {{*d.bos_id}, {bos}}});
-    if (add_eos && eos != bos) specials.push_back({eos, {{*d.eos_id}, {eos}}});
-    for (int s = 0; s < 2; ++s) {
-      if (add_bos) pair.push_back({false, 0, bos, s});
-      pair.push_back({true, s, "", s});
-      if (add_eos) pair.push_back({false, 0, eos, s});
-    }
-    if (add_bos) single.push_back({false, 0, bos, 0});
-    single.push_back({true, 0, "", 0});
-    if (add_eos) single.push_back({false, 0, eos, 0});
-    parts.post_processor = make_template_processing(std::move(single), std::move(pair), std::move(specials));
-  }
+  if (add_bos || add_eos) parts.post_processor = bos_eos_template(d, add_bos, add_eos);
   Tokenizer tok(std::move(parts));
-  SpecialTokenIds ids;
-  ids.bos = d.bos_id;
-  ids.eos = d.eos_id;
-  ids.unk = d.unk_id;
-  ids.pad = d.pad_id;
-  tok.set_special_ids(ids);
+  set_special_ids(tok, d);
   return tok;
 }
 

@@ -51,6 +51,39 @@ TEST(Gguf, Llama3MetadataWithBosMatchesReference) {
   EXPECT_EQ(tok.special_ids().eos, d.eos_id);
 }
 
+// SentencePiece BPE (Llama 2, Mistral, Gemma…) as GGUF metadata — tokens, scores and types, no
+// merges — against what Hugging Face tokenizers does with the tokenizer.json transformers makes
+// of the same model (gen_spm_gguf.js: merges rebuilt from the scores by SentencePieceExtractor).
+TEST(Gguf, SentencePieceMetadataMatchesReference) {
+  auto g = testing::read_json(fixture_path("spm_gguf/gguf.json"));
+  GgufTokenizerData d;
+  d.model = g.at("tokenizer.ggml.model").get<std::string>();
+  d.tokens = g.at("tokenizer.ggml.tokens").get<std::vector<std::string>>();
+  d.scores = g.at("tokenizer.ggml.scores").get<std::vector<float>>();
+  d.token_type = g.at("tokenizer.ggml.token_type").get<std::vector<int32_t>>();
+  d.bos_id = g.at("tokenizer.ggml.bos_token_id").get<int32_t>();
+  d.eos_id = g.at("tokenizer.ggml.eos_token_id").get<int32_t>();
+  d.unk_id = g.at("tokenizer.ggml.unknown_token_id").get<int32_t>();
+  d.add_bos = g.at("tokenizer.ggml.add_bos_token").get<bool>();
+  d.add_eos = g.at("tokenizer.ggml.add_eos_token").get<bool>();
+  Tokenizer tok = tokenizer_from_gguf(d);
+  auto exp = testing::expected("spm_gguf");
+  ASSERT_GT(exp.at("cases").size(), 100u);
+  testing::check_cases(tok, exp);
+  EXPECT_EQ(tok.special_ids().bos, 1);
+  // missing scores are a format error that says what a SentencePiece tokenizer needs
+  d.scores.pop_back();
+  try {
+    tokenizer_from_gguf(d);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::format);
+    EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.scores"), std::string::npos) << e.what();
+  }
+  d.model = "t5";
+  EXPECT_THROW(tokenizer_from_gguf(d), Error);
+}
+
 TEST(Gguf, RejectsUnknownPreTokenizerAndBadIds) {
   GgufTokenizerData d = gguf_from_tokenizer_json(testing::read_json(fixture_path("qwen2/tokenizer.json")), "no-such-pre");
   try {
