@@ -16,7 +16,7 @@ constexpr size_t kMaxConfigBytes = 16u << 20;
 constexpr int64_t kMaxSize = int64_t{1} << 40;  // any real dimension is far below this
 
 const char* const kBertTypes[] = {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet", "electra"};
-const char* const kLlamaTypes[] = {"llama", "mistral", "qwen2", "qwen3"};
+const char* const kLlamaTypes[] = {"llama", "mistral", "qwen2", "qwen3", "phi3"};
 
 class Fields {
  public:
@@ -137,7 +137,12 @@ void parse_llama(const Fields& f, const std::string& source, HfConfig& c) {
   c.tie_word_embeddings = f.flag("tie_word_embeddings", false);
   c.attention_bias = c.model_type == "qwen2" ? true : f.flag("attention_bias", false);
   c.qk_norm = c.model_type == "qwen3";
-  bool sliding = f.flag("use_sliding_window", c.model_type == "mistral");
+  // Phi-3 rotates every dimension (Phi-4-mini's partial rotary is another model)
+  if (c.model_type == "phi3")
+    if (const json* p = f.get("partial_rotary_factor"); p && !p->is_null() && (!p->is_number() || p->get<double>() != 1.0))
+      f.fail("partial_rotary_factor", "a partial rotary embedding is not supported (phi3 rotates the whole head)");
+  // Mistral and Phi-3 attend through their sliding window whenever the config gives one.
+  bool sliding = f.flag("use_sliding_window", c.model_type == "mistral" || c.model_type == "phi3");
   if (sliding)
     if (auto w = f.opt_int("sliding_window")) c.sliding_window = *w;
   c.bos_token_id = f.opt_int("bos_token_id");
@@ -185,7 +190,7 @@ HfConfig parse_hf_config(const std::string& text, const std::string& source) {
   } else {
     throw Error(ErrorKind::unsupported,
                 cat(source, ": model_type '", c.model_type, "' is not supported yet; RLX builds ",
-                    "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, electra, llama, mistral, qwen2 and qwen3"));
+                    "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, electra, llama, mistral, qwen2, qwen3 and phi3"));
   }
   c.raw = std::move(j);
   return c;

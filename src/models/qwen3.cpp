@@ -233,7 +233,7 @@ int64_t LlamaWeight::bytes() const {
 }
 
 void validate_llama_spec(const LlamaSpec& s) {
-  if (s.arch != "qwen3" && s.arch != "qwen2" && s.arch != "llama") bad_spec(cat("unknown architecture '", s.arch, "'"));
+  if (s.arch != "qwen3" && s.arch != "qwen2" && s.arch != "llama" && s.arch != "phi3") bad_spec(cat("unknown architecture '", s.arch, "'"));
   for (auto [name, v] : {std::pair{"vocab_size", s.vocab_size}, {"hidden_size", s.hidden_size}, {"intermediate_size", s.intermediate_size},
                          {"num_layers", s.num_layers}, {"num_heads", s.num_heads}, {"num_kv_heads", s.num_kv_heads}, {"head_dim", s.head_dim}})
     if (v <= 0) bad_spec(cat(name, " must be positive, got ", v));

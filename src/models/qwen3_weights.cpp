@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "formats/quant.h"
 #include "formats/json_util.h"
@@ -139,7 +142,7 @@ LlamaSpec llama_spec_from_hf(const formats::HfConfig& c, const std::string& sour
   if (c.family != formats::HfFamily::llama)
     throw Error(ErrorKind::unsupported, cat(source, ": model_type '", c.model_type, "' is not a llama-family decoder"));
   LlamaSpec s;
-  s.arch = c.model_type == "qwen3" ? "qwen3" : c.model_type == "qwen2" ? "qwen2" : "llama";
+  s.arch = c.model_type == "qwen3" ? "qwen3" : c.model_type == "qwen2" ? "qwen2" : c.model_type == "phi3" ? "phi3" : "llama";
   s.vocab_size = c.vocab_size;
   s.hidden_size = c.hidden_size;
   s.intermediate_size = c.intermediate_size;
@@ -220,7 +223,67 @@ LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
   return s;
 }
 
-LlamaWeights load_llama_weights(const formats::WeightSource& src, const LlamaSpec& spec, const std::string& precision) {
+namespace {
+
+// Phi-3 stores q, k and v as one matrix (qkv_proj) and gate and up as another (gate_up_proj):
+// their rows, in that order. The split matrices are row ranges of the fused ones — views of
+// the same bytes, whatever the type (quantized rows stay whole blocks).
+class FusedRowsSource : public formats::WeightSource {
+ public:
+  FusedRowsSource(const formats::WeightSource& inner, const LlamaSpec& spec) : inner_(inner), spec_(spec) {}
+  const std::string& path() const override { return inner_.path(); }
+  const char* format() const override { return inner_.format(); }
+  std::string stored_name(const std::string& name) const override {
+    auto [fused, lo, hi] = locate(name);
+    return fused.empty() ? inner_.stored_name(name) : inner_.stored_name(fused);
+  }
+  size_t count() const override { return inner_.count(); }
+  const std::string& stored_name_at(size_t i) const override { return inner_.stored_name_at(i); }
+  const formats::TensorView* find(const std::string& name) const override {
+    auto [fused, lo, hi] = locate(name);
+    if (fused.empty()) return inner_.find(name);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = views_.find(name); it != views_.end()) return &it->second;
+    const formats::TensorView* f = inner_.find(fused);
+    if (!f) return nullptr;
+    if (f->shape.size() != 2 || f->shape[0] < hi || f->nbytes == 0 || f->nbytes % static_cast<size_t>(f->shape[0]))
+      throw Error(ErrorKind::format, cat(path(), ": '", fused, "' must be a matrix of at least ", hi, " rows to hold '", name, "'"));
+    size_t row = f->nbytes / static_cast<size_t>(f->shape[0]);
+    formats::TensorView v = *f;
+    v.name = name;
+    v.shape[0] = hi - lo;
+    v.data = f->data + static_cast<size_t>(lo) * row;
+    v.nbytes = static_cast<size_t>(hi - lo) * row;
+    v.file_offset = f->file_offset + static_cast<uint64_t>(lo) * row;
+    return &views_.emplace(name, std::move(v)).first->second;
+  }
+
+ private:
+  // The fused tensor a split name lives in and its rows [lo, hi), or "" when it is not split.
+  std::tuple<std::string, int64_t, int64_t> locate(const std::string& name) const {
+    const int64_t q = spec_.num_heads * spec_.head_dim, kv = spec_.num_kv_heads * spec_.head_dim, ff = spec_.intermediate_size;
+    auto ends = [&](const char* suffix) {
+      std::string s = suffix;
+      return name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0 ? name.substr(0, name.size() - s.size()) : std::string();
+    };
+    if (auto p = ends("self_attn.q_proj.weight"); !p.empty()) return {p + "self_attn.qkv_proj.weight", 0, q};
+    if (auto p = ends("self_attn.k_proj.weight"); !p.empty()) return {p + "self_attn.qkv_proj.weight", q, q + kv};
+    if (auto p = ends("self_attn.v_proj.weight"); !p.empty()) return {p + "self_attn.qkv_proj.weight", q + kv, q + 2 * kv};
+    if (auto p = ends("mlp.gate_proj.weight"); !p.empty()) return {p + "mlp.gate_up_proj.weight", 0, ff};
+    if (auto p = ends("mlp.up_proj.weight"); !p.empty()) return {p + "mlp.gate_up_proj.weight", ff, 2 * ff};
+    return {"", 0, 0};
+  }
+  const formats::WeightSource& inner_;
+  const LlamaSpec& spec_;
+  mutable std::mutex mu_;
+  mutable std::map<std::string, formats::TensorView> views_;
+};
+
+}  // namespace
+
+LlamaWeights load_llama_weights(const formats::WeightSource& file, const LlamaSpec& spec, const std::string& precision) {
+  FusedRowsSource fused(file, spec);
+  const formats::WeightSource& src = spec.arch == "phi3" ? static_cast<const formats::WeightSource&>(fused) : file;
   if (precision != "as-stored" && precision != "f32" && precision != "bf16")
     throw Error(ErrorKind::invalid_argument, cat("precision '", precision, "' is not supported for llama weights (as-stored, f32 or bf16)"));
   const bool as_stored = precision == "as-stored";
@@ -311,6 +374,8 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
                       const std::function<std::vector<float>(const std::string&, const std::vector<int64_t>&)>& tensor,
                       const GgufExportOptions& o) {
   validate_llama_spec(spec);
+  if (spec.arch == "phi3")
+    throw Error(ErrorKind::unsupported, "writing a phi3 model as GGUF is not supported yet (llama.cpp's phi3 layout fuses qkv and gate/up)");
   formats::GgufWriter gw;
   const std::string a = spec.arch + ".";
   auto u32 = [](int64_t v) { return GgufValue(static_cast<uint32_t>(v)); };

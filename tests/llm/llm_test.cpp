@@ -106,6 +106,16 @@ TEST_P(Fixture, F32GgufWrittenByRlxGivesTheSameLogits) {
   GgufExportOptions o;
   o.matrix_type = formats::WeightType::f32;
   o.tokenizer_json = fixture(name) + "/tokenizer.json";
+  if (m.spec.arch == "phi3") {  // not written yet: refused by name, never a wrong file
+    try {
+      write_llama_gguf(path, m.spec, m.weights, o);
+      ADD_FAILURE() << "a phi3 GGUF was written";
+    } catch (const Error& err) {
+      EXPECT_EQ(err.kind(), ErrorKind::unsupported);
+      EXPECT_NE(std::string(err.what()).find("phi3"), std::string::npos) << err.what();
+    }
+    return;
+  }
   write_llama_gguf(path, m.spec, m.weights, o);
   LlamaModel g = load_llama_model(path);
   EXPECT_EQ(g.spec.rope_interleaved, m.spec.arch == "llama");
@@ -119,7 +129,7 @@ TEST_P(Fixture, F32GgufWrittenByRlxGivesTheSameLogits) {
   fs::remove(path);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, Fixture, ::testing::Values("qwen3_tiny", "llama_tiny", "qwen2_tiny"));
+INSTANTIATE_TEST_SUITE_P(Tiny, Fixture, ::testing::Values("qwen3_tiny", "llama_tiny", "qwen2_tiny", "phi3_tiny"));
 
 // Random tiny weights have small logit margins; Q8_0 must keep nearly every top-1 choice. (On a
 // trained model, below, Q8_0 reproduces the greedy ids exactly.)
