@@ -20,6 +20,9 @@ std::string gguf_tensor_name(const std::string& hf) {
       {"mlp.gate_proj.weight", "ffn_gate.weight"},
       {"mlp.up_proj.weight", "ffn_up.weight"},
       {"mlp.down_proj.weight", "ffn_down.weight"},
+      // Phi-3's fused matrices (llama.cpp keeps them fused too: ffn_up holds gate then up)
+      {"self_attn.qkv_proj.weight", "attn_qkv.weight"},
+      {"mlp.gate_up_proj.weight", "ffn_up.weight"},
   };
   if (hf == "model.embed_tokens.weight") return "token_embd.weight";
   if (hf == "model.norm.weight") return "output_norm.weight";

@@ -176,8 +176,10 @@ LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
   const GgufValue* av = f.find("general.architecture");
   if (!av || !av->as_string()) throw Error(ErrorKind::format, cat(f.path, ": no general.architecture (a string) in the GGUF metadata"));
   std::string arch = *av->as_string();
-  if (arch != "qwen3" && arch != "qwen2" && arch != "llama")
-    throw Error(ErrorKind::unsupported, cat(f.path, ": GGUF architecture '", arch, "' is not supported (qwen3, qwen2 and llama are)"));
+  if (arch != "qwen3" && arch != "qwen2" && arch != "llama" && arch != "phi3")
+    throw Error(ErrorKind::unsupported, cat(f.path, ": GGUF architecture '", arch, "' is not supported (qwen3, qwen2, llama and phi3 are)"));
+  if (arch == "phi3" && (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight")))
+    throw Error(ErrorKind::unsupported, cat(f.path, ": phi3 with LongRoPE (rope_factors_long/short: the 128k-context models) is not supported yet"));
   LlamaSpec s;
   s.arch = arch;
   const std::string a = arch + ".";
@@ -199,6 +201,7 @@ LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
   // llama.cpp runs llama with GPT-J style RoPE over Q/K rows its converter permuted; qwen2/3 use
   // the NeoX style (HF rotate_half) on rows as Hugging Face stores them.
   s.rope_interleaved = arch == "llama";
+  if (auto w = meta_int(f, a + "attention.sliding_window"); w && *w > 0) s.sliding_window = *w;
   if (auto id = meta_int(f, "tokenizer.ggml.bos_token_id")) s.bos_token_id = *id;
   for (const char* k : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"})
     if (auto id = meta_int(f, k))
@@ -374,8 +377,6 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
                       const std::function<std::vector<float>(const std::string&, const std::vector<int64_t>&)>& tensor,
                       const GgufExportOptions& o) {
   validate_llama_spec(spec);
-  if (spec.arch == "phi3")
-    throw Error(ErrorKind::unsupported, "writing a phi3 model as GGUF is not supported yet (llama.cpp's phi3 layout fuses qkv and gate/up)");
   formats::GgufWriter gw;
   const std::string a = spec.arch + ".";
   auto u32 = [](int64_t v) { return GgufValue(static_cast<uint32_t>(v)); };
@@ -391,6 +392,8 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
   gw.set(a + "attention.value_length", u32(spec.head_dim));
   gw.set(a + "attention.layer_norm_rms_epsilon", static_cast<float>(spec.rms_norm_eps));
   gw.set(a + "rope.freq_base", static_cast<float>(spec.rope_theta));
+  if (spec.arch == "phi3") gw.set(a + "rope.dimension_count", u32(spec.head_dim));
+  if (spec.sliding_window) gw.set(a + "attention.sliding_window", u32(*spec.sliding_window));
   if (o.tokenizer_json) {
     nlohmann::json tj = formats::parse_json_checked(formats::read_text_file(*o.tokenizer_json, 64u << 20), *o.tokenizer_json, 64u << 20, 64);
     const auto& model = tj.at("model");
@@ -408,17 +411,37 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
         tokens[static_cast<size_t>(i)] = t.at("content").get<std::string>();
         types[static_cast<size_t>(i)] = t.value("special", false) ? 3 : 4;
       }
-    std::vector<std::string> merges;
-    for (const auto& m : model.at("merges"))
-      merges.push_back(m.is_string() ? m.get<std::string>() : cat(m.at(0).get<std::string>(), " ", m.at(1).get<std::string>()));
-    gw.set("tokenizer.ggml.model", "gpt2");
-    gw.set("tokenizer.ggml.pre", spec.arch == "llama" ? "llama-bpe" : "qwen2");
+    // A SentencePiece BPE (byte fallback, "▁" for spaces) goes as llama.cpp's "llama" model:
+    // pieces with scores (−id: the order its merges were made in) and no merges; a byte-level
+    // BPE as "gpt2" with its merges.
+    bool sentencepiece = model.value("byte_fallback", false);
     gw.set("tokenizer.ggml.tokens", formats::gguf_array(tokens));
+    if (sentencepiece) {
+      std::vector<float> scores(tokens.size(), 0.0f);
+      for (size_t i = 0; i < tokens.size(); ++i) {
+        const std::string& t = tokens[i];
+        bool byte = t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>';
+        if (byte) types[i] = 6;
+        else if (types[i] == 1) scores[i] = -static_cast<float>(i);
+        if (model.contains("unk_token") && model["unk_token"].is_string() && t == model["unk_token"].get<std::string>()) {
+          types[i] = 2;
+          gw.set("tokenizer.ggml.unknown_token_id", u32(static_cast<int64_t>(i)));
+        }
+      }
+      gw.set("tokenizer.ggml.model", "llama");
+      gw.set("tokenizer.ggml.scores", formats::gguf_array_of(formats::GgufType::f32, scores));
+    } else {
+      std::vector<std::string> merges;
+      for (const auto& m : model.at("merges"))
+        merges.push_back(m.is_string() ? m.get<std::string>() : cat(m.at(0).get<std::string>(), " ", m.at(1).get<std::string>()));
+      gw.set("tokenizer.ggml.model", "gpt2");
+      gw.set("tokenizer.ggml.pre", spec.arch == "llama" ? "llama-bpe" : "qwen2");
+      gw.set("tokenizer.ggml.merges", formats::gguf_array(merges));
+    }
     gw.set("tokenizer.ggml.token_type", formats::gguf_array_of(formats::GgufType::i32, types));
-    gw.set("tokenizer.ggml.merges", formats::gguf_array(merges));
     if (!spec.eos_token_ids.empty()) gw.set("tokenizer.ggml.eos_token_id", u32(spec.eos_token_ids[0]));
     if (spec.bos_token_id) gw.set("tokenizer.ggml.bos_token_id", u32(*spec.bos_token_id));
-    gw.set("tokenizer.ggml.add_bos_token", spec.arch == "llama" && spec.bos_token_id.has_value());
+    gw.set("tokenizer.ggml.add_bos_token", (spec.arch == "llama" || sentencepiece) && spec.bos_token_id.has_value());
   }
   if (o.chat_template) gw.set("tokenizer.chat_template", *o.chat_template);
   if (!spec.rope_inv_freq.empty()) {
@@ -427,8 +450,32 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
     for (size_t i = 0; i < base.size(); ++i) factors[i] = base[i] / spec.rope_inv_freq[i];
     gw.add_tensor_f32("rope_freqs.weight", {spec.head_dim / 2}, factors.data(), WeightType::f32);
   }
-  for (const auto& [name, shape] : llama_weight_shapes(spec)) {
-    std::vector<float> v = tensor(name, shape);
+  auto ends_with = [](const std::string& s, const char* suffix) {
+    std::string x = suffix;
+    return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+  };
+  for (auto [name, shape] : llama_weight_shapes(spec)) {
+    std::vector<float> v;
+    if (spec.arch == "phi3" && (ends_with(name, "k_proj.weight") || ends_with(name, "v_proj.weight") || ends_with(name, "mlp.up_proj.weight")))
+      continue;  // written inside the fused matrix of their layer
+    if (spec.arch == "phi3" && (ends_with(name, "q_proj.weight") || ends_with(name, "gate_proj.weight"))) {
+      // llama.cpp's phi3 layout: q, k, v rows in attn_qkv; gate then up rows in ffn_up
+      bool attn = ends_with(name, "q_proj.weight");
+      std::string stem = name.substr(0, name.size() - std::string(attn ? "q_proj.weight" : "gate_proj.weight").size());
+      std::vector<std::string> parts = attn ? std::vector<std::string>{stem + "q_proj.weight", stem + "k_proj.weight", stem + "v_proj.weight"}
+                                             : std::vector<std::string>{stem + "gate_proj.weight", stem + "up_proj.weight"};
+      int64_t rows = 0;
+      for (const std::string& part : parts) {
+        std::vector<int64_t> ps = {part.find("k_proj") != std::string::npos || part.find("v_proj") != std::string::npos ? spec.num_kv_heads * spec.head_dim : shape[0], shape[1]};
+        std::vector<float> x = tensor(part, ps);
+        v.insert(v.end(), x.begin(), x.end());
+        rows += ps[0];
+      }
+      name = stem + (attn ? "qkv_proj.weight" : "gate_up_proj.weight");
+      shape = {rows, shape[1]};
+    } else {
+      v = tensor(name, shape);
+    }
     WeightType t = WeightType::f32;
     if (is_matrix(shape)) {
       t = o.matrix_type;
