@@ -115,6 +115,9 @@ std::shared_ptr<text::Tokenizer> gguf_tokenizer(const GgufFile& f) {
   d.eot_id = gguf_id(f, "tokenizer.ggml.eot_token_id");
   d.unk_id = gguf_id(f, "tokenizer.ggml.unknown_token_id");
   d.pad_id = gguf_id(f, "tokenizer.ggml.padding_token_id");
+  d.cls_id = gguf_id(f, "tokenizer.ggml.cls_token_id");
+  d.sep_id = gguf_id(f, "tokenizer.ggml.seperator_token_id");  // llama.cpp's spelling
+  d.mask_id = gguf_id(f, "tokenizer.ggml.mask_token_id");
   for (auto [key, out] : {std::pair{"tokenizer.ggml.add_bos_token", &d.add_bos}, {"tokenizer.ggml.add_eos_token", &d.add_eos}})
     if (const GgufValue* v = f.find(key); v && std::holds_alternative<bool>(v->v)) *out = std::get<bool>(v->v);
   auto tok = std::make_shared<text::Tokenizer>(text::tokenizer_from_gguf(d));

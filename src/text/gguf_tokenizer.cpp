@@ -5,6 +5,10 @@
 
 #include "rlx/error.h"
 #include "text/json_fields.h"
+#include "text/normalizer.h"
+#include "text/post_processor.h"
+#include "text/pre_tokenizer.h"
+#include "text/decoder.h"
 #include "text/utf8.h"
 #include "util/strings.h"
 
@@ -177,14 +181,69 @@ Tokenizer sentencepiece_from_gguf(const GgufTokenizerData& d) {
   return tok;
 }
 
+// WordPiece as llama.cpp's converter stores it (phantom spaces), back to BERT's vocabulary.
+Tokenizer wordpiece_from_gguf(const GgufTokenizerData& d) {
+  const std::string phantom = "\u2581";
+  Tokenizer::Parts parts;
+  Vocab vocab;
+  bool upper = false;
+  for (size_t i = 0; i < d.tokens.size(); ++i) {
+    const std::string& t = d.tokens[i];
+    GgufTokenType type = type_of(d, i);
+    std::string piece;
+    if (type == GgufTokenType::control) {
+      piece = t;
+      parts.added_tokens.push_back({t, false, false, false, false, true});
+    } else if (t.compare(0, phantom.size(), phantom) == 0) {
+      piece = t.substr(phantom.size());
+    } else {
+      piece = "##" + t;
+    }
+    if (type != GgufTokenType::control)
+      for (char c : piece) upper = upper || (c >= 'A' && c <= 'Z');
+    vocab.add(piece, static_cast<int32_t>(i));
+  }
+  auto id_or = [&](const std::optional<int32_t>& id, const char* name) -> int32_t {
+    if (id) return *id;
+    throw Error(ErrorKind::format, cat("GGUF WordPiece tokenizer without tokenizer.ggml.", name, " (BERT inputs are [CLS] A [SEP])"));
+  };
+  int32_t cls = id_or(d.cls_id ? d.cls_id : d.bos_id, "cls_token_id"), sep = id_or(d.sep_id ? d.sep_id : d.eos_id, "seperator_token_id");
+  WordPieceOptions wp;
+  if (d.unk_id) wp.unk_token = d.tokens[*d.unk_id];
+  parts.model = make_wordpiece(std::move(vocab), wp);
+  BertNormalizerOptions norm;
+  norm.lowercase = !upper;  // an uncased vocabulary was made from lower-cased text
+  parts.normalizer = make_bert_normalizer(norm);
+  parts.pre_tokenizer = make_bert_pre_tokenizer();
+  parts.post_processor = make_bert_processing(d.tokens[static_cast<size_t>(cls)], cls, d.tokens[static_cast<size_t>(sep)], sep);
+  parts.decoder = make_wordpiece_decoder("##", true);
+  Tokenizer tok(std::move(parts));
+  SpecialTokenIds ids;
+  ids.cls = cls;
+  ids.sep = sep;
+  ids.unk = d.unk_id;
+  ids.pad = d.pad_id;
+  ids.mask = d.mask_id;
+  tok.set_special_ids(ids);
+  return tok;
+}
+
 }  // namespace
 
 Tokenizer tokenizer_from_gguf(const GgufTokenizerData& d) {
-  if (d.model != "gpt2" && d.model != "llama")
+  if (d.model != "gpt2" && d.model != "llama" && d.model != "bert")
     throw Error(ErrorKind::unsupported, cat("GGUF tokenizer.ggml.model '", d.model,
-                                            "' is not supported (RLX reads \"gpt2\", byte-level BPE, and \"llama\", SentencePiece BPE)"));
+                                            "' is not supported (RLX reads \"gpt2\", byte-level BPE; \"llama\", SentencePiece BPE; \"bert\", WordPiece)"));
   check_layout(d);
+  auto check_id = [&](const std::optional<int32_t>& id, const char* key) {
+    if (id && (*id < 0 || static_cast<size_t>(*id) >= d.tokens.size()))
+      throw Error(ErrorKind::format, cat("GGUF ", key, " = ", *id, " is outside the ", d.tokens.size(), " tokens"));
+  };
+  check_id(d.cls_id, "tokenizer.ggml.cls_token_id");
+  check_id(d.sep_id, "tokenizer.ggml.seperator_token_id");
+  check_id(d.mask_id, "tokenizer.ggml.mask_token_id");
   if (d.model == "llama") return sentencepiece_from_gguf(d);
+  if (d.model == "bert") return wordpiece_from_gguf(d);
   std::string pre_name = d.pre.empty() ? "default" : d.pre;
   const PreInfo* pre = find_pre(pre_name);
   if (!pre)

@@ -14,7 +14,7 @@ namespace rlx::text {
 enum class GgufTokenType : int32_t { undefined = 0, normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6 };
 
 struct GgufTokenizerData {
-  std::string model;                // tokenizer.ggml.model: "gpt2" (byte-level BPE), "llama" (SentencePiece BPE)
+  std::string model;                // tokenizer.ggml.model: "gpt2" (byte-level BPE), "llama" (SentencePiece BPE), "bert" (WordPiece)
   std::string pre;                  // tokenizer.ggml.pre: "qwen2", "llama-bpe", "gpt-2", …
   std::vector<std::string> tokens;  // tokenizer.ggml.tokens, index = id
   std::vector<std::string> merges;  // tokenizer.ggml.merges, "a b" in rank order
@@ -22,6 +22,7 @@ struct GgufTokenizerData {
   std::vector<float> scores;        // tokenizer.ggml.scores (SentencePiece: the merge priorities)
   std::optional<bool> add_space_prefix;  // tokenizer.ggml.add_space_prefix (SentencePiece; default true)
   std::optional<int32_t> bos_id, eos_id, eot_id, unk_id, pad_id;
+  std::optional<int32_t> cls_id, sep_id, mask_id;  // tokenizer.ggml.cls_token_id, seperator_token_id (sic), mask_token_id
   std::optional<bool> add_bos, add_eos;  // tokenizer.ggml.add_bos_token / add_eos_token
 };
 
@@ -29,8 +30,11 @@ struct GgufTokenizerData {
 // Hugging Face files GGUF converters read. "llama" (SentencePiece BPE: Llama 2, Mistral, Gemma,
 // Phi-3…) becomes the tokenizer.json transformers' LlamaConverter makes of the same model: merges
 // rebuilt from the pieces and their scores as SentencePieceExtractor does, "▁" for spaces (and
-// one in front), byte fallback. Throws rlx::Error(unsupported) for other models or an unknown
-// `pre`, naming the supported ones.
+// one in front), byte fallback. "bert" (WordPiece: BERT, BGE, MiniLM…) undoes llama.cpp's
+// phantom-space vocabulary ("▁word" is a word start, "piece" a "##piece" continuation) and
+// becomes BERT's tokenizer: lowercasing when the vocabulary has no upper-case letter (GGUF does
+// not record do_lower_case), [CLS] A [SEP]. Throws rlx::Error(unsupported) for other models or
+// an unknown `pre`, naming the supported ones.
 Tokenizer tokenizer_from_gguf(const GgufTokenizerData& data);
 
 // The pre-tokenizer regex for a tokenizer.ggml.pre name, or nullopt when unknown.

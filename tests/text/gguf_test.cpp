@@ -84,6 +84,39 @@ TEST(Gguf, SentencePieceMetadataMatchesReference) {
   EXPECT_THROW(tokenizer_from_gguf(d), Error);
 }
 
+// WordPiece (BERT, BGE, MiniLM embedding models) as llama.cpp's converter writes it: control
+// tokens as they are, "##piece" as "piece", every other token with a phantom "▁" in front.
+TEST(Gguf, WordPieceMetadataMatchesReference) {
+  for (const char* name : {"bert_uncased", "bert_cased"}) {
+    SCOPED_TRACE(name);
+    auto tj = testing::read_json(fixture_path(std::string(name) + "/tokenizer.json"));
+    GgufTokenizerData d;
+    d.model = "bert";
+    const auto& vocab = tj.at("model").at("vocab");
+    d.tokens.resize(vocab.size());
+    d.token_type.assign(vocab.size(), static_cast<int32_t>(GgufTokenType::normal));
+    for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+      const std::string& t = it.key();
+      d.tokens.at(it.value().get<size_t>()) = t.rfind("##", 0) == 0 ? t.substr(2) : "\u2581" + t;
+    }
+    for (const auto& t : tj.at("added_tokens")) {
+      size_t id = t.at("id").get<size_t>();
+      std::string c = t.at("content").get<std::string>();
+      d.tokens.at(id) = c;
+      d.token_type[id] = static_cast<int32_t>(GgufTokenType::control);
+      if (c == "[CLS]") d.cls_id = static_cast<int32_t>(id);
+      if (c == "[SEP]") d.sep_id = static_cast<int32_t>(id);
+      if (c == "[UNK]") d.unk_id = static_cast<int32_t>(id);
+      if (c == "[PAD]") d.pad_id = static_cast<int32_t>(id);
+      if (c == "[MASK]") d.mask_id = static_cast<int32_t>(id);
+    }
+    Tokenizer tok = tokenizer_from_gguf(d);
+    testing::check_cases(tok, testing::expected(name), 1);  // BERT inputs carry [CLS]/[SEP]
+    d.cls_id.reset();
+    EXPECT_THROW(tokenizer_from_gguf(d), Error);  // no [CLS] id: refused, never guessed
+  }
+}
+
 TEST(Gguf, RejectsUnknownPreTokenizerAndBadIds) {
   GgufTokenizerData d = gguf_from_tokenizer_json(testing::read_json(fixture_path("qwen2/tokenizer.json")), "no-such-pre");
   try {
