@@ -6,6 +6,7 @@
 
 #include "formats/hf_config.h"
 #include "formats/safetensors.h"
+#include "models/bert_gguf.h"
 #include "models/pooling_graph.h"
 #include "models/weight_block.h"
 #include "ops/builder.h"
@@ -125,6 +126,7 @@ ir::Graph build_bert_graph(const BertSpec& spec, const PoolingSpec& pooling, con
 
 BertModel load_bert(const std::string& dir) {
   namespace fs = std::filesystem;
+  if (dir.size() > 5 && dir.compare(dir.size() - 5, 5, ".gguf") == 0) return load_bert_gguf(dir);
   if (!fs::is_directory(dir))
     throw Error(ErrorKind::io, cat(dir, ": not a directory (expected a Hugging Face or sentence-transformers model directory)"));
   BertModel m;

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "rlx/error.h"
+#include "models/qwen3_model.h"
 #include "text/tokenizer_loader.h"
 #include "util/strings.h"
 
@@ -38,6 +39,11 @@ int64_t bucket_length(int64_t n, int64_t limit) { return std::min(std::max<int64
 
 SentenceEmbedder SentenceEmbedder::open(const std::string& dir, const std::string& device, const SessionOptions& options) {
   BertModel m = load_bert(dir);
+  bool gguf = dir.size() > 5 && dir.compare(dir.size() - 5, 5, ".gguf") == 0;
+  if (gguf) {  // the WordPiece vocabulary the file carries
+    std::shared_ptr<text::Tokenizer> tok = load_gguf_tokenizer(dir);
+    return SentenceEmbedder(std::move(m), std::move(*tok), device, options);
+  }
   text::Tokenizer tok = text::load_tokenizer(m.layout.transformer_dir);
   return SentenceEmbedder(std::move(m), std::move(tok), device, options);
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/bert.h"
+#include "models/bert_gguf.h"
 #include "models/sentence_embedder.h"
 #include "parity.h"
 #include "rlx/error.h"
@@ -82,6 +83,31 @@ TEST(Bert, SentenceTransformersDirectoryMatchesReference) {
     EXPECT_EQ(ids, c["ids"].get<std::vector<int32_t>>()) << c["name"];
     EXPECT_LE(max_abs_diff(got, static_cast<int64_t>(i), c["embedding"]), kTol) << c["name"];
   }
+}
+
+// The same model as a llama.cpp-layout GGUF (write_bert_gguf; llama.cpp's names, pooling and
+// phantom-space WordPiece): loaded back, its tokenizer and vectors are the reference's (for the
+// texts the directory's max_seq_length does not cut: GGUF does not record it).
+TEST(Bert, GgufFileMatchesReference) {
+  json e = expected("st_mean");
+  SentenceEmbedder from_dir = SentenceEmbedder::open(fixture("st_mean"));
+  std::string path = (fs::temp_directory_path() / "rlx_bert_st_mean.gguf").string();
+  write_bert_gguf(path, from_dir.model(), from_dir.tokenizer());
+  SentenceEmbedder emb = SentenceEmbedder::open(path);
+  EXPECT_EQ(emb.dim(), e["dim"].get<int64_t>());
+  EXPECT_TRUE(emb.model().layout.pooling.normalize);
+  Tensor got = emb.embed(texts_of(e), 4);
+  size_t compared = 0;
+  for (size_t i = 0; i < e["cases"].size(); ++i) {
+    const json& c = e["cases"][i];
+    // GGUF keeps no sentence-transformers max_seq_length: texts the directory truncates run whole
+    if (static_cast<int64_t>(c["ids"].size()) >= e["max_tokens"].get<int64_t>()) continue;
+    EXPECT_EQ(emb.tokenizer().encode(c["text"].get<std::string>()).ids, c["ids"].get<std::vector<int32_t>>()) << c["name"];
+    EXPECT_LE(max_abs_diff(got, static_cast<int64_t>(i), c["embedding"]), kTol) << c["name"];
+    ++compared;
+  }
+  EXPECT_GE(compared + 3, e["cases"].size());
+  fs::remove(path);
 }
 
 TEST(Bert, BatchSizeDoesNotChangeResults) {
