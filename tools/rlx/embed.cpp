@@ -48,6 +48,12 @@ std::string pooling_names(const models::PoolingSpec& p) {
 
 }  // namespace
 
+// Where the pooling came from: modules.json, the defaults of a plain directory, or a GGUF's key.
+std::string pooling_source(const models::BertModel& m, bool json) {
+  bool gguf = m.dir.size() > 5 && m.dir.compare(m.dir.size() - 5, 5, ".gguf") == 0;
+  return gguf ? "bert.pooling_type" : m.layout.defaulted ? (json ? "default" : "defaults") : "modules.json";
+}
+
 int cmd_embed(Args& args) {
   auto model_dir = args.value("model");
   std::vector<std::string> texts = args.values("text");
@@ -93,14 +99,14 @@ int cmd_embed(Args& args) {
     std::printf("{\"dim\":%lld,\"count\":%zu,\"pooling\":%s,\"normalize\":%s,\"pooling_source\":%s,\"note\":%s,"
                 "\"max_tokens\":%lld,\"device\":%s,\"precision\":%s,\"embeddings\":%s}\n",
                 static_cast<long long>(D), texts.size(), json_quote(pooling_names(layout.pooling)).c_str(),
-                json_bool(layout.pooling.normalize).c_str(), json_quote(layout.defaulted ? "default" : "modules.json").c_str(),
+                json_bool(layout.pooling.normalize).c_str(), json_quote(pooling_source(emb.model(), true)).c_str(),
                 json_quote(layout.description).c_str(), static_cast<long long>(emb.model().max_tokens),
                 json_quote(device).c_str(), json_quote(precision).c_str(), json_array(rows).c_str());
     return 0;
   }
   std::printf("%zu embeddings of dimension %lld (%s pooling%s; %s) in %.2f s on %s, %s\n", texts.size(),
               static_cast<long long>(D), pooling_names(layout.pooling).c_str(), layout.pooling.normalize ? ", L2 normalized" : "",
-              layout.defaulted ? "defaults" : "modules.json", seconds, device.c_str(), precision.c_str());
+              pooling_source(emb.model(), false).c_str(), seconds, device.c_str(), precision.c_str());
   for (size_t i = 0; i < texts.size(); ++i) {
     const float* r = p + static_cast<int64_t>(i) * D;
     std::string head;

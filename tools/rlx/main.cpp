@@ -23,7 +23,7 @@ const std::vector<Command>& commands() {
        "train an image classifier on MNIST-format data (Fashion-MNIST by default)", cmd_train},
       {"info", "FILE|DIR [--json]", "format, metadata and tensors of a safetensors/GGUF/ONNX file or model directory", cmd_info},
       {"tokenize", "--model DIR|FILE.gguf --text T [--pair T2] [--special|--no-special] [--max-length N] [--json]", "token ids and tokens of a text (WordPiece or BPE, Hugging Face-exact)", cmd_tokenize},
-      {"embed", "--model DIR [--text T]… [--file F|-] [--batch N] [--device D] [--precision f32] [--threads N] [--json]", "sentence embeddings with a BERT-family model directory (sentence-transformers pooling)", cmd_embed},
+      {"embed", "--model DIR|FILE.gguf [--text T]… [--file F|-] [--batch N] [--device D] [--precision f32] [--threads N] [--json]", "sentence embeddings with a BERT-family model directory (sentence-transformers pooling)", cmd_embed},
       {"bench", "WORKLOAD [options] (minilm; `rlx bench` lists them)", "benchmarks: p50/p90 latency of a workload", cmd_bench},
       {"generate", "--model DIR|FILE.gguf (--prompt T | --prompt-ids 1,2,3) [--max-tokens N] [--temperature 0] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--chat] [--no-think] [--ignore-eos] [--device D] [--precision f32|bf16] [--activations auto|q8|f32] [--threads N] [--json]",
        "text generation with a Qwen3 / llama-family model, streamed (greedy unless the model's generation_config samples)", cmd_generate},
