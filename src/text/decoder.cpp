@@ -161,6 +161,33 @@ class ReplaceDecoder : public Decoder {
   std::string content_;
 };
 
+// tokenizers' Metaspace decoder: the replacement becomes ' ', except in the first token, where
+// it is dropped (the space the pre-tokenizer prepended) — every one of them, as tokenizers does.
+class MetaspaceDecoder : public Decoder {
+ public:
+  MetaspaceDecoder(std::string replacement, bool prepend) : rep_(std::move(replacement)), prepend_(prepend) {}
+  std::vector<std::string> decode_chain(std::vector<std::string> tokens) const override {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      std::string out;
+      const std::string& t = tokens[i];
+      for (size_t k = 0; k < t.size();) {
+        if (t.compare(k, rep_.size(), rep_) == 0) {
+          if (!(i == 0 && prepend_)) out += ' ';
+          k += rep_.size();
+        } else {
+          out += t[k++];
+        }
+      }
+      tokens[i] = std::move(out);
+    }
+    return tokens;
+  }
+
+ private:
+  std::string rep_;
+  bool prepend_;
+};
+
 class SequenceDecoder : public Decoder {
  public:
   explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> items) : items_(std::move(items)) {}
@@ -196,6 +223,10 @@ std::unique_ptr<Decoder> decoder_from_json(const Json& j, const std::string& whe
   if (type == "Replace")
     return std::make_unique<ReplaceDecoder>(pattern_from_json(json_required(j, "pattern", where), where + ".pattern"),
                                             json_string(j, "content", where));
+  if (type == "Metaspace") {
+    std::string scheme = json_opt_string(j, "prepend_scheme", where).value_or(json_bool(j, "add_prefix_space", true, where) ? "always" : "never");
+    return std::make_unique<MetaspaceDecoder>(json_opt_string(j, "replacement", where).value_or("\u2581"), scheme != "never");
+  }
   if (type == "Sequence") {
     const Json& list = json_required(j, "decoders", where);
     if (!list.is_array()) json_fail(where, "field 'decoders': expected an array");
@@ -204,7 +235,7 @@ std::unique_ptr<Decoder> decoder_from_json(const Json& j, const std::string& whe
     return std::make_unique<SequenceDecoder>(std::move(items));
   }
   throw Error(ErrorKind::unsupported, cat(where, ": decoder type '", type,
-                                          "' is not supported (supported: ByteLevel, WordPiece, ByteFallback, Fuse, Strip, Replace, Sequence)"));
+                                          "' is not supported (supported: ByteLevel, WordPiece, ByteFallback, Fuse, Strip, Replace, Metaspace, Sequence)"));
 }
 
 }  // namespace rlx::text

@@ -167,11 +167,50 @@ class ByteLevelPreTokenizer : public PreTokenizer {
   std::optional<Regex> regex_;
 };
 
+// SentencePiece's spaces (tokenizers' Metaspace): ' ' becomes the replacement ("▁"), one is
+// prepended (always, or only at the start of the input for "first", unless already there), and
+// with `split` each "▁" starts a new piece.
+class MetaspacePreTokenizer : public PreTokenizer {
+ public:
+  enum class Prepend { always, first, never };
+  MetaspacePreTokenizer(std::string replacement, Prepend prepend, bool split) : rep_(std::move(replacement)), prepend_(prepend), split_(split) {}
+  void pre_tokenize(std::vector<std::string>& pieces) const override { pre_tokenize_at(pieces, true); }
+  void pre_tokenize_at(std::vector<std::string>& pieces, bool at_start) const override {
+    std::vector<std::string> out;
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      std::string t;
+      for (char c : pieces[k]) {
+        if (c == ' ') t += rep_;
+        else t += c;
+      }
+      bool first = at_start && k == 0;
+      if ((prepend_ == Prepend::always || (prepend_ == Prepend::first && first)) && t.compare(0, rep_.size(), rep_) != 0) t = rep_ + t;
+      if (!split_) {
+        if (!t.empty()) out.push_back(std::move(t));
+        continue;
+      }
+      size_t start = 0;  // MergedWithNext: each replacement begins a piece
+      for (size_t at = t.find(rep_, rep_.size() <= t.size() ? 1 : t.size()); at != std::string::npos; at = t.find(rep_, at + rep_.size())) {
+        if (at > start) out.push_back(t.substr(start, at - start));
+        start = at;
+      }
+      if (start < t.size()) out.push_back(t.substr(start));
+    }
+    pieces = std::move(out);
+  }
+
+ private:
+  std::string rep_;
+  Prepend prepend_;
+  bool split_;
+};
+
 class SequencePreTokenizer : public PreTokenizer {
  public:
   explicit SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> items) : items_(std::move(items)) {}
-  void pre_tokenize(std::vector<std::string>& pieces) const override {
-    for (const auto& p : items_) p->pre_tokenize(pieces);
+  void pre_tokenize(std::vector<std::string>& pieces) const override { pre_tokenize_at(pieces, true); }
+  void pre_tokenize_at(std::vector<std::string>& pieces, bool at_start) const override {
+    for (const auto& p : items_) p->pre_tokenize_at(pieces, at_start);
   }
 
  private:
@@ -229,6 +268,19 @@ std::unique_ptr<PreTokenizer> pre_tokenizer_from_json(const Json& j, const std::
     bool individual = json_bool(j, "individual_digits", false, where);
     return std::make_unique<CharSplitPreTokenizer>(is_numeric, individual ? SplitBehavior::isolated : SplitBehavior::contiguous);
   }
+  if (type == "Metaspace") {
+    std::string rep = json_opt_string(j, "replacement", where).value_or("\u2581");
+    MetaspacePreTokenizer::Prepend prepend = MetaspacePreTokenizer::Prepend::always;
+    if (auto scheme = json_opt_string(j, "prepend_scheme", where)) {
+      if (*scheme == "always") prepend = MetaspacePreTokenizer::Prepend::always;
+      else if (*scheme == "first") prepend = MetaspacePreTokenizer::Prepend::first;
+      else if (*scheme == "never") prepend = MetaspacePreTokenizer::Prepend::never;
+      else json_fail(where, cat("field 'prepend_scheme': unknown value '", *scheme, "' (expected always, first or never)"));
+    } else if (!json_bool(j, "add_prefix_space", true, where)) {  // the older files' spelling
+      prepend = MetaspacePreTokenizer::Prepend::never;
+    }
+    return std::make_unique<MetaspacePreTokenizer>(rep, prepend, json_bool(j, "split", true, where));
+  }
   if (type == "Sequence") {
     const Json& list = json_required(j, "pretokenizers", where);
     if (!list.is_array()) json_fail(where, "field 'pretokenizers': expected an array");
@@ -239,7 +291,7 @@ std::unique_ptr<PreTokenizer> pre_tokenizer_from_json(const Json& j, const std::
   }
   throw Error(ErrorKind::unsupported,
               cat(where, ": pre-tokenizer type '", type,
-                  "' is not supported (supported: BertPreTokenizer, ByteLevel, Split, Whitespace, WhitespaceSplit, "
+                  "' is not supported (supported: BertPreTokenizer, ByteLevel, Split, Whitespace, WhitespaceSplit, Metaspace, "
                   "Punctuation, Digits, Sequence)"));
 }
 

@@ -13,6 +13,12 @@ class PreTokenizer {
   virtual ~PreTokenizer() = default;
   // Splits every piece further, in place; empty pieces are dropped (as tokenizers does).
   virtual void pre_tokenize(std::vector<std::string>& pieces) const = 0;
+  // The same, told whether the first piece begins the input (offset 0 of the original text):
+  // Metaspace's prepend_scheme "first" prepends only there.
+  virtual void pre_tokenize_at(std::vector<std::string>& pieces, bool at_start) const {
+    (void)at_start;
+    pre_tokenize(pieces);
+  }
 };
 
 // How a split treats the delimiters it finds (tokenizers' SplitDelimiterBehavior).
@@ -27,7 +33,7 @@ std::unique_ptr<PreTokenizer> make_regex_split_pre_tokenizer(const std::string& 
 std::unique_ptr<PreTokenizer> make_sequence_pre_tokenizer(std::vector<std::unique_ptr<PreTokenizer>> items);
 
 // Any pre-tokenizer of tokenizer.json ("type": BertPreTokenizer, ByteLevel, Split, Whitespace,
-// WhitespaceSplit, Punctuation, Digits, Sequence).
+// WhitespaceSplit, Punctuation, Digits, Metaspace, Sequence).
 std::unique_ptr<PreTokenizer> pre_tokenizer_from_json(const Json& j, const std::string& where);
 
 // The regex GPT-2's ByteLevel pre-tokenizer splits with (use_regex).

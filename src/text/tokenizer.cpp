@@ -56,7 +56,9 @@ Encoding Tokenizer::encode_sequence(std::string_view text, int32_t type_id) cons
       }
       std::vector<std::string> words;
       if (!part.text.empty()) words.emplace_back(part.text);
-      if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(words);
+      // at the start of the input: the first raw piece, and the first part of its normalized text
+      bool at_start = raw.text.data() == text.data() && part.text.data() == normalized.data();
+      if (pre_tokenizer_) pre_tokenizer_->pre_tokenize_at(words, at_start);
       for (const auto& w : words) {
         ids.clear();
         model_->tokenize(w, ids);

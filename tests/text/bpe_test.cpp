@@ -23,7 +23,7 @@ TEST_P(BpeFixture, MatchesReference) {
   check_cases(tok, expected(GetParam()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Bpe, BpeFixture, ::testing::Values("qwen2", "llama3", "gpt2", "bpe_features", "spm_bpe"));
+INSTANTIATE_TEST_SUITE_P(Bpe, BpeFixture, ::testing::Values("qwen2", "llama3", "gpt2", "bpe_features", "spm_bpe", "spm_metaspace", "spm_metaspace_split"));
 
 TEST(Bpe, Qwen2TruncationAndLeftPadding) {
   Tokenizer tok = load_tokenizer(fixture_path("qwen2"));

@@ -38,7 +38,7 @@ TEST_P(DecodeStreamFixture, ChunksAreCompleteAndConcatenateToDecode) {
   else EXPECT_EQ(held_back, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(All, DecodeStreamFixture, ::testing::Values("qwen2", "llama3", "gpt2", "spm_bpe", "bert_uncased"));
+INSTANTIATE_TEST_SUITE_P(All, DecodeStreamFixture, ::testing::Values("qwen2", "llama3", "gpt2", "spm_bpe", "spm_metaspace", "spm_metaspace_split", "bert_uncased"));
 
 TEST(DecodeStream, EmojiSplitAcrossByteTokensWaitsForLastByte) {
   Tokenizer tok = load_tokenizer(fixture_path("qwen2"));
