@@ -73,7 +73,26 @@ std::unique_ptr<Model> model_from_json(const Json& j, const std::string& where) 
       throw Error(ErrorKind::unsupported, cat(where, ": BPE dropout ", d->dump(), " is a training option; RLX tokenizes deterministically (set it to null)"));
     return make_bpe(vocab_from_json(j, where), merges_from_json(j, where), o, where);
   }
-  throw Error(ErrorKind::unsupported, cat(where, ": model type '", type, "' is not supported (supported: WordPiece, BPE)"));
+  if (type == "Unigram" || (type.empty() && json_member(j, "vocab") && json_member(j, "vocab")->is_array())) {
+    const Json& v = json_required(j, "vocab", where);
+    if (!v.is_array()) json_fail(where, cat("field 'vocab': expected an array [[piece, score], …], found ", v.type_name()));
+    std::vector<std::pair<std::string, double>> pieces;
+    pieces.reserve(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      const Json& e = v[i];
+      if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
+        json_fail(where, cat("vocab[", i, "]: expected [piece, score], found ", e.dump().substr(0, 80)));
+      pieces.emplace_back(e[0].get<std::string>(), e[1].get<double>());
+    }
+    UnigramOptions o;
+    if (const Json* u = json_member(j, "unk_id"); u && !u->is_null()) {
+      if (!u->is_number_integer()) json_fail(where, cat("field 'unk_id': expected an integer or null, found ", u->dump()));
+      o.unk_id = static_cast<int32_t>(u->get<int64_t>());
+    }
+    o.byte_fallback = json_bool(j, "byte_fallback", false, where);
+    return make_unigram(std::move(pieces), o, where);
+  }
+  throw Error(ErrorKind::unsupported, cat(where, ": model type '", type, "' is not supported (supported: WordPiece, BPE, Unigram)"));
 }
 
 }  // namespace rlx::text

@@ -59,13 +59,12 @@ Encoding Tokenizer::encode_sequence(std::string_view text, int32_t type_id) cons
       // at the start of the input: the first raw piece, and the first part of its normalized text
       bool at_start = raw.text.data() == text.data() && part.text.data() == normalized.data();
       if (pre_tokenizer_) pre_tokenizer_->pre_tokenize_at(words, at_start);
+      std::vector<std::string> toks;
       for (const auto& w : words) {
         ids.clear();
-        model_->tokenize(w, ids);
-        for (int32_t id : ids) {
-          const std::string* tok = model_->vocab().token(id);
-          enc.push(id, tok ? *tok : std::string(), type_id, false);
-        }
+        toks.clear();
+        model_->tokenize_tokens(w, ids, toks);
+        for (size_t i = 0; i < ids.size(); ++i) enc.push(ids[i], std::move(toks[i]), type_id, false);
       }
     }
   }

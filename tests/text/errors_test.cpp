@@ -41,7 +41,9 @@ TEST(TokenizerErrors, BadJson) {
   expect_error([] { tokenizer_from_json(R"({"model":{"type":"BPE","vocab":{"a":0},"merges":["a"]}})", "t.json"); },
                ErrorKind::format, {"merges[0]"});
   expect_error([] { tokenizer_from_json(R"({"model":{"type":"Unigram","vocab":[]}})", "t.json"); },
-               ErrorKind::unsupported, {"Unigram"});
+               ErrorKind::format, {"Unigram", "at least one piece"});
+  expect_error([] { tokenizer_from_json(R"({"model":{"type":"WordLevel","vocab":{}}})", "t.json"); },
+               ErrorKind::unsupported, {"WordLevel", "Unigram"});
   expect_error([] { tokenizer_from_json(R"({"normalizer":{"type":"Precompiled"},"model":{"type":"BPE","vocab":{}}})", "t.json"); },
                ErrorKind::unsupported, {"normalizer", "Precompiled"});
   expect_error(
