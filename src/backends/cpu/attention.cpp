@@ -59,14 +59,17 @@ struct MaskSpec {
 // Raw scores → probabilities, row by row, for one (b, h): scale, softcap, bias, mask, softmax.
 // The probabilities overwrite `s` (f32) or, with `pb`, go to a bf16 copy for the AMX product.
 // `rows` query rows from row i0 on (a tile of the Sq queries).
+// `keys`: only the first `keys` can have a nonzero probability (the decode kernel found the
+// rest masked), so the others are left out of the max and the sum (they would add exact zeros).
 void softmax_rows(float* s, float scale, const Geometry& g, const MaskSpec& m, const HostView* bias, const int64_t* bst, int64_t b, int64_t h,
-                  uint16_t* pb = nullptr, int64_t i0 = 0, int64_t rows = -1) {
+                  uint16_t* pb = nullptr, int64_t i0 = 0, int64_t rows = -1, int64_t keys = -1) {
   if (rows < 0) rows = g.Sq;
   for (int64_t t = 0; t < rows; ++t, s += g.Sk, pb = pb ? pb + g.Sk : nullptr) {
     int64_t i = i0 + t;
     float* row = s;
     int64_t pos = i + g.Sk - g.Sq;  // the query's position among the keys (KV cache aligned)
     int64_t end = m.causal ? std::min(g.Sk, pos + 1) : g.Sk;
+    if (keys >= 0) end = std::min(end, keys);
     int64_t begin = m.sliding ? std::max<int64_t>(0, pos - m.window + 1) : 0;
     int64_t len = std::max<int64_t>(0, end - begin);
     const float* bp = bias ? bias->as<float>() + b * bst[0] + h * bst[1] + i * bst[2] : nullptr;
@@ -293,7 +296,7 @@ void run_decode(const Geometry& g, const MaskSpec& ms, float scale, const float*
         std::fill(row, row + g.Sk, 0.0f);
         if (live > begin) simd::dot_rows(kp + begin * g.ldk, live - begin, g.ldk, q + g.q_off(b, h) + i * g.ldq, g.D, row + begin);
       }
-      softmax_rows(sp, scale, g, ms, bias, bst, b, h);
+      softmax_rows(sp, scale, g, ms, bias, bst, b, h, nullptr, 0, -1, used);
       for (int64_t i = 0; i < g.Sq; ++i)
         simd::weighted_rows(sp + i * g.Sk, v + g.v_off(b, hk), used, g.ldv, g.Dv, y + g.y_off(b, h) + i * g.ldy);
     }
