@@ -216,6 +216,16 @@ std::string builtin_chat_format(const LlamaModel& m, const ChatRequest& r) {
 
 }  // namespace
 
+std::string read_chat_template(const std::string& path) {
+  std::string src = formats::read_text_file(path, 4u << 20);
+  try {
+    text::ChatTemplate check(src);
+  } catch (const Error& e) {
+    throw Error(e.kind(), cat(path, ": ", e.what()));
+  }
+  return src;
+}
+
 std::string chat_prompt(const LlamaModel& m, const ChatRequest& r) {
   if (!m.tokenizer) throw Error(ErrorKind::unsupported, "a chat prompt needs the model's tokenizer; this model ships none");
   if (!r.messages.is_array()) throw Error(ErrorKind::invalid_argument, "chat messages must be a list");

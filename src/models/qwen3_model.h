@@ -68,6 +68,9 @@ struct ChatRequest {
   bool add_generation_prompt = true;
 };
 std::string chat_prompt(const LlamaModel& model, const ChatRequest& request);
+// A chat template from a file (--chat-template: one to use instead of the model's), parsed once
+// to report a syntax error with its line now rather than at the first request.
+std::string read_chat_template(const std::string& path);
 // thinking false: enable_thinking=false (Qwen3's empty <think></think> block).
 std::string chat_prompt(const LlamaModel& model, const std::vector<ChatMessage>& messages, bool thinking);
 std::string chat_prompt(const LlamaModel& model, const std::string& user, bool thinking);

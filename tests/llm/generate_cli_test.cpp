@@ -3,8 +3,8 @@
 
 #include <array>
 #include <cstdio>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "models/qwen3_model.h"
@@ -106,6 +106,32 @@ TEST(GenerateCliOptions, StreamsTextAndSamples) {
   CliRun s = run("generate --model " + fixture("qwen3_tiny") + " --prompt hi --max-tokens 5 --temperature 0");
   EXPECT_EQ(s.code, 0) << s.out;
   EXPECT_NE(s.out.find("[rlx generate: "), std::string::npos) << s.out;
+}
+
+TEST(GenerateCliOptions, ChatTemplateFromAFileReplacesTheModels) {
+  // A jinja2-checked fixture template (chat_templates/): the prompt fed to the model is its
+  // rendering, as Python jinja2 gave it, tokenized by the model's tokenizer.
+  std::string dir = std::string(RLX_FIXTURE_DIR) + "/../chat_templates/";
+  json cases = json::parse(std::ifstream(dir + "cases.json"));
+  const json* c = nullptr;
+  for (const auto& x : cases)
+    if (x["name"] == "chatml_single_user_gen") c = &x;
+  ASSERT_NE(c, nullptr);
+  std::string user = (*c)["context"]["messages"][0]["content"].get<std::string>();
+  CliRun r = run("generate --model " + fixture("qwen3_tiny") + " --prompt '" + user + "' --chat --chat-template " + dir +
+                 "templates/chatml_thinking.jinja --max-tokens 1 --temperature 0 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  rlx::models::LlamaModel m = rlx::models::load_llama_model(fixture("qwen3_tiny"));
+  std::vector<int32_t> want = m.tokenizer->encode((*c)["expected"].get<std::string>(), false).ids;
+  EXPECT_EQ(json::parse(r.out)["prompt_ids"].get<std::vector<int32_t>>(), want);
+  // a template with a syntax error is refused up front, naming the file and line
+  std::string bad = (std::filesystem::temp_directory_path() / "rlx_bad_template.jinja").string();
+  std::ofstream(bad) << "line one\n{% if x %}never closed";
+  r = run("generate --model " + fixture("qwen3_tiny") + " --prompt hi --chat --chat-template " + bad);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("rlx_bad_template.jinja"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("endif"), std::string::npos) << r.out;
+  std::filesystem::remove(bad);
 }
 
 TEST(GenerateCliOptions, BadInputIsOneParagraphAndNonZero) {

@@ -57,8 +57,10 @@ int cmd_generate(Args& args) {
   auto threads = args.value("threads");
   std::string activations = args.value_or("activations", "auto");
   bool json = args.flag("json");
+  auto chat_template = args.value("chat-template");
   args.finish();
   if (!model_path) throw Error(ErrorKind::invalid_argument, "--model DIR|FILE.gguf is required (a Qwen3 / llama-family model)");
+  if (chat_template && !chat) throw Error(ErrorKind::invalid_argument, "--chat-template applies to --chat prompts");
   if (!prompt == !prompt_ids) throw Error(ErrorKind::invalid_argument, "give exactly one of --prompt TEXT or --prompt-ids 1,2,3");
   if (prompt_ids && chat) throw Error(ErrorKind::invalid_argument, "--chat formats a text prompt; it cannot be combined with --prompt-ids");
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
@@ -69,6 +71,7 @@ int cmd_generate(Args& args) {
   models::LlamaLoadOptions lo;
   lo.precision = policy;
   models::LlamaModel m = models::load_llama_model(*model_path, lo);
+  if (chat_template) m.chat_template = models::read_chat_template(*chat_template);
   std::vector<int32_t> ids;
   if (prompt_ids) {
     ids = parse_ids(*prompt_ids);

@@ -25,13 +25,13 @@ const std::vector<Command>& commands() {
       {"tokenize", "--model DIR|FILE.gguf --text T [--pair T2] [--special|--no-special] [--max-length N] [--json]", "token ids and tokens of a text (WordPiece or BPE, Hugging Face-exact)", cmd_tokenize},
       {"embed", "--model DIR|FILE.gguf [--text T]… [--file F|-] [--batch N] [--device D] [--precision f32] [--threads N] [--json]", "sentence embeddings with a BERT-family model directory (sentence-transformers pooling)", cmd_embed},
       {"bench", "WORKLOAD [options] (minilm; `rlx bench` lists them)", "benchmarks: p50/p90 latency of a workload", cmd_bench},
-      {"generate", "--model DIR|FILE.gguf (--prompt T | --prompt-ids 1,2,3) [--max-tokens N] [--temperature 0] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--chat] [--no-think] [--ignore-eos] [--device D] [--precision f32|bf16] [--activations auto|q8|f32] [--threads N] [--json]",
+      {"generate", "--model DIR|FILE.gguf (--prompt T | --prompt-ids 1,2,3) [--max-tokens N] [--temperature 0] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--chat [--chat-template FILE.jinja]] [--no-think] [--ignore-eos] [--device D] [--precision f32|bf16] [--activations auto|q8|f32] [--threads N] [--json]",
        "text generation with a Qwen3 / llama-family model, streamed (greedy unless the model's generation_config samples)", cmd_generate},
       {"run", "MODEL.onnx --input NAME=FILE.npy … [--output DIR] [--device D] [--precision f32|bf16|f16|amp] [--threads N] [--json]", "run an ONNX model on .npy inputs, write its outputs as .npy", cmd_run},
       {"onnx-suite", "DIR [--filter REGEX] [--device D] [--json]", "ONNX backend test data: pass/fail per test, ends with `N passed, M failed`", cmd_onnx_suite},
       {"diff", "MODEL.onnx|FILE.rlx [--device D] [--against reference] [--input NAME=FILE.npy]… [--bind S=N,…] [--seed N] [--rtol R] [--atol A] [--top N] [--flip-weight NAME] [--json]",
        "the first node whose output differs between a device and the reference, and the largest errors (exit 3 when one does)", cmd_diff},
-      {"serve", "(--model DIR|FILE.gguf | --embedding-model DIR)… [--host 127.0.0.1] [--port 8080] [--api-key K] [--parallel N] [--ctx N] [--model-name ID] [--embedding-model-name ID] [--max-body BYTES] [--device D] [--precision f32|bf16] [--activations q8|auto|f32] [--threads N]",
+      {"serve", "(--model DIR|FILE.gguf | --embedding-model DIR)… [--host 127.0.0.1] [--port 8080] [--api-key K] [--parallel N] [--ctx N] [--chat-template FILE.jinja] [--model-name ID] [--embedding-model-name ID] [--max-body BYTES] [--device D] [--precision f32|bf16] [--activations q8|auto|f32] [--threads N]",
        "an OpenAI-compatible HTTP server: /v1/completions, /v1/chat/completions (streamed), /v1/embeddings, /v1/models, /health, /metrics; concurrent requests decode together. Quantized matrices take 8-bit activations by default, as llama.cpp's do (--activations auto keeps Q8_0's f32 activations, and so its greedy ids equal to f32 weights')", cmd_serve},
   };
   return cmds;

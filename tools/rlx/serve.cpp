@@ -49,7 +49,9 @@ int cmd_serve(Args& args) {
   // prefill then take the integer kernels (on cpu, the repacked Q8_0 of quant_q8_r16.h).
   std::string activations = args.value_or("activations", "q8");
   auto threads = args.value("threads");
+  auto chat_template = args.value("chat-template");
   args.finish();
+  if (chat_template && !model_path) throw Error(ErrorKind::invalid_argument, "--chat-template goes with --model");
   if (!model_path && !embedding_path) throw Error(ErrorKind::invalid_argument, "give --model DIR|FILE.gguf (completions and chat) and/or --embedding-model DIR");
   if (parallel < 1 || parallel > 256) throw Error(ErrorKind::invalid_argument, cat("--parallel must be in [1, 256], got ", parallel));
   if (ctx < 2) throw Error(ErrorKind::invalid_argument, cat("--ctx must be at least 2, got ", ctx));
@@ -73,6 +75,7 @@ int cmd_serve(Args& args) {
     models::LlamaLoadOptions lo;
     lo.precision = policy;
     model.emplace(models::load_llama_model(*model_path, lo));
+    if (chat_template) model->chat_template = models::read_chat_template(*chat_template);
     models::SlotRunnerOptions ro;
     ro.device = device;
     ro.precision = policy;
