@@ -105,6 +105,10 @@ TEST(ChatTemplate, SyntaxErrorsNameTheLine) {
   expect_error("{# never closed", "unterminated comment", ErrorKind::parse);
   expect_error(std::string("bad \xff byte"), "invalid UTF-8", ErrorKind::parse);
   expect_error("{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}", "nesting too deep", ErrorKind::parse);
+  // chains parse in a loop but evaluate recursively: their depth is bounded too
+  std::string chain = "{{ 1", attrs = "{{ x", filters = "{{ x";
+  for (int i = 0; i < 100000; ++i) chain += " + 1", attrs += ".a", filters += "|trim";
+  for (std::string* t : {&chain, &attrs, &filters}) expect_error(*t + " }}", "nested too deep", ErrorKind::parse);
 }
 
 TEST(ChatTemplate, RuntimeErrorsNameTheLine) {

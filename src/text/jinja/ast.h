@@ -32,6 +32,7 @@ struct Expr {
   };
   Kind kind;
   int line = 0;
+  int depth = 1;  // of the tree under it: the interpreter recurses this deep, so it is bounded
   Value value;
   std::string name;  // name, attr, filter, test, operator
   bool negated = false;  // test: "is not"

@@ -11,8 +11,11 @@ namespace rlx::text::jinja {
 
 namespace {
 
-// Nesting past this is refused (a hostile template must not exhaust the stack).
+// Nesting past this is refused (a hostile template must not exhaust the stack): statements and
+// parenthesized expressions while parsing, and the depth of every expression tree (a chain like
+// 1 + 1 + … parses in a loop but evaluates recursively).
 constexpr int kMaxDepth = 200;
+constexpr int kMaxExprDepth = 256;
 
 class Parser {
  public:
@@ -74,6 +77,22 @@ class Parser {
       case Token::Kind::end: return "the end of the template";
     }
     return "?";
+  }
+
+  // Sets e's depth from its children's and refuses a tree too deep to evaluate.
+  ExprPtr sealed(ExprPtr e) {
+    int d = 0;
+    for (const ExprPtr* c : {&e->a, &e->b, &e->c})
+      if (*c) d = std::max(d, (*c)->depth);
+    for (const auto& x : e->items)
+      if (x) d = std::max(d, x->depth);
+    for (const auto& x : e->keys)
+      if (x) d = std::max(d, x->depth);
+    for (const auto& kv : e->kwargs)
+      if (kv.second) d = std::max(d, kv.second->depth);
+    e->depth = d + 1;
+    if (e->depth > kMaxExprDepth) fail(cat("expression nested too deep (more than ", kMaxExprDepth, " levels)"));
+    return e;
   }
 
   ExprPtr make(Expr::Kind k) {
@@ -251,7 +270,7 @@ class Parser {
       ++p_;
       l->items.push_back(expr());
     }
-    return l;
+    return sealed(std::move(l));
   }
 
   ExprPtr expr() {
@@ -266,7 +285,7 @@ class Parser {
         ++p_;
         t->c = expr();
       }
-      e = std::move(t);
+      e = sealed(std::move(t));
     }
     return e;
   }
@@ -276,7 +295,7 @@ class Parser {
     e->name = std::move(op);
     e->a = std::move(a);
     e->b = std::move(b);
-    return e;
+    return sealed(std::move(e));
   }
 
   ExprPtr or_expr() {
@@ -302,7 +321,7 @@ class Parser {
       auto u = make(Expr::Kind::unary);
       u->name = "not";
       u->a = not_expr();
-      return u;
+      return sealed(std::move(u));
     }
     return compare();
   }
@@ -328,7 +347,7 @@ class Parser {
     }
     if (chain->kwargs.empty()) return first;
     chain->a = std::move(first);
-    return chain;
+    return sealed(std::move(chain));
   }
   ExprPtr math1() {
     ExprPtr e = concat();
@@ -369,7 +388,7 @@ class Parser {
       auto u = make(Expr::Kind::unary);
       u->name = next().s;
       u->a = unary(false);
-      e = std::move(u);
+      e = sealed(std::move(u));
     } else {
       e = postfix(primary());
     }
@@ -419,7 +438,7 @@ class Parser {
               if (is_op(")")) break;
               l->items.push_back(expr());
             }
-            e = std::move(l);
+            e = sealed(std::move(l));
           }
           expect_op(")");
           return e;
@@ -433,7 +452,7 @@ class Parser {
             ++p_;
           }
           expect_op("]");
-          return l;
+          return sealed(std::move(l));
         }
         if (t.s == "{") {
           ++p_;
@@ -446,7 +465,7 @@ class Parser {
             ++p_;
           }
           expect_op("}");
-          return d;
+          return sealed(std::move(d));
         }
         break;
       default: break;
@@ -464,21 +483,21 @@ class Parser {
           k->value = Value::integer(next().i);
           ix->a = std::move(e);
           ix->b = std::move(k);
-          e = std::move(ix);
+          e = sealed(std::move(ix));
           continue;
         }
         auto a = make(Expr::Kind::attr);
         a->name = ident();
         a->a = std::move(e);
-        e = std::move(a);
+        e = sealed(std::move(a));
       } else if (is_op("[")) {
         ++p_;
-        e = subscript(std::move(e));
+        e = sealed(subscript(std::move(e)));
       } else if (is_op("(")) {
         auto c = make(Expr::Kind::call);
         c->a = std::move(e);
         args(*c);
-        e = std::move(c);
+        e = sealed(std::move(c));
       } else {
         return e;
       }
@@ -539,7 +558,7 @@ class Parser {
         f->name = ident();
         f->a = std::move(e);
         if (is_op("(")) args(*f);
-        e = std::move(f);
+        e = sealed(std::move(f));
       } else if (is_name("is")) {
         ++p_;
         auto t = make(Expr::Kind::test);
@@ -558,7 +577,7 @@ class Parser {
                         (k.kind == Token::Kind::op && (k.s == "[" || k.s == "{"));
           if (starts) t->items.push_back(postfix(primary()));
         }
-        e = std::move(t);
+        e = sealed(std::move(t));
       } else {
         return e;
       }
