@@ -135,6 +135,10 @@ TEST(ChatTemplate, ContextValuesKeepTheirTypesAndOrder) {
   EXPECT_EQ(render("{{ tools[0] | tojson }}|{{ tools[0].parameters.a }}|{{ flag }}|{{ flag is number }}", ctx),
             "{\"name\": \"f\", \"parameters\": {\"z\": 1, \"a\": 2.0}}|2.0|True|True");
   EXPECT_THROW(ChatTemplate("x").render(ordered_json::array()), Error);
+  // a request's JSON reaches the template: nesting is bounded, with an error instead of a crash
+  ordered_json deep = ordered_json::array();
+  for (int i = 0; i < 1000; ++i) deep = ordered_json::array({deep});
+  EXPECT_THROW(ChatTemplate("{{ x }}").render({{"x", deep}}), Error);
 }
 
 }  // namespace

@@ -72,7 +72,8 @@ Value Value::callable(std::string name, std::function<Value(Interpreter&, List&,
   return v;
 }
 
-Value Value::from_json(const nlohmann::ordered_json& j) {
+Value Value::from_json(const nlohmann::ordered_json& j, int depth) {
+  if (depth > kMaxJsonDepth) throw Error(ErrorKind::invalid_argument, cat("a chat template's variables nest deeper than ", kMaxJsonDepth, " levels"));
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null: return none();
     case nlohmann::ordered_json::value_t::boolean: return boolean(j.get<bool>());
@@ -82,12 +83,12 @@ Value Value::from_json(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::string: return string(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       List l;
-      for (const auto& e : j) l.push_back(from_json(e));
+      for (const auto& e : j) l.push_back(from_json(e, depth + 1));
       return make_list(std::move(l));
     }
     case nlohmann::ordered_json::value_t::object: {
       Dict d;
-      for (const auto& [k, e] : j.items()) d.items.emplace_back(k, from_json(e));
+      for (const auto& [k, e] : j.items()) d.items.emplace_back(k, from_json(e, depth + 1));
       return make_dict(std::move(d));
     }
     default: return undefined();

@@ -53,7 +53,9 @@ struct Value {
   static Value make_list(List v = {});
   static Value make_dict(Dict v = {});
   static Value callable(std::string name, std::function<Value(Interpreter&, List&, KwArgs&)> fn);
-  static Value from_json(const nlohmann::ordered_json& j);
+  // Throws rlx::Error(invalid_argument) past kMaxJsonDepth levels (a request's JSON reaches here).
+  static Value from_json(const nlohmann::ordered_json& j, int depth = 0);
+  static constexpr int kMaxJsonDepth = 128;
 
   bool is_undefined() const { return kind == Kind::undefined; }
   bool is_none() const { return kind == Kind::none; }
