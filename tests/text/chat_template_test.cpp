@@ -128,6 +128,10 @@ TEST(ChatTemplate, HostileTemplatesAreBounded) {
   expect_error("{% set s = 'x' * 100000 %}{% for i in range(1000) %}{{ s }}{% endfor %}", "the output passes");
   expect_error("{{ 'ab' * 100000000000 }}", "too large");
   expect_error("{{ 9223372036854775807 + 1 }}", "integer overflow");
+  // values built deeper and deeper, or holding themselves, never recurse without bound
+  expect_error("{% set ns = namespace(x=1) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}", "nested deeper");
+  expect_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns | tojson }}", "not JSON serializable");
+  EXPECT_EQ(render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns.me == ns }} {{ ns }}"), "True <Namespace>");
 }
 
 TEST(ChatTemplate, ContextValuesKeepTheirTypesAndOrder) {

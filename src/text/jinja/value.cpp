@@ -56,14 +56,27 @@ Value Value::string(std::string x) {
   v.kind = Kind::string, v.s = std::move(x);
   return v;
 }
+namespace {
+void check_nesting(int nesting) {
+  if (nesting > Value::kMaxNesting)
+    throw Error(ErrorKind::invalid_argument, cat("chat template: lists and dicts nested deeper than ", Value::kMaxNesting, " levels"));
+}
+}  // namespace
+
 Value Value::make_list(List x) {
   Value v;
-  v.kind = Kind::list, v.list = std::make_shared<List>(std::move(x));
+  v.kind = Kind::list;
+  for (const Value& e : x) v.nesting = std::max(v.nesting, e.nesting + 1);
+  check_nesting(v.nesting);
+  v.list = std::make_shared<List>(std::move(x));
   return v;
 }
 Value Value::make_dict(Dict x) {
   Value v;
-  v.kind = Kind::dict, v.dict = std::make_shared<Dict>(std::move(x));
+  v.kind = Kind::dict;
+  for (const auto& kv : x.items) v.nesting = std::max(v.nesting, kv.second.nesting + 1);
+  check_nesting(v.nesting);
+  v.dict = std::make_shared<Dict>(std::move(x));
   return v;
 }
 Value Value::callable(std::string name, std::function<Value(Interpreter&, List&, KwArgs&)> fn) {
@@ -246,6 +259,8 @@ void json_value(std::string& out, const Value& v, const JsonStyle& st, int depth
       return;
     }
     case Value::Kind::dict: {
+      // a namespace may hold itself (set ns.me = ns): not JSON, as in Python
+      if (v.dict->is_namespace) throw Error(ErrorKind::invalid_argument, "tojson: Object of type Namespace is not JSON serializable");
       if (v.dict->items.empty()) {
         out += "{}";
         return;
@@ -322,6 +337,7 @@ bool equal(const Value& a, const Value& b) {
       return true;
     }
     case Value::Kind::dict: {
+      if (a.dict->is_namespace || b.dict->is_namespace) return a.dict == b.dict;  // Python compares namespaces by identity
       if (a.dict->items.size() != b.dict->items.size()) return false;
       for (const auto& [k, v] : a.dict->items) {
         const Value* o = b.dict->find(k);

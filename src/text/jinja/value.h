@@ -43,6 +43,10 @@ struct Value {
   std::shared_ptr<Callable> fn;
   std::string undefined_name;  // what an Undefined stands for, for error messages
   bool tuple = false;          // a list that came from a tuple: printed (a, b)
+  // Lists and dicts inside this one (0 for a scalar). Printing, comparing and freeing recurse
+  // this deep, so building a value past kMaxNesting throws rlx::Error instead.
+  int nesting = 0;
+  static constexpr int kMaxNesting = 512;
 
   static Value undefined(std::string name = {});
   static Value none();
