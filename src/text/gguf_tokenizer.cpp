@@ -75,6 +75,9 @@ void check_layout(const GgufTokenizerData& d) {
   check_id(d.eot_id, "tokenizer.ggml.eot_token_id");
   check_id(d.unk_id, "tokenizer.ggml.unknown_token_id");
   check_id(d.pad_id, "tokenizer.ggml.padding_token_id");
+  check_id(d.cls_id, "tokenizer.ggml.cls_token_id");
+  check_id(d.sep_id, "tokenizer.ggml.seperator_token_id");
+  check_id(d.mask_id, "tokenizer.ggml.mask_token_id");
 }
 
 // BOS/EOS around each sequence as tokenizer.ggml.add_*_token ask.
@@ -235,13 +238,6 @@ Tokenizer tokenizer_from_gguf(const GgufTokenizerData& d) {
     throw Error(ErrorKind::unsupported, cat("GGUF tokenizer.ggml.model '", d.model,
                                             "' is not supported (RLX reads \"gpt2\", byte-level BPE; \"llama\", SentencePiece BPE; \"bert\", WordPiece)"));
   check_layout(d);
-  auto check_id = [&](const std::optional<int32_t>& id, const char* key) {
-    if (id && (*id < 0 || static_cast<size_t>(*id) >= d.tokens.size()))
-      throw Error(ErrorKind::format, cat("GGUF ", key, " = ", *id, " is outside the ", d.tokens.size(), " tokens"));
-  };
-  check_id(d.cls_id, "tokenizer.ggml.cls_token_id");
-  check_id(d.sep_id, "tokenizer.ggml.seperator_token_id");
-  check_id(d.mask_id, "tokenizer.ggml.mask_token_id");
   if (d.model == "llama") return sentencepiece_from_gguf(d);
   if (d.model == "bert") return wordpiece_from_gguf(d);
   std::string pre_name = d.pre.empty() ? "default" : d.pre;

@@ -17,15 +17,6 @@ namespace {
 
 #define RLX_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 
-bool has_vnni() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
-  }();
-  return yes;
-}
-
 inline float f16_at(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);
@@ -202,6 +193,15 @@ struct Q4_K {
 };
 
 }  // namespace
+
+bool has_vnni() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
+  }();
+  return yes;
+}
 
 void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, float* s, float* deq) {
   bool fast = has_vnni();

@@ -32,6 +32,9 @@ void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, fl
 int64_t pairs(int64_t K);  // ⌈K / 64⌉
 void offset_rows(const int8_t* q, const float* d, int64_t M, int64_t K, uint8_t* u, float* dpair);
 
+// Whether this CPU has AVX512-VNNI (and the AVX-512 subsets the integer kernels use).
+bool has_vnni();
+
 // Rows of x one call of a DotFn takes at most.
 constexpr int kMaxRows = 8;
 // out[m] = Σ_k W[k]·x̂[m, k] for one packed row of K values and M ≤ kMaxRows rounded rows. Each

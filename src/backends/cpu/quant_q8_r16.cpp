@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "backends/cpu/quant_q8.h"
 #include "util/host_memory.h"
 #include "util/thread_pool.h"
 // GCC 12's AVX-512 intrinsics build their "undefined" vectors by self-initialization, which
@@ -21,15 +22,6 @@ namespace rlx::backends::cpu::q8 {
 namespace {
 
 #define RLX_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,f16c")))
-
-bool has_vnni() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
-  }();
-  return yes;
-}
 
 // Rows of x per call: M accumulators plus the block's 8 quads and its scales stay in registers.
 constexpr int kRows = 8;
