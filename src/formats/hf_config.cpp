@@ -16,7 +16,7 @@ constexpr size_t kMaxConfigBytes = 16u << 20;
 constexpr int64_t kMaxSize = int64_t{1} << 40;  // any real dimension is far below this
 
 const char* const kBertTypes[] = {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet", "electra"};
-const char* const kLlamaTypes[] = {"llama", "mistral", "qwen2", "qwen3", "phi3"};
+const char* const kLlamaTypes[] = {"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text"};
 
 class Fields {
  public:
@@ -25,6 +25,7 @@ class Fields {
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
     throw Error(ErrorKind::format, cat(source_, ": \"", key, "\" ", msg));
   }
+  bool has(const std::string& key) const { return j_.contains(key); }
   const json* get(const std::string& key) const {
     auto it = j_.find(key);
     return it == j_.end() || it->is_null() ? nullptr : &*it;
@@ -114,9 +115,58 @@ void parse_bert(const Fields& f, HfConfig& c) {
   c.tie_word_embeddings = f.flag("tie_word_embeddings", true);
 }
 
+// Gemma's extras: GeGLU, query_pre_attn_scalar, soft-capping, which layers slide, the sliding
+// layers' RoPE base. Defaults are transformers' Gemma*Config ones.
+void parse_gemma(const Fields& f, const std::string& source, HfConfig& c) {
+  const bool g2 = c.model_type == "gemma2", g3 = c.model_type == "gemma3_text";
+  // Gemma's activation is hidden_activation; transformers ignores hidden_act ("gelu" in the
+  // original configs) and uses the tanh approximation.
+  c.hidden_act = f.str("hidden_activation", "gelu_pytorch_tanh");
+  if (c.hidden_act != "gelu_pytorch_tanh")
+    f.fail("hidden_activation", cat("'", c.hidden_act, "' is not supported (Gemma models use gelu_pytorch_tanh)"));
+  c.tie_word_embeddings = f.flag("tie_word_embeddings", true);
+  if (!g2 && !g3) return;
+  c.query_pre_attn_scalar = f.number("query_pre_attn_scalar", 256);
+  if (!(*c.query_pre_attn_scalar > 0)) f.fail("query_pre_attn_scalar", "must be positive");
+  auto cap = [&](const char* key, std::optional<double> def) -> std::optional<double> {
+    const json* v = f.get(key);
+    if (!v) return f.has(key) ? std::nullopt : def;  // an explicit null turns capping off
+    double x = f.number(key, 0);
+    if (!(x > 0)) f.fail(key, cat("must be positive or null, found ", x));
+    return x;
+  };
+  c.attn_logit_softcapping = cap("attn_logit_softcapping", g2 ? std::optional<double>(50.0) : std::nullopt);
+  c.final_logit_softcapping = cap("final_logit_softcapping", g2 ? std::optional<double>(30.0) : std::nullopt);
+  c.sliding_window = f.size("sliding_window", 4096);
+  if (const json* t = f.get("layer_types")) {
+    if (!t->is_array() || static_cast<int64_t>(t->size()) != c.num_hidden_layers)
+      f.fail("layer_types", cat("must list one type per layer (", c.num_hidden_layers, ")"));
+    for (const auto& x : *t) {
+      std::string s = x.is_string() ? x.get<std::string>() : "";
+      if (s != "sliding_attention" && s != "full_attention")
+        f.fail("layer_types", cat("entries must be sliding_attention or full_attention, found ", x.dump()));
+      c.sliding_layers.push_back(s == "sliding_attention");
+    }
+  } else {
+    // Gemma 2: every other layer from the first; Gemma 3: all but every sliding_window_pattern-th.
+    int64_t pattern = g2 ? 2 : f.size("sliding_window_pattern", 6);
+    for (int64_t i = 0; i < c.num_hidden_layers; ++i) c.sliding_layers.push_back((i + 1) % pattern != 0);
+  }
+  if (g3) {
+    c.rope_local_theta = f.number("rope_local_base_freq", 10000.0);
+    if (const json* rp = f.get("rope_parameters"); rp && rp->is_object() && rp->contains("sliding_attention")) {
+      const json& sa = (*rp)["sliding_attention"];
+      if (sa.is_object() && sa.contains("rope_theta") && sa["rope_theta"].is_number()) c.rope_local_theta = sa["rope_theta"].get<double>();
+    }
+    if (!(*c.rope_local_theta > 0)) f.fail("rope_local_base_freq", "must be positive");
+  }
+  (void)source;
+}
+
 void parse_llama(const Fields& f, const std::string& source, HfConfig& c) {
   bool qwen = c.model_type == "qwen2" || c.model_type == "qwen3";
-  c.vocab_size = f.size("vocab_size", qwen ? 151936 : 32000);
+  bool gemma = c.model_type.compare(0, 5, "gemma") == 0;
+  c.vocab_size = f.size("vocab_size", qwen ? 151936 : gemma ? (c.model_type == "gemma3_text" ? 262208 : 256000) : 32000);
   c.hidden_size = f.size("hidden_size", 4096);
   c.intermediate_size = f.size("intermediate_size", qwen ? 22016 : 11008);
   c.num_hidden_layers = f.size("num_hidden_layers", 32);
@@ -126,6 +176,7 @@ void parse_llama(const Fields& f, const std::string& source, HfConfig& c) {
                                         ? std::optional<int64_t>(c.hidden_size / c.num_attention_heads)
                                         : std::nullopt;
   if (c.model_type == "qwen3" && !f.opt_int("head_dim")) def_head = 128;
+  if (gemma && !f.opt_int("head_dim")) def_head = 256;
   c.head_dim = f.size("head_dim", def_head);
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     f.fail("num_key_value_heads", cat(c.num_key_value_heads, " does not divide num_attention_heads ",
@@ -136,7 +187,7 @@ void parse_llama(const Fields& f, const std::string& source, HfConfig& c) {
   c.rope = parse_rope(f, source);
   c.tie_word_embeddings = f.flag("tie_word_embeddings", false);
   c.attention_bias = c.model_type == "qwen2" ? true : f.flag("attention_bias", false);
-  c.qk_norm = c.model_type == "qwen3";
+  c.qk_norm = c.model_type == "qwen3" || c.model_type == "gemma3_text";
   // Phi-3 rotates every dimension (Phi-4-mini's partial rotary is another model)
   if (c.model_type == "phi3")
     if (const json* p = f.get("partial_rotary_factor"); p && !p->is_null() && (!p->is_number() || p->get<double>() != 1.0))
@@ -155,6 +206,7 @@ void parse_llama(const Fields& f, const std::string& source, HfConfig& c) {
       }
     else f.fail("eos_token_id", "must be an integer or a list of integers");
   }
+  if (gemma) parse_gemma(f, source, c);
 }
 
 }  // namespace
@@ -190,7 +242,8 @@ HfConfig parse_hf_config(const std::string& text, const std::string& source) {
   } else {
     throw Error(ErrorKind::unsupported,
                 cat(source, ": model_type '", c.model_type, "' is not supported yet; RLX builds ",
-                    "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, electra, llama, mistral, qwen2, qwen3 and phi3"));
+                    "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, electra, llama, mistral, qwen2, qwen3, phi3, ",
+                    "gemma, gemma2 and gemma3_text", c.model_type == "gemma3" ? " (a Gemma 3 vision-language checkpoint: its text model alone is gemma3_text)" : ""));
   }
   c.raw = std::move(j);
   return c;
@@ -221,6 +274,11 @@ nlohmann::json hf_config_json(const HfConfig& c) {
     j["attention_bias"] = c.attention_bias;
     j["qk_norm"] = c.qk_norm;
     if (c.sliding_window) j["sliding_window"] = *c.sliding_window;
+    if (!c.sliding_layers.empty()) j["sliding_layers"] = c.sliding_layers;
+    if (c.query_pre_attn_scalar) j["query_pre_attn_scalar"] = *c.query_pre_attn_scalar;
+    if (c.attn_logit_softcapping) j["attn_logit_softcapping"] = *c.attn_logit_softcapping;
+    if (c.final_logit_softcapping) j["final_logit_softcapping"] = *c.final_logit_softcapping;
+    if (c.rope_local_theta) j["rope_local_theta"] = *c.rope_local_theta;
     if (c.bos_token_id) j["bos_token_id"] = *c.bos_token_id;
     j["eos_token_ids"] = c.eos_token_ids;
   } else {

@@ -1,6 +1,6 @@
 // config.json of a Hugging Face model directory, typed for the architectures RLX builds:
 // BERT family encoders (bert, roberta, xlm-roberta, distilbert …) and llama-family decoders
-// (llama, mistral, qwen2, qwen3). Defaults are those of the transformers config classes.
+// (llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text). Defaults are those of the transformers config classes.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -47,6 +47,13 @@ struct HfConfig {
   std::optional<int64_t> sliding_window;
   std::optional<int64_t> bos_token_id;
   std::vector<int64_t> eos_token_ids;  // one or several
+
+  // Gemma family (hidden_activation is read into hidden_act).
+  std::optional<double> query_pre_attn_scalar;   // attention scale = this^-0.5 (Gemma 2/3)
+  std::optional<double> attn_logit_softcapping;  // scores → cap·tanh(scores/cap) (Gemma 2)
+  std::optional<double> final_logit_softcapping;
+  std::optional<double> rope_local_theta;        // the sliding layers' RoPE base (Gemma 3)
+  std::vector<bool> sliding_layers;              // per layer: attends through sliding_window
 
   // Encoders.
   int64_t type_vocab_size = 0;

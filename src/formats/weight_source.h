@@ -39,13 +39,14 @@ class SafetensorsSource : public WeightSource {
 };
 
 // llama.cpp's name for a Hugging Face decoder tensor (model.layers.3.self_attn.q_proj.weight →
-// blk.3.attn_q.weight, model.embed_tokens.weight → token_embd.weight, …); empty when it has none.
-std::string gguf_tensor_name(const std::string& hf_name);
+// blk.3.attn_q.weight, model.embed_tokens.weight → token_embd.weight, …) in a file of
+// general.architecture `arch` (Gemma 2/3 name their norms differently); empty when it has none.
+std::string gguf_tensor_name(const std::string& hf_name, const std::string& arch = "");
 
 // A GGUF file's tensors under their Hugging Face names; the file must outlive the source.
 class GgufSource : public WeightSource {
  public:
-  explicit GgufSource(const GgufFile& file) : file_(file) {}
+  explicit GgufSource(const GgufFile& file);
   const std::string& path() const override { return file_.path; }
   const char* format() const override { return "gguf"; }
   const TensorView* find(const std::string& name) const override;
@@ -55,6 +56,7 @@ class GgufSource : public WeightSource {
 
  private:
   const GgufFile& file_;
+  std::string arch_;  // general.architecture
 };
 
 }  // namespace rlx::formats

@@ -1,5 +1,7 @@
 #include "models/qwen3.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "ops/builder.h"
@@ -84,15 +86,22 @@ class LlamaEmitter {
     b_.set_context("embed_tokens", "");
     const int64_t H = spec_.hidden_size;
     const LlamaWeight& w = weight("model.embed_tokens.weight", {spec_.vocab_size, H});
+    ValueId x;
     if (w.is_packed()) {
       ValueId rows = b_.gather(b_.constant(w.packed), ids, 0);  // u8[B, S, row bytes]
-      return b_.emit1(Op::dequantize, {rows}, Attrs{{"type", std::string(quant::block_type_name(w.type))}, {"shape", Shape{B, S, Dim(H)}}});
+      x = b_.emit1(Op::dequantize, {rows}, Attrs{{"type", std::string(quant::block_type_name(w.type))}, {"shape", Shape{B, S, Dim(H)}}});
+    } else {
+      x = b_.cast(b_.emit1(Op::embedding, {b_.constant(w.dense), ids}), DType::f32);
     }
-    return b_.cast(b_.emit1(Op::embedding, {b_.constant(w.dense), ids}), DType::f32);
+    // Gemma: × √hidden as an f32 (transformers' normalizer in the hidden dtype)
+    return spec_.embed_scale != 0 ? b_.mul(x, b_.scalar(DType::f32, spec_.embed_scale)) : x;
   }
 
-  // Rotary embedding of x[B, H, S, D] at positions[S].
-  ValueId rope(ValueId x, ValueId pos) {
+  // Rotary embedding of x[B, H, S, D] at positions[S]; `local`: a sliding layer's, with its
+  // own base where the model has one.
+  ValueId rope(ValueId x, ValueId pos, bool local) {
+    if (local && spec_.rope_local_theta)
+      return b_.emit1(Op::rope, {x, pos}, Attrs{{"theta", *spec_.rope_local_theta}, {"interleaved", spec_.rope_interleaved}});
     if (spec_.rope_inv_freq.empty())
       return b_.emit1(Op::rope, {x, pos}, Attrs{{"theta", spec_.rope_theta}, {"interleaved", spec_.rope_interleaved}});
     // Scaled RoPE: the rope op's arithmetic with the given frequencies.
@@ -150,13 +159,25 @@ class LlamaEmitter {
   ValueId finish(int64_t l, ValueId x, ValueId a) {
     const std::string p = cat("model.layers.", l, ".");
     const int64_t H = spec_.hidden_size, D = spec_.head_dim, Hq = spec_.num_heads;
-    x = b_.add(x, matmul(a, p + "self_attn.o_proj.weight", H, Hq * D));
+    ValueId o = matmul(a, p + "self_attn.o_proj.weight", H, Hq * D);
+    if (spec_.sandwich_norms) o = rms_norm(o, p + "post_attention_layernorm.weight", H);
+    x = b_.add(x, o);
     b_.set_context(p + "mlp", "");
-    ValueId h = rms_norm(x, p + "post_attention_layernorm.weight", H);
+    ValueId h = rms_norm(x, p + (spec_.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"), H);
     const int64_t F = spec_.intermediate_size;
-    ValueId gate = b_.emit1(Op::silu, {matmul(h, p + "mlp.gate_proj.weight", F, H)});
+    ValueId gate = b_.emit1(spec_.mlp_act == "gelu_tanh" ? Op::gelu_tanh : Op::silu, {matmul(h, p + "mlp.gate_proj.weight", F, H)});
     ValueId up = matmul(h, p + "mlp.up_proj.weight", F, H);
-    return b_.add(x, matmul(b_.mul(gate, up), p + "mlp.down_proj.weight", H, F));
+    ValueId m = matmul(b_.mul(gate, up), p + "mlp.down_proj.weight", H, F);
+    if (spec_.sandwich_norms) m = rms_norm(m, p + "post_feedforward_layernorm.weight", H);
+    return b_.add(x, m);
+  }
+
+  // The attention op's attributes for this model.
+  Attrs attention_attrs() const {
+    Attrs a{{"mask", std::string("additive")}};
+    if (spec_.attn_scale != 0) a.set("scale", spec_.attn_scale);
+    if (spec_.attn_softcap != 0) a.set("softcap", spec_.attn_softcap);
+    return a;
   }
 
   // One layer over sequences that own rows of a slot cache f32[slots·C, Hkv, D] (bshd, the slot
@@ -171,10 +192,11 @@ class LlamaEmitter {
                      const std::function<ValueId(ValueId)>& view) {
     const int64_t D = spec_.head_dim, Hq = spec_.num_heads, Hkv = spec_.num_kv_heads;
     Qkv t = project(l, x, B, S);
+    const bool local = layer_slides(spec_, l);
     // RoPE over the rows as one sequence [1, heads, B·S, D] at their own positions
     auto rotate = [&](ValueId y, int64_t heads) {
       ValueId flat = b_.transpose(b_.reshape(y, {Dim(1), B * S, Dim(heads), Dim(D)}), {0, 2, 1, 3});
-      return b_.reshape(b_.transpose(rope(flat, rope_pos), {0, 2, 1, 3}), {B, S, Dim(heads), Dim(D)});
+      return b_.reshape(b_.transpose(rope(flat, rope_pos, local), {0, 2, 1, 3}), {B, S, Dim(heads), Dim(D)});
     };
     ValueId q = rotate(t.q, Hq), k = rotate(t.k, Hkv);
     auto write = [&](ValueId c, ValueId y) {
@@ -182,7 +204,8 @@ class LlamaEmitter {
     };
     cache.k = write(cache.k, k);
     cache.v = write(cache.v, t.v);
-    Attrs attn{{"mask", std::string("additive")}, {"layout", std::string("bshd")}};
+    Attrs attn = attention_attrs();
+    attn.set("layout", std::string("bshd"));
     ValueId a = b_.emit1(Op::attention, {q, view(cache.k), view(cache.v), bias}, attn);
     return finish(l, x, b_.reshape(a, {B, S, Dim(Hq * D)}));
   }
@@ -191,26 +214,27 @@ class LlamaEmitter {
   ValueId layer(int64_t l, ValueId x, ValueId pos, ValueId bias, Cache& cache, const Dim& B, const Dim& S) {
     const int64_t D = spec_.head_dim, Hq = spec_.num_heads;
     Qkv t = project(l, x, B, S);
-    ValueId q = rope(b_.transpose(t.q, {0, 2, 1, 3}), pos);
-    ValueId k = rope(b_.transpose(t.k, {0, 2, 1, 3}), pos);
+    const bool local = layer_slides(spec_, l);
+    ValueId q = rope(b_.transpose(t.q, {0, 2, 1, 3}), pos, local);
+    ValueId k = rope(b_.transpose(t.k, {0, 2, 1, 3}), pos, local);
     ValueId v = b_.transpose(t.v, {0, 2, 1, 3});
     // The new rows go into the cache at their positions; attention reads the whole cache.
     cache.k = b_.emit1(Op::scatter, {cache.k, pos, k}, Attrs{{"axis", int64_t{2}}});
     cache.v = b_.emit1(Op::scatter, {cache.v, pos, v}, Attrs{{"axis", int64_t{2}}});
-    Attrs attn{{"mask", std::string("additive")}};
+    Attrs attn = attention_attrs();
     if (opt_.bf16_activations) attn.set("compute", DType::bf16);  // both products on AMX, like the matmuls
     ValueId a = b_.emit1(Op::attention, {q, cache.k, cache.v, bias}, attn);
     return finish(l, x, b_.reshape(b_.transpose(a, {0, 2, 1, 3}), {B, S, Dim(Hq * D)}));
   }
 
-  // positions[S] → f32[1, 1, S, C]: 0 where key c ≤ the query's position, kMaskedScore elsewhere
-  // (later keys and the cache's unused tail).
-  ValueId mask(ValueId pos, const Dim& S, const Dim& C) {
+  // positions[S] → f32[1, 1, S, C]: 0 where key c ≤ the query's position (and, for a sliding
+  // layer's mask, inside the window), kMaskedScore elsewhere (later keys and the cache's unused tail).
+  ValueId mask(ValueId pos, const Dim& S, const Dim& C, bool sliding) {
     b_.set_context("attention_mask", "");
     ValueId keys = b_.iota({Dim(1), C}, DType::i64, 1);
     ValueId query = b_.reshape(pos, {S, Dim(1)});
     ValueId allowed = b_.binary(Op::le, keys, query);
-    if (spec_.sliding_window) {
+    if (sliding && spec_.sliding_window) {
       ValueId oldest = b_.sub(query, b_.scalar(DType::i64, static_cast<double>(*spec_.sliding_window)));
       allowed = b_.binary(Op::logical_and, allowed, b_.binary(Op::gt, keys, oldest));
     }
@@ -225,6 +249,35 @@ class LlamaEmitter {
   const LlamaGraphOptions& opt_;
 };
 
+// The two attention masks a model may need — global (causal) and sliding-window — each built
+// once, only if some layer uses it.
+class LayerMasks {
+ public:
+  LayerMasks(const LlamaSpec& spec, const std::function<ValueId(bool sliding)>& make) : spec_(spec) {
+    for (int64_t l = 0; l < spec.num_layers; ++l) {
+      bool s = layer_slides(spec, l);
+      if (!(s ? sliding_ : global_)) (s ? sliding_ : global_) = make(s);
+    }
+  }
+  ValueId of(int64_t l) const { return *(layer_slides(spec_, l) ? sliding_ : global_); }
+
+ private:
+  const LlamaSpec& spec_;
+  std::optional<ValueId> global_, sliding_;
+};
+
+// The head of a graph: the residual stream's rows h[N, H] → logits f32[N, vocab] (soft-capped
+// where the model caps them).
+ValueId lm_head(LlamaEmitter& e, const LlamaSpec& spec, ValueId h) {
+  ops::Builder& b = e.builder();
+  b.set_context("lm_head", "");
+  h = e.rms_norm(h, "model.norm.weight", spec.hidden_size);
+  ValueId logits = e.matmul(h, spec.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", spec.vocab_size, spec.hidden_size);
+  if (spec.final_softcap == 0) return logits;
+  ValueId cap = b.scalar(DType::f32, spec.final_softcap);
+  return b.mul(b.unary(Op::tanh, b.div(logits, cap)), cap);
+}
+
 }  // namespace
 
 int64_t LlamaWeight::bytes() const {
@@ -233,7 +286,9 @@ int64_t LlamaWeight::bytes() const {
 }
 
 void validate_llama_spec(const LlamaSpec& s) {
-  if (s.arch != "qwen3" && s.arch != "qwen2" && s.arch != "llama" && s.arch != "phi3") bad_spec(cat("unknown architecture '", s.arch, "'"));
+  static const char* const kArchs[] = {"qwen3", "qwen2", "llama", "phi3", "gemma", "gemma2", "gemma3"};
+  if (std::find(std::begin(kArchs), std::end(kArchs), s.arch) == std::end(kArchs))
+    bad_spec(cat("unknown architecture '", s.arch, "' (qwen3, qwen2, llama, phi3, gemma, gemma2 and gemma3 are known)"));
   for (auto [name, v] : {std::pair{"vocab_size", s.vocab_size}, {"hidden_size", s.hidden_size}, {"intermediate_size", s.intermediate_size},
                          {"num_layers", s.num_layers}, {"num_heads", s.num_heads}, {"num_kv_heads", s.num_kv_heads}, {"head_dim", s.head_dim}})
     if (v <= 0) bad_spec(cat(name, " must be positive, got ", v));
@@ -244,6 +299,20 @@ void validate_llama_spec(const LlamaSpec& s) {
   if (!(s.rope_theta > 0)) bad_spec("rope_theta must be positive");
   if (!(s.rms_norm_eps >= 0)) bad_spec("rms_norm_eps must not be negative");
   if (s.sliding_window && *s.sliding_window <= 0) bad_spec("sliding_window must be positive");
+  if (!s.sliding_layers.empty() && static_cast<int64_t>(s.sliding_layers.size()) != s.num_layers)
+    bad_spec(cat("sliding_layers names ", s.sliding_layers.size(), " layers, the model has ", s.num_layers));
+  if (s.rope_local_theta && !(*s.rope_local_theta > 0)) bad_spec("rope_local_theta must be positive");
+  if (s.mlp_act != "silu" && s.mlp_act != "gelu_tanh") bad_spec(cat("mlp_act '", s.mlp_act, "' is not silu or gelu_tanh"));
+  for (auto [name, v] : {std::pair{"embed_scale", s.embed_scale}, {"attn_scale", s.attn_scale}, {"attn_softcap", s.attn_softcap},
+                         {"final_softcap", s.final_softcap}})
+    if (!(v >= 0) || !std::isfinite(v)) bad_spec(cat(name, " must be finite and not negative, got ", v));
+}
+
+bool is_gemma(const LlamaSpec& s) { return s.arch == "gemma" || s.arch == "gemma2" || s.arch == "gemma3"; }
+
+bool layer_slides(const LlamaSpec& s, int64_t l) {
+  if (!s.sliding_window) return false;
+  return s.sliding_layers.empty() || s.sliding_layers[static_cast<size_t>(l)];
 }
 
 LlamaSpec qwen3_0_6b_spec() {
@@ -287,6 +356,10 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> llama_weight_shapes(co
     }
     out.push_back({p + "self_attn.o_proj.weight", {H, q}});
     out.push_back({p + "post_attention_layernorm.weight", {H}});
+    if (s.sandwich_norms) {
+      out.push_back({p + "pre_feedforward_layernorm.weight", {H}});
+      out.push_back({p + "post_feedforward_layernorm.weight", {H}});
+    }
     out.push_back({p + "mlp.gate_proj.weight", {F, H}});
     out.push_back({p + "mlp.up_proj.weight", {F, H}});
     out.push_back({p + "mlp.down_proj.weight", {H, F}});
@@ -316,14 +389,10 @@ ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, 
   LlamaEmitter e(g, spec, weights, options);
   ops::Builder& b = e.builder();
   ValueId x = e.embed(ids, B, S);
-  ValueId bias = e.mask(pos, S, C);
-  for (int64_t l = 0; l < spec.num_layers; ++l) x = e.layer(l, x, pos, bias, caches[static_cast<size_t>(l)], B, S);
-  b.set_context("lm_head", "");
+  LayerMasks masks(spec, [&](bool sliding) { return e.mask(pos, S, C, sliding); });
+  for (int64_t l = 0; l < spec.num_layers; ++l) x = e.layer(l, x, pos, masks.of(l), caches[static_cast<size_t>(l)], B, S);
   // Only the row that predicts the next token reaches the norm and the LM head.
-  ValueId h = b.reshape(b.gather(x, last, 1), {B, Dim(spec.hidden_size)});
-  h = e.rms_norm(h, "model.norm.weight", spec.hidden_size);
-  std::string head = spec.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
-  ValueId logits = e.matmul(h, head, spec.vocab_size, spec.hidden_size);
+  ValueId logits = lm_head(e, spec, b.reshape(b.gather(x, last, 1), {B, Dim(spec.hidden_size)}));
   g.value(logits).name = "logits";
   std::vector<ValueId> outs = {logits};
   for (int64_t l = 0; l < spec.num_layers; ++l) {
@@ -344,13 +413,6 @@ ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, 
 }
 
 namespace {
-
-// The head of a graph: the residual stream's rows h[N, H] → logits f32[N, vocab].
-ValueId lm_head(LlamaEmitter& e, const LlamaSpec& spec, ValueId h) {
-  e.builder().set_context("lm_head", "");
-  h = e.rms_norm(h, "model.norm.weight", spec.hidden_size);
-  return e.matmul(h, spec.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", spec.vocab_size, spec.hidden_size);
-}
 
 struct SlotInputs {
   std::vector<LlamaEmitter::SlotCache> caches;
@@ -383,12 +445,12 @@ void finish_slot_graph(ir::Graph& g, ValueId logits, const SlotInputs& in) {
 
 // bias[rows, 1, queries, L]: 0 where key c ≤ the query's position (and, with a sliding window,
 // inside it), kMaskedScore elsewhere. pos: i64 positions reshaped [rows, queries].
-ValueId window_mask(ops::Builder& b, const LlamaSpec& spec, ValueId pos, const Dim& rows, const Dim& queries, const Dim& L) {
+ValueId window_mask(ops::Builder& b, const LlamaSpec& spec, ValueId pos, const Dim& rows, const Dim& queries, const Dim& L, bool sliding) {
   b.set_context("attention_mask", "");
   ValueId keys = b.reshape(b.iota({Dim(1), L}, DType::i64, 1), {Dim(1), Dim(1), L});
   ValueId query = b.reshape(pos, {rows, queries, Dim(1)});
   ValueId allowed = b.binary(Op::le, keys, query);
-  if (spec.sliding_window) {
+  if (sliding && spec.sliding_window) {
     ValueId oldest = b.sub(query, b.scalar(DType::i64, static_cast<double>(*spec.sliding_window)));
     allowed = b.binary(Op::logical_and, allowed, b.binary(Op::gt, keys, oldest));
   }
@@ -413,7 +475,7 @@ ir::Graph build_llama_slot_decode_graph(const LlamaSpec& spec, const LlamaWeight
   LlamaEmitter e(g, spec, weights, options);
   ops::Builder& b = e.builder();
   const bool full = options.slot_attention_full_cache;
-  ValueId bias = window_mask(b, spec, pos, B, S, full ? C : L);
+  LayerMasks masks(spec, [&](bool sliding) { return window_mask(b, spec, pos, B, S, full ? C : L, sliding); });
   // slot b's new row lands at cache row b·C + positions[b]
   ValueId rows = b.add(b.mul(b.iota({B}, DType::i64, 0), b.scalar(DType::i64, static_cast<double>(capacity))), pos);
   const Shape by_slot = {Dim(slots), C, Dim(spec.num_kv_heads), Dim(spec.head_dim)};
@@ -423,7 +485,7 @@ ir::Graph build_llama_slot_decode_graph(const LlamaSpec& spec, const LlamaWeight
     return full ? live : b.slice_axis(live, 1, Dim(0), L);
   };
   ValueId x = e.embed(ids, B, S);
-  for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, bias, in.caches[static_cast<size_t>(l)], B, S, view);
+  for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, masks.of(l), in.caches[static_cast<size_t>(l)], B, S, view);
   finish_slot_graph(g, lm_head(e, spec, b.reshape(x, {B, Dim(spec.hidden_size)})), in);
   return g;
 }
@@ -442,13 +504,13 @@ ir::Graph build_llama_slot_prefill_graph(const LlamaSpec& spec, const LlamaWeigh
   SlotInputs in = add_slot_caches(g, spec, slots, capacity);
   LlamaEmitter e(g, spec, weights, options);
   ops::Builder& b = e.builder();
-  ValueId bias = window_mask(b, spec, pos, B, S, L);
+  LayerMasks masks(spec, [&](bool sliding) { return window_mask(b, spec, pos, B, S, L, sliding); });
   ValueId rows = b.add(b.mul(slot, b.scalar(DType::i64, static_cast<double>(capacity))), pos);  // [S]
   // attention reads the slot's own rows: [1, L, Hkv, D]
   const Shape by_slot = {Dim(slots), Dim(capacity), Dim(spec.num_kv_heads), Dim(spec.head_dim)};
   auto view = [&](ValueId c) { return b.slice_axis(b.gather(b.reshape(c, by_slot), slot, 0), 1, Dim(0), L); };
   ValueId x = e.embed(ids, B, S);
-  for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, bias, in.caches[static_cast<size_t>(l)], B, S, view);
+  for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, masks.of(l), in.caches[static_cast<size_t>(l)], B, S, view);
   ValueId h = b.reshape(b.gather(x, last, 1), {B, Dim(spec.hidden_size)});
   finish_slot_graph(g, lm_head(e, spec, h), in);
   return g;

@@ -1,6 +1,9 @@
-// Qwen3 and the llama family (Qwen2, Llama 3, Mistral) as HIR: token embedding → N pre-norm
-// decoder layers (RMSNorm; GQA attention with optional QK-norm, RoPE, q/k/v biases; SwiGLU MLP)
-// → final RMSNorm → LM head (tied to the embedding or not).
+// Qwen3 and the llama family (Qwen2, Llama 3, Mistral, Phi-3, Gemma 1/2/3) as HIR: token
+// embedding → N pre-norm decoder layers (RMSNorm; GQA attention with optional QK-norm, RoPE,
+// q/k/v biases; SwiGLU or GeGLU MLP) → final RMSNorm → LM head (tied to the embedding or not).
+// Gemma adds an embedding scale, norms after attention and after the MLP (Gemma 2/3), a
+// query_pre_attn_scalar attention scale, soft-capped scores and logits (Gemma 2), and
+// sliding-window layers with their own RoPE base among global ones (Gemma 2/3).
 //
 // One graph serves prefill and decode. It reads and updates a preallocated KV cache: graph
 // inputs
@@ -28,7 +31,7 @@
 namespace rlx::models {
 
 struct LlamaSpec {
-  std::string arch = "qwen3";  // qwen3 | qwen2 | llama (mistral builds as llama)
+  std::string arch = "qwen3";  // qwen3 | qwen2 | llama (mistral builds as llama) | phi3 | gemma | gemma2 | gemma3
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -48,12 +51,28 @@ struct LlamaSpec {
   bool attention_bias = false;  // q/k/v projection biases (qwen2)
   bool qk_norm = false;         // RMSNorm of q and k over head_dim (qwen3)
   std::optional<int64_t> sliding_window;  // keys older than this many positions are hidden
+  // Which layers use sliding_window (empty: every layer, when there is one).
+  std::vector<bool> sliding_layers;
+  // The sliding layers' own RoPE base, unscaled (Gemma 3: 10000 beside the global layers' 1e6).
+  std::optional<double> rope_local_theta;
+  // Gemma family. Norm weights are held as the graph multiplies by them: Gemma's stored w
+  // becomes 1 + w when loaded from Hugging Face (GGUF files already hold 1 + w).
+  double embed_scale = 0;          // embeddings × this (√hidden for Gemma); 0: none
+  std::string mlp_act = "silu";    // silu (SwiGLU) | gelu_tanh (GeGLU)
+  bool sandwich_norms = false;     // Gemma 2/3: post_attention_layernorm normalizes the attention
+                                   // output; pre_/post_feedforward_layernorm wrap the MLP
+  double attn_scale = 0;           // scores × this; 0: 1/√head_dim
+  double attn_softcap = 0;         // scores → cap·tanh(scores/cap); 0: none
+  double final_softcap = 0;        // the same for the logits
   std::optional<int64_t> bos_token_id;
   std::vector<int64_t> eos_token_ids;
 };
 
 // Throws rlx::Error(invalid_argument) naming the inconsistent field.
 void validate_llama_spec(const LlamaSpec& spec);
+bool is_gemma(const LlamaSpec& spec);  // gemma, gemma2, gemma3: (1 + w) norms in Hugging Face files
+// Whether layer l attends through the sliding window.
+bool layer_slides(const LlamaSpec& spec, int64_t l);
 
 // The Qwen3-0.6B architecture (28 layers, hidden 1024, 16 heads, 8 KV heads, head_dim 128,
 // FFN 3072, vocab 151936, tied embeddings, rope_theta 1e6): the benchmark model.

@@ -71,6 +71,14 @@ std::vector<float> permute_rows(const std::vector<float>& w, int64_t rows, int64
 
 Tensor to_f32(const TensorView& v) { return v.type == WeightType::f32 ? formats::to_tensor(v) : formats::dequantize(v); }
 
+// 1 + w in f32, in a new tensor (w may view a read-only mapping).
+Tensor plus_one(const Tensor& w) {
+  Tensor c = w.contiguous();
+  Tensor out = Tensor::zeros(DType::f32, c.shape());
+  for (int64_t i = 0; i < c.numel(); ++i) out.data_as<float>()[i] = 1.0f + c.data_as<float>()[i];
+  return out;
+}
+
 Tensor f32_to_bf16_tensor(const Tensor& t) {
   Tensor c = t.contiguous();
   Tensor out = Tensor::zeros(DType::bf16, c.shape());
@@ -136,13 +144,49 @@ int64_t meta_size(const GgufFile& f, const std::string& key, std::optional<int64
   return x;
 }
 
+// Gemma's GGUF keys, with llama.cpp's defaults: the sliding pattern (a period or one flag per
+// layer; 2 for gemma2, 6 for gemma3), freq_base_swa, the soft-caps; llama.cpp scales queries by
+// 1/√head_dim, or 1/√(hidden/heads) for the 27B models (46 layers in Gemma 2, 62 in Gemma 3).
+void gemma_from_gguf(const GgufFile& f, LlamaSpec& s) {
+  const std::string a = s.arch + ".";
+  s.mlp_act = "gelu_tanh";
+  s.embed_scale = std::sqrt(static_cast<double>(s.hidden_size));
+  if (s.arch == "gemma") return;
+  s.sandwich_norms = true;
+  bool big = (s.arch == "gemma2" && s.num_layers == 46) || (s.arch == "gemma3" && s.num_layers == 62);
+  s.attn_scale = 1.0 / std::sqrt(static_cast<double>(big ? s.hidden_size / s.num_heads : s.head_dim));
+  if (s.arch == "gemma2") {
+    s.attn_softcap = meta_double(f, a + "attn_logit_softcapping").value_or(50.0);
+    s.final_softcap = meta_double(f, a + "final_logit_softcapping").value_or(30.0);
+    if (!s.sliding_window) s.sliding_window = 4096;
+  } else {
+    s.final_softcap = meta_double(f, a + "final_logit_softcapping").value_or(0.0);
+  }
+  if (!s.sliding_window) return;  // a gemma3 file without a window: every layer global
+  const std::string pk = a + "attention.sliding_window_pattern";
+  s.sliding_layers.clear();
+  if (const GgufValue* pv = f.find(pk); pv && pv->as_array()) {
+    const formats::GgufArray& arr = *pv->as_array();
+    if (arr.elem != formats::GgufType::boolean || static_cast<int64_t>(arr.raw.size()) != s.num_layers)
+      throw Error(ErrorKind::format, cat(f.path, ": GGUF key ", pk, " must be one bool per layer (", s.num_layers, "), found ", pv->summary()));
+    for (uint8_t b : arr.raw) s.sliding_layers.push_back(b != 0);
+  } else {
+    int64_t period = meta_size(f, pk, s.arch == "gemma2" ? 2 : 6);
+    for (int64_t i = 0; i < s.num_layers; ++i) s.sliding_layers.push_back(i % period < period - 1);
+  }
+  // The sliding layers' base: freq_base_swa, else gemma2's shared base or gemma3's 10000.
+  double local = meta_double(f, a + "rope.freq_base_swa").value_or(s.arch == "gemma2" ? s.rope_theta : 10000.0);
+  if (local != s.rope_theta || !s.rope_inv_freq.empty()) s.rope_local_theta = local;
+}
+
 }  // namespace
 
 LlamaSpec llama_spec_from_hf(const formats::HfConfig& c, const std::string& source) {
   if (c.family != formats::HfFamily::llama)
     throw Error(ErrorKind::unsupported, cat(source, ": model_type '", c.model_type, "' is not a llama-family decoder"));
   LlamaSpec s;
-  s.arch = c.model_type == "qwen3" ? "qwen3" : c.model_type == "qwen2" ? "qwen2" : c.model_type == "phi3" ? "phi3" : "llama";
+  const std::string& t = c.model_type;
+  s.arch = t == "qwen3" || t == "qwen2" || t == "phi3" || t == "gemma" || t == "gemma2" ? t : t == "gemma3_text" ? "gemma3" : "llama";
   s.vocab_size = c.vocab_size;
   s.hidden_size = c.hidden_size;
   s.intermediate_size = c.intermediate_size;
@@ -159,8 +203,18 @@ LlamaSpec llama_spec_from_hf(const formats::HfConfig& c, const std::string& sour
   s.sliding_window = c.sliding_window;
   s.bos_token_id = c.bos_token_id;
   s.eos_token_ids = c.eos_token_ids;
-  if (c.hidden_act != "silu")
+  if (is_gemma(s)) {
+    s.mlp_act = "gelu_tanh";  // hf_config checked hidden_activation
+    s.embed_scale = std::sqrt(static_cast<double>(s.hidden_size));
+    s.sandwich_norms = s.arch != "gemma";
+    if (c.query_pre_attn_scalar) s.attn_scale = 1.0 / std::sqrt(*c.query_pre_attn_scalar);
+    s.attn_softcap = c.attn_logit_softcapping.value_or(0);
+    s.final_softcap = c.final_logit_softcapping.value_or(0);
+    s.sliding_layers = c.sliding_layers;
+    s.rope_local_theta = c.rope_local_theta;
+  } else if (c.hidden_act != "silu") {
     throw Error(ErrorKind::unsupported, cat(source, ": hidden_act '", c.hidden_act, "' is not supported (llama-family models use silu)"));
+  }
   const std::string& rt = c.rope.type;
   if (rt == "llama3") s.rope_inv_freq = llama3_inv_freq(c.rope, s.head_dim, source);
   else if (rt == "linear") {
@@ -176,8 +230,10 @@ LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
   const GgufValue* av = f.find("general.architecture");
   if (!av || !av->as_string()) throw Error(ErrorKind::format, cat(f.path, ": no general.architecture (a string) in the GGUF metadata"));
   std::string arch = *av->as_string();
-  if (arch != "qwen3" && arch != "qwen2" && arch != "llama" && arch != "phi3")
-    throw Error(ErrorKind::unsupported, cat(f.path, ": GGUF architecture '", arch, "' is not supported (qwen3, qwen2, llama and phi3 are)"));
+  static const char* const kArchs[] = {"qwen3", "qwen2", "llama", "phi3", "gemma", "gemma2", "gemma3"};
+  if (std::find(std::begin(kArchs), std::end(kArchs), arch) == std::end(kArchs))
+    throw Error(ErrorKind::unsupported,
+                cat(f.path, ": GGUF architecture '", arch, "' is not supported (qwen3, qwen2, llama, phi3, gemma, gemma2 and gemma3 are)"));
   if (arch == "phi3" && (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight")))
     throw Error(ErrorKind::unsupported, cat(f.path, ": phi3 with LongRoPE (rope_factors_long/short: the 128k-context models) is not supported yet"));
   LlamaSpec s;
@@ -222,6 +278,7 @@ LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
     if (s.rope_inv_freq.empty()) s.rope_inv_freq = base_inv_freq(s.rope_theta, s.head_dim);
     for (size_t i = 0; i < s.rope_inv_freq.size(); ++i) s.rope_inv_freq[i] /= factors.data_as<float>()[i];
   }
+  if (is_gemma(s)) gemma_from_gguf(f, s);
   validate_llama_spec(s);
   return s;
 }
@@ -290,6 +347,9 @@ LlamaWeights load_llama_weights(const formats::WeightSource& file, const LlamaSp
   if (precision != "as-stored" && precision != "f32" && precision != "bf16")
     throw Error(ErrorKind::invalid_argument, cat("precision '", precision, "' is not supported for llama weights (as-stored, f32 or bf16)"));
   const bool as_stored = precision == "as-stored";
+  // Gemma's Hugging Face norms hold w and multiply by 1 + w; GGUF files (llama.cpp's converter)
+  // already hold 1 + w, which is what the graph multiplies by.
+  const bool gemma_offset = is_gemma(spec) && std::string(src.format()) != "gguf";
   LlamaWeights w;
   // Packed matrices are copied into one block on huge pages (unless RLX_MMAP_WEIGHTS): decode
   // streams all of them every token, and per-matrix blocks of 1-3 MB would mostly miss out.
@@ -331,6 +391,7 @@ LlamaWeights load_llama_weights(const formats::WeightSource& file, const LlamaSp
       throw Error(ErrorKind::unsupported, cat(src.path(), ": tensor '", v->name, "' is ", v->type_name(), "; expected F32, BF16 or F16"));
     } else if (!is_matrix(shape) || precision != "bf16") {
       lw.dense = to_f32(*v);  // norms and biases always f32
+      if (gemma_offset && is_norm(name)) lw.dense = plus_one(lw.dense);
     } else {
       lw.dense = v->type == WeightType::bf16 ? formats::to_tensor(*v) : f32_to_bf16_tensor(to_f32(*v));  // bf16 checkpoints stay zero-copy
     }
@@ -394,6 +455,25 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
   gw.set(a + "rope.freq_base", static_cast<float>(spec.rope_theta));
   if (spec.arch == "phi3") gw.set(a + "rope.dimension_count", u32(spec.head_dim));
   if (spec.sliding_window) gw.set(a + "attention.sliding_window", u32(*spec.sliding_window));
+  if (spec.arch == "gemma2" || spec.arch == "gemma3") {
+    // llama.cpp's keys; the scale it derives from the sizes must be the model's
+    bool big = (spec.arch == "gemma2" && spec.num_layers == 46) || (spec.arch == "gemma3" && spec.num_layers == 62);
+    double llama_cpp_scale = 1.0 / std::sqrt(static_cast<double>(big ? spec.hidden_size / spec.num_heads : spec.head_dim));
+    double scale = spec.attn_scale != 0 ? spec.attn_scale : 1.0 / std::sqrt(static_cast<double>(spec.head_dim));
+    if (std::fabs(scale - llama_cpp_scale) > 1e-9 * llama_cpp_scale)
+      throw Error(ErrorKind::unsupported, cat("GGUF export: ", spec.arch, " with attention scale ", scale, " cannot be stored: GGUF has no key for it and llama.cpp derives ",
+                                              llama_cpp_scale, " from the sizes"));
+    if (spec.arch == "gemma2" || spec.attn_softcap != 0) gw.set(a + "attn_logit_softcapping", static_cast<float>(spec.attn_softcap));
+    if (spec.arch == "gemma2" || spec.final_softcap != 0) gw.set(a + "final_logit_softcapping", static_cast<float>(spec.final_softcap));
+    if (spec.sliding_window) {
+      std::vector<uint8_t> flags;
+      for (int64_t l = 0; l < spec.num_layers; ++l) flags.push_back(layer_slides(spec, l) ? 1 : 0);
+      gw.set(a + "attention.sliding_window_pattern", formats::gguf_array_of(formats::GgufType::boolean, flags));
+      gw.set(a + "rope.freq_base_swa", static_cast<float>(spec.rope_local_theta.value_or(spec.rope_theta)));
+    }
+  } else if (spec.attn_scale != 0 || spec.attn_softcap != 0 || spec.final_softcap != 0 || !spec.sliding_layers.empty() || spec.rope_local_theta) {
+    throw Error(ErrorKind::unsupported, cat("GGUF export: ", spec.arch, " has no GGUF keys for attention scale, soft-capping or per-layer windows"));
+  }
   if (o.tokenizer_json) {
     nlohmann::json tj = formats::parse_json_checked(formats::read_text_file(*o.tokenizer_json, 64u << 20), *o.tokenizer_json, 64u << 20, 64);
     const auto& model = tj.at("model");
@@ -492,7 +572,7 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
       int64_t heads = name.find("q_proj") != std::string::npos ? spec.num_heads : spec.num_kv_heads;
       v = permute_rows(v, shape[0], 1, heads);
     }
-    gw.add_tensor_f32(formats::gguf_tensor_name(name), shape, v.data(), t);
+    gw.add_tensor_f32(formats::gguf_tensor_name(name, spec.arch), shape, v.data(), t);
   }
   gw.write(path);
 }

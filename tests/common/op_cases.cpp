@@ -442,6 +442,12 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
             Attrs{{"contract", ir::Intss{{1}, {1}}}, {"epilogue", b2r}}, "residual only");
         std::string b3 = sub("graph @epilogue(%p: f32[M,N]) {\n  %c = mir.constant() {value=tensor<f32[]>[0.5]} : f32[]\n  %y = mir.mul(%p, %c) : f32[M,N]\n  %s = hir.silu(%y) : f32[M,N]\n  %h = mir.cast(%s) {to=bf16} : bf16[M,N]\n  return %h\n}\n");
         add({{{DType::bf16, S({m, k})}}, {{DType::bf16, S({n, k})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}, {"out", DType::f32}, {"epilogue", b3}}, "bf16, scale, silu, cast");
+        // two affine steps with different constants (oneDNN 2.6's jit gave every eltwise_linear
+        // post-op the first one's alpha and beta): a soft-cap, cap·tanh(p/cap), and p·5 + 1
+        std::string b5 = sub("graph @epilogue(%p: f32[M,N]) {\n  %c = mir.constant() {value=tensor<f32[]>[3.0]} : f32[]\n  %y = mir.div(%p, %c) : f32[M,N]\n  %t = mir.tanh(%y) : f32[M,N]\n  %z = mir.mul(%t, %c) : f32[M,N]\n  return %z\n}\n");
+        add({{{DType::f32, S({m, k})}}, {{DType::f32, S({n, k})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}, {"epilogue", b5}}, "soft-cap");
+        std::string b6 = sub("graph @epilogue(%p: f32[M,N]) {\n  %a = mir.constant() {value=tensor<f32[]>[5.0]} : f32[]\n  %b = mir.constant() {value=tensor<f32[]>[1.0]} : f32[]\n  %y = mir.mul(%p, %a) : f32[M,N]\n  %z = mir.add(%y, %b) : f32[M,N]\n  return %z\n}\n");
+        add({{{DType::f32, S({m, k})}}, {{DType::f32, S({n, k})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}, {"epilogue", b6}}, "scale then shift");
         std::string b4 = sub("graph @epilogue(%p: f32[M,N]) {\n  %y = mir.sin(%p) : f32[M,N]\n  return %y\n}\n");
         add({{{DType::f32, S({m, k})}}, {{DType::f32, S({k, n})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"epilogue", b4}}, "unfusable sin");
       }

@@ -112,6 +112,51 @@ TEST(HfConfig, LlamaFamily) {
   EXPECT_EQ(q.head_dim, 64);
 }
 
+// As published for google/gemma-2-2b-it (hidden_act "gelu" is ignored by transformers).
+const char* kGemma2 = R"({
+  "architectures": ["Gemma2ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "attn_logit_softcapping": 50.0,
+  "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": [1, 107], "final_logit_softcapping": 30.0,
+  "head_dim": 256, "hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 2304,
+  "initializer_range": 0.02, "intermediate_size": 9216, "max_position_embeddings": 8192, "model_type": "gemma2",
+  "num_attention_heads": 8, "num_hidden_layers": 26, "num_key_value_heads": 4, "pad_token_id": 0,
+  "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "sliding_window": 4096,
+  "torch_dtype": "bfloat16", "transformers_version": "4.42.4", "use_cache": true, "vocab_size": 256000})";
+
+// As published for google/gemma-3-1b-it.
+const char* kGemma3 = R"({
+  "architectures": ["Gemma3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "attn_logit_softcapping": null,
+  "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": [1, 106], "final_logit_softcapping": null,
+  "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 1152, "initializer_range": 0.02,
+  "intermediate_size": 6912, "max_position_embeddings": 32768, "model_type": "gemma3_text", "num_attention_heads": 4,
+  "num_hidden_layers": 26, "num_key_value_heads": 1, "pad_token_id": 0, "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000, "rope_scaling": null, "rope_theta": 1000000,
+  "sliding_window": 512, "sliding_window_pattern": 6, "torch_dtype": "bfloat16", "transformers_version": "4.50.0.dev0",
+  "use_cache": true, "vocab_size": 262144})";
+
+TEST(HfConfig, Gemma2And3) {
+  HfConfig g2 = parse_hf_config(kGemma2, "gemma-2-2b-it");
+  EXPECT_EQ(g2.hidden_act, "gelu_pytorch_tanh");
+  EXPECT_TRUE(g2.tie_word_embeddings);  // Gemma's default
+  EXPECT_EQ(g2.attn_logit_softcapping, 50.0);
+  EXPECT_EQ(g2.final_logit_softcapping, 30.0);
+  EXPECT_EQ(g2.query_pre_attn_scalar, 256.0);
+  EXPECT_EQ(g2.sliding_window, 4096);
+  ASSERT_EQ(g2.sliding_layers.size(), 26u);
+  EXPECT_TRUE(g2.sliding_layers[0]);  // even layers slide
+  EXPECT_FALSE(g2.sliding_layers[1]);
+  EXPECT_FALSE(g2.rope_local_theta);
+  EXPECT_FALSE(g2.qk_norm);
+  HfConfig g3 = parse_hf_config(kGemma3, "gemma-3-1b-it");
+  EXPECT_TRUE(g3.qk_norm);
+  EXPECT_FALSE(g3.attn_logit_softcapping);  // null: no capping
+  EXPECT_FALSE(g3.final_logit_softcapping);
+  EXPECT_EQ(g3.rope_local_theta, 10000.0);
+  EXPECT_EQ(g3.rope.theta, 1000000.0);
+  ASSERT_EQ(g3.sliding_layers.size(), 26u);
+  for (size_t i = 0; i < 26; ++i) EXPECT_EQ(g3.sliding_layers[i], (i + 1) % 6 != 0) << "layer " << i;
+  EXPECT_EQ(g3.eos_token_ids, (std::vector<int64_t>{1, 106}));
+}
+
 void expect_error(const std::string& json, ErrorKind kind, const std::string& fragment) {
   try {
     parse_hf_config(json, "config.json");
@@ -133,6 +178,11 @@ TEST(HfConfig, ErrorsNameTheKey) {
   expect_error(std::string(100, '[') + std::string(100, ']'), ErrorKind::format, "nesting deeper than");
   expect_error(R"([1, 2])", ErrorKind::format, "must be a JSON object");
   expect_error(R"({"model_type": "llama", "rope_parameters": 3})", ErrorKind::format, "\"rope_parameters\" must be an object");
+  expect_error(R"({"model_type": "gemma3", "text_config": {}})", ErrorKind::unsupported, "its text model alone is gemma3_text");
+  expect_error(R"({"model_type": "gemma2", "num_hidden_layers": 3, "layer_types": ["full_attention"]})", ErrorKind::format,
+               "\"layer_types\" must list one type per layer (3)");
+  expect_error(R"({"model_type": "gemma2", "hidden_activation": "relu"})", ErrorKind::format, "'relu' is not supported");
+  expect_error(R"({"model_type": "gemma2", "attn_logit_softcapping": -1})", ErrorKind::format, "must be positive or null");
 }
 
 TEST(HfDirectory, FindsConfigWeightsAndTokenizerFiles) {

@@ -1,5 +1,6 @@
 // fused_dot on the cpu: the epilogue body becomes a chain of oneDNN post-ops (eltwise and binary
 // on the accumulator), so bias, activation, residual and the cast to bf16 cost no extra pass.
+#include <algorithm>
 #include <dnnl.hpp>
 #include <map>
 #include <optional>
@@ -46,6 +47,24 @@ std::optional<int> binary_alg(Op op) {
   }
 }
 
+// y → alpha·y + beta as a post-op. oneDNN 2.6's jit runs every eltwise_linear post-op of a
+// primitive with the first one's alpha and beta, so an epilogue holds at most one: consecutive
+// affine steps compose into it, and a second one after another post-op (a soft-cap's
+// p/cap → tanh → ·cap) is refused — the region then runs unfused. False when refused.
+bool affine(Epilogue& ep, float alpha, float beta) {
+  const int linear = static_cast<int>(dnnl::algorithm::eltwise_linear);
+  auto is_linear = [&](const PostOp& op) { return op.kind == PostOp::Kind::eltwise && op.alg == linear; };
+  if (!ep.ops.empty() && is_linear(ep.ops.back())) {
+    PostOp& last = ep.ops.back();  // alpha·(a·y + b) + beta
+    last.beta = alpha * last.beta + beta;
+    last.alpha = alpha * last.alpha;
+    return true;
+  }
+  if (std::any_of(ep.ops.begin(), ep.ops.end(), is_linear)) return false;
+  ep.ops.push_back({PostOp::Kind::eltwise, linear, alpha, beta});
+  return true;
+}
+
 // The body as a chain on the running value (the product), or nullopt when it is not one.
 // Shapes come from the node (`extra` = its inputs after the two operands), not from the body:
 // bodies are shape-polymorphic and keep the symbols they were fused with.
@@ -75,7 +94,7 @@ std::optional<Epilogue> parse_epilogue(const ir::Graph& body, const Shape& out_s
       continue;
     }
     if (node.op == Op::neg && node.inputs[0] == cur) {
-      ep.ops.push_back({PostOp::Kind::eltwise, static_cast<int>(dnnl::algorithm::eltwise_linear), -1.0f, 0.0f});
+      if (!affine(ep, -1.0f, 0.0f)) return std::nullopt;
       cur = node.outputs[0];
       continue;
     }
@@ -87,13 +106,14 @@ std::optional<Epilogue> parse_epilogue(const ir::Graph& body, const Shape& out_s
     bool commutative = node.op == Op::add || node.op == Op::mul || node.op == Op::max || node.op == Op::min;
     if (auto it = scalars.find(other); it != scalars.end()) {
       float c = it->second;
-      auto linear = [&](float alpha, float beta) { ep.ops.push_back({PostOp::Kind::eltwise, static_cast<int>(dnnl::algorithm::eltwise_linear), alpha, beta}); };
-      if (node.op == Op::add) linear(1, c);
-      else if (node.op == Op::mul) linear(c, 0);
-      else if (node.op == Op::sub) first ? linear(1, -c) : linear(-1, c);
-      else if (node.op == Op::div && first && c != 0) linear(1.0f / c, 0);
+      bool ok = true;
+      if (node.op == Op::add) ok = affine(ep, 1, c);
+      else if (node.op == Op::mul) ok = affine(ep, c, 0);
+      else if (node.op == Op::sub) ok = first ? affine(ep, 1, -c) : affine(ep, -1, c);
+      else if (node.op == Op::div && first && c != 0) ok = affine(ep, 1.0f / c, 0);
       else if (node.op == Op::max && c == 0) ep.ops.push_back({PostOp::Kind::eltwise, static_cast<int>(dnnl::algorithm::eltwise_relu), 0, 0});
       else return std::nullopt;
+      if (!ok) return std::nullopt;
       cur = node.outputs[0];
       continue;
     }
