@@ -466,9 +466,17 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
     if (spec.arch == "gemma2" || spec.attn_softcap != 0) gw.set(a + "attn_logit_softcapping", static_cast<float>(spec.attn_softcap));
     if (spec.arch == "gemma2" || spec.final_softcap != 0) gw.set(a + "final_logit_softcapping", static_cast<float>(spec.final_softcap));
     if (spec.sliding_window) {
-      std::vector<uint8_t> flags;
-      for (int64_t l = 0; l < spec.num_layers; ++l) flags.push_back(layer_slides(spec, l) ? 1 : 0);
-      gw.set(a + "attention.sliding_window_pattern", formats::gguf_array_of(formats::GgufType::boolean, flags));
+      // llama.cpp's gemma2/gemma3 read the pattern only as a period p (layer l slides when
+      // l % p < p - 1) and ignore an array of flags: write the period, or refuse.
+      std::optional<int64_t> period;
+      for (int64_t p = 1; p <= spec.num_layers + 1 && !period; ++p) {
+        bool fits = true;
+        for (int64_t l = 0; l < spec.num_layers && fits; ++l) fits = layer_slides(spec, l) == (l % p < p - 1);
+        if (fits) period = p;
+      }
+      if (!period)
+        throw Error(ErrorKind::unsupported, cat("GGUF export: ", spec.arch, "'s sliding layers are not every layer but each p-th (l % p < p - 1), the only pattern llama.cpp reads"));
+      gw.set(a + "attention.sliding_window_pattern", u32(*period));
       gw.set(a + "rope.freq_base_swa", static_cast<float>(spec.rope_local_theta.value_or(spec.rope_theta)));
     }
   } else if (spec.attn_scale != 0 || spec.attn_softcap != 0 || spec.final_softcap != 0 || !spec.sliding_layers.empty() || spec.rope_local_theta) {
@@ -525,10 +533,18 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
   }
   if (o.chat_template) gw.set("tokenizer.chat_template", *o.chat_template);
   if (!spec.rope_inv_freq.empty()) {
-    // A scaled RoPE as llama.cpp stores it: per-frequency divisors of the base frequencies.
+    // A scaled RoPE as llama.cpp stores it: one divisor for all frequencies (linear) as
+    // rope.scaling keys — the only form its gemma3 reads — else per-frequency divisors of the
+    // base frequencies as rope_freqs (llama3).
     std::vector<float> base = base_inv_freq(spec.rope_theta, spec.head_dim), factors(base.size());
     for (size_t i = 0; i < base.size(); ++i) factors[i] = base[i] / spec.rope_inv_freq[i];
-    gw.add_tensor_f32("rope_freqs.weight", {spec.head_dim / 2}, factors.data(), WeightType::f32);
+    bool uniform = std::all_of(factors.begin(), factors.end(), [&](float f) { return std::fabs(f - factors[0]) <= 1e-6f * factors[0]; });
+    if (uniform) {
+      gw.set(a + "rope.scaling.type", "linear");
+      gw.set(a + "rope.scaling.factor", factors[0]);
+    } else {
+      gw.add_tensor_f32("rope_freqs.weight", {spec.head_dim / 2}, factors.data(), WeightType::f32);
+    }
   }
   auto ends_with = [](const std::string& s, const char* suffix) {
     std::string x = suffix;
