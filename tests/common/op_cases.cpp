@@ -604,6 +604,26 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           add({{{DType::u8, S({3 * rb})}, Fill::packed, i}}, a, "flat bytes");
       }
       break;
+    case Op::expert_matmul: {
+      // 6 experts; tokens choose 3 each (indices may repeat across tokens, so some experts get
+      // several rows and some none): decode (1 token), a few tokens, and prefill-sized groups
+      const int64_t E = 6, A = 3, N = 40, K = 256;
+      Attrs dense{{"n", N}, {"k", K}};
+      for (int64_t T : {int64_t{1}, int64_t{5}, int64_t{24}}) {
+        Operand idx{{DType::i64, S({T, A})}, Fill::index, E};
+        add({{{DType::f32, S({T, K})}}, idx, {{DType::f32, S({E, N, K})}}}, dense, cat(T, " tokens, dense f32"));
+        add({{{DType::f32, S({T, A, K})}}, idx, {{DType::f32, S({E, N, K})}}}, dense, cat(T, " tokens, a row per choice, dense f32"));
+        for (auto t : {quant::BlockType::q8_0, quant::BlockType::q4_k, quant::BlockType::q6_k, quant::BlockType::bf16, quant::BlockType::q5_0}) {
+          int64_t rb = *quant::row_bytes(t, K);
+          Attrs a = dense;
+          a.set("type", std::string(quant::block_type_name(t)));
+          Operand w{{DType::u8, S({E, N, rb})}, Fill::packed, static_cast<int>(t)};
+          add({{{DType::f32, S({T, K})}}, idx, w}, a, cat(T, " tokens, ", quant::block_type_name(t)));
+          add({{{DType::f32, S({T, A, K})}}, idx, w}, a, cat(T, " tokens, a row per choice, ", quant::block_type_name(t)));
+        }
+      }
+      break;
+    }
     case Op::dequant_matmul:
       for (int i = 0; i < quant::kNumBlockTypes; ++i) {
         auto t = static_cast<quant::BlockType>(i);

@@ -36,6 +36,7 @@ void register_attention(KernelTable& t);
 void register_fused_dot(KernelTable& t);
 void register_rope(KernelTable& t);
 void register_quant(KernelTable& t);
+void register_experts(KernelTable& t);
 
 using rlx::num_threads;
 

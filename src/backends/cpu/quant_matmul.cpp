@@ -23,6 +23,7 @@
 #include "backends/cpu/q4_k_scales.h"
 #include "backends/cpu/quant_q8.h"
 #include "backends/cpu/quant_q8_r16.h"
+#include "backends/cpu/quant_rows.h"
 #include "util/quant_blocks.h"
 
 namespace rlx::backends::cpu {
@@ -646,6 +647,47 @@ HostKernel make_dequantize(const ir::Node& node, const ir::Graph&) {
 bool claims_dequantize(Op, const std::vector<ir::Type>&, const std::vector<ir::Type>&, const ir::Attrs&) { return true; }
 
 }  // namespace
+
+void packed_rows_product(BlockType t, const uint8_t* w, int64_t rb, int64_t K, int64_t n0, int64_t count, const float* x, int64_t M, float* y,
+                         int64_t ldy) {
+  RowFns fns = row_fns(t, K);
+  if (M >= kGemmRows) {
+    thread_local std::vector<float> tile;
+    for (int64_t r0 = 0; r0 < count; r0 += kTileRows) {
+      int64_t nt = std::min(kTileRows, count - r0);
+      tile.resize(static_cast<size_t>(nt * K));
+      for (int64_t r = 0; r < nt; ++r) fns.decode(t, w + (n0 + r0 + r) * rb, K, tile.data() + r * K);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(nt), static_cast<int>(K), 1.0f, x,
+                  static_cast<int>(K), tile.data(), static_cast<int>(K), 0.0f, y + r0, static_cast<int>(ldy));
+    }
+    return;
+  }
+  // The K-quant kernels take x's sums over groups of 16 and 32 (their minimums' term).
+  thread_local std::vector<float> sums;
+  XSums xs;
+  if (K % 32 == 0) {
+    xs.ld16 = K / 16, xs.ld32 = K / 32;
+    sums.resize(static_cast<size_t>(M * (xs.ld16 + xs.ld32)));
+    float* s16 = sums.data();
+    float* s32 = s16 + M * xs.ld16;
+    for (int64_t i = 0; i < M * xs.ld16; ++i) {
+      float acc = 0;
+      for (int j = 0; j < 16; ++j) acc += x[16 * i + j];
+      s16[i] = acc;
+    }
+    for (int64_t i = 0; i < M * xs.ld32; ++i) s32[i] = s16[2 * i] + s16[2 * i + 1];
+    xs.s16 = s16, xs.s32 = s32;
+  }
+  float out[4];
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t m0 = 0; m0 < M; m0 += 4) {
+      int mm = static_cast<int>(std::min<int64_t>(4, M - m0));
+      XSums xm = xs;
+      if (xs.s16) xm.s16 += m0 * xs.ld16, xm.s32 += m0 * xs.ld32;
+      fns.dot(t, w + (n0 + j) * rb, K, x + m0 * K, K, xm, mm, out, false);
+      for (int m = 0; m < mm; ++m) y[(m0 + m) * ldy + j] = out[m];
+    }
+}
 
 void register_quant(KernelTable& t) {
   t[static_cast<size_t>(Op::dequant_matmul)] = {claims_dequant_matmul, make_dequant_matmul};

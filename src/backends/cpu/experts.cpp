@@ -1,0 +1,102 @@
+// expert_matmul as grouped GEMMs: the (token, choice) rows routed to each expert are gathered
+// into one block, and the block is multiplied by that expert's matrix — packed rows decoded on
+// the fly (few rows, decoding) or by tiles into a GEMM (many rows, prefill), dense f32 by
+// OpenBLAS. Work is (expert, block of ~64 KiB of its rows) items over the thread pool, so a
+// decode step streams each chosen expert's weights once, as a dense layer streams its own.
+#include <cblas.h>
+
+#include <atomic>
+
+#include "backends/cpu/kernels.h"
+#include "backends/cpu/quant_rows.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::backends::cpu {
+
+namespace {
+
+using ir::Op;
+
+HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
+  const int64_t N = node.attrs.i("n"), K = node.attrs.i("k");
+  const bool packed = node.attrs.has("type");
+  const quant::BlockType t = packed ? *quant::block_type_from_name(node.attrs.s("type")) : quant::BlockType::q8_0;
+  const int64_t rb = packed ? *quant::row_bytes(t, K) : K * 4;
+  const bool per_choice = lir.type(node.inputs[0]).shape.size() == 3;
+  return [=](const KernelArgs& a) {
+    const float* x = a.in[0].as<float>();
+    const int64_t* idx = a.in[1].as<int64_t>();
+    const auto* w = static_cast<const uint8_t*>(a.in[2].data);
+    const int64_t E = a.in[2].shape[0], T = a.in[1].shape[0], A = a.in[1].shape[1];
+    float* y = a.out[0].as<float>();
+    // Rows per expert: counting sort of the T·A choices by expert.
+    thread_local std::vector<int64_t> start, order;
+    start.assign(static_cast<size_t>(E + 1), 0);
+    for (int64_t i = 0; i < T * A; ++i) {
+      int64_t e = idx[i];
+      if (e < 0 || e >= E)
+        throw Error(ErrorKind::invalid_argument, cat("expert_matmul: choice ", i / A, ",", i % A, " names expert ", e, "; the layer has ", E));
+      ++start[static_cast<size_t>(e + 1)];
+    }
+    for (int64_t e = 0; e < E; ++e) start[static_cast<size_t>(e + 1)] += start[static_cast<size_t>(e)];
+    order.resize(static_cast<size_t>(T * A));
+    {
+      std::vector<int64_t> fill(start.begin(), start.end() - 1);
+      for (int64_t i = 0; i < T * A; ++i) order[static_cast<size_t>(fill[static_cast<size_t>(idx[i])]++)] = i;
+    }
+    // Each expert's rows of x, gathered contiguously in expert order; results land likewise.
+    thread_local std::vector<float> xg, yg;
+    xg.resize(static_cast<size_t>(T * A * K));
+    yg.resize(static_cast<size_t>(T * A * N));
+    for (int64_t r = 0; r < T * A; ++r) {
+      int64_t i = order[static_cast<size_t>(r)];
+      const float* src = x + (per_choice ? i : i / A) * K;
+      std::copy(src, src + K, xg.data() + r * K);
+    }
+    // Items: (expert, block of its rows); ~64 KiB of weights each.
+    const int64_t block = std::max<int64_t>(8, 65536 / std::max<int64_t>(1, rb));
+    const int64_t blocks = (N + block - 1) / block;
+    thread_local std::vector<int64_t> used;
+    used.clear();
+    for (int64_t e = 0; e < E; ++e)
+      if (start[static_cast<size_t>(e + 1)] > start[static_cast<size_t>(e)]) used.push_back(e);
+    const int64_t items = static_cast<int64_t>(used.size()) * blocks;
+    // Pointers, not the thread_local vectors: inside the pool's threads those names would be
+    // the workers' own (empty) vectors.
+    const int64_t* first = start.data();
+    const int64_t* experts = used.data();
+    const float* xs = xg.data();
+    float* ys = yg.data();
+    std::atomic<int64_t> next{0};
+    rlx::parallel_for(items > 1 ? num_threads() : 1, 1, [&](int64_t, int64_t) {
+      for (int64_t it; (it = next.fetch_add(1, std::memory_order_relaxed)) < items;) {
+        int64_t e = experts[it / blocks], n0 = (it % blocks) * block, cnt = std::min(block, N - n0);
+        int64_t r0 = first[e], M = first[e + 1] - r0;
+        const uint8_t* we = w + e * N * rb;
+        float* ye = ys + r0 * N + n0;
+        if (packed) {
+          packed_rows_product(t, we, rb, K, n0, cnt, xs + r0 * K, M, ye, N);
+        } else {
+          const float* wf = reinterpret_cast<const float*>(we) + n0 * K;
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(cnt), static_cast<int>(K), 1.0f,
+                      xs + r0 * K, static_cast<int>(K), wf, static_cast<int>(K), 0.0f, ye, static_cast<int>(N));
+        }
+      }
+    });
+    for (int64_t r = 0; r < T * A; ++r) {
+      const float* src = yg.data() + r * N;
+      std::copy(src, src + N, y + order[static_cast<size_t>(r)] * N);
+    }
+  };
+}
+
+bool claims_expert_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  return in[0].dtype == DType::f32;
+}
+
+}  // namespace
+
+void register_experts(KernelTable& t) { t[static_cast<size_t>(Op::expert_matmul)] = {claims_expert_matmul, make_expert_matmul}; }
+
+}  // namespace rlx::backends::cpu
