@@ -16,7 +16,7 @@ constexpr size_t kMaxConfigBytes = 16u << 20;
 constexpr int64_t kMaxSize = int64_t{1} << 40;  // any real dimension is far below this
 
 const char* const kBertTypes[] = {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "mpnet", "electra"};
-const char* const kLlamaTypes[] = {"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text"};
+const char* const kLlamaTypes[] = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "phi3", "gemma", "gemma2", "gemma3_text"};
 
 class Fields {
  public:
@@ -163,8 +163,30 @@ void parse_gemma(const Fields& f, const std::string& source, HfConfig& c) {
   (void)source;
 }
 
+// Qwen3-MoE's experts (Qwen3MoeConfig's defaults): layer l is sparse unless it is listed in
+// mlp_only_layers or (l + 1) is not a multiple of decoder_sparse_step.
+void parse_moe(const Fields& f, HfConfig& c) {
+  c.num_experts = f.size("num_experts", 128);
+  c.num_experts_per_tok = f.size("num_experts_per_tok", 8);
+  if (c.num_experts_per_tok > c.num_experts)
+    f.fail("num_experts_per_tok", cat(c.num_experts_per_tok, " exceeds num_experts ", c.num_experts));
+  c.moe_intermediate_size = f.size("moe_intermediate_size", 768);
+  c.norm_topk_prob = f.flag("norm_topk_prob", false);
+  int64_t step = f.size("decoder_sparse_step", 1);
+  std::vector<bool> dense_only(static_cast<size_t>(c.num_hidden_layers), false);
+  if (const json* m = f.get("mlp_only_layers")) {
+    if (!m->is_array()) f.fail("mlp_only_layers", "must be a list of layer indices");
+    for (const auto& x : *m) {
+      if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() >= c.num_hidden_layers)
+        f.fail("mlp_only_layers", cat("entries must be layer indices below ", c.num_hidden_layers, ", found ", x.dump()));
+      dense_only[static_cast<size_t>(x.get<int64_t>())] = true;
+    }
+  }
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) c.moe_layers.push_back(!dense_only[static_cast<size_t>(l)] && (l + 1) % step == 0);
+}
+
 void parse_llama(const Fields& f, const std::string& source, HfConfig& c) {
-  bool qwen = c.model_type == "qwen2" || c.model_type == "qwen3";
+  bool qwen = c.model_type == "qwen2" || c.model_type == "qwen3" || c.model_type == "qwen3_moe";
   bool gemma = c.model_type.compare(0, 5, "gemma") == 0;
   c.vocab_size = f.size("vocab_size", qwen ? 151936 : gemma ? (c.model_type == "gemma3_text" ? 262208 : 256000) : 32000);
   c.hidden_size = f.size("hidden_size", 4096);
@@ -187,7 +209,7 @@ void parse_llama(const Fields& f, const std::string& source, HfConfig& c) {
   c.rope = parse_rope(f, source);
   c.tie_word_embeddings = f.flag("tie_word_embeddings", false);
   c.attention_bias = c.model_type == "qwen2" ? true : f.flag("attention_bias", false);
-  c.qk_norm = c.model_type == "qwen3" || c.model_type == "gemma3_text";
+  c.qk_norm = c.model_type == "qwen3" || c.model_type == "qwen3_moe" || c.model_type == "gemma3_text";
   // Phi-3 rotates every dimension (Phi-4-mini's partial rotary is another model)
   if (c.model_type == "phi3")
     if (const json* p = f.get("partial_rotary_factor"); p && !p->is_null() && (!p->is_number() || p->get<double>() != 1.0))
@@ -207,6 +229,7 @@ void parse_llama(const Fields& f, const std::string& source, HfConfig& c) {
     else f.fail("eos_token_id", "must be an integer or a list of integers");
   }
   if (gemma) parse_gemma(f, source, c);
+  if (c.model_type == "qwen3_moe") parse_moe(f, c);
 }
 
 }  // namespace
@@ -242,7 +265,7 @@ HfConfig parse_hf_config(const std::string& text, const std::string& source) {
   } else {
     throw Error(ErrorKind::unsupported,
                 cat(source, ": model_type '", c.model_type, "' is not supported yet; RLX builds ",
-                    "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, electra, llama, mistral, qwen2, qwen3, phi3, ",
+                    "bert, roberta, xlm-roberta, camembert, distilbert, mpnet, electra, llama, mistral, qwen2, qwen3, qwen3_moe, phi3, ",
                     "gemma, gemma2 and gemma3_text", c.model_type == "gemma3" ? " (a Gemma 3 vision-language checkpoint: its text model alone is gemma3_text)" : ""));
   }
   c.raw = std::move(j);
@@ -279,6 +302,13 @@ nlohmann::json hf_config_json(const HfConfig& c) {
     if (c.attn_logit_softcapping) j["attn_logit_softcapping"] = *c.attn_logit_softcapping;
     if (c.final_logit_softcapping) j["final_logit_softcapping"] = *c.final_logit_softcapping;
     if (c.rope_local_theta) j["rope_local_theta"] = *c.rope_local_theta;
+    if (c.num_experts) {
+      j["num_experts"] = c.num_experts;
+      j["num_experts_per_tok"] = c.num_experts_per_tok;
+      j["moe_intermediate_size"] = c.moe_intermediate_size;
+      j["norm_topk_prob"] = c.norm_topk_prob;
+      j["moe_layers"] = c.moe_layers;
+    }
     if (c.bos_token_id) j["bos_token_id"] = *c.bos_token_id;
     j["eos_token_ids"] = c.eos_token_ids;
   } else {

@@ -1,6 +1,6 @@
 // config.json of a Hugging Face model directory, typed for the architectures RLX builds:
 // BERT family encoders (bert, roberta, xlm-roberta, distilbert …) and llama-family decoders
-// (llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text). Defaults are those of the transformers config classes.
+// (llama, mistral, qwen2, qwen3, qwen3_moe, phi3, gemma, gemma2, gemma3_text). Defaults are those of the transformers config classes.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -54,6 +54,13 @@ struct HfConfig {
   std::optional<double> final_logit_softcapping;
   std::optional<double> rope_local_theta;        // the sliding layers' RoPE base (Gemma 3)
   std::vector<bool> sliding_layers;              // per layer: attends through sliding_window
+
+  // Mixture of experts (qwen3_moe).
+  int64_t num_experts = 0;           // 0: a dense model
+  int64_t num_experts_per_tok = 0;
+  int64_t moe_intermediate_size = 0;
+  bool norm_topk_prob = false;       // renormalize the chosen experts' probabilities to sum 1
+  std::vector<bool> moe_layers;      // per layer: sparse MoE (else the dense MLP)
 
   // Encoders.
   int64_t type_vocab_size = 0;

@@ -26,6 +26,11 @@ std::string gguf_tensor_name(const std::string& hf, const std::string& arch) {
       // Gemma 2/3's norms around the MLP
       {"pre_feedforward_layernorm.weight", "ffn_norm.weight"},
       {"post_feedforward_layernorm.weight", "post_ffw_norm.weight"},
+      // a sparse MoE layer: the router and the experts stacked [E, rows, cols]
+      {"mlp.gate.weight", "ffn_gate_inp.weight"},
+      {"mlp.experts.gate_proj.weight", "ffn_gate_exps.weight"},
+      {"mlp.experts.up_proj.weight", "ffn_up_exps.weight"},
+      {"mlp.experts.down_proj.weight", "ffn_down_exps.weight"},
   };
   // Gemma 2/3's post_attention_layernorm normalizes the attention output (llama's is the MLP's
   // input norm, ffn_norm).

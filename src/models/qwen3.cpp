@@ -165,11 +165,58 @@ class LlamaEmitter {
     b_.set_context(p + "mlp", "");
     ValueId h = rms_norm(x, p + (spec_.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"), H);
     const int64_t F = spec_.intermediate_size;
-    ValueId gate = b_.emit1(spec_.mlp_act == "gelu_tanh" ? Op::gelu_tanh : Op::silu, {matmul(h, p + "mlp.gate_proj.weight", F, H)});
-    ValueId up = matmul(h, p + "mlp.up_proj.weight", F, H);
-    ValueId m = matmul(b_.mul(gate, up), p + "mlp.down_proj.weight", H, F);
+    ValueId m;
+    if (layer_is_moe(spec_, l)) {
+      m = experts(p, h);
+    } else {
+      ValueId gate = b_.emit1(spec_.mlp_act == "gelu_tanh" ? Op::gelu_tanh : Op::silu, {matmul(h, p + "mlp.gate_proj.weight", F, H)});
+      ValueId up = matmul(h, p + "mlp.up_proj.weight", F, H);
+      m = matmul(b_.mul(gate, up), p + "mlp.down_proj.weight", H, F);
+    }
     if (spec_.sandwich_norms) m = rms_norm(m, p + "post_feedforward_layernorm.weight", H);
     return b_.add(x, m);
+  }
+
+  // A sparse MoE MLP of h[B, S, H]: the router's softmax over the experts, each token's top k
+  // (renormalized if asked), the chosen experts' SwiGLU as grouped products (expert_matmul),
+  // their outputs weighted by the probabilities and summed.
+  ValueId experts(const std::string& p, ValueId h) {
+    const int64_t H = spec_.hidden_size, E = spec_.num_experts, K = spec_.experts_per_token, F = spec_.expert_intermediate_size;
+    Shape hs = b_.shape(h);
+    Dim T = hs[0] * hs[1];
+    ValueId x = b_.reshape(h, {T, Dim(H)});
+    b_.set_context(p + "mlp.gate", "");
+    ValueId probs = b_.emit1(Op::softmax, {matmul(x, p + "mlp.gate.weight", E, H)}, Attrs{{"axis", int64_t{-1}}});
+    std::vector<ValueId> top = b_.emit(Op::topk, {probs}, Attrs{{"k", K}, {"axis", int64_t{-1}}});
+    ValueId w = top[0], idx = top[1];  // [T, K]
+    if (spec_.norm_topk_prob) w = b_.div(w, b_.reduce(w, "sum", {1}, true));
+    b_.set_context(p + "mlp.experts", "");
+    ValueId gate = b_.emit1(Op::silu, {expert_matmul(x, idx, p + "mlp.experts.gate_proj.weight", F, H)});
+    ValueId up = expert_matmul(x, idx, p + "mlp.experts.up_proj.weight", F, H);
+    ValueId down = expert_matmul(b_.mul(gate, up), idx, p + "mlp.experts.down_proj.weight", H, F);  // [T, K, H]
+    ValueId y = b_.reduce(b_.mul(down, b_.reshape(w, {T, Dim(K), Dim(1)})), "sum", {1}, false);
+    return b_.reshape(y, hs);
+  }
+
+  // x[T, k] or x[T, K, k] times the chosen experts' W[n, k] however the stack is stored.
+  ValueId expert_matmul(ValueId x, ValueId idx, const std::string& name, int64_t n, int64_t k) {
+    const LlamaWeight& w = weight(name, {spec_.num_experts, n, k});
+    Attrs a{{"n", n}, {"k", k}};
+    Tensor stack;
+    if (w.is_packed()) {
+      a.set("type", std::string(quant::block_type_name(w.type)));
+      stack = w.packed;
+    } else if (w.dense.dtype() == DType::f32) {
+      stack = w.dense;
+    } else if (w.dense.dtype() == DType::bf16 || w.dense.dtype() == DType::f16) {
+      // the half-precision bytes as rows of one-element blocks
+      Tensor c = w.dense.contiguous();
+      a.set("type", std::string(w.dense.dtype() == DType::bf16 ? "bf16" : "f16"));
+      stack = Tensor::wrap(DType::u8, {spec_.num_experts, n, 2 * k}, c.data(), std::make_shared<Tensor>(c));
+    } else {
+      throw Error(ErrorKind::invalid_argument, cat("llama graph: '", name, "' is ", dtype_name(w.dense.dtype()), "; expected f32, bf16 or f16"));
+    }
+    return b_.emit1(Op::expert_matmul, {x, idx, b_.constant(stack)}, a);
   }
 
   // The attention op's attributes for this model.
@@ -286,9 +333,9 @@ int64_t LlamaWeight::bytes() const {
 }
 
 void validate_llama_spec(const LlamaSpec& s) {
-  static const char* const kArchs[] = {"qwen3", "qwen2", "llama", "phi3", "gemma", "gemma2", "gemma3"};
+  static const char* const kArchs[] = {"qwen3", "qwen3moe", "qwen2", "llama", "phi3", "gemma", "gemma2", "gemma3"};
   if (std::find(std::begin(kArchs), std::end(kArchs), s.arch) == std::end(kArchs))
-    bad_spec(cat("unknown architecture '", s.arch, "' (qwen3, qwen2, llama, phi3, gemma, gemma2 and gemma3 are known)"));
+    bad_spec(cat("unknown architecture '", s.arch, "' (qwen3, qwen3moe, qwen2, llama, phi3, gemma, gemma2 and gemma3 are known)"));
   for (auto [name, v] : {std::pair{"vocab_size", s.vocab_size}, {"hidden_size", s.hidden_size}, {"intermediate_size", s.intermediate_size},
                          {"num_layers", s.num_layers}, {"num_heads", s.num_heads}, {"num_kv_heads", s.num_kv_heads}, {"head_dim", s.head_dim}})
     if (v <= 0) bad_spec(cat(name, " must be positive, got ", v));
@@ -306,6 +353,19 @@ void validate_llama_spec(const LlamaSpec& s) {
   for (auto [name, v] : {std::pair{"embed_scale", s.embed_scale}, {"attn_scale", s.attn_scale}, {"attn_softcap", s.attn_softcap},
                          {"final_softcap", s.final_softcap}})
     if (!(v >= 0) || !std::isfinite(v)) bad_spec(cat(name, " must be finite and not negative, got ", v));
+  if (s.num_experts < 0) bad_spec("num_experts must not be negative");
+  if (s.num_experts > 0) {
+    if (s.experts_per_token <= 0 || s.experts_per_token > s.num_experts)
+      bad_spec(cat("experts_per_token ", s.experts_per_token, " must be in [1, num_experts = ", s.num_experts, "]"));
+    if (s.expert_intermediate_size <= 0) bad_spec("expert_intermediate_size must be positive");
+    if (!s.moe_layers.empty() && static_cast<int64_t>(s.moe_layers.size()) != s.num_layers)
+      bad_spec(cat("moe_layers names ", s.moe_layers.size(), " layers, the model has ", s.num_layers));
+  }
+}
+
+bool layer_is_moe(const LlamaSpec& s, int64_t l) {
+  if (s.num_experts == 0) return false;
+  return s.moe_layers.empty() || s.moe_layers[static_cast<size_t>(l)];
 }
 
 bool is_gemma(const LlamaSpec& s) { return s.arch == "gemma" || s.arch == "gemma2" || s.arch == "gemma3"; }
@@ -359,6 +419,14 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> llama_weight_shapes(co
     if (s.sandwich_norms) {
       out.push_back({p + "pre_feedforward_layernorm.weight", {H}});
       out.push_back({p + "post_feedforward_layernorm.weight", {H}});
+    }
+    if (layer_is_moe(s, l)) {
+      const int64_t E = s.num_experts, Fe = s.expert_intermediate_size;
+      out.push_back({p + "mlp.gate.weight", {E, H}});
+      out.push_back({p + "mlp.experts.gate_proj.weight", {E, Fe, H}});
+      out.push_back({p + "mlp.experts.up_proj.weight", {E, Fe, H}});
+      out.push_back({p + "mlp.experts.down_proj.weight", {E, H, Fe}});
+      continue;
     }
     out.push_back({p + "mlp.gate_proj.weight", {F, H}});
     out.push_back({p + "mlp.up_proj.weight", {F, H}});

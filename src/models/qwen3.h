@@ -31,7 +31,7 @@
 namespace rlx::models {
 
 struct LlamaSpec {
-  std::string arch = "qwen3";  // qwen3 | qwen2 | llama (mistral builds as llama) | phi3 | gemma | gemma2 | gemma3
+  std::string arch = "qwen3";  // qwen3 | qwen3moe | qwen2 | llama (mistral builds as llama) | phi3 | gemma | gemma2 | gemma3
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -64,6 +64,16 @@ struct LlamaSpec {
   double attn_scale = 0;           // scores × this; 0: 1/√head_dim
   double attn_softcap = 0;         // scores → cap·tanh(scores/cap); 0: none
   double final_softcap = 0;        // the same for the logits
+  // Mixture of experts (qwen3moe): a sparse layer's MLP is `num_experts` SwiGLU experts of
+  // width expert_intermediate_size; each token takes the experts_per_token most probable under
+  // a softmax router, their outputs weighted by those probabilities (renormalized to sum 1 when
+  // norm_topk_prob). Weights: mlp.gate.weight [E, H] (the router) and the experts stacked,
+  // mlp.experts.{gate,up}_proj.weight [E, F, H], mlp.experts.down_proj.weight [E, H, F].
+  int64_t num_experts = 0;  // 0: dense
+  int64_t experts_per_token = 0;
+  int64_t expert_intermediate_size = 0;
+  bool norm_topk_prob = true;
+  std::vector<bool> moe_layers;  // which layers are sparse (empty: all, when num_experts > 0)
   std::optional<int64_t> bos_token_id;
   std::vector<int64_t> eos_token_ids;
 };
@@ -73,6 +83,8 @@ void validate_llama_spec(const LlamaSpec& spec);
 bool is_gemma(const LlamaSpec& spec);  // gemma, gemma2, gemma3: (1 + w) norms in Hugging Face files
 // Whether layer l attends through the sliding window.
 bool layer_slides(const LlamaSpec& spec, int64_t l);
+// Whether layer l's MLP is a sparse mixture of experts.
+bool layer_is_moe(const LlamaSpec& spec, int64_t l);
 
 // The Qwen3-0.6B architecture (28 layers, hidden 1024, 16 heads, 8 KV heads, head_dim 128,
 // FFN 3072, vocab 151936, tied embeddings, rope_theta 1e6): the benchmark model.

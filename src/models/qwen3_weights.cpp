@@ -54,7 +54,14 @@ std::vector<float> llama3_inv_freq(const formats::HfRope& r, int64_t D, const st
   return f;
 }
 
-bool is_matrix(const std::vector<int64_t>& shape) { return shape.size() == 2; }
+// Matrices and stacks of them (a MoE layer's experts [E, rows, cols]): quantized, packed, rounded.
+bool is_matrix(const std::vector<int64_t>& shape) { return shape.size() == 2 || shape.size() == 3; }
+// A MoE router: kept F32 in GGUF files, as llama.cpp's quantizer keeps ffn_gate_inp.
+bool is_router(const std::string& name) {
+  const std::string suffix = ".mlp.gate.weight";
+  return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 
 // llama.cpp's LlamaModel.permute: within each head, rows (i, i + D/2) become (2i, 2i + 1).
 std::vector<float> permute_rows(const std::vector<float>& w, int64_t rows, int64_t cols, int64_t heads) {
@@ -144,6 +151,31 @@ int64_t meta_size(const GgufFile& f, const std::string& key, std::optional<int64
   return x;
 }
 
+// A stack "….mlp.experts.gate_proj.weight" from Hugging Face's one tensor per expert
+// ("….mlp.experts.7.gate_proj.weight"), in f32; empty when the file has no such tensors.
+Tensor stack_experts(const formats::WeightSource& src, const std::string& name, const std::vector<int64_t>& shape) {
+  const std::string key = ".mlp.experts.";
+  size_t at = name.find(key);
+  if (at == std::string::npos || shape.size() != 3) return {};
+  std::string head = name.substr(0, at + key.size()), tail = name.substr(at + key.size());
+  Tensor out = Tensor::zeros(DType::f32, shape);
+  const int64_t per = shape[1] * shape[2];
+  for (int64_t e = 0; e < shape[0]; ++e) {
+    std::string one = cat(head, e, ".", tail);
+    const TensorView* v = src.find(one);
+    if (!v) {
+      if (e == 0) return {};
+      missing(src.path(), one, src.count());
+    }
+    check_shape(src.path(), *v, {shape[1], shape[2]});
+    if (!formats::can_dequantize(v->type) || formats::weight_type_is_quantized(v->type))
+      throw Error(ErrorKind::unsupported, cat(src.path(), ": tensor '", v->name, "' is ", v->type_name(), "; expected F32, BF16 or F16"));
+    Tensor f = to_f32(*v).contiguous();
+    std::copy(f.data_as<float>(), f.data_as<float>() + per, out.data_as<float>() + e * per);
+  }
+  return out;
+}
+
 // Gemma's GGUF keys, with llama.cpp's defaults: the sliding pattern (a period or one flag per
 // layer; 2 for gemma2, 6 for gemma3), freq_base_swa, the soft-caps; llama.cpp scales queries by
 // 1/√head_dim, or 1/√(hidden/heads) for the 27B models (46 layers in Gemma 2, 62 in Gemma 3).
@@ -186,7 +218,17 @@ LlamaSpec llama_spec_from_hf(const formats::HfConfig& c, const std::string& sour
     throw Error(ErrorKind::unsupported, cat(source, ": model_type '", c.model_type, "' is not a llama-family decoder"));
   LlamaSpec s;
   const std::string& t = c.model_type;
-  s.arch = t == "qwen3" || t == "qwen2" || t == "phi3" || t == "gemma" || t == "gemma2" ? t : t == "gemma3_text" ? "gemma3" : "llama";
+  s.arch = t == "qwen3" || t == "qwen2" || t == "phi3" || t == "gemma" || t == "gemma2" ? t
+           : t == "gemma3_text"                                                             ? "gemma3"
+           : t == "qwen3_moe"                                                               ? "qwen3moe"
+                                                                                            : "llama";
+  if (c.num_experts > 0) {
+    s.num_experts = c.num_experts;
+    s.experts_per_token = c.num_experts_per_tok;
+    s.expert_intermediate_size = c.moe_intermediate_size;
+    s.norm_topk_prob = c.norm_topk_prob;
+    s.moe_layers = c.moe_layers;
+  }
   s.vocab_size = c.vocab_size;
   s.hidden_size = c.hidden_size;
   s.intermediate_size = c.intermediate_size;
@@ -230,10 +272,10 @@ LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
   const GgufValue* av = f.find("general.architecture");
   if (!av || !av->as_string()) throw Error(ErrorKind::format, cat(f.path, ": no general.architecture (a string) in the GGUF metadata"));
   std::string arch = *av->as_string();
-  static const char* const kArchs[] = {"qwen3", "qwen2", "llama", "phi3", "gemma", "gemma2", "gemma3"};
+  static const char* const kArchs[] = {"qwen3", "qwen3moe", "qwen2", "llama", "phi3", "gemma", "gemma2", "gemma3"};
   if (std::find(std::begin(kArchs), std::end(kArchs), arch) == std::end(kArchs))
-    throw Error(ErrorKind::unsupported,
-                cat(f.path, ": GGUF architecture '", arch, "' is not supported (qwen3, qwen2, llama, phi3, gemma, gemma2 and gemma3 are)"));
+    throw Error(ErrorKind::unsupported, cat(f.path, ": GGUF architecture '", arch,
+                                            "' is not supported (qwen3, qwen3moe, qwen2, llama, phi3, gemma, gemma2 and gemma3 are)"));
   if (arch == "phi3" && (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight")))
     throw Error(ErrorKind::unsupported, cat(f.path, ": phi3 with LongRoPE (rope_factors_long/short: the 128k-context models) is not supported yet"));
   LlamaSpec s;
@@ -279,6 +321,13 @@ LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
     for (size_t i = 0; i < s.rope_inv_freq.size(); ++i) s.rope_inv_freq[i] /= factors.data_as<float>()[i];
   }
   if (is_gemma(s)) gemma_from_gguf(f, s);
+  if (arch == "qwen3moe") {
+    // llama.cpp's qwen3moe: every layer sparse, the chosen experts' weights always renormalized
+    s.num_experts = meta_size(f, a + "expert_count");
+    s.experts_per_token = meta_size(f, a + "expert_used_count");
+    s.expert_intermediate_size = meta_size(f, a + "expert_feed_forward_length", s.intermediate_size / s.experts_per_token);
+    s.norm_topk_prob = true;
+  }
   validate_llama_spec(s);
   return s;
 }
@@ -366,6 +415,15 @@ LlamaWeights load_llama_weights(const formats::WeightSource& file, const LlamaSp
   }
   for (const auto& [name, shape] : llama_weight_shapes(spec)) {
     const TensorView* v = src.find(name);
+    if (!v) {
+      if (Tensor stacked = stack_experts(src, name, shape); stacked.defined()) {
+        LlamaWeight lw;
+        lw.shape = shape;
+        lw.dense = precision == "bf16" ? f32_to_bf16_tensor(stacked) : stacked;
+        w[name] = std::move(lw);
+        continue;
+      }
+    }
     // Some tied checkpoints store only lm_head, some untied exports only the embedding.
     if (!v) missing(src.path(), src.stored_name(name), src.count());
     check_shape(src.path(), *v, shape);
@@ -373,17 +431,20 @@ LlamaWeights load_llama_weights(const formats::WeightSource& file, const LlamaSp
     lw.shape = shape;
     auto bt = formats::block_type_of(v->type);
     if (as_stored && is_matrix(shape) && bt) {
-      // packed as the file stores it: quantized blocks, f16 or bf16 rows
-      int64_t rb = *quant::row_bytes(*bt, shape[1]);
+      // packed as the file stores it: quantized blocks, f16 or bf16 rows ([E, rows, row bytes]
+      // for a stack of experts)
+      int64_t rb = *quant::row_bytes(*bt, shape.back());
       lw.type = *bt;
-      size_t bytes = static_cast<size_t>(shape[0] * rb);
+      std::vector<int64_t> ps(shape.begin(), shape.end() - 1);
+      ps.push_back(rb);
+      size_t bytes = static_cast<size_t>(shape.size() == 3 ? shape[0] * shape[1] * rb : shape[0] * rb);
       if (block && bytes <= v->nbytes && block_used + bytes <= block_size) {
         auto* dst = static_cast<uint8_t*>(block.get()) + block_used;
         std::memcpy(dst, v->data, bytes);
         block_used += (bytes + 63) / 64 * 64;
-        lw.packed = Tensor::wrap(DType::u8, {shape[0], rb}, dst, block);
+        lw.packed = Tensor::wrap(DType::u8, ps, dst, block);
       } else {
-        lw.packed = Tensor::wrap(DType::u8, {shape[0], rb}, const_cast<uint8_t*>(v->data), v->owner);
+        lw.packed = Tensor::wrap(DType::u8, ps, const_cast<uint8_t*>(v->data), v->owner);
       }
     } else if (!formats::can_dequantize(v->type)) {
       throw Error(ErrorKind::unsupported, cat(src.path(), ": tensor '", v->name, "' uses ", v->type_name(), ", which RLX cannot decode yet"));
@@ -455,6 +516,16 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
   gw.set(a + "rope.freq_base", static_cast<float>(spec.rope_theta));
   if (spec.arch == "phi3") gw.set(a + "rope.dimension_count", u32(spec.head_dim));
   if (spec.sliding_window) gw.set(a + "attention.sliding_window", u32(*spec.sliding_window));
+  if (spec.num_experts > 0) {
+    if (spec.arch != "qwen3moe") throw Error(ErrorKind::unsupported, cat("GGUF export: experts in a ", spec.arch, " model (only qwen3moe has them)"));
+    for (int64_t l = 0; l < spec.num_layers; ++l)
+      if (!layer_is_moe(spec, l))
+        throw Error(ErrorKind::unsupported, cat("GGUF export: layer ", l, " is dense; llama.cpp's qwen3moe makes every layer sparse"));
+    if (!spec.norm_topk_prob) throw Error(ErrorKind::unsupported, "GGUF export: llama.cpp's qwen3moe always renormalizes the chosen experts' weights");
+    gw.set(a + "expert_count", u32(spec.num_experts));
+    gw.set(a + "expert_used_count", u32(spec.experts_per_token));
+    gw.set(a + "expert_feed_forward_length", u32(spec.expert_intermediate_size));
+  }
   if (spec.arch == "gemma2" || spec.arch == "gemma3") {
     // llama.cpp's keys; the scale it derives from the sizes must be the model's
     bool big = (spec.arch == "gemma2" && spec.num_layers == 46) || (spec.arch == "gemma3" && spec.num_layers == 62);
@@ -573,11 +644,11 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
       v = tensor(name, shape);
     }
     WeightType t = WeightType::f32;
-    if (is_matrix(shape)) {
+    if (is_matrix(shape) && !is_router(name)) {
       t = o.matrix_type;
       if (o.k_quant_mix && more_bits(spec, name)) t = WeightType::q6_k;
       // llama.cpp's fallbacks when rows do not hold whole blocks.
-      int64_t k = shape[1];
+      int64_t k = shape.back();
       if (k % formats::weight_type_block_elems(t)) t = WeightType::q8_0;
       if (k % formats::weight_type_block_elems(t)) t = WeightType::f16;
       if (spec.arch == "llama" && (name.find("q_proj") != std::string::npos || name.find("k_proj") != std::string::npos)) {

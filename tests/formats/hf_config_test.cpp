@@ -1,6 +1,7 @@
 // Hugging Face config.json for the architectures RLX builds, and directory discovery.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "formats/hf_config.h"
@@ -133,6 +134,33 @@ const char* kGemma3 = R"({
   "sliding_window": 512, "sliding_window_pattern": 6, "torch_dtype": "bfloat16", "transformers_version": "4.50.0.dev0",
   "use_cache": true, "vocab_size": 262144})";
 
+// As published for Qwen/Qwen3-30B-A3B.
+const char* kQwen3Moe = R"({
+  "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 151643,
+  "decoder_sparse_step": 1, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu", "hidden_size": 2048,
+  "initializer_range": 0.02, "intermediate_size": 6144, "max_position_embeddings": 40960, "max_window_layers": 48,
+  "mlp_only_layers": [], "model_type": "qwen3_moe", "moe_intermediate_size": 768, "norm_topk_prob": true,
+  "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8, "num_hidden_layers": 48,
+  "num_key_value_heads": 4, "output_router_logits": false, "rms_norm_eps": 1e-06, "rope_scaling": null,
+  "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001, "sliding_window": null, "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "transformers_version": "4.51.0", "use_cache": true, "use_sliding_window": false,
+  "vocab_size": 151936})";
+
+TEST(HfConfig, Qwen3Moe) {
+  HfConfig c = parse_hf_config(kQwen3Moe, "Qwen3-30B-A3B");
+  EXPECT_EQ(c.num_experts, 128);
+  EXPECT_EQ(c.num_experts_per_tok, 8);
+  EXPECT_EQ(c.moe_intermediate_size, 768);
+  EXPECT_TRUE(c.norm_topk_prob);
+  EXPECT_TRUE(c.qk_norm);
+  ASSERT_EQ(c.moe_layers.size(), 48u);
+  EXPECT_EQ(std::count(c.moe_layers.begin(), c.moe_layers.end(), true), 48);
+  // mlp_only_layers and decoder_sparse_step pick the dense layers
+  HfConfig d = parse_hf_config(R"({"model_type": "qwen3_moe", "num_hidden_layers": 6, "decoder_sparse_step": 2, "mlp_only_layers": [3]})", "x");
+  EXPECT_EQ(d.moe_layers, (std::vector<bool>{false, true, false, false, false, true}));
+  EXPECT_FALSE(d.norm_topk_prob);  // Qwen3MoeConfig's default
+}
+
 TEST(HfConfig, Gemma2And3) {
   HfConfig g2 = parse_hf_config(kGemma2, "gemma-2-2b-it");
   EXPECT_EQ(g2.hidden_act, "gelu_pytorch_tanh");
@@ -183,6 +211,9 @@ TEST(HfConfig, ErrorsNameTheKey) {
                "\"layer_types\" must list one type per layer (3)");
   expect_error(R"({"model_type": "gemma2", "hidden_activation": "relu"})", ErrorKind::format, "'relu' is not supported");
   expect_error(R"({"model_type": "gemma2", "attn_logit_softcapping": -1})", ErrorKind::format, "must be positive or null");
+  expect_error(R"({"model_type": "qwen3_moe", "num_experts": 4, "num_experts_per_tok": 8})", ErrorKind::format, "exceeds num_experts 4");
+  expect_error(R"({"model_type": "qwen3_moe", "num_hidden_layers": 2, "mlp_only_layers": [5]})", ErrorKind::format,
+               "entries must be layer indices below 2");
 }
 
 TEST(HfDirectory, FindsConfigWeightsAndTokenizerFiles) {
