@@ -1,6 +1,9 @@
 // rlx bench qwen3: llama-bench's two tests on the Qwen3-0.6B architecture (28 layers, hidden
 // 1024, 16 heads, 8 KV heads, head_dim 128, FFN 3072, vocab 151936, tied embeddings) with seeded
-// random weights, or on a model given with --model:
+// random weights, or on a model given with --model. --config 30b-a3b is the Qwen3-30B-A3B
+// mixture of experts (48 layers, hidden 2048, 32 heads, 4 KV heads, 128 experts of 768, 8 per
+// token, untied) and 30b-a3b-dense its dense twin with the same active parameters (a SwiGLU of
+// 8·768 = 6144): the MoE's decode cost against a dense model's (--layers to fit the machine).
 //   pp512  one prefill of 512 tokens into an empty cache (tokens/s = 512 / time)
 //   tg128  128 single-token decode steps from an empty cache (tokens/s = 128 / time)
 // each mean ± standard deviation over the runs. Quantized precisions are written with RLX's
@@ -138,7 +141,7 @@ void write_random_gguf(const std::string& path, const models::LlamaSpec& spec, c
   o.matrix_type = gguf_type(precision);
   o.k_quant_mix = precision == "q4_k_m";
   o.tokenizer_json = tokenizer_json;
-  o.name = "qwen3-0.6b-architecture-random";
+  o.name = spec.num_experts ? "qwen3-30b-a3b-architecture-random" : "qwen3-architecture-random";
   std::string tmp = path + ".partial";
   models::write_llama_gguf(
       tmp, spec,
@@ -159,7 +162,8 @@ models::LlamaModel random_model(const models::LlamaSpec& spec, const std::string
     m.weights = models::random_llama_weights(spec, seed, precision == "bf16" ? DType::bf16 : DType::f32);
     return m;
   }
-  std::string path = (fs::temp_directory_path() / cat("rlx_bench_qwen3_v1_", spec.num_layers, "l_", precision, "_s", seed, ".gguf")).string();
+  std::string arch = spec.num_experts ? "30b-a3b" : spec.hidden_size == 2048 ? "30b-a3b-dense" : "0.6b";
+  std::string path = (fs::temp_directory_path() / cat("rlx_bench_qwen3_v1_", arch == "0.6b" ? "" : arch + "_", spec.num_layers, "l_", precision, "_s", seed, ".gguf")).string();
   if (!fs::exists(path)) {
     if (!quiet) std::fprintf(stderr, "writing %s with RLX's GGUF writer (once)…\n", path.c_str());
     write_random_gguf(path, spec, precision, seed, std::nullopt);
@@ -175,10 +179,44 @@ double decode_bytes(const models::LlamaModel& m, int64_t capacity) {
   double b = 0;
   for (const auto& [name, w] : m.weights) {
     if (name == "model.embed_tokens.weight" && !m.spec.tie_word_embeddings) continue;
-    b += static_cast<double>(w.bytes());
+    double bytes = static_cast<double>(w.bytes());
+    // a stack of experts: a token reads only its experts_per_token of them
+    if (w.shape.size() == 3) bytes = bytes * static_cast<double>(m.spec.experts_per_token) / static_cast<double>(m.spec.num_experts);
+    b += bytes;
   }
   b += 2.0 * static_cast<double>(m.spec.num_layers * m.spec.num_kv_heads * capacity * m.spec.head_dim) * 4;
   return b;
+}
+
+// The benchmark architectures (--config).
+models::LlamaSpec bench_spec(const std::string& config) {
+  if (config == "0.6b") return models::qwen3_0_6b_spec();
+  if (config != "30b-a3b" && config != "30b-a3b-dense")
+    throw Error(ErrorKind::invalid_argument, cat("--config ", config, " is not known (0.6b, 30b-a3b, 30b-a3b-dense)"));
+  models::LlamaSpec s = models::qwen3_0_6b_spec();
+  s.arch = "qwen3";
+  s.hidden_size = 2048;
+  s.num_layers = 48;
+  s.num_heads = 32;
+  s.num_kv_heads = 4;
+  s.head_dim = 128;
+  s.tie_word_embeddings = false;
+  s.intermediate_size = 6144;  // the dense twin: 8 experts' worth
+  if (config == "30b-a3b") {
+    s.arch = "qwen3moe";
+    s.num_experts = 128;
+    s.experts_per_token = 8;
+    s.expert_intermediate_size = 768;
+    s.norm_topk_prob = true;
+  }
+  return s;
+}
+
+std::string describe(const models::LlamaSpec& s) {
+  std::string ffn = s.num_experts ? cat(s.num_experts, " experts of ", s.expert_intermediate_size, ", ", s.experts_per_token, " per token")
+                                  : cat("FFN ", s.intermediate_size);
+  return cat(s.num_layers, " layers, hidden ", s.hidden_size, ", ", s.num_heads, " heads, ", s.num_kv_heads, " KV heads, head_dim ", s.head_dim,
+             ", ", ffn, ", vocab ", s.vocab_size, s.tie_word_embeddings ? ", tied" : ", untied");
 }
 
 }  // namespace
@@ -203,7 +241,7 @@ int bench_qwen3(Args& args) {
   if (save) {  // the benchmark's model as a file, for `rlx serve` or llama.cpp to load
     if (model_path) throw Error(ErrorKind::invalid_argument, "--save writes the random-weight model; it cannot be combined with --model");
     if (precision == "f32" || precision == "bf16") throw Error(ErrorKind::invalid_argument, "--save writes GGUF matrices: give --precision q8_0, q4_k, f16, …");
-    models::LlamaSpec spec = models::qwen3_0_6b_spec();
+    models::LlamaSpec spec = bench_spec(config);
     if (layers) spec.num_layers = parse_int_list("layers", *layers).at(0);
     write_random_gguf(*save, spec, precision, static_cast<uint64_t>(seed), tokenizer);
     std::fprintf(stderr, "wrote %s (%s, %lld layers%s)\n", save->c_str(), precision.c_str(), static_cast<long long>(spec.num_layers),
@@ -211,7 +249,6 @@ int bench_qwen3(Args& args) {
     return 0;
   }
   if (pp < 0 || tg < 0) throw Error(ErrorKind::invalid_argument, "--pp and --tg must not be negative");
-  if (config != "0.6b") throw Error(ErrorKind::invalid_argument, cat("--config ", config, " is not known (the benchmark architecture is 0.6b)"));
   // llama-bench repeats each test 5 times after one warm-up.
   if (timing.runs == 0) timing.runs = 5;
   timing.warmup = std::min(timing.warmup, 1);
@@ -227,11 +264,11 @@ int bench_qwen3(Args& args) {
     m = models::load_llama_model(*model_path, lo);
     what = *model_path;
   } else {
-    models::LlamaSpec spec = models::qwen3_0_6b_spec();
+    models::LlamaSpec spec = bench_spec(config);
     if (layers) spec.num_layers = parse_int_list("layers", *layers).at(0);
     m = random_model(spec, precision, static_cast<uint64_t>(seed), json);
-    what = cat("Qwen3-0.6B architecture (", spec.num_layers, " layers, hidden 1024, 16 heads, 8 KV heads, head_dim 128, FFN 3072, vocab 151936, "
-               "tied), random weights");
+    what = cat(config == "0.6b" ? "Qwen3-0.6B" : config == "30b-a3b" ? "Qwen3-30B-A3B" : "Qwen3-30B-A3B's dense twin", " architecture (",
+               describe(spec), "), random weights");
   }
   double load_ms = ms_since(t0);
   t0 = clock_type::now();

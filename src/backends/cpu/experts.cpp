@@ -54,13 +54,16 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
       const float* src = x + (per_choice ? i : i / A) * K;
       std::copy(src, src + K, xg.data() + r * K);
     }
-    // Items: (expert, block of its rows); ~64 KiB of weights each.
-    const int64_t block = std::max<int64_t>(8, 65536 / std::max<int64_t>(1, rb));
-    const int64_t blocks = (N + block - 1) / block;
     thread_local std::vector<int64_t> used;
     used.clear();
     for (int64_t e = 0; e < E; ++e)
       if (start[static_cast<size_t>(e + 1)] > start[static_cast<size_t>(e)]) used.push_back(e);
+    // Items: (expert, block of its rows): ~64 KiB of weights when experts get few rows (each
+    // row block streamed once, decoded per dot product); 256-row tiles when they get many
+    // (prefill), so each tile's GEMM is wide enough to run at the FMA units' rate.
+    const bool wide = packed ? T * A >= 16 * static_cast<int64_t>(used.size()) : true;
+    const int64_t block = wide ? 256 : std::max<int64_t>(8, 65536 / std::max<int64_t>(1, rb));
+    const int64_t blocks = (N + block - 1) / block;
     const int64_t items = static_cast<int64_t>(used.size()) * blocks;
     // Pointers, not the thread_local vectors: inside the pool's threads those names would be
     // the workers' own (empty) vectors.
