@@ -206,6 +206,10 @@ class LlamaEmitter {
     if (w.is_packed()) {
       a.set("type", std::string(quant::block_type_name(w.type)));
       stack = w.packed;
+      // 8-bit x for integer dot products, by the same rule as dequant_matmul's
+      if (opt_.q8_activations && w.type != quant::BlockType::f16 && w.type != quant::BlockType::bf16 && k % 32 == 0 &&
+          (w.type != quant::BlockType::q8_0 || opt_.q8_activations_q8_0))
+        a.set("act", std::string("q8"));
     } else if (w.dense.dtype() == DType::f32) {
       stack = w.dense;
     } else if (w.dense.dtype() == DType::bf16 || w.dense.dtype() == DType::f16) {

@@ -2,6 +2,7 @@
 // the weight matrices of the experts it was routed to.
 #include "ops/builder.h"
 #include "ops/infer_util.h"
+#include "ops/q8_rounding.h"
 #include "ops/rules.h"
 #include "util/quant_blocks.h"
 
@@ -24,6 +25,7 @@ std::vector<Type> infer_expert_matmul(Op op, const std::vector<Type>& in, const 
   bool per_choice = x.size() == 3;
   if (!(x.size() == 2 || per_choice) || x.back() != Dim(k) || x[0] != idx[0] || (per_choice && x[1] != idx[1]))
     type_error(op, cat("x must be [", idx[0].str(), ", ", k, "] or [", idx[0].str(), ", ", idx[1].str(), ", ", k, "], got ", shape_str(x)));
+  if (a.has("act") && a.s("act") == "q8" && k % 32 != 0) type_error(op, cat("act=q8 rounds x in blocks of 32; k=", k, " is not a multiple"));
   if (w.size() != 3 || w[1] != Dim(n)) type_error(op, cat("the experts' weights must be [E, ", n, ", …], got ", shape_str(w)));
   if (a.has("type")) {
     auto t = quant::block_type_from_name(a.s("type"));
@@ -46,8 +48,9 @@ std::vector<ValueId> decompose_expert_matmul(Builder& b, const std::vector<Value
   const Dim &T = is[0], &A = is[1];
   ValueId w = b.gather(in[2], in[1], 0);  // [T, A, n, k] or packed [T, A, n, row bytes]
   if (a.has("type")) w = b.emit1(Op::dequantize, {w}, Attrs{{"type", a.s("type")}, {"shape", Shape{T, A, Dim(n), Dim(k)}}});
-  ValueId x = b.rank(in[0]) == 2 ? b.broadcast(b.reshape(in[0], {T, Dim(1), Dim(1), Dim(k)}), {T, A, Dim(1), Dim(k)})
-                                 : b.reshape(in[0], {T, A, Dim(1), Dim(k)});
+  ValueId x0 = a.has("act") && a.s("act") == "q8" ? round_to_q8_blocks(b, in[0], k) : in[0];
+  ValueId x = b.rank(x0) == 2 ? b.broadcast(b.reshape(x0, {T, Dim(1), Dim(1), Dim(k)}), {T, A, Dim(1), Dim(k)})
+                              : b.reshape(x0, {T, A, Dim(1), Dim(k)});
   ValueId y = b.dot_general(x, w, {{0, 1}, {0, 1}}, {{3}, {3}});  // [T, A, 1, n]
   return {b.reshape(y, {T, A, Dim(n)})};
 }

@@ -3,10 +3,27 @@
 // with a native dequant_matmul decode on the fly and never materialize W.
 #include "ops/builder.h"
 #include "ops/infer_util.h"
+#include "ops/q8_rounding.h"
 #include "ops/rules.h"
 #include "util/quant_blocks.h"
 
 namespace rlx::ops {
+
+// x → blocks of 32 → q = round(x · 127/max|x|) → q · (max|x|/127), all in f32 (what the
+// integer kernels compute: Σ q·w is exact, the block scale multiplies after).
+ValueId round_to_q8_blocks(Builder& b, ValueId x, int64_t k) {
+  Shape s = b.shape(x), blocks = s;
+  blocks.back() = Dim(k / 32);
+  blocks.push_back(Dim(32));
+  ValueId xb = b.reshape(x, blocks);
+  int64_t last = static_cast<int64_t>(blocks.size()) - 1;
+  ValueId amax = b.reduce(b.unary(Op::abs, xb), "max", {last}, true);
+  ValueId zero = b.scalar(DType::f32, 0), c127 = b.scalar(DType::f32, 127);
+  // An all-zero block has q = 0 whatever the inverse scale: use 0, not 127/0.
+  ValueId inv = b.select(b.emit1(Op::eq, {amax, zero}), zero, b.div(c127, amax));
+  ValueId q = b.unary(Op::round, b.mul(xb, inv));
+  return b.reshape(b.mul(q, b.div(amax, c127)), s);
+}
 
 namespace {
 
@@ -83,22 +100,6 @@ std::vector<Type> infer_dequant_matmul(Op op, const std::vector<Type>& in, const
 
 // Products accumulate in f32 (f64 for f64 x). Half-precision x multiplies the weights rounded
 // to its own dtype (bf16 × bf16 products are exact in f32: what AMX computes).
-// act=q8: x → blocks of 32 → q = round(x · 127/max|x|) → q · (max|x|/127), all in f32 (what the
-// integer kernels compute: Σ q·w is exact, the block scale multiplies after).
-ValueId round_to_q8_blocks(Builder& b, ValueId x, int64_t k) {
-  Shape s = b.shape(x), blocks = s;
-  blocks.back() = Dim(k / 32);
-  blocks.push_back(Dim(32));
-  ValueId xb = b.reshape(x, blocks);
-  int64_t last = static_cast<int64_t>(blocks.size()) - 1;
-  ValueId amax = b.reduce(b.unary(Op::abs, xb), "max", {last}, true);
-  ValueId zero = b.scalar(DType::f32, 0), c127 = b.scalar(DType::f32, 127);
-  // An all-zero block has q = 0 whatever the inverse scale: use 0, not 127/0.
-  ValueId inv = b.select(b.emit1(Op::eq, {amax, zero}), zero, b.div(c127, amax));
-  ValueId q = b.unary(Op::round, b.mul(xb, inv));
-  return b.reshape(b.mul(q, b.div(amax, c127)), s);
-}
-
 std::vector<ValueId> decompose_dequant_matmul(Builder& b, const std::vector<ValueId>& in_, const Attrs& a) {
   std::vector<ValueId> in = in_;
   if (a.has("norm_eps")) {  // the norm first; the third input is its weight, not an addend

@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/quant_q8.h"
 #include "backends/cpu/quant_rows.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -24,6 +25,10 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
   const quant::BlockType t = packed ? *quant::block_type_from_name(node.attrs.s("type")) : quant::BlockType::q8_0;
   const int64_t rb = packed ? *quant::row_bytes(t, K) : K * 4;
   const bool per_choice = lir.type(node.inputs[0]).shape.size() == 3;
+  // act=q8: the gathered rows are rounded to 8-bit blocks once; experts with few rows take the
+  // integer dot products where the type has them, the rest multiply the rounded rows as f32.
+  const bool act_q8 = node.attrs.has("act") && node.attrs.s("act") == "q8";
+  const q8::DotFn q8dot = act_q8 && packed ? q8::dot_fn(t) : nullptr;
   return [=](const KernelArgs& a) {
     const float* x = a.in[0].as<float>();
     const int64_t* idx = a.in[1].as<int64_t>();
@@ -58,6 +63,25 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
     used.clear();
     for (int64_t e = 0; e < E; ++e)
       if (start[static_cast<size_t>(e + 1)] > start[static_cast<size_t>(e)]) used.push_back(e);
+    thread_local std::vector<int8_t> xq;
+    thread_local std::vector<float> xd, xdeq, xp;
+    thread_local std::vector<uint8_t> xu;
+    q8::Rows xr;
+    const int64_t rows = T * A;
+    if (act_q8) {
+      const int64_t nb = rows * K / 32;
+      xq.resize(static_cast<size_t>(rows * K));
+      xd.resize(static_cast<size_t>(2 * nb));
+      xdeq.resize(static_cast<size_t>(rows * K));
+      q8::quantize_rows(xg.data(), rows, K, xq.data(), xd.data(), xd.data() + nb, xdeq.data());
+      xr = {xq.data(), xd.data(), xd.data() + nb, K, K / 32};
+      if (q8dot && q8::needs_offset_rows(t)) {
+        xu.resize(static_cast<size_t>(rows * K));
+        xp.resize(static_cast<size_t>(rows * q8::pairs(K) * 16));
+        q8::offset_rows(xq.data(), xd.data(), rows, K, xu.data(), xp.data());
+        xr.u = xu.data(), xr.dpair = xp.data(), xr.ldu = K, xr.ldpair = q8::pairs(K) * 16;
+      }
+    }
     // Items: (expert, block of its rows): ~64 KiB of weights when experts get few rows (each
     // row block streamed once, decoded per dot product); 256-row tiles when they get many
     // (prefill), so each tile's GEMM is wide enough to run at the FMA units' rate.
@@ -69,7 +93,7 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
     // the workers' own (empty) vectors.
     const int64_t* first = start.data();
     const int64_t* experts = used.data();
-    const float* xs = xg.data();
+    const float* xs = act_q8 ? xdeq.data() : xg.data();  // rounded rows under act=q8
     float* ys = yg.data();
     std::atomic<int64_t> next{0};
     rlx::parallel_for(items > 1 ? num_threads() : 1, 1, [&](int64_t, int64_t) {
@@ -78,7 +102,19 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
         int64_t r0 = first[e], M = first[e + 1] - r0;
         const uint8_t* we = w + e * N * rb;
         float* ye = ys + r0 * N + n0;
-        if (packed) {
+        if (q8dot && M < 16) {
+          float out[q8::kMaxRows];
+          for (int64_t j = 0; j < cnt; ++j)
+            for (int64_t m0 = 0; m0 < M; m0 += q8::kMaxRows) {
+              int mm = static_cast<int>(std::min<int64_t>(q8::kMaxRows, M - m0));
+              q8::Rows xm = xr;
+              int64_t r = r0 + m0;
+              xm.q += r * K, xm.d += r * (K / 32), xm.s += r * (K / 32);
+              if (xm.u) xm.u += r * xr.ldu, xm.dpair += r * xr.ldpair;
+              q8dot(we + (n0 + j) * rb, K, xm, mm, out);
+              for (int m = 0; m < mm; ++m) ye[(m0 + m) * N + j] = out[m];
+            }
+        } else if (packed) {
           packed_rows_product(t, we, rb, K, n0, cnt, xs + r0 * K, M, ye, N);
         } else {
           const float* wf = reinterpret_cast<const float*>(we) + n0 * K;

@@ -45,7 +45,7 @@ class CpuBackend : public runtime::Backend {
   }
   // 8-bit activations for packed matmuls (AVX512-VNNI), reduced-precision attention products.
   bool implements_variant(ir::Op op, const std::string& attr) const override {
-    return (op == ir::Op::dequant_matmul && attr == "act") || (op == ir::Op::attention && attr == "compute");
+    return ((op == ir::Op::dequant_matmul || op == ir::Op::expert_matmul) && attr == "act") || (op == ir::Op::attention && attr == "compute");
   }
   // The q8 dot products of quant_q8.cpp (AVX512-VNNI where the CPU has it, AVX2 elsewhere).
   bool has_int8_dot_products() const override { return true; }
