@@ -199,9 +199,31 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
           cat(norm ? "rms_norm, " : "", direct ? "" : "dequantize, ", plan->describe(), glu ? ", silu-gated" : "", addend ? ", + addend" : "")};
 }
 
+// expert_matmul: f32 x, dense f32 or packed experts; 8-bit activations go to the decomposition.
+bool claims_expert_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& a) {
+  if (a.has("act") && a.s("act") != "f32") return false;
+  return in[0].dtype == DType::f32 && in[1].dtype == DType::i64;
+}
+
+Kernel make_expert_matmul(const ir::Node& n, const ir::Graph& g) {
+  const int64_t N = n.attrs.i("n"), K = n.attrs.i("k");
+  const bool packed = n.attrs.has("type");
+  const quant::BlockType t = packed ? *quant::block_type_from_name(n.attrs.s("type")) : quant::BlockType::q8_0;
+  const int type = packed ? static_cast<int>(t) : -1;
+  const int64_t bb = packed ? quant::block_bytes(t) : 4, be = packed ? quant::block_elems(t) : 1;
+  const bool per_choice = static_shape(g, n.inputs[0]).size() == 3;
+  return {[=](const LaunchArgs& a) {
+            const int64_t E = a.in[2].shape[0], A = a.in[1].shape[1];
+            launch_expert_matmul(type, static_cast<const float*>(a.in[0].data), per_choice, static_cast<const int64_t*>(a.in[1].data), a.in[2].data,
+                                 static_cast<float*>(a.out[0].data), E, a.in[1].numel, A, N, K, bb, be, a.error, a.node_index, a.stream);
+          },
+          0, cat("expert_matmul ", N, "×", K, " ", packed ? n.attrs.s("type") : std::string("f32"), ", a warp per (choice, row)")};
+}
+
 }  // namespace
 
 void register_nn(KernelTable& t) {
+  t[static_cast<size_t>(Op::expert_matmul)] = {claims_expert_matmul, make_expert_matmul};
   t[static_cast<size_t>(Op::dequant_matmul)] = {claims_dequant_matmul, make_dequant_matmul};
   t[static_cast<size_t>(Op::softmax)] = {claims_softmax, make_softmax};
   t[static_cast<size_t>(Op::log_softmax)] = {claims_softmax, make_softmax};
