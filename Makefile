@@ -105,6 +105,8 @@ test: fuzz-smoke
 # ---- src/frontends/onnx: ONNX import, the backend conformance suite, PyTorch → ONNX parity ----
 # libonnx/protobuf to build the importer; the backend test data and python3-onnx for its tests.
 PACKAGES += libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
+# .rten models: the FlatBuffers compiler and headers for the reader (src/frontends/rten).
+PACKAGES += flatbuffers-compiler libflatbuffers-dev
 ONNX_DATA ?= /usr/share/libonnx-testdata/data
 ONNX_DEVICE ?= cpu
 ONNX_PARITY_DIR ?= $(BUILD)/onnx-parity

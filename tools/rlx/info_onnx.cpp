@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "frontends/onnx/onnx.h"
+#include "frontends/rten/rten.h"
 #include "json.h"
 #include "util/strings.h"
 
@@ -22,6 +23,9 @@ std::string io_json(const frontends::onnx::ModelSummary::Io& io) {
 
 int print_onnx_info(const std::string& path, bool json) {
   frontends::onnx::ModelSummary s = frontends::onnx::summarize_model(path);
+  // .rten models are read as the ONNX they came from (frontends/rten)
+  const bool rten = frontends::rten::is_rten_file(path);
+  const char* format = rten ? "rten" : "onnx";
   if (json) {
     std::vector<std::string> opsets, ins, outs, hist, unsup;
     for (const auto& [d, v] : s.opsets) opsets.push_back(cat(json_quote(d), ":", v));
@@ -29,15 +33,18 @@ int print_onnx_info(const std::string& path, bool json) {
     for (const auto& io : s.outputs) outs.push_back(io_json(io));
     for (const auto& [op, n] : s.op_histogram) hist.push_back(cat(json_quote(op), ":", n));
     for (const auto& u : s.unsupported) unsup.push_back(json_quote(u));
-    std::printf("{\"format\":\"onnx\",\"path\":%s,\"ir_version\":%lld,\"producer\":%s,\"opsets\":{%s},\"inputs\":%s,\"outputs\":%s,"
+    std::printf("{\"format\":\"%s\",\"path\":%s,\"ir_version\":%lld,\"producer\":%s,\"opsets\":{%s},\"inputs\":%s,\"outputs\":%s,"
                 "\"nodes\":%lld,\"ops\":{%s},\"initializers\":%lld,\"initializer_bytes\":%lld,\"parameters\":%lld,\"unsupported\":%s}\n",
-                json_quote(path).c_str(), static_cast<long long>(s.ir_version), json_quote(s.producer).c_str(), join(opsets, ",").c_str(),
+                format, json_quote(path).c_str(), static_cast<long long>(s.ir_version), json_quote(s.producer).c_str(), join(opsets, ",").c_str(),
                 json_array(ins).c_str(), json_array(outs).c_str(), static_cast<long long>(s.nodes), join(hist, ",").c_str(),
                 static_cast<long long>(s.initializers), static_cast<long long>(s.initializer_bytes), static_cast<long long>(s.parameters),
                 json_array(unsup).c_str());
     return 0;
   }
-  std::printf("format: onnx (IR version %lld%s)\n", static_cast<long long>(s.ir_version), s.producer.empty() ? "" : cat(", producer ", s.producer).c_str());
+  if (rten)
+    std::printf("format: rten (read as ONNX: every rten operator is its ONNX namesake, int32 widened to int64)\n");
+  else
+    std::printf("format: onnx (IR version %lld%s)\n", static_cast<long long>(s.ir_version), s.producer.empty() ? "" : cat(", producer ", s.producer).c_str());
   std::vector<std::string> opsets;
   for (const auto& [d, v] : s.opsets) opsets.push_back(cat(d, " ", v));
   std::printf("opsets: %s\n", join(opsets).c_str());

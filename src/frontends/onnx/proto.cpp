@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "formats/mapped_file.h"
+#include "frontends/rten/rten.h"
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -31,6 +32,8 @@ constexpr int64_t kMaxElements = int64_t{1} << 40;
 std::shared_ptr<::onnx::ModelProto> load_model(const std::string& path) {
   auto file = MappedFile::open(path);
   if (file->size() == 0) throw Error(ErrorKind::format, cat(path, ": empty file, not an ONNX model"));
+  // .rten models read as the ONNX they were converted from
+  if (rten::looks_like_rten(file->data(), file->size())) return rten::rten_to_onnx(file->data(), file->size(), path);
   if (file->size() > kMaxProtoBytes)
     throw Error(ErrorKind::format, cat(path, ": ", file->size(), " bytes exceed protobuf's 2 GiB message limit; save the weights as external data"));
   auto model = std::make_shared<::onnx::ModelProto>();
@@ -49,9 +52,11 @@ bool looks_like_onnx(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return false;
   if (path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0) return true;
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".rten") == 0) return true;
   auto file = MappedFile::open(path);
   const uint8_t* d = file->data();
   size_t n = file->size();
+  if (rten::looks_like_rten(d, n)) return true;
   // Field 1 (ir_version, a varint) comes first in every exporter's output. A safetensors header
   // length can start the same way, but its JSON starts at byte 8.
   if (n < 16 || d[0] != 0x08 || d[1] == 0 || d[1] > 20 || d[8] == '{') return false;
