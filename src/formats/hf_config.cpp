@@ -87,6 +87,16 @@ HfRope parse_rope(const Fields& top, const std::string& source) {
     if (auto x = f.opt_number("low_freq_factor")) r.low_freq_factor = *x;
     if (auto x = f.opt_number("high_freq_factor")) r.high_freq_factor = *x;
     if (auto x = f.opt_int("original_max_position_embeddings")) r.original_max_position_embeddings = *x;
+    if (auto x = f.opt_number("attention_factor")) r.attention_factor = *x;
+    for (auto [name, out] : {std::pair{"long_factor", &r.long_factor}, {"short_factor", &r.short_factor}}) {
+      const json* v2 = f.get(name);
+      if (!v2) continue;
+      if (!v2->is_array() || v2->size() > 4096) f.fail(name, "must be a list of numbers");
+      for (const auto& x : *v2) {
+        if (!x.is_number() || !(x.get<double>() > 0)) f.fail(name, cat("entries must be positive numbers, found ", x.dump()));
+        out->push_back(x.get<double>());
+      }
+    }
   }
   if (!(r.theta > 0)) top.fail("rope_theta", cat("must be positive, found ", r.theta));
   return r;
@@ -214,6 +224,9 @@ void parse_llama(const Fields& f, const std::string& source, HfConfig& c) {
   if (c.model_type == "phi3")
     if (const json* p = f.get("partial_rotary_factor"); p && !p->is_null() && (!p->is_number() || p->get<double>() != 1.0))
       f.fail("partial_rotary_factor", "a partial rotary embedding is not supported (phi3 rotates the whole head)");
+  // Phi-3 keeps the pretrained context beside the extended one (LongRoPE's short/long switch)
+  if (c.model_type == "phi3" && !c.rope.original_max_position_embeddings)
+    if (auto x = f.opt_int("original_max_position_embeddings")) c.rope.original_max_position_embeddings = *x;
   // Mistral and Phi-3 attend through their sliding window whenever the config gives one.
   bool sliding = f.flag("use_sliding_window", c.model_type == "mistral" || c.model_type == "phi3");
   if (sliding)

@@ -20,6 +20,10 @@ struct HfRope {
   double factor = 1.0;
   std::optional<double> low_freq_factor, high_freq_factor;  // llama3
   std::optional<int64_t> original_max_position_embeddings;
+  // longrope (Phi-3's "su"): per-frequency divisors for sequences within the original context
+  // (short) and beyond it (long), and the cos/sin scale
+  std::vector<double> long_factor, short_factor;
+  std::optional<double> attention_factor;
 };
 
 struct HfConfig {

@@ -91,6 +91,10 @@ void LlamaRunner::check_room(const std::vector<int32_t>& ids) const {
   auto n = static_cast<int64_t>(ids.size());
   if (length_ + n > capacity_)
     throw Error(ErrorKind::invalid_argument, cat("the KV cache holds ", capacity_, " positions; ", length_, " are used and ", n, " more were given"));
+  // LongRoPE's frequencies are defined up to the extended context, not past it
+  if (!spec_.rope_long_inv_freq.empty() && spec_.max_position_embeddings > 0 && length_ + n > spec_.max_position_embeddings)
+    throw Error(ErrorKind::invalid_argument, cat("the model's context ends at max_position_embeddings = ", spec_.max_position_embeddings, " positions; ", length_,
+                                                 " are used and ", n, " more were given"));
   for (int32_t id : ids)
     if (id < 0 || id >= spec_.vocab_size) throw Error(ErrorKind::invalid_argument, cat("token id ", id, " is outside the vocabulary of ", spec_.vocab_size));
 }

@@ -108,19 +108,34 @@ class LlamaEmitter {
     int64_t D = spec_.head_dim, half = D / 2;
     Shape xs = b_.shape(x);
     ValueId inv = b_.constant(Tensor::from_vector(spec_.rope_inv_freq, {half}));
+    if (!spec_.rope_long_inv_freq.empty()) {  // LongRoPE: this step's frequencies ([1 or S, half])
+      if (long_rope_ == ir::kNoValue) throw Error(ErrorKind::internal, "llama graph: LongRoPE without the step's switch");
+      inv = b_.select(long_rope_, b_.constant(Tensor::from_vector(spec_.rope_long_inv_freq, {half})), inv);
+    }
     ValueId ang = b_.mul(b_.reshape(b_.cast(pos, DType::f32), {xs[2], Dim(1)}), inv);  // [S, half]
+    auto scaled = [&](ValueId v) { return spec_.rope_attention_factor == 1.0 ? v : b_.mul(v, b_.scalar(DType::f32, spec_.rope_attention_factor)); };
     if (!spec_.rope_interleaved) {
       ValueId emb = b_.concat({ang, ang}, -1);
-      ValueId c = b_.unary(Op::cos, emb), s = b_.unary(Op::sin, emb);
+      ValueId c = scaled(b_.unary(Op::cos, emb)), s = scaled(b_.unary(Op::sin, emb));
       ValueId x1 = b_.slice_axis(x, 3, Dim(0), Dim(half)), x2 = b_.slice_axis(x, 3, Dim(half), Dim(D));
       return b_.add(b_.mul(x, c), b_.mul(b_.concat({b_.unary(Op::neg, x2), x1}, -1), s));
     }
     ValueId xp = b_.reshape(x, {xs[0], xs[1], xs[2], Dim(half), Dim(2)});
     ValueId x0 = b_.slice_axis(xp, 4, Dim(0), Dim(1)), x1 = b_.slice_axis(xp, 4, Dim(1), Dim(2));
     ValueId a = b_.reshape(ang, {xs[2], Dim(half), Dim(1)});
-    ValueId c = b_.unary(Op::cos, a), s = b_.unary(Op::sin, a);
+    ValueId c = scaled(b_.unary(Op::cos, a)), s = scaled(b_.unary(Op::sin, a));
     ValueId o0 = b_.sub(b_.mul(x0, c), b_.mul(x1, s)), o1 = b_.add(b_.mul(x1, c), b_.mul(x0, s));
     return b_.reshape(b_.concat({o0, o1}, -1), xs);
+  }
+
+  // LongRoPE's switch: `step_pos` i64[N] is the last position of each row's forward step (N = 1
+  // for one sequence, or one per row); rows whose step ends at or past rope_long_after take the
+  // long frequencies.
+  void set_long_rope(ValueId step_pos) {
+    if (spec_.rope_long_inv_freq.empty()) return;
+    Dim n = b_.shape(step_pos)[0];
+    ValueId last = b_.scalar(DType::i64, static_cast<double>(spec_.rope_long_after));
+    long_rope_ = b_.reshape(b_.binary(Op::ge, step_pos, last), {n, Dim(1)});
   }
 
   struct Cache {
@@ -298,6 +313,7 @@ class LlamaEmitter {
   const LlamaSpec& spec_;
   const LlamaWeights& w_;
   const LlamaGraphOptions& opt_;
+  ValueId long_rope_ = ir::kNoValue;
 };
 
 // The two attention masks a model may need — global (causal) and sliding-window — each built
@@ -347,6 +363,10 @@ void validate_llama_spec(const LlamaSpec& s) {
   if (s.head_dim % 2) bad_spec(cat("head_dim ", s.head_dim, " must be even for RoPE"));
   if (!s.rope_inv_freq.empty() && static_cast<int64_t>(s.rope_inv_freq.size()) != s.head_dim / 2)
     bad_spec(cat("rope_inv_freq has ", s.rope_inv_freq.size(), " frequencies, expected head_dim/2 = ", s.head_dim / 2));
+  if (!s.rope_long_inv_freq.empty() &&
+      (static_cast<int64_t>(s.rope_long_inv_freq.size()) != s.head_dim / 2 || s.rope_inv_freq.empty() || s.rope_long_after <= 0))
+    bad_spec(cat("LongRoPE needs head_dim/2 = ", s.head_dim / 2, " short and long frequencies and a positive switch position"));
+  if (!(s.rope_attention_factor > 0) || !std::isfinite(s.rope_attention_factor)) bad_spec("rope_attention_factor must be positive");
   if (!(s.rope_theta > 0)) bad_spec("rope_theta must be positive");
   if (!(s.rms_norm_eps >= 0)) bad_spec("rms_norm_eps must not be negative");
   if (s.sliding_window && *s.sliding_window <= 0) bad_spec("sliding_window must be positive");
@@ -461,6 +481,7 @@ ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, 
   LlamaEmitter e(g, spec, weights, options);
   ops::Builder& b = e.builder();
   ValueId x = e.embed(ids, B, S);
+  e.set_long_rope(b.gather(pos, last, 0));  // the step's last real row (rows past it are padding)
   LayerMasks masks(spec, [&](bool sliding) { return e.mask(pos, S, C, sliding); });
   for (int64_t l = 0; l < spec.num_layers; ++l) x = e.layer(l, x, pos, masks.of(l), caches[static_cast<size_t>(l)], B, S);
   // Only the row that predicts the next token reaches the norm and the LM head.
@@ -557,6 +578,7 @@ ir::Graph build_llama_slot_decode_graph(const LlamaSpec& spec, const LlamaWeight
     return full ? live : b.slice_axis(live, 1, Dim(0), L);
   };
   ValueId x = e.embed(ids, B, S);
+  e.set_long_rope(pos);  // each row is its own sequence's step
   for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, masks.of(l), in.caches[static_cast<size_t>(l)], B, S, view);
   finish_slot_graph(g, lm_head(e, spec, b.reshape(x, {B, Dim(spec.hidden_size)})), in);
   return g;
@@ -582,6 +604,7 @@ ir::Graph build_llama_slot_prefill_graph(const LlamaSpec& spec, const LlamaWeigh
   const Shape by_slot = {Dim(slots), Dim(capacity), Dim(spec.num_kv_heads), Dim(spec.head_dim)};
   auto view = [&](ValueId c) { return b.slice_axis(b.gather(b.reshape(c, by_slot), slot, 0), 1, Dim(0), L); };
   ValueId x = e.embed(ids, B, S);
+  e.set_long_rope(b.gather(pos, last, 0));
   for (int64_t l = 0; l < spec.num_layers; ++l) x = e.slot_layer(l, x, pos, rows, masks.of(l), in.caches[static_cast<size_t>(l)], B, S, view);
   ValueId h = b.reshape(b.gather(x, last, 1), {B, Dim(spec.hidden_size)});
   finish_slot_graph(g, lm_head(e, spec, h), in);

@@ -44,6 +44,12 @@ struct LlamaSpec {
   double rope_theta = 10000.0;
   // Frequencies of a scaled RoPE (llama3, linear): theta^(-2i/D) adjusted; empty when plain.
   std::vector<float> rope_inv_freq;
+  // LongRoPE (Phi-3's 128k models): rope_inv_freq holds the short-context frequencies; a forward
+  // step whose last position is ≥ rope_long_after rotates its rows with rope_long_inv_freq
+  // instead, as transformers switches per step (rows cached earlier keep their rotation).
+  std::vector<float> rope_long_inv_freq;
+  int64_t rope_long_after = 0;
+  double rope_attention_factor = 1.0;  // cos and sin × this (LongRoPE's attention scale)
   // Pairs (2i, 2i+1) instead of (i, i + D/2): llama GGUF files, whose Q/K rows llama.cpp's
   // converter permuted into that order (the scores are the same).
   bool rope_interleaved = false;

@@ -211,6 +211,34 @@ void gemma_from_gguf(const GgufFile& f, LlamaSpec& s) {
   if (local != s.rope_theta || !s.rope_inv_freq.empty()) s.rope_local_theta = local;
 }
 
+// transformers' _compute_longrope_parameters: inv_freq = 1 / (factor_i · θ^(2i/D)) in f32.
+std::vector<float> longrope_inv_freq(double theta, int64_t D, const std::vector<float>& factors) {
+  std::vector<float> f(static_cast<size_t>(D / 2));
+  for (int64_t i = 0; i < D / 2; ++i)
+    f[static_cast<size_t>(i)] = 1.0f / (factors[static_cast<size_t>(i)] * std::pow(static_cast<float>(theta), static_cast<float>(2 * i) / static_cast<float>(D)));
+  return f;
+}
+
+// The cos/sin scale transformers and llama.cpp's converter use when the config gives none:
+// √(1 + ln(max/original) / ln(original)) for an extended context.
+double longrope_attention_factor(int64_t max_positions, int64_t original) {
+  double scale = static_cast<double>(max_positions) / static_cast<double>(original);
+  return scale <= 1.0 ? 1.0 : std::sqrt(1.0 + std::log(scale) / std::log(static_cast<double>(original)));
+}
+
+void longrope(const formats::HfConfig& c, LlamaSpec& s, const std::string& source) {
+  const int64_t half = s.head_dim / 2;
+  if (static_cast<int64_t>(c.rope.long_factor.size()) != half || static_cast<int64_t>(c.rope.short_factor.size()) != half)
+    throw Error(ErrorKind::format, cat(source, ": longrope needs ", half, " long_factor and short_factor entries (head_dim/2), found ", c.rope.long_factor.size(),
+                                       " and ", c.rope.short_factor.size()));
+  int64_t original = c.rope.original_max_position_embeddings.value_or(c.max_position_embeddings);
+  std::vector<float> lf(c.rope.long_factor.begin(), c.rope.long_factor.end()), sf(c.rope.short_factor.begin(), c.rope.short_factor.end());
+  s.rope_inv_freq = longrope_inv_freq(s.rope_theta, s.head_dim, sf);
+  s.rope_long_inv_freq = longrope_inv_freq(s.rope_theta, s.head_dim, lf);
+  s.rope_long_after = original;
+  s.rope_attention_factor = c.rope.attention_factor.value_or(longrope_attention_factor(c.max_position_embeddings, original));
+}
+
 }  // namespace
 
 LlamaSpec llama_spec_from_hf(const formats::HfConfig& c, const std::string& source) {
@@ -262,8 +290,10 @@ LlamaSpec llama_spec_from_hf(const formats::HfConfig& c, const std::string& sour
   else if (rt == "linear") {
     s.rope_inv_freq = base_inv_freq(s.rope_theta, s.head_dim);
     for (float& x : s.rope_inv_freq) x = static_cast<float>(x / c.rope.factor);
+  } else if (rt == "longrope" || rt == "su") {
+    longrope(c, s, source);
   } else if (rt != "default")
-    throw Error(ErrorKind::unsupported, cat(source, ": rope_type '", rt, "' is not supported (default, linear and llama3 are)"));
+    throw Error(ErrorKind::unsupported, cat(source, ": rope_type '", rt, "' is not supported (default, linear, llama3 and longrope are)"));
   validate_llama_spec(s);
   return s;
 }
@@ -276,8 +306,6 @@ LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
   if (std::find(std::begin(kArchs), std::end(kArchs), arch) == std::end(kArchs))
     throw Error(ErrorKind::unsupported, cat(f.path, ": GGUF architecture '", arch,
                                             "' is not supported (qwen3, qwen3moe, qwen2, llama, phi3, gemma, gemma2 and gemma3 are)"));
-  if (arch == "phi3" && (f.find_tensor("rope_factors_long.weight") || f.find_tensor("rope_factors_short.weight")))
-    throw Error(ErrorKind::unsupported, cat(f.path, ": phi3 with LongRoPE (rope_factors_long/short: the 128k-context models) is not supported yet"));
   LlamaSpec s;
   s.arch = arch;
   const std::string a = arch + ".";
@@ -319,6 +347,25 @@ LlamaSpec llama_spec_from_gguf(const GgufFile& f) {
     Tensor factors = to_f32(*rf);
     if (s.rope_inv_freq.empty()) s.rope_inv_freq = base_inv_freq(s.rope_theta, s.head_dim);
     for (size_t i = 0; i < s.rope_inv_freq.size(); ++i) s.rope_inv_freq[i] /= factors.data_as<float>()[i];
+  }
+  // LongRoPE as llama.cpp stores it: the two factor vectors, the pretrained context, the scale
+  const TensorView* lf = f.find_tensor("rope_factors_long.weight");
+  const TensorView* sf = f.find_tensor("rope_factors_short.weight");
+  if (lf || sf) {
+    if (!lf || !sf) throw Error(ErrorKind::format, cat(f.path, ": LongRoPE needs both rope_factors_long and rope_factors_short"));
+    check_shape(f.path, *lf, {s.head_dim / 2});
+    check_shape(f.path, *sf, {s.head_dim / 2});
+    Tensor l = to_f32(*lf).contiguous(), sh = to_f32(*sf).contiguous();
+    std::vector<float> lv(l.data_as<float>(), l.data_as<float>() + l.numel()), sv(sh.data_as<float>(), sh.data_as<float>() + sh.numel());
+    for (float v : lv)
+      if (!(v > 0)) throw Error(ErrorKind::format, cat(f.path, ": rope_factors_long holds ", v, "; factors must be positive"));
+    for (float v : sv)
+      if (!(v > 0)) throw Error(ErrorKind::format, cat(f.path, ": rope_factors_short holds ", v, "; factors must be positive"));
+    int64_t original = meta_size(f, a + "rope.scaling.original_context_length", s.max_position_embeddings);
+    s.rope_inv_freq = longrope_inv_freq(s.rope_theta, s.head_dim, sv);
+    s.rope_long_inv_freq = longrope_inv_freq(s.rope_theta, s.head_dim, lv);
+    s.rope_long_after = original;
+    s.rope_attention_factor = meta_double(f, a + "rope.scaling.attn_factor").value_or(longrope_attention_factor(s.max_position_embeddings, original));
   }
   if (is_gemma(s)) gemma_from_gguf(f, s);
   if (arch == "qwen3moe") {
@@ -603,7 +650,18 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
     gw.set("tokenizer.ggml.add_bos_token", (spec.arch == "llama" || sentencepiece) && spec.bos_token_id.has_value());
   }
   if (o.chat_template) gw.set("tokenizer.chat_template", *o.chat_template);
-  if (!spec.rope_inv_freq.empty()) {
+  if (!spec.rope_long_inv_freq.empty()) {
+    // LongRoPE as llama.cpp's converter writes it: the factors (base / frequency) of each set
+    std::vector<float> base = base_inv_freq(spec.rope_theta, spec.head_dim), lf(base.size()), sf(base.size());
+    for (size_t i = 0; i < base.size(); ++i) {
+      lf[i] = base[i] / spec.rope_long_inv_freq[i];
+      sf[i] = base[i] / spec.rope_inv_freq[i];
+    }
+    gw.add_tensor_f32("rope_factors_long.weight", {spec.head_dim / 2}, lf.data(), WeightType::f32);
+    gw.add_tensor_f32("rope_factors_short.weight", {spec.head_dim / 2}, sf.data(), WeightType::f32);
+    gw.set(a + "rope.scaling.original_context_length", u32(spec.rope_long_after));
+    gw.set(a + "rope.scaling.attn_factor", static_cast<float>(spec.rope_attention_factor));
+  } else if (!spec.rope_inv_freq.empty()) {
     // A scaled RoPE as llama.cpp stores it: one divisor for all frequencies (linear) as
     // rope.scaling keys — the only form its gemma3 reads — else per-frequency divisors of the
     // base frequencies as rope_freqs (llama3).

@@ -38,6 +38,9 @@ SlotRunner::SlotRunner(const LlamaSpec& spec, const LlamaWeights& weights, const
       decode_(compile(build_llama_slot_decode_graph(spec, weights, decode_graph_options(o), o.slots, o.capacity), o.device)) {
   if (o.slots < 1 || o.capacity < 1 || o.window_step < 1)
     throw Error(ErrorKind::invalid_argument, cat("slot runner: slots, capacity and window_step must be positive (", o.slots, ", ", o.capacity, ", ", o.window_step, ")"));
+  if (!spec.rope_long_inv_freq.empty() && spec.max_position_embeddings > 0 && o.capacity > spec.max_position_embeddings)
+    throw Error(ErrorKind::invalid_argument, cat("slot runner: a slot of ", o.capacity, " positions exceeds the model's context (max_position_embeddings = ",
+                                                 spec.max_position_embeddings, "; LongRoPE is not defined past it)"));
   for (int64_t l = 0; l < spec.num_layers; ++l)
     for (int kv = 0; kv < 2; ++kv) caches_.push_back(Tensor::zeros(DType::f32, {o.slots * o.capacity, spec.num_kv_heads, spec.head_dim}));
   // On a GPU the caches live in device memory: steps move only ids, positions and logits.

@@ -143,7 +143,7 @@ TEST_P(Fixture, F32GgufWrittenByRlxGivesTheSameLogits) {
   fs::remove(path);
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, Fixture, ::testing::Values("qwen3_tiny", "llama_tiny", "qwen2_tiny", "phi3_tiny", "gemma_tiny", "gemma2_tiny", "gemma3_tiny", "qwen3_moe_tiny"));
+INSTANTIATE_TEST_SUITE_P(Tiny, Fixture, ::testing::Values("qwen3_tiny", "llama_tiny", "qwen2_tiny", "phi3_tiny", "gemma_tiny", "gemma2_tiny", "gemma3_tiny", "qwen3_moe_tiny", "phi3_long_tiny"));
 
 // Random tiny weights have small logit margins; Q8_0 must keep nearly every top-1 choice. (On a
 // trained model, below, Q8_0 reproduces the greedy ids exactly.)

@@ -69,7 +69,7 @@ TEST_P(Slots, SharedPassesGiveEachSequenceItsOwnGreedyIds) {
   for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(got[i], alone[i]) << "sequence " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiny, Slots, ::testing::Values("qwen3_tiny", "llama_tiny", "qwen2_tiny", "phi3_tiny", "gemma2_tiny", "gemma3_tiny", "qwen3_moe_tiny"));
+INSTANTIATE_TEST_SUITE_P(Tiny, Slots, ::testing::Values("qwen3_tiny", "llama_tiny", "qwen2_tiny", "phi3_tiny", "gemma2_tiny", "gemma3_tiny", "qwen3_moe_tiny", "phi3_long_tiny"));
 
 TEST(SlotRunner, PromptsThatDoNotFitAreRefused) {
   LlamaModel m = load_llama_model(std::string(RLX_FIXTURE_DIR) + "/qwen3_tiny");
