@@ -21,33 +21,71 @@ const char* const kQwen2Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 const char* const kLlama3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// GPT-2's ByteLevel regex, as the Split step of models that put digits (or more) first
+const char* const kGpt2Split = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+const char* const kGpt4oPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kBloomPattern = R"( ?[^(\s|.,!?…。，、।۔،)]+)";
+// Three ranges end in Greek letters NFC would rewrite (ώ ΐ Ί): escapes keep DeepSeek's code points.
+const char* const kDeepseekLetters =
+    R"(\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\x{1F7D}ᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-\x{1FD3}ῖ-\x{1FDB}ῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+)";
+const char* const kCjk = R"([一-龥ࠀ-一가-퟿]+)";
 
+// A byte-level BPE's pre-tokenization as llama.cpp names it (tokenizer.ggml.pre): the Split
+// regexes its model's tokenizer.json applies in turn (each isolates its matches within what
+// the previous ones left), then ByteLevel without its own regex; none: GPT-2's ByteLevel.
 struct PreInfo {
-  const char* name;
-  const char* pattern;  // nullptr: GPT-2's ByteLevel regex
-  bool nfc;             // Qwen2's tokenizer.json normalizes to NFC
-  bool ignore_merges;   // Llama-3's BPE sets ignore_merges
+  std::vector<const char*> names;
+  std::vector<const char*> patterns;
+  bool nfc = false;            // the tokenizer.json normalizes to NFC first (Qwen)
+  bool ignore_merges = false;  // the BPE model sets ignore_merges (Llama 3 and kin)
 };
 
-const PreInfo kPres[] = {
-    {"qwen2", kQwen2Pattern, true, false},
-    {"deepseek-r1-qwen", kQwen2Pattern, true, false},
-    {"llama-bpe", kLlama3Pattern, false, true},
-    {"llama3", kLlama3Pattern, false, true},
-    {"gpt-2", nullptr, false, false},
-    {"gpt2", nullptr, false, false},
-    {"default", nullptr, false, false},
-};
+const std::vector<PreInfo>& pres() {
+  static const std::vector<PreInfo> table = {
+      {{"qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "megrez"}, {kQwen2Pattern}, true, false},
+      {{"stablelm2", "hunyuan", "solar-open", "grok-2"}, {kQwen2Pattern}, false, false},
+      {{"qwen35"},
+       {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
+       true, false},
+      {{"llama-bpe", "llama3", "llama-v3", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "dbrx", "smaug-bpe"}, {kLlama3Pattern}, false, true},
+      {{"gpt-2", "gpt2", "default", "phi-2", "mpt", "olmo", "jais", "jina-es", "jina-de", "jina-v2-es", "jina-v2-de", "jina-v1-en", "jina-v2-code",
+        "roberta-bpe", "gigachat", "a.x-4.0", "mellum", "modern-bert", "exaone4", "trillion", "granite-docling"},
+       {}},
+      {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b", "mellum2"}, {R"(\p{N})", kGpt2Split}},
+      {{"deepseek-llm"}, {"[\r\n]", kDeepseekLetters, R"(\s?[!-/:-~！-／：-～‘-‟　-。]+)", R"(\s+$)", kCjk, R"(\p{N}+)"}},
+      {{"deepseek-coder"}, {"[\r\n]", R"(\s?\p{L}+)", R"(\s?\p{P}+)", kCjk, R"(\p{N})"}},
+      {{"deepseek-v3", "hunyuan-dense", "joyai-llm"},
+       {R"(\p{N}{1,3})", R"([一-龥぀-ゟ゠-ヿ]+)",
+        R"([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}},
+      {{"falcon"}, {R"([\p{P}\$\+<=>\^~\|]+)", R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))", "[0-9][0-9][0-9]"}},
+      {{"glm4", "chatglm-bpe"}, {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}},
+      {{"tekken"},
+       {R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}},
+      {{"gpt-4o", "llama4", "kanana2", "minimax-m2"}, {kGpt4oPattern}},
+      {{"tiny_aya", "cohere2moe"}, {R"(\d{1,3}(?=(?:\d{3})*\b))", kGpt4oPattern}},
+      {{"bloom", "poro-chat", "gpt3-finnish"}, {kBloomPattern}},
+      {{"viking"}, {kBloomPattern, R"(\p{N})"}},
+      {{"seed-coder"}, {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+)"}},
+      {{"bailingmoe", "bailingmoe2", "llada-moe"}, {R"('(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+)"}},
+      {{"minicpm5"}, {R"(\p{N}{1,3})", R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"}, false, true},
+      {{"superbpe"}, {R"(\p{N}+)", R"((?=(\d{3})+(?!\d)))"}},
+      {{"exaone-moe"}, {R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+)"}},
+  };
+  return table;
+}
 
 const PreInfo* find_pre(const std::string& pre) {
-  for (const auto& p : kPres)
-    if (pre == p.name) return &p;
+  for (const auto& p : pres())
+    for (const char* n : p.names)
+      if (pre == n) return &p;
   return nullptr;
 }
 
 std::string known_pres() {
   std::vector<std::string> names;
-  for (const auto& p : kPres) names.push_back(p.name);
+  for (const auto& p : pres())
+    for (const char* n : p.names) names.push_back(n);
   return join(names, ", ");
 }
 
@@ -56,7 +94,15 @@ std::string known_pres() {
 std::optional<std::string> gguf_pre_tokenizer_regex(const std::string& pre) {
   const PreInfo* p = find_pre(pre);
   if (!p) return std::nullopt;
-  return std::string(p->pattern ? p->pattern : kGpt2Pattern);
+  if (p->patterns.size() > 1) return std::nullopt;  // a sequence of splits, not one regex
+  return std::string(p->patterns.empty() ? kGpt2Pattern : p->patterns[0]);
+}
+
+std::vector<std::string> gguf_pre_tokenizer_names() {
+  std::vector<std::string> names;
+  for (const auto& p : pres())
+    for (const char* n : p.names) names.push_back(n);
+  return names;
 }
 
 namespace {
@@ -267,9 +313,9 @@ Tokenizer tokenizer_from_gguf(const GgufTokenizerData& d) {
   bpe.ignore_merges = pre->ignore_merges;
   parts.model = make_bpe(std::move(vocab), merges, bpe, "GGUF tokenizer.ggml.merges");
   if (pre->nfc) parts.normalizer = make_nfc_normalizer();
-  if (pre->pattern) {
+  if (!pre->patterns.empty()) {
     std::vector<std::unique_ptr<PreTokenizer>> steps;
-    steps.push_back(make_regex_split_pre_tokenizer(pre->pattern, SplitBehavior::isolated, false));
+    for (const char* pattern : pre->patterns) steps.push_back(make_regex_split_pre_tokenizer(pattern, SplitBehavior::isolated, false));
     steps.push_back(make_byte_level_pre_tokenizer(false, false));
     parts.pre_tokenizer = make_sequence_pre_tokenizer(std::move(steps));
   } else {

@@ -39,5 +39,7 @@ Tokenizer tokenizer_from_gguf(const GgufTokenizerData& data);
 
 // The pre-tokenizer regex for a tokenizer.ggml.pre name, or nullopt when unknown.
 std::optional<std::string> gguf_pre_tokenizer_regex(const std::string& pre);
+// Every tokenizer.ggml.pre value RLX reads (a byte-level BPE's pre-tokenization).
+std::vector<std::string> gguf_pre_tokenizer_names();
 
 }  // namespace rlx::text

@@ -117,6 +117,31 @@ TEST(Gguf, WordPieceMetadataMatchesReference) {
   }
 }
 
+// llama.cpp's pre-tokenizer names (tokenizer.ggml.pre), each as the tokenizer.json splits it stands
+// for, over the multilingual corpus: ids equal to Hugging Face tokenizers' (gen_bpe_pres.js) on
+// the qwen2 fixture's byte-level BPE.
+TEST(Gguf, LlamaCppPreTokenizersMatchTheReference) {
+  auto tj = testing::read_json(fixture_path("qwen2/tokenizer.json"));
+  auto exp = testing::read_json(fixture_path("bpe_pres/expected.json"));
+  const auto& texts = exp.at("texts");
+  int checked = 0;
+  for (auto it = exp.at("pres").begin(); it != exp.at("pres").end(); ++it) {
+    Tokenizer tok = tokenizer_from_gguf(gguf_from_tokenizer_json(tj, it.key()));
+    int mismatches = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      std::vector<int32_t> want = it.value().at(i).get<std::vector<int32_t>>();
+      std::vector<int32_t> got = tok.encode(texts[i].get<std::string>(), false).ids;
+      if (got != want && mismatches++ < 3) ADD_FAILURE() << it.key() << ": text " << i << " " << texts[i].dump() << " differs";
+    }
+    EXPECT_EQ(mismatches, 0) << it.key();
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
+  // every name RLX accepts is one of these configurations (aliases share one)
+  for (const std::string& name : gguf_pre_tokenizer_names()) EXPECT_NO_THROW(tokenizer_from_gguf(gguf_from_tokenizer_json(tj, name))) << name;
+  EXPECT_GE(gguf_pre_tokenizer_names().size(), 70u);
+}
+
 TEST(Gguf, RejectsUnknownPreTokenizerAndBadIds) {
   GgufTokenizerData d = gguf_from_tokenizer_json(testing::read_json(fixture_path("qwen2/tokenizer.json")), "no-such-pre");
   try {
