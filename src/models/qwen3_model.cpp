@@ -110,6 +110,14 @@ std::shared_ptr<text::Tokenizer> gguf_tokenizer(const GgufFile& f) {
     std::memcpy(d.scores.data(), a->raw.data(), d.scores.size() * 4);
   }
   if (const GgufValue* v = f.find("tokenizer.ggml.add_space_prefix"); v && std::holds_alternative<bool>(v->v)) d.add_space_prefix = std::get<bool>(v->v);
+  if (const GgufValue* v = f.find("tokenizer.ggml.remove_extra_whitespaces"); v && std::holds_alternative<bool>(v->v))
+    d.remove_extra_whitespaces = std::get<bool>(v->v);
+  if (const GgufValue* v = f.find("tokenizer.ggml.precompiled_charsmap")) {
+    const formats::GgufArray* a = v->as_array();
+    if (!a || (a->elem != formats::GgufType::u8 && a->elem != formats::GgufType::i8))
+      throw Error(ErrorKind::format, cat(f.path, ": tokenizer.ggml.precompiled_charsmap must be an array of bytes"));
+    d.precompiled_charsmap.assign(a->raw.begin(), a->raw.end());
+  }
   d.bos_id = gguf_id(f, "tokenizer.ggml.bos_token_id");
   d.eos_id = gguf_id(f, "tokenizer.ggml.eos_token_id");
   d.eot_id = gguf_id(f, "tokenizer.ggml.eot_token_id");

@@ -1,12 +1,15 @@
 #include "text/gguf_tokenizer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 #include "rlx/error.h"
 #include "text/json_fields.h"
 #include "text/normalizer.h"
 #include "text/post_processor.h"
+#include "text/precompiled.h"
+#include "text/tokenizer_loader.h"
 #include "text/pre_tokenizer.h"
 #include "text/decoder.h"
 #include "text/utf8.h"
@@ -230,6 +233,48 @@ Tokenizer sentencepiece_from_gguf(const GgufTokenizerData& d) {
   return tok;
 }
 
+// SentencePiece Unigram as T5Converter writes its tokenizer.json: Precompiled(charsmap) and
+// Replace(" {2,}", " ") normalizers, Metaspace ("always" when the model adds a dummy prefix,
+// split), the pieces with their scores, and </s> appended unless the file says otherwise.
+Tokenizer unigram_from_gguf(const GgufTokenizerData& d) {
+  if (d.scores.size() != d.tokens.size())
+    throw Error(ErrorKind::format, cat("GGUF tokenizer.ggml.scores has ", d.scores.size(), " entries but tokenizer.ggml.tokens has ", d.tokens.size(),
+                                       " (a Unigram model needs a score per piece)"));
+  Json vocab = Json::array();
+  std::optional<int32_t> unk = d.unk_id;
+  Json added = Json::array();
+  for (size_t i = 0; i < d.tokens.size(); ++i) {
+    if (utf8_invalid_at(d.tokens[i]) != std::string::npos) throw Error(ErrorKind::format, cat("GGUF tokenizer.ggml.tokens holds invalid UTF-8: ", json_quote(d.tokens[i])));
+    if (!std::isfinite(d.scores[i])) throw Error(ErrorKind::format, cat("GGUF tokenizer.ggml.scores[", i, "] is not finite"));
+    vocab.push_back(Json::array({d.tokens[i], d.scores[i]}));
+    GgufTokenType type = type_of(d, i);
+    if (type == GgufTokenType::unknown && !unk) unk = static_cast<int32_t>(i);
+    if (type == GgufTokenType::control || type == GgufTokenType::unknown || type == GgufTokenType::user_defined)
+      added.push_back({{"id", i}, {"content", d.tokens[i]}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", false},
+                       {"special", type != GgufTokenType::user_defined}});
+  }
+  const bool prefix = d.add_space_prefix.value_or(true);
+  Json normalizers = Json::array();
+  if (!d.precompiled_charsmap.empty()) normalizers.push_back({{"type", "Precompiled"}, {"precompiled_charsmap", base64_encode(d.precompiled_charsmap)}});
+  if (d.remove_extra_whitespaces.value_or(true)) normalizers.push_back({{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", " "}});
+  Json meta = {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", prefix ? "always" : "never"}, {"split", true}};
+  meta["replacement"] = "▁";
+  Json model = {{"type", "Unigram"}, {"vocab", vocab}, {"byte_fallback", false}};
+  if (unk) model["unk_id"] = *unk;
+  Json tj = {{"version", "1.0"}, {"added_tokens", added}, {"normalizer", normalizers.empty() ? Json() : Json{{"type", "Sequence"}, {"normalizers", normalizers}}},
+             {"pre_tokenizer", meta}, {"decoder", meta}, {"model", model}};
+  if (d.add_eos.value_or(true) && d.eos_id) {  // T5's "$A </s>" (and "$A </s> $B </s>")
+    const std::string& eos = d.tokens[static_cast<size_t>(*d.eos_id)];
+    Json a = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, b = {{"Sequence", {{"id", "B"}, {"type_id", 0}}}};
+    Json e = {{"SpecialToken", {{"id", eos}, {"type_id", 0}}}};
+    tj["post_processor"] = {{"type", "TemplateProcessing"}, {"single", Json::array({a, e})}, {"pair", Json::array({a, e, b, e})},
+                            {"special_tokens", {{eos, {{"id", eos}, {"ids", Json::array({*d.eos_id})}, {"tokens", Json::array({eos})}}}}}};
+  }
+  Tokenizer tok = tokenizer_from_json(tj.dump(), "GGUF t5 tokenizer");
+  set_special_ids(tok, d);
+  return tok;
+}
+
 // WordPiece as llama.cpp's converter stores it (phantom spaces), back to BERT's vocabulary.
 Tokenizer wordpiece_from_gguf(const GgufTokenizerData& d) {
   const std::string phantom = "\u2581";
@@ -280,11 +325,13 @@ Tokenizer wordpiece_from_gguf(const GgufTokenizerData& d) {
 }  // namespace
 
 Tokenizer tokenizer_from_gguf(const GgufTokenizerData& d) {
-  if (d.model != "gpt2" && d.model != "llama" && d.model != "bert")
+  if (d.model != "gpt2" && d.model != "llama" && d.model != "bert" && d.model != "t5")
     throw Error(ErrorKind::unsupported, cat("GGUF tokenizer.ggml.model '", d.model,
-                                            "' is not supported (RLX reads \"gpt2\", byte-level BPE; \"llama\", SentencePiece BPE; \"bert\", WordPiece)"));
+                                            "' is not supported (RLX reads \"gpt2\", byte-level BPE; \"llama\", SentencePiece BPE; \"bert\", WordPiece; "
+                                            "\"t5\", SentencePiece Unigram)"));
   check_layout(d);
   if (d.model == "llama") return sentencepiece_from_gguf(d);
+  if (d.model == "t5") return unigram_from_gguf(d);
   if (d.model == "bert") return wordpiece_from_gguf(d);
   std::string pre_name = d.pre.empty() ? "default" : d.pre;
   const PreInfo* pre = find_pre(pre_name);

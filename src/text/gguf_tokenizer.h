@@ -14,13 +14,15 @@ namespace rlx::text {
 enum class GgufTokenType : int32_t { undefined = 0, normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6 };
 
 struct GgufTokenizerData {
-  std::string model;                // tokenizer.ggml.model: "gpt2" (byte-level BPE), "llama" (SentencePiece BPE), "bert" (WordPiece)
+  std::string model;                // tokenizer.ggml.model: "gpt2" (byte-level BPE), "llama" (SentencePiece BPE), "bert" (WordPiece), "t5" (Unigram)
   std::string pre;                  // tokenizer.ggml.pre: "qwen2", "llama-bpe", "gpt-2", …
   std::vector<std::string> tokens;  // tokenizer.ggml.tokens, index = id
   std::vector<std::string> merges;  // tokenizer.ggml.merges, "a b" in rank order
   std::vector<int32_t> token_type;  // tokenizer.ggml.token_type (may be empty: all normal)
   std::vector<float> scores;        // tokenizer.ggml.scores (SentencePiece: the merge priorities)
   std::optional<bool> add_space_prefix;  // tokenizer.ggml.add_space_prefix (SentencePiece; default true)
+  std::string precompiled_charsmap;      // tokenizer.ggml.precompiled_charsmap (Unigram, "t5"): its bytes
+  std::optional<bool> remove_extra_whitespaces;  // tokenizer.ggml.remove_extra_whitespaces (default true)
   std::optional<int32_t> bos_id, eos_id, eot_id, unk_id, pad_id;
   std::optional<int32_t> cls_id, sep_id, mask_id;  // tokenizer.ggml.cls_token_id, seperator_token_id (sic), mask_token_id
   std::optional<bool> add_bos, add_eos;  // tokenizer.ggml.add_bos_token / add_eos_token
@@ -33,7 +35,9 @@ struct GgufTokenizerData {
 // one in front), byte fallback. "bert" (WordPiece: BERT, BGE, MiniLM…) undoes llama.cpp's
 // phantom-space vocabulary ("▁word" is a word start, "piece" a "##piece" continuation) and
 // becomes BERT's tokenizer: lowercasing when the vocabulary has no upper-case letter (GGUF does
-// not record do_lower_case), [CLS] A [SEP]. Throws rlx::Error(unsupported) for other models or
+// not record do_lower_case), [CLS] A [SEP]. "t5" (SentencePiece Unigram: T5, mT5, XLM-R-style)
+// becomes T5Converter's tokenizer.json: the precompiled charsmap, space runs collapsed, Metaspace,
+// the pieces' scores, $A </s>. Throws rlx::Error(unsupported) for other models or
 // an unknown `pre`, naming the supported ones.
 Tokenizer tokenizer_from_gguf(const GgufTokenizerData& data);
 

@@ -4,6 +4,7 @@
 
 #include "rlx/error.h"
 #include "text/byte_level.h"
+#include "text/precompiled.h"
 #include "text/regex.h"
 #include "text/unicode.h"
 #include "text/utf8.h"
@@ -197,6 +198,11 @@ std::unique_ptr<Normalizer> normalizer_from_json(const Json& j, const std::strin
     return std::make_unique<ReplaceNormalizer>(pattern_from_json(json_required(j, "pattern", where), where + ".pattern"),
                                                json_string(j, "content", where));
   }
+  if (type == "Precompiled") {
+    const Json& m = json_required(j, "precompiled_charsmap", where);
+    if (!m.is_string()) json_fail(where, "field 'precompiled_charsmap': expected a base64 string");
+    return make_precompiled_normalizer(base64_decode(m.get<std::string>(), where + ".precompiled_charsmap"), where);
+  }
   if (type == "Sequence") {
     const Json& list = json_required(j, "normalizers", where);
     if (!list.is_array()) json_fail(where, "field 'normalizers': expected an array");
@@ -207,7 +213,7 @@ std::unique_ptr<Normalizer> normalizer_from_json(const Json& j, const std::strin
   throw Error(ErrorKind::unsupported,
               cat(where, ": normalizer type '", type,
                   "' is not supported (supported: BertNormalizer, NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, Strip, "
-                  "Replace, Prepend, ByteLevel, Sequence)"));
+                  "Replace, Prepend, ByteLevel, Precompiled, Sequence)"));
 }
 
 }  // namespace rlx::text

@@ -44,8 +44,8 @@ TEST(TokenizerErrors, BadJson) {
                ErrorKind::format, {"Unigram", "at least one piece"});
   expect_error([] { tokenizer_from_json(R"({"model":{"type":"WordLevel","vocab":{}}})", "t.json"); },
                ErrorKind::unsupported, {"WordLevel", "Unigram"});
-  expect_error([] { tokenizer_from_json(R"({"normalizer":{"type":"Precompiled"},"model":{"type":"BPE","vocab":{}}})", "t.json"); },
-               ErrorKind::unsupported, {"normalizer", "Precompiled"});
+  expect_error([] { tokenizer_from_json(R"({"normalizer":{"type":"Nmt"},"model":{"type":"BPE","vocab":{}}})", "t.json"); },
+               ErrorKind::unsupported, {"normalizer", "Nmt", "Precompiled"});
   expect_error(
       [] {
         tokenizer_from_json(R"({"pre_tokenizer":{"type":"Split","pattern":{"Regex":"(unclosed"},"behavior":"Isolated"},

@@ -5,6 +5,7 @@
 #include "fixtures.h"
 #include "rlx/error.h"
 #include "text/gguf_tokenizer.h"
+#include "text/precompiled.h"
 
 namespace rlx::text {
 namespace {
@@ -140,6 +141,28 @@ TEST(Gguf, LlamaCppPreTokenizersMatchTheReference) {
   // every name RLX accepts is one of these configurations (aliases share one)
   for (const std::string& name : gguf_pre_tokenizer_names()) EXPECT_NO_THROW(tokenizer_from_gguf(gguf_from_tokenizer_json(tj, name))) << name;
   EXPECT_GE(gguf_pre_tokenizer_names().size(), 70u);
+}
+
+// A SentencePiece Unigram with its precompiled charsmap as llama.cpp's T5 converter stores it
+// (tokenizer.ggml.model "t5"): the same ids as Hugging Face on T5Converter's tokenizer.json.
+TEST(Gguf, T5UnigramMetadataMatchesReference) {
+  auto g = testing::read_json(fixture_path("unigram_nfkc/gguf.json"));
+  GgufTokenizerData d;
+  d.model = g.at("tokenizer.ggml.model").get<std::string>();
+  d.tokens = g.at("tokenizer.ggml.tokens").get<std::vector<std::string>>();
+  d.scores = g.at("tokenizer.ggml.scores").get<std::vector<float>>();
+  d.token_type = g.at("tokenizer.ggml.token_type").get<std::vector<int32_t>>();
+  d.precompiled_charsmap = base64_decode(g.at("tokenizer.ggml.precompiled_charsmap.base64").get<std::string>(), "gguf.json");
+  d.add_space_prefix = g.at("tokenizer.ggml.add_space_prefix").get<bool>();
+  d.remove_extra_whitespaces = g.at("tokenizer.ggml.remove_extra_whitespaces").get<bool>();
+  d.eos_id = g.at("tokenizer.ggml.eos_token_id").get<int32_t>();
+  d.unk_id = g.at("tokenizer.ggml.unknown_token_id").get<int32_t>();
+  d.pad_id = g.at("tokenizer.ggml.padding_token_id").get<int32_t>();
+  d.add_bos = g.at("tokenizer.ggml.add_bos_token").get<bool>();
+  d.add_eos = g.at("tokenizer.ggml.add_eos_token").get<bool>();
+  Tokenizer tok = tokenizer_from_gguf(d);
+  EXPECT_STREQ(tok.model_type(), "Unigram");
+  testing::check_cases(tok, testing::expected("unigram_nfkc"));
 }
 
 TEST(Gguf, RejectsUnknownPreTokenizerAndBadIds) {

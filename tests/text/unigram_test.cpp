@@ -7,6 +7,7 @@
 #include "rlx/error.h"
 #include "text/model.h"
 #include "text/tokenizer_loader.h"
+#include "util/strings.h"
 
 namespace rlx::text {
 namespace {
@@ -22,6 +23,27 @@ TEST_P(UnigramFixture, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Unigram, UnigramFixture, ::testing::Values("unigram", "unigram_bytes"));
+
+// A SentencePiece Unigram trained with nmt_nfkc (gen_precompiled.py), as T5Converter lays it out:
+// the Precompiled charsmap normalizer (compatibility forms, full width, ligatures, combining marks
+// inside and across grapheme clusters) then collapsed spaces, on the corpus.
+TEST(Unigram, PrecompiledCharsmapMatchesReference) {
+  Tokenizer tok = load_tokenizer(testing::fixture_path("unigram_nfkc"));
+  auto exp = testing::expected("unigram_nfkc");
+  ASSERT_GT(exp.at("cases").size(), 50u);
+  testing::check_cases(tok, exp);
+}
+
+TEST(Unigram, MalformedCharsmapsAreRefused) {
+  auto norm = [](const std::string& charsmap_b64) {
+    return tokenizer_from_json(cat(R"({"normalizer":{"type":"Precompiled","precompiled_charsmap":")", charsmap_b64,
+                                   R"("},"model":{"type":"Unigram","vocab":[["a",-1.0]]}})"),
+                               "t.json");
+  };
+  EXPECT_THROW(norm("AAA"), Error);        // 2 bytes: no trie size
+  EXPECT_THROW(norm("QAAAAA=="), Error);   // a 64-byte trie in a 4-byte map
+  EXPECT_THROW(norm("not base64!"), Error);
+}
 
 TEST(Unigram, MalformedVocabulariesAreRefused) {
   auto model = [](const char* json) { return model_from_json(Json::parse(json), "tokenizer.json:model"); };
