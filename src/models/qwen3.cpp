@@ -235,6 +235,8 @@ class LlamaEmitter {
     } else {
       throw Error(ErrorKind::invalid_argument, cat("llama graph: '", name, "' is ", dtype_name(w.dense.dtype()), "; expected f32, bf16 or f16"));
     }
+    // prefill graphs with bf16 activations: packed experts multiply bf16 rows (bf16 GEMMs)
+    if (opt_.bf16_activations && a.has("type") && !a.has("act")) x = b_.cast(x, DType::bf16);
     return b_.emit1(Op::expert_matmul, {x, idx, b_.constant(stack)}, a);
   }
 

@@ -16,7 +16,8 @@ using ir::Type;
 std::vector<Type> infer_expert_matmul(Op op, const std::vector<Type>& in, const Attrs& a) {
   const int64_t n = a.i("n"), k = a.i("k");
   if (n <= 0 || k <= 0) type_error(op, cat("n=", n, " and k=", k, " must be positive"));
-  require_dtype(op, in[0], in[0].dtype == DType::f32, "f32", "x");
+  require_dtype(op, in[0], in[0].dtype == DType::f32 || in[0].dtype == DType::bf16, "f32 or bf16", "x");
+  if (in[0].dtype == DType::bf16 && a.has("act") && a.s("act") == "q8") type_error(op, "act=q8 takes f32 x");
   require_dtype(op, in[1], in[1].dtype == DType::i64, "i64 (expert indices)", "idx");
   const Shape& x = in[0].shape;
   const Shape& idx = in[1].shape;
@@ -48,7 +49,9 @@ std::vector<ValueId> decompose_expert_matmul(Builder& b, const std::vector<Value
   const Dim &T = is[0], &A = is[1];
   ValueId w = b.gather(in[2], in[1], 0);  // [T, A, n, k] or packed [T, A, n, row bytes]
   if (a.has("type")) w = b.emit1(Op::dequantize, {w}, Attrs{{"type", a.s("type")}, {"shape", Shape{T, A, Dim(n), Dim(k)}}});
-  ValueId x0 = a.has("act") && a.s("act") == "q8" ? round_to_q8_blocks(b, in[0], k) : in[0];
+  // bf16 x: the weights rounded to bf16 too, the products exact in f32
+  if (b.dtype(in[0]) == DType::bf16) w = b.cast(b.cast(w, DType::bf16), DType::f32);
+  ValueId x0 = a.has("act") && a.s("act") == "q8" ? round_to_q8_blocks(b, in[0], k) : b.cast(in[0], DType::f32);
   ValueId x = b.rank(x0) == 2 ? b.broadcast(b.reshape(x0, {T, Dim(1), Dim(1), Dim(k)}), {T, A, Dim(1), Dim(k)})
                               : b.reshape(x0, {T, A, Dim(1), Dim(k)});
   ValueId y = b.dot_general(x, w, {{0, 1}, {0, 1}}, {{3}, {3}});  // [T, A, 1, n]

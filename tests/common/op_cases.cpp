@@ -620,6 +620,8 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           Operand w{{DType::u8, S({E, N, rb})}, Fill::packed, static_cast<int>(t)};
           add({{{DType::f32, S({T, K})}}, idx, w}, a, cat(T, " tokens, ", quant::block_type_name(t)));
           add({{{DType::f32, S({T, A, K})}}, idx, w}, a, cat(T, " tokens, a row per choice, ", quant::block_type_name(t)));
+          add({{{DType::bf16, S({T, K})}}, idx, w}, a, cat(T, " tokens, ", quant::block_type_name(t), ", bf16 x"));
+          add({{{DType::bf16, S({T, A, K})}}, idx, w}, a, cat(T, " tokens, a row per choice, ", quant::block_type_name(t), ", bf16 x"));
           if (t == quant::BlockType::bf16) continue;
           Attrs q = a;
           q.set("act", std::string("q8"));

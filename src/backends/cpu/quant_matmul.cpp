@@ -648,8 +648,15 @@ bool claims_dequantize(Op, const std::vector<ir::Type>&, const std::vector<ir::T
 
 }  // namespace
 
+void packed_rows_decode_bf16(BlockType t, const uint8_t* w, int64_t rb, int64_t K, int64_t n0, int64_t count, uint16_t* out) {
+  RowFns fns = row_fns(t, K);
+  for (int64_t r = 0; r < count; ++r) fns.decode_bf16(t, w + (n0 + r) * rb, K, out + r * K);
+}
+
+bool cpu_has_bf16_gemm() { return has_bf16_gemm(); }
+
 void packed_rows_product(BlockType t, const uint8_t* w, int64_t rb, int64_t K, int64_t n0, int64_t count, const float* x, int64_t M, float* y,
-                         int64_t ldy) {
+                         int64_t ldy, bool round_w) {
   RowFns fns = row_fns(t, K);
   if (M >= kGemmRows) {
     thread_local std::vector<float> tile;
@@ -657,6 +664,7 @@ void packed_rows_product(BlockType t, const uint8_t* w, int64_t rb, int64_t K, i
       int64_t nt = std::min(kTileRows, count - r0);
       tile.resize(static_cast<size_t>(nt * K));
       for (int64_t r = 0; r < nt; ++r) fns.decode(t, w + (n0 + r0 + r) * rb, K, tile.data() + r * K);
+      if (round_w) round_to_bf16(tile.data(), nt * K);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(nt), static_cast<int>(K), 1.0f, x,
                   static_cast<int>(K), tile.data(), static_cast<int>(K), 0.0f, y + r0, static_cast<int>(ldy));
     }
@@ -684,7 +692,7 @@ void packed_rows_product(BlockType t, const uint8_t* w, int64_t rb, int64_t K, i
       int mm = static_cast<int>(std::min<int64_t>(4, M - m0));
       XSums xm = xs;
       if (xs.s16) xm.s16 += m0 * xs.ld16, xm.s32 += m0 * xs.ld32;
-      fns.dot(t, w + (n0 + j) * rb, K, x + m0 * K, K, xm, mm, out, false);
+      fns.dot(t, w + (n0 + j) * rb, K, x + m0 * K, K, xm, mm, out, round_w);
       for (int m = 0; m < mm; ++m) y[(m0 + m) * ldy + j] = out[m];
     }
 }
