@@ -193,8 +193,9 @@ constexpr int kGemvMaxRows = 8;
 void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, const void* addend, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
                          int64_t block_elems, bool glu, const void* norm_g, float eps, cudaStream_t s);
 // expert_matmul: y[c, n] = x[c or c / A] · W[idx[c], n] for the `choices` = T·A choices, W f32
-// [E, N, K] (block_type −1) or packed; f32 x and y. An index outside [0, E) is reported in `err`.
-void launch_expert_matmul(int block_type, const float* x, bool per_choice, const int64_t* idx, const void* w, float* y, int64_t E, int64_t choices,
+// [E, N, K] (block_type −1) or packed; f32 or bf16 x (W rounded to bf16 then), f32 y. An index
+// outside [0, E) is reported in `err`.
+void launch_expert_matmul(int block_type, const void* x, bool x_bf16, bool per_choice, const int64_t* idx, const void* w, float* y, int64_t E, int64_t choices,
                           int64_t A, int64_t N, int64_t K, int64_t block_bytes, int64_t block_elems, ErrorWord* err, int node, cudaStream_t s);
 // y[m, n] = silu(p[m, n]) · p[m, N + n] for a [M, 2N] product p of y's dtype (f32 or bf16).
 void launch_glu(Dt dt, const void* p, void* y, int64_t M, int64_t N, cudaStream_t s);

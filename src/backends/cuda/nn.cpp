@@ -202,7 +202,7 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
 // expert_matmul: f32 x, dense f32 or packed experts; 8-bit activations go to the decomposition.
 bool claims_expert_matmul(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& a) {
   if (a.has("act") && a.s("act") != "f32") return false;
-  return in[0].dtype == DType::f32 && in[1].dtype == DType::i64;
+  return in[1].dtype == DType::i64 && (in[0].dtype == DType::f32 || (in[0].dtype == DType::bf16 && in[2].dtype == DType::u8));
 }
 
 Kernel make_expert_matmul(const ir::Node& n, const ir::Graph& g) {
@@ -212,9 +212,10 @@ Kernel make_expert_matmul(const ir::Node& n, const ir::Graph& g) {
   const int type = packed ? static_cast<int>(t) : -1;
   const int64_t bb = packed ? quant::block_bytes(t) : 4, be = packed ? quant::block_elems(t) : 1;
   const bool per_choice = static_shape(g, n.inputs[0]).size() == 3;
+  const bool x_bf16 = in_type(g, n, 0).dtype == DType::bf16;
   return {[=](const LaunchArgs& a) {
             const int64_t E = a.in[2].shape[0], A = a.in[1].shape[1];
-            launch_expert_matmul(type, static_cast<const float*>(a.in[0].data), per_choice, static_cast<const int64_t*>(a.in[1].data), a.in[2].data,
+            launch_expert_matmul(type, a.in[0].data, x_bf16, per_choice, static_cast<const int64_t*>(a.in[1].data), a.in[2].data,
                                  static_cast<float*>(a.out[0].data), E, a.in[1].numel, A, N, K, bb, be, a.error, a.node_index, a.stream);
           },
           0, cat("expert_matmul ", N, "×", K, " ", packed ? n.attrs.s("type") : std::string("f32"), ", a warp per (choice, row)")};
