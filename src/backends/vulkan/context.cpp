@@ -1,0 +1,302 @@
+#include "backends/vulkan/context.h"
+
+// Vulkan's idiom: a struct is value-initialized from its sType, every other member zero.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#include <algorithm>
+#include <cstring>
+
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::backends::vulkan {
+
+namespace {
+
+// Lower is preferred.
+int rank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+}  // namespace
+
+const char* PhysicalDevice::type_name() const {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "CPU";
+    default: return "other";
+  }
+}
+
+Context& Context::get() {
+  static Context c;
+  return c;
+}
+
+Context::Context() {
+  auto unavailable = [&](std::string why) { availability_ = {false, std::move(why)}; };
+  std::string why;
+  if (!open_loader(api_, why)) {
+    unavailable(why);
+    return;
+  }
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "rlx";
+  app.apiVersion = VK_API_VERSION_1_2;
+  VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ici.pApplicationInfo = &app;
+  VkResult r = api_.CreateInstance(&ici, nullptr, &instance_);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+    {
+    unavailable("no Vulkan driver (ICD) for Vulkan 1.2: install mesa-vulkan-drivers (lavapipe) or a GPU driver");
+    return;
+  }
+  if (r != VK_SUCCESS) {
+    unavailable(cat("vkCreateInstance failed: ", result_name(r)));
+    return;
+  }
+  load_instance(api_, instance_);
+  uint32_t n = 0;
+  api_.EnumeratePhysicalDevices(instance_, &n, nullptr);
+  if (n == 0) {
+    unavailable("no Vulkan device: the loader found no driver (ICD) that reports one (install mesa-vulkan-drivers for lavapipe)");
+    return;
+  }
+  handles_.resize(n);
+  api_.EnumeratePhysicalDevices(instance_, &n, handles_.data());
+  for (VkPhysicalDevice h : handles_) {
+    PhysicalDevice d;
+    VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    p2.pNext = &sub;
+    api_.GetPhysicalDeviceProperties2(h, &p2);
+    d.name = p2.properties.deviceName;
+    d.type = p2.properties.deviceType;
+    d.api_version = p2.properties.apiVersion;
+    d.subgroup_size = sub.subgroupSize;
+    uint32_t qn = 0;
+    api_.GetPhysicalDeviceQueueFamilyProperties(h, &qn, nullptr);
+    std::vector<VkQueueFamilyProperties> qf(qn);
+    api_.GetPhysicalDeviceQueueFamilyProperties(h, &qn, qf.data());
+    for (const auto& q : qf) d.compute_queue = d.compute_queue || (q.queueFlags & VK_QUEUE_COMPUTE_BIT);
+    uint32_t en = 0;
+    api_.EnumerateDeviceExtensionProperties(h, nullptr, &en, nullptr);
+    std::vector<VkExtensionProperties> ext(en);
+    api_.EnumerateDeviceExtensionProperties(h, nullptr, &en, ext.data());
+    for (const auto& e : ext) d.cooperative_matrix = d.cooperative_matrix || std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix") == 0;
+    VkPhysicalDeviceMemoryProperties mp;
+    api_.GetPhysicalDeviceMemoryProperties(h, &mp);
+    for (uint32_t i = 0; i < mp.memoryHeapCount; ++i)
+      if (mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) d.device_local_bytes += mp.memoryHeaps[i].size;
+    devices_.push_back(std::move(d));
+  }
+  for (size_t i = 0; i < devices_.size(); ++i)
+    if (devices_[i].compute_queue && (chosen_ < 0 || rank(devices_[i].type) < rank(devices_[static_cast<size_t>(chosen_)].type))) chosen_ = static_cast<int>(i);
+  if (chosen_ < 0) {
+    unavailable(cat(devices_.size(), " Vulkan device(s), none with a compute queue"));
+    return;
+  }
+  VkPhysicalDevice pd = handles_[static_cast<size_t>(chosen_)];
+  uint32_t qn = 0;
+  api_.GetPhysicalDeviceQueueFamilyProperties(pd, &qn, nullptr);
+  std::vector<VkQueueFamilyProperties> qf(qn);
+  api_.GetPhysicalDeviceQueueFamilyProperties(pd, &qn, qf.data());
+  for (uint32_t i = 0; i < qn; ++i)
+    if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      queue_family_ = i;
+      break;
+    }
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = queue_family_;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  r = api_.CreateDevice(pd, &dci, nullptr, &device_);
+  if (r != VK_SUCCESS) {
+    std::string name = devices_[static_cast<size_t>(chosen_)].name;
+    chosen_ = -1;
+    {
+    unavailable(cat("vkCreateDevice on ", name, " failed: ", result_name(r)));
+    return;
+  }
+  }
+  load_device(api_, device_);
+  api_.GetDeviceQueue(device_, queue_family_, 0, &queue_);
+  api_.GetPhysicalDeviceMemoryProperties(pd, &memory_);
+}
+
+Context::~Context() {
+  if (device_) api_.DestroyDevice(device_, nullptr);
+  if (instance_) api_.DestroyInstance(instance_, nullptr);
+}
+
+void Context::check(VkResult r, const char* what) const {
+  if (r == VK_SUCCESS) return;
+  ErrorKind kind = r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? ErrorKind::out_of_memory : ErrorKind::runtime;
+  throw Error(kind, cat("vulkan: ", what, " failed: ", result_name(r)));
+}
+
+HostBuffer Context::host_buffer(size_t bytes) {
+  if (!availability_.available) throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", availability_.reason));
+  HostBuffer b;
+  b.bytes = bytes;
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = std::max<size_t>(bytes, 4);
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  check(api_.CreateBuffer(device_, &bci, nullptr, &b.buffer), "vkCreateBuffer");
+  VkMemoryRequirements req;
+  api_.GetBufferMemoryRequirements(device_, b.buffer, &req);
+  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  uint32_t type = UINT32_MAX;
+  for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i)
+    if ((req.memoryTypeBits & (1u << i)) && (memory_.memoryTypes[i].propertyFlags & want) == want) {
+      type = i;
+      break;
+    }
+  if (type == UINT32_MAX) {
+    api_.DestroyBuffer(device_, b.buffer, nullptr);
+    throw Error(ErrorKind::unsupported, "vulkan: the device has no host-visible coherent memory for storage buffers");
+  }
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = type;
+  VkResult r = api_.AllocateMemory(device_, &mai, nullptr, &b.memory);
+  if (r != VK_SUCCESS) {
+    api_.DestroyBuffer(device_, b.buffer, nullptr);
+    check(r, cat("vkAllocateMemory of ", req.size, " bytes").c_str());
+  }
+  check(api_.BindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
+  check(api_.MapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), "vkMapMemory");
+  return b;
+}
+
+void Context::free(HostBuffer& b) {
+  if (b.memory) {
+    api_.UnmapMemory(device_, b.memory);
+    api_.FreeMemory(device_, b.memory, nullptr);
+  }
+  if (b.buffer) api_.DestroyBuffer(device_, b.buffer, nullptr);
+  b = HostBuffer{};
+}
+
+void Context::dispatch(const std::vector<uint32_t>& spirv, const std::vector<HostBuffer*>& buffers, const void* push, uint32_t push_bytes,
+                       uint32_t groups_x) {
+  if (!availability_.available) throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", availability_.reason));
+  std::lock_guard<std::mutex> lock(mu_);
+  // One-shot objects, destroyed on every path out (the plan-recorded command buffers come later).
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkDescriptorSetLayout dsl = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkCommandPool cmd_pool = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  struct Cleanup {
+    Context& c;
+    VkShaderModule& m;
+    VkDescriptorSetLayout& d;
+    VkPipelineLayout& l;
+    VkPipeline& p;
+    VkDescriptorPool& dp;
+    VkCommandPool& cp;
+    VkFence& f;
+    ~Cleanup() {
+      if (f) c.api_.DestroyFence(c.device_, f, nullptr);
+      if (cp) c.api_.DestroyCommandPool(c.device_, cp, nullptr);
+      if (dp) c.api_.DestroyDescriptorPool(c.device_, dp, nullptr);
+      if (p) c.api_.DestroyPipeline(c.device_, p, nullptr);
+      if (l) c.api_.DestroyPipelineLayout(c.device_, l, nullptr);
+      if (d) c.api_.DestroyDescriptorSetLayout(c.device_, d, nullptr);
+      if (m) c.api_.DestroyShaderModule(c.device_, m, nullptr);
+    }
+  } cleanup{*this, module, dsl, layout, pipeline, pool, cmd_pool, fence};
+
+  VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  smi.codeSize = spirv.size() * 4;
+  smi.pCode = spirv.data();
+  check(api_.CreateShaderModule(device_, &smi, nullptr, &module), "vkCreateShaderModule");
+  std::vector<VkDescriptorSetLayoutBinding> binds(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    binds[i].binding = static_cast<uint32_t>(i);
+    binds[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    binds[i].descriptorCount = 1;
+    binds[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dli.bindingCount = static_cast<uint32_t>(binds.size());
+  dli.pBindings = binds.data();
+  check(api_.CreateDescriptorSetLayout(device_, &dli, nullptr, &dsl), "vkCreateDescriptorSetLayout");
+  VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &dsl;
+  pli.pushConstantRangeCount = push_bytes ? 1 : 0;
+  pli.pPushConstantRanges = push_bytes ? &pcr : nullptr;
+  check(api_.CreatePipelineLayout(device_, &pli, nullptr, &layout), "vkCreatePipelineLayout");
+  VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  cpi.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module, "main", nullptr};
+  cpi.layout = layout;
+  check(api_.CreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline), "vkCreateComputePipelines");
+  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, static_cast<uint32_t>(std::max<size_t>(1, buffers.size()))};
+  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  dpi.maxSets = 1;
+  dpi.poolSizeCount = 1;
+  dpi.pPoolSizes = &ps;
+  check(api_.CreateDescriptorPool(device_, &dpi, nullptr, &pool), "vkCreateDescriptorPool");
+  VkDescriptorSet set;
+  VkDescriptorSetAllocateInfo dsa{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  dsa.descriptorPool = pool;
+  dsa.descriptorSetCount = 1;
+  dsa.pSetLayouts = &dsl;
+  check(api_.AllocateDescriptorSets(device_, &dsa, &set), "vkAllocateDescriptorSets");
+  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
+  std::vector<VkWriteDescriptorSet> writes(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    infos[i] = {buffers[i]->buffer, 0, VK_WHOLE_SIZE};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = static_cast<uint32_t>(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  api_.UpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  VkCommandPoolCreateInfo cpci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  cpci.queueFamilyIndex = queue_family_;
+  check(api_.CreateCommandPool(device_, &cpci, nullptr, &cmd_pool), "vkCreateCommandPool");
+  VkCommandBuffer cmd;
+  VkCommandBufferAllocateInfo cba{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cba.commandPool = cmd_pool;
+  cba.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cba.commandBufferCount = 1;
+  check(api_.AllocateCommandBuffers(device_, &cba, &cmd), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo cbi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  cbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(api_.BeginCommandBuffer(cmd, &cbi), "vkBeginCommandBuffer");
+  api_.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+  api_.CmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
+  if (push_bytes) api_.CmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  api_.CmdDispatch(cmd, groups_x, 1, 1);
+  check(api_.EndCommandBuffer(cmd), "vkEndCommandBuffer");
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  check(api_.CreateFence(device_, &fci, nullptr, &fence), "vkCreateFence");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  check(api_.QueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
+  check(api_.WaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+}
+
+}  // namespace rlx::backends::vulkan

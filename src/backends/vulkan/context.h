@@ -1,0 +1,73 @@
+// The Vulkan instance and the device RLX computes on: discovery (every physical device, with its
+// type, API version, subgroup size and whether it offers cooperative matrices), the choice (a
+// discrete GPU before an integrated one, a virtual one, then a CPU implementation such as
+// lavapipe), a compute queue, host-visible buffers and one-shot compute dispatches. Created once,
+// on first use; when Vulkan cannot be used, availability() says why and nothing else works.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/loader.h"
+#include "runtime/backend.h"
+
+namespace rlx::backends::vulkan {
+
+struct PhysicalDevice {
+  std::string name;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  uint32_t api_version = 0;
+  uint32_t subgroup_size = 0;
+  bool compute_queue = false;
+  bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix
+  uint64_t device_local_bytes = 0;
+  const char* type_name() const;
+};
+
+// A buffer in host-visible, coherent memory, mapped for its lifetime.
+struct HostBuffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  size_t bytes = 0;
+};
+
+class Context {
+ public:
+  static Context& get();
+  const runtime::Availability& availability() const { return availability_; }
+  const std::vector<PhysicalDevice>& devices() const { return devices_; }
+  // The one computed on (an index into devices()); −1 when unavailable.
+  int chosen() const { return chosen_; }
+
+  // Throws rlx::Error(unsupported) when Vulkan is unavailable, (out_of_memory) when the
+  // allocation fails.
+  HostBuffer host_buffer(size_t bytes);
+  void free(HostBuffer& b);
+  // Runs `spirv` (a compute shader, entry point "main", storage buffers at bindings 0…n−1 of set
+  // 0, `push_bytes` of push constants) as groups_x workgroups and waits for it.
+  void dispatch(const std::vector<uint32_t>& spirv, const std::vector<HostBuffer*>& buffers, const void* push, uint32_t push_bytes, uint32_t groups_x);
+
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();
+
+ private:
+  Context();
+  void check(VkResult r, const char* what) const;
+
+  Api api_;
+  runtime::Availability availability_;
+  std::vector<PhysicalDevice> devices_;
+  std::vector<VkPhysicalDevice> handles_;
+  int chosen_ = -1;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkPhysicalDeviceMemoryProperties memory_{};
+  std::mutex mu_;  // the queue and one-shot objects
+};
+
+}  // namespace rlx::backends::vulkan

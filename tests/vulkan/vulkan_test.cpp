@@ -1,0 +1,75 @@
+// The vulkan device's first stage on whatever Vulkan this machine has (lavapipe in CI, pinned
+// by VK_ICD_FILENAMES): discovery and the chosen device, host-visible buffers and a compute
+// dispatch of a glslc-compiled shader checked on the host; and, run with no driver, an
+// availability that says why.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "backends/vulkan/context.h"
+#include "rlx/error.h"
+#include "rlx/session.h"
+
+namespace {
+
+using rlx::backends::vulkan::Context;
+using rlx::backends::vulkan::HostBuffer;
+
+const std::vector<uint32_t> kAddSpirv =
+#include "add.spv.inc"
+    ;
+
+bool expect_no_driver() { return std::getenv("RLX_TEST_EXPECT_NO_VULKAN") != nullptr; }
+
+TEST(Vulkan, DiscoveryAndDispatch) {
+  if (expect_no_driver()) GTEST_SKIP() << "this run checks the no-driver message";
+  Context& c = Context::get();
+  if (!c.availability().available) {
+    const char* icd = std::getenv("VK_ICD_FILENAMES");
+    if (icd && std::filesystem::exists(icd)) FAIL() << "the ICD " << icd << " exists but Vulkan is unavailable: " << c.availability().reason;
+    GTEST_SKIP() << "no Vulkan here: " << c.availability().reason;
+  }
+  ASSERT_GE(c.chosen(), 0);
+  const auto& d = c.devices()[static_cast<size_t>(c.chosen())];
+  std::printf("[vulkan] computing on %s (%s, subgroup %u, %zu device(s))\n", d.name.c_str(), d.type_name(), d.subgroup_size, c.devices().size());
+  EXPECT_FALSE(d.name.empty());
+  EXPECT_GT(d.subgroup_size, 0u);
+
+  const uint32_t n = 100003;  // not a multiple of the workgroup
+  HostBuffer a = c.host_buffer(n * 4), b = c.host_buffer(n * 4), y = c.host_buffer(n * 4);
+  auto* pa = static_cast<float*>(a.mapped);
+  auto* pb = static_cast<float*>(b.mapped);
+  auto* py = static_cast<float*>(y.mapped);
+  for (uint32_t i = 0; i < n; ++i) pa[i] = static_cast<float>(i) * 0.5f, pb[i] = static_cast<float>(i % 97) - 48.0f, py[i] = -1.0f;
+  struct {
+    uint32_t n;
+    float s;
+  } push{n, 3.0f};
+  c.dispatch(kAddSpirv, {&a, &b, &y}, &push, sizeof(push), (n + 255) / 256);
+  int bad = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    if (py[i] != pa[i] + 3.0f * pb[i] && bad++ < 3) ADD_FAILURE() << "y[" << i << "] = " << py[i] << ", expected " << pa[i] + 3.0f * pb[i];
+  EXPECT_EQ(bad, 0);
+  c.free(a), c.free(b), c.free(y);
+
+  // the device is listed, available, and honest about claiming nothing yet
+  rlx::DeviceInfo info = rlx::device_info("vulkan");
+  EXPECT_TRUE(info.available);
+  EXPECT_EQ(info.native_ops, 0);
+  EXPECT_NE(info.description.find(d.name), std::string::npos) << info.description;
+}
+
+TEST(Vulkan, WithoutADriverSaysWhy) {
+  if (!expect_no_driver()) GTEST_SKIP() << "run with RLX_TEST_EXPECT_NO_VULKAN=1 and VK_ICD_FILENAMES naming no driver";
+  Context& c = Context::get();
+  EXPECT_FALSE(c.availability().available);
+  EXPECT_NE(c.availability().reason.find("driver"), std::string::npos) << c.availability().reason;
+  EXPECT_THROW(c.host_buffer(16), rlx::Error);
+  rlx::DeviceInfo info = rlx::device_info("vulkan");
+  EXPECT_FALSE(info.available);
+  EXPECT_EQ(info.reason, c.availability().reason);
+}
+
+}  // namespace
