@@ -56,7 +56,9 @@ Context::Context() {
   VkResult r = api_.CreateInstance(&ici, nullptr, &instance_);
   if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
     {
-    unavailable("no Vulkan driver (ICD) for Vulkan 1.2: install mesa-vulkan-drivers (lavapipe) or a GPU driver");
+    // also what the loader says when a driver is installed but its libraries do not load
+    unavailable("no Vulkan driver (ICD) could be loaded for Vulkan 1.2: none is installed (mesa-vulkan-drivers gives lavapipe) or its "
+                "libraries are missing (VK_LOADER_DEBUG=error names them)");
     return;
   }
   if (r != VK_SUCCESS) {
