@@ -61,6 +61,37 @@ TEST(Vulkan, DiscoveryAndDispatch) {
   EXPECT_NE(info.description.find(d.name), std::string::npos) << info.description;
 }
 
+TEST(Vulkan, DevicePoolStagingAndOffsets) {
+  if (expect_no_driver()) GTEST_SKIP() << "this run checks the no-driver message";
+  Context& c = Context::get();
+  if (!c.availability().available) GTEST_SKIP() << "no Vulkan here: " << c.availability().reason;
+  using rlx::backends::vulkan::Region;
+  const uint32_t n = 5000;
+  // three regions of one pool block, bound at their offsets
+  Region a = c.device_alloc(n * 4), b = c.device_alloc(n * 4), y = c.device_alloc(n * 4);
+  EXPECT_EQ(a.buffer, b.buffer);
+  EXPECT_NE(a.offset, b.offset);
+  size_t reserved = c.device_bytes_reserved();
+  std::vector<float> ha(n), hb(n), hy(n, -7.0f);
+  for (uint32_t i = 0; i < n; ++i) ha[i] = static_cast<float>(i), hb[i] = 0.25f * static_cast<float>(i % 13);
+  c.upload(a, ha.data(), n * 4);
+  c.upload(b, hb.data(), n * 4);
+  struct {
+    uint32_t n;
+    float s;
+  } push{n, -2.0f};
+  c.dispatch(kAddSpirv, std::vector<Region>{a, b, y}, &push, sizeof(push), (n + 255) / 256);
+  c.download(y, hy.data(), n * 4);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(hy[i], ha[i] - 2.0f * hb[i]) << i;
+  // freed ranges coalesce and are reused: no new block
+  c.device_free(a), c.device_free(b), c.device_free(y);
+  Region big = c.device_alloc(3 * n * 4);
+  EXPECT_EQ(big.offset, 0u);
+  EXPECT_EQ(c.device_bytes_reserved(), reserved);
+  c.device_free(big);
+  EXPECT_THROW(c.upload(big, hy.data(), 4 * n * 4), rlx::Error);  // larger than the region
+}
+
 TEST(Vulkan, WithoutADriverSaysWhy) {
   if (!expect_no_driver()) GTEST_SKIP() << "run with RLX_TEST_EXPECT_NO_VULKAN=1 and VK_ICD_FILENAMES naming no driver";
   Context& c = Context::get();

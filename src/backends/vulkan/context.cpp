@@ -136,9 +136,17 @@ Context::Context() {
   load_device(api_, device_);
   api_.GetDeviceQueue(device_, queue_family_, 0, &queue_);
   api_.GetPhysicalDeviceMemoryProperties(pd, &memory_);
+  VkPhysicalDeviceProperties props;
+  api_.GetPhysicalDeviceProperties(pd, &props);
+  storage_alignment_ = std::max<VkDeviceSize>(256, props.limits.minStorageBufferOffsetAlignment);
 }
 
 Context::~Context() {
+  for (Block& b : blocks_) {
+    api_.DestroyBuffer(device_, b.buffer, nullptr);
+    api_.FreeMemory(device_, b.memory, nullptr);
+  }
+  if (staging_.buffer) free(staging_);
   if (device_) api_.DestroyDevice(device_, nullptr);
   if (instance_) api_.DestroyInstance(instance_, nullptr);
 }
@@ -194,6 +202,13 @@ void Context::free(HostBuffer& b) {
 }
 
 void Context::dispatch(const std::vector<uint32_t>& spirv, const std::vector<HostBuffer*>& buffers, const void* push, uint32_t push_bytes,
+                       uint32_t groups_x) {
+  std::vector<Region> regions;
+  for (HostBuffer* b : buffers) regions.push_back({b->buffer, 0, VK_WHOLE_SIZE});
+  dispatch(spirv, regions, push, push_bytes, groups_x);
+}
+
+void Context::dispatch(const std::vector<uint32_t>& spirv, const std::vector<Region>& buffers, const void* push, uint32_t push_bytes,
                        uint32_t groups_x) {
   if (!availability_.available) throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", availability_.reason));
   std::lock_guard<std::mutex> lock(mu_);
@@ -266,7 +281,7 @@ void Context::dispatch(const std::vector<uint32_t>& spirv, const std::vector<Hos
   std::vector<VkDescriptorBufferInfo> infos(buffers.size());
   std::vector<VkWriteDescriptorSet> writes(buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
-    infos[i] = {buffers[i]->buffer, 0, VK_WHOLE_SIZE};
+    infos[i] = {buffers[i].buffer, buffers[i].offset, buffers[i].bytes ? buffers[i].bytes : VK_WHOLE_SIZE};
     writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     writes[i].dstSet = set;
     writes[i].dstBinding = static_cast<uint32_t>(i);
@@ -299,6 +314,146 @@ void Context::dispatch(const std::vector<uint32_t>& spirv, const std::vector<Hos
   si.pCommandBuffers = &cmd;
   check(api_.QueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
   check(api_.WaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+}
+
+uint32_t Context::memory_type(uint32_t allowed, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const {
+  for (VkMemoryPropertyFlags flags : {want, fallback})
+    for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i)
+      if ((allowed & (1u << i)) && (memory_.memoryTypes[i].propertyFlags & flags) == flags) return i;
+  return UINT32_MAX;
+}
+
+Region Context::device_alloc(size_t bytes) {
+  if (!availability_.available) throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", availability_.reason));
+  std::lock_guard<std::mutex> lock(mu_);
+  const VkDeviceSize a = storage_alignment_;
+  const VkDeviceSize want = std::max<VkDeviceSize>(a, (bytes + a - 1) / a * a);
+  for (Block& b : blocks_)
+    for (size_t i = 0; i < b.free.size(); ++i)
+      if (b.free[i].second >= want) {
+        Region r{b.buffer, b.free[i].first, bytes};
+        b.free[i].first += want;
+        b.free[i].second -= want;
+        if (b.free[i].second == 0) b.free.erase(b.free.begin() + static_cast<std::ptrdiff_t>(i));
+        return r;
+      }
+  // a new block: 64 MiB, or the request
+  Block b;
+  b.size = std::max<VkDeviceSize>(VkDeviceSize{64} << 20, want);
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = b.size;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  check(api_.CreateBuffer(device_, &bci, nullptr, &b.buffer), "vkCreateBuffer");
+  VkMemoryRequirements req;
+  api_.GetBufferMemoryRequirements(device_, b.buffer, &req);
+  uint32_t type = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = type;
+  VkResult res = api_.AllocateMemory(device_, &mai, nullptr, &b.memory);
+  if (res != VK_SUCCESS) {
+    api_.DestroyBuffer(device_, b.buffer, nullptr);
+    throw Error(ErrorKind::out_of_memory, cat("vulkan: no room for ", req.size, " bytes of device memory (", result_name(res), "); the pool holds ",
+                                              reserved_locked(), " bytes"));
+  }
+  check(api_.BindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
+  Region r{b.buffer, 0, bytes};
+  if (b.size > want) b.free.push_back({want, b.size - want});
+  blocks_.push_back(std::move(b));
+  return r;
+}
+
+void Context::device_free(const Region& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const VkDeviceSize a = storage_alignment_;
+  const VkDeviceSize bytes = std::max<VkDeviceSize>(a, (r.bytes + a - 1) / a * a);
+  for (Block& b : blocks_) {
+    if (b.buffer != r.buffer) continue;
+    auto at = std::lower_bound(b.free.begin(), b.free.end(), std::make_pair(r.offset, VkDeviceSize{0}));
+    at = b.free.insert(at, {r.offset, bytes});
+    // coalesce with the neighbours
+    if (at + 1 != b.free.end() && at->first + at->second == (at + 1)->first) {
+      at->second += (at + 1)->second;
+      b.free.erase(at + 1);
+    }
+    if (at != b.free.begin() && (at - 1)->first + (at - 1)->second == at->first) {
+      (at - 1)->second += at->second;
+      b.free.erase(at);
+    }
+    return;
+  }
+  throw Error(ErrorKind::internal, "vulkan: freeing a region of no pool block");
+}
+
+size_t Context::device_bytes_reserved() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reserved_locked();
+}
+
+size_t Context::reserved_locked() const {
+  size_t n = 0;
+  for (const Block& b : blocks_) n += b.size;
+  return n;
+}
+
+void Context::copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  struct Cleanup {
+    Context& c;
+    VkCommandPool& p;
+    VkFence& f;
+    ~Cleanup() {
+      if (f) c.api_.DestroyFence(c.device_, f, nullptr);
+      if (p) c.api_.DestroyCommandPool(c.device_, p, nullptr);
+    }
+  } cleanup{*this, pool, fence};
+  VkCommandPoolCreateInfo cpci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  cpci.queueFamilyIndex = queue_family_;
+  check(api_.CreateCommandPool(device_, &cpci, nullptr, &pool), "vkCreateCommandPool");
+  VkCommandBuffer cmd;
+  VkCommandBufferAllocateInfo cba{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cba.commandPool = pool;
+  cba.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cba.commandBufferCount = 1;
+  check(api_.AllocateCommandBuffers(device_, &cba, &cmd), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo cbi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  cbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(api_.BeginCommandBuffer(cmd, &cbi), "vkBeginCommandBuffer");
+  VkBufferCopy region{src_offset, dst_offset, bytes};
+  api_.CmdCopyBuffer(cmd, src, dst, 1, &region);
+  check(api_.EndCommandBuffer(cmd), "vkEndCommandBuffer");
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  check(api_.CreateFence(device_, &fci, nullptr, &fence), "vkCreateFence");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  check(api_.QueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
+  check(api_.WaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+}
+
+void Context::upload(const Region& dst, const void* src, size_t bytes) {
+  if (bytes > dst.bytes) throw Error(ErrorKind::invalid_argument, cat("vulkan: uploading ", bytes, " bytes into a region of ", dst.bytes));
+  if (bytes == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (staging_.bytes < bytes) {
+    if (staging_.buffer) free(staging_);
+    staging_ = host_buffer(bytes);
+  }
+  std::memcpy(staging_.mapped, src, bytes);
+  copy(staging_.buffer, 0, dst.buffer, dst.offset, bytes);
+}
+
+void Context::download(const Region& src, void* dst, size_t bytes) {
+  if (bytes > src.bytes) throw Error(ErrorKind::invalid_argument, cat("vulkan: downloading ", bytes, " bytes from a region of ", src.bytes));
+  if (bytes == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (staging_.bytes < bytes) {
+    if (staging_.buffer) free(staging_);
+    staging_ = host_buffer(bytes);
+  }
+  copy(src.buffer, src.offset, staging_.buffer, 0, bytes);
+  std::memcpy(dst, staging_.mapped, bytes);
 }
 
 }  // namespace rlx::backends::vulkan

@@ -33,6 +33,12 @@ struct HostBuffer {
   size_t bytes = 0;
 };
 
+// A range of a buffer, as a shader binds it (storage buffer at an offset).
+struct Region {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0, bytes = 0;
+};
+
 class Context {
  public:
   static Context& get();
@@ -47,7 +53,18 @@ class Context {
   void free(HostBuffer& b);
   // Runs `spirv` (a compute shader, entry point "main", storage buffers at bindings 0…n−1 of set
   // 0, `push_bytes` of push constants) as groups_x workgroups and waits for it.
+  void dispatch(const std::vector<uint32_t>& spirv, const std::vector<Region>& regions, const void* push, uint32_t push_bytes, uint32_t groups_x);
   void dispatch(const std::vector<uint32_t>& spirv, const std::vector<HostBuffer*>& buffers, const void* push, uint32_t push_bytes, uint32_t groups_x);
+
+  // Device-local memory, sub-allocated from 64 MiB blocks (a pool: plans allocate once, runs
+  // never), each range aligned for storage-buffer binding. Throws rlx::Error(out_of_memory)
+  // naming the size when the device has no room.
+  Region device_alloc(size_t bytes);
+  void device_free(const Region& r);
+  size_t device_bytes_reserved() const;  // the pool's blocks, in bytes
+  // Copies between host memory and a device region through a host-visible staging buffer.
+  void upload(const Region& dst, const void* src, size_t bytes);
+  void download(const Region& src, void* dst, size_t bytes);
 
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -67,7 +84,19 @@ class Context {
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
   VkPhysicalDeviceMemoryProperties memory_{};
-  std::mutex mu_;  // the queue and one-shot objects
+  VkDeviceSize storage_alignment_ = 256;
+  struct Block {
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceSize size = 0;
+    std::vector<std::pair<VkDeviceSize, VkDeviceSize>> free;  // (offset, bytes), sorted, coalesced
+  };
+  std::vector<Block> blocks_;
+  HostBuffer staging_;
+  size_t reserved_locked() const;
+  uint32_t memory_type(uint32_t allowed, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const;
+  void copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize bytes);
+  mutable std::mutex mu_;  // the queue, the pool and one-shot objects
 };
 
 }  // namespace rlx::backends::vulkan

@@ -75,6 +75,7 @@ void load_device(Api& api, VkDevice device) {
   RLX_VK_DEVICE(CmdBindDescriptorSets);
   RLX_VK_DEVICE(CmdPushConstants);
   RLX_VK_DEVICE(CmdDispatch);
+  RLX_VK_DEVICE(CmdCopyBuffer);
   RLX_VK_DEVICE(CreateFence);
   RLX_VK_DEVICE(DestroyFence);
   RLX_VK_DEVICE(WaitForFences);

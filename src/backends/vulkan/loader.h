@@ -56,6 +56,7 @@ struct Api {
   PFN_vkCmdBindDescriptorSets CmdBindDescriptorSets = nullptr;
   PFN_vkCmdPushConstants CmdPushConstants = nullptr;
   PFN_vkCmdDispatch CmdDispatch = nullptr;
+  PFN_vkCmdCopyBuffer CmdCopyBuffer = nullptr;
   PFN_vkCreateFence CreateFence = nullptr;
   PFN_vkDestroyFence DestroyFence = nullptr;
   PFN_vkWaitForFences WaitForFences = nullptr;
