@@ -105,8 +105,9 @@ test: fuzz-smoke
 # ---- src/frontends/onnx: ONNX import, the backend conformance suite, PyTorch → ONNX parity ----
 # libonnx/protobuf to build the importer; the backend test data and python3-onnx for its tests.
 PACKAGES += libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
-# The vulkan device: headers, lavapipe (CI's Vulkan) and glslc for shaders compiled at build time.
-PACKAGES += libvulkan-dev mesa-vulkan-drivers glslc
+# The vulkan device: headers, lavapipe (CI's Vulkan), glslc for shaders compiled at build time and
+# static shaderc/glslang/SPIRV-Tools for the kernels generated at run time.
+PACKAGES += libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev spirv-tools
 # .rten models: the FlatBuffers compiler and headers for the reader (src/frontends/rten).
 PACKAGES += flatbuffers-compiler libflatbuffers-dev
 ONNX_DATA ?= /usr/share/libonnx-testdata/data
