@@ -1,9 +1,12 @@
-// The vulkan device, first stage: instance and device discovery, a compute queue, host-visible
-// buffers and compute dispatch (context.h), so `rlx devices` reports every Vulkan device
-// honestly. It claims no op yet: compiling for it fails listing every op a graph needs, as the
-// dispatch contract requires, until the codegen layer's GLSL kernels land.
+// The vulkan device: instance and device discovery, a compute queue, a device-local pool and
+// dispatch (context.h); kernels printed by the codegen layer's GLSL dialect and compiled at run
+// time (kernels.h). It claims the float-class elementwise ops over same-shape f32 operands so
+// far; compiling anything else for it fails listing what it lacks, as the dispatch contract
+// requires.
 #include "backends/vulkan/context.h"
+#include "backends/vulkan/kernels.h"
 #include "rlx/error.h"
+#include "codegen/scalar.h"
 #include "runtime/registry.h"
 #include "util/strings.h"
 
@@ -22,13 +25,25 @@ class VulkanBackend : public runtime::Backend {
     for (const auto& p : c.devices()) all.push_back(cat(p.name, " (", p.type_name(), ")"));
     return cat(d.name, " (", d.type_name(), ", Vulkan ", VK_API_VERSION_MAJOR(d.api_version), ".", VK_API_VERSION_MINOR(d.api_version), ", subgroup ",
                d.subgroup_size, d.cooperative_matrix ? ", cooperative matrices" : "", "); devices: ", join(all, ", "),
-               "; kernels not yet generated: claims no op");
+               "; GLSL kernels: f32 elementwise so far");
   }
   runtime::Availability availability() const override { return Context::get().availability(); }
-  bool claims_kernel(ir::Op, const std::vector<ir::Type>&, const std::vector<ir::Type>&, const ir::Attrs&) const override { return false; }
-  bool claims_op(ir::Op) const override { return false; }
-  std::unique_ptr<runtime::Executable> compile(const ir::Graph&) override {
-    throw Error(ErrorKind::unsupported, "the vulkan device has no kernels yet (device discovery and dispatch only)");
+  bool claims_kernel(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) const override {
+    if (op == ir::Op::constant) return true;
+    return claims_elementwise(op, in, out);
+  }
+  bool claims_op(ir::Op op) const override {
+    return op == ir::Op::constant || (codegen_elementwise(op));
+  }
+  std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
+    if (!Context::get().availability().available)
+      throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", Context::get().availability().reason));
+    return make_executable(lir);
+  }
+
+ private:
+  static bool codegen_elementwise(ir::Op op) {
+    return codegen::is_elementwise(op) && op != ir::Op::cast && codegen::defines(codegen::ValueClass::floating, op);
   }
 };
 

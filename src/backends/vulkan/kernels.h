@@ -1,0 +1,21 @@
+// The vulkan device's kernels: which nodes it claims and the GLSL it prints for them (the codegen
+// layer's dialect plus this device's schedules), and the executable that runs an LIR plan.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "runtime/backend.h"
+
+namespace rlx::backends::vulkan {
+
+// Elementwise ops of the float class over f32 operands of the result's shape (broadcasting,
+// other dtypes and the other op families come next).
+bool claims_elementwise(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out);
+// The compute shader of such a node: one invocation per element, `n` as a push constant.
+std::string elementwise_shader(ir::Op op);
+
+std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir);
+
+}  // namespace rlx::backends::vulkan
