@@ -43,7 +43,14 @@ class VulkanExecutable : public runtime::Executable {
       if (!claims_elementwise(n.op, in, out))
         throw Error(ErrorKind::unsupported, cat("vulkan: no kernel for ", ir::op_keyword(n.op), " (node ", i, ")"));
       Step s;
-      s.spirv = compile_compute_glsl(elementwise_shader(n.op), ir::op_keyword(n.op));
+      auto dims = [](const ir::Type& t) {
+        std::vector<int64_t> v;
+        for (const Dim& d : t.shape) v.push_back(d.value());
+        return v;
+      };
+      std::vector<std::vector<int64_t>> in_shapes;
+      for (const ir::Type& t : in) in_shapes.push_back(dims(t));
+      s.spirv = compile_compute_glsl(elementwise_shader(n.op, in_shapes, dims(out[0])), ir::op_keyword(n.op));
       for (ir::ValueId v : n.inputs) s.regions.push_back(region(v));
       s.regions.push_back(region(n.outputs[0]));
       s.n = static_cast<uint32_t>(shape_numel(out[0].shape).value());
