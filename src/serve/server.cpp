@@ -16,6 +16,7 @@
 #include "serve/metrics.h"
 #include "serve/stop_scanner.h"
 #include "text/decode_stream.h"
+#include "util/base64.h"
 #include "util/strings.h"
 
 namespace rlx::serve {
@@ -35,22 +36,6 @@ struct HttpError {
 
 [[noreturn]] void bad(const std::string& message, const std::string& param = "", int status = 400, const std::string& code = "") {
   throw HttpError{status, message, param, code};
-}
-
-std::string base64(const std::string& bytes) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) v |= static_cast<uint8_t>(bytes[i + 2]);
-    out += k[v >> 18 & 63];
-    out += k[v >> 12 & 63];
-    out += i + 1 < bytes.size() ? k[v >> 6 & 63] : '=';
-    out += i + 2 < bytes.size() ? k[v & 63] : '=';
-  }
-  return out;
 }
 
 std::string error_body(const HttpError& e) {
@@ -553,7 +538,7 @@ struct Server::Impl {
     for (int64_t i = 0; i < v.shape()[0]; ++i) {
       json e = {{"object", "embedding"}, {"index", i}};
       if (format == "float") e["embedding"] = std::vector<float>(pv + i * dim, pv + (i + 1) * dim);
-      else e["embedding"] = base64(std::string(reinterpret_cast<const char*>(pv + i * dim), static_cast<size_t>(dim) * 4));
+      else e["embedding"] = base64_encode(std::string(reinterpret_cast<const char*>(pv + i * dim), static_cast<size_t>(dim) * 4));
       data.push_back(e);
     }
     json out = {{"object", "list"}, {"data", data}, {"model", o.embedding_model_name}, {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}};

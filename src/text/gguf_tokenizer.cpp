@@ -9,6 +9,7 @@
 #include "text/normalizer.h"
 #include "text/post_processor.h"
 #include "text/precompiled.h"
+#include "util/base64.h"
 #include "text/tokenizer_loader.h"
 #include "text/pre_tokenizer.h"
 #include "text/decoder.h"

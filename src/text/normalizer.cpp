@@ -5,6 +5,7 @@
 #include "rlx/error.h"
 #include "text/byte_level.h"
 #include "text/precompiled.h"
+#include "util/base64.h"
 #include "text/regex.h"
 #include "text/unicode.h"
 #include "text/utf8.h"

@@ -15,8 +15,5 @@ namespace rlx::text {
 // `charsmap`: the raw bytes ([u32 trie bytes][trie units][replacements]). Throws
 // rlx::Error(format) naming `where` when the sizes do not add up or the replacements are not UTF-8.
 std::unique_ptr<Normalizer> make_precompiled_normalizer(const std::string& charsmap, const std::string& where);
-// Standard base64 (as tokenizer.json stores the charsmap); throws rlx::Error(format) on bad input.
-std::string base64_decode(const std::string& text, const std::string& where);
-std::string base64_encode(const std::string& bytes);
 
 }  // namespace rlx::text

@@ -6,6 +6,7 @@
 #include "rlx/error.h"
 #include "text/gguf_tokenizer.h"
 #include "text/precompiled.h"
+#include "util/base64.h"
 
 namespace rlx::text {
 namespace {
