@@ -222,6 +222,32 @@ struct XSums {
   int64_t ld16 = 0, ld32 = 0;
 };
 
+// The sums of M rows of x over groups of 16 and 32, into `buf` (the K-quant kernels' minimums'
+// term); none when K is not a multiple of 32.
+XSums x_sums(const float* x, int64_t M, int64_t K, std::vector<float>& buf) {
+  XSums xs;
+  if (K % 32 != 0) return xs;
+  xs.ld16 = K / 16, xs.ld32 = K / 32;
+  buf.resize(static_cast<size_t>(M * (xs.ld16 + xs.ld32)));
+  float* s16 = buf.data();
+  float* s32 = s16 + M * xs.ld16;
+  for (int64_t i = 0; i < M * xs.ld16; ++i) {
+    float acc = 0;
+    for (int j = 0; j < 16; ++j) acc += x[16 * i + j];
+    s16[i] = acc;
+  }
+  for (int64_t i = 0; i < M * xs.ld32; ++i) s32[i] = s16[2 * i] + s16[2 * i + 1];
+  xs.s16 = s16, xs.s32 = s32;
+  return xs;
+}
+
+// The sums of rows m0… of `xs`.
+XSums rows_from(const XSums& xs, int64_t m0) {
+  XSums r = xs;
+  if (xs.s16) r.s16 += m0 * xs.ld16, r.s32 += m0 * xs.ld32;
+  return r;
+}
+
 // Q4_K: Σ_g d·sc_g·Σ q·x − dmin·Σ_g mn_g·Σx_g over the 8 groups of 32 of each super-block.
 template <int M>
 RLX_AVX512 void dot_q4_k(const uint8_t* w, int64_t nblk, const float* x, int64_t ldx, const XSums& xs, float* out) {
@@ -554,20 +580,7 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
     if (repacked) {
     } else if (M < kGemmRows) {
       thread_local std::vector<float> sums;
-      XSums xs;
-      if (K % 32 == 0 && !integer) {
-        xs.ld16 = K / 16, xs.ld32 = K / 32;
-        sums.resize(static_cast<size_t>(M * (xs.ld16 + xs.ld32)));
-        float* s16 = sums.data();
-        float* s32 = s16 + M * xs.ld16;
-        for (int64_t i = 0; i < M * xs.ld16; ++i) {
-          float acc = 0;
-          for (int j = 0; j < 16; ++j) acc += x[16 * i + j];
-          s16[i] = acc;
-        }
-        for (int64_t i = 0; i < M * xs.ld32; ++i) s32[i] = s16[2 * i] + s16[2 * i + 1];
-        xs.s16 = s16, xs.s32 = s32;
-      }
+      XSums xs = integer ? XSums{} : x_sums(x, M, K, sums);
       // Rows are handed out ~64 KiB of weights at a time: a thread that gets less of the CPU
       // (a busy machine) takes fewer of them instead of holding everyone back.
       int64_t block = std::max<int64_t>(8, 65536 / std::max<int64_t>(1, rb));
@@ -588,9 +601,7 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
                 continue;
               }
               int mm = static_cast<int>(std::min<int64_t>(4, M - m0));
-              XSums xm = xs;
-              if (xs.s16) xm.s16 += m0 * xs.ld16, xm.s32 += m0 * xs.ld32;
-              fns.dot(t, w + n * rb, K, x + m0 * K, K, xm, mm, out, half_x);
+              fns.dot(t, w + n * rb, K, x + m0 * K, K, rows_from(xs, m0), mm, out, half_x);
               for (int m = 0; m < mm; ++m) y[(m0 + m) * N + n] = out[m];
             }
         }
@@ -670,29 +681,13 @@ void packed_rows_product(BlockType t, const uint8_t* w, int64_t rb, int64_t K, i
     }
     return;
   }
-  // The K-quant kernels take x's sums over groups of 16 and 32 (their minimums' term).
   thread_local std::vector<float> sums;
-  XSums xs;
-  if (K % 32 == 0) {
-    xs.ld16 = K / 16, xs.ld32 = K / 32;
-    sums.resize(static_cast<size_t>(M * (xs.ld16 + xs.ld32)));
-    float* s16 = sums.data();
-    float* s32 = s16 + M * xs.ld16;
-    for (int64_t i = 0; i < M * xs.ld16; ++i) {
-      float acc = 0;
-      for (int j = 0; j < 16; ++j) acc += x[16 * i + j];
-      s16[i] = acc;
-    }
-    for (int64_t i = 0; i < M * xs.ld32; ++i) s32[i] = s16[2 * i] + s16[2 * i + 1];
-    xs.s16 = s16, xs.s32 = s32;
-  }
+  const XSums xs = x_sums(x, M, K, sums);
   float out[4];
   for (int64_t j = 0; j < count; ++j)
     for (int64_t m0 = 0; m0 < M; m0 += 4) {
       int mm = static_cast<int>(std::min<int64_t>(4, M - m0));
-      XSums xm = xs;
-      if (xs.s16) xm.s16 += m0 * xs.ld16, xm.s32 += m0 * xs.ld32;
-      fns.dot(t, w + (n0 + j) * rb, K, x + m0 * K, K, xm, mm, out, round_w);
+      fns.dot(t, w + (n0 + j) * rb, K, x + m0 * K, K, rows_from(xs, m0), mm, out, round_w);
       for (int m = 0; m < mm; ++m) y[(m0 + m) * ldy + j] = out[m];
     }
 }
