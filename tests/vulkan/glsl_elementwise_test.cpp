@@ -1,6 +1,7 @@
 // The codegen layer's GLSL dialect, run: every elementwise op of the float class printed from
-// scalar.h's one definition into a compute shader, compiled by shaderc at run time, dispatched on this
-// machine's Vulkan (lavapipe in CI) and compared with the reference backend on the same inputs.
+// scalar.h's one definition into the vulkan device's elementwise kernel, compiled by shaderc at
+// run time, dispatched on this machine's Vulkan (lavapipe in CI) and compared with the
+// reference backend on the same inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <random>
 
 #include "backends/vulkan/context.h"
+#include "backends/vulkan/kernels.h"
 #include "backends/vulkan/shader_compiler.h"
 #include "codegen/dialect_glsl.h"
 #include "rlx/error.h"
@@ -29,15 +31,9 @@ using backends::vulkan::Context;
 using backends::vulkan::HostBuffer;
 namespace fs = std::filesystem;
 
-std::string shader(ir::Op op) {
-  std::vector<std::string> operands = {"x0", "x1", "x2"};
-  operands.resize(static_cast<size_t>(codegen::arity(op)));
-  std::string expr = codegen::print_scalar(codegen::glsl(), codegen::ValueClass::floating, op, operands);
-  return cat("#version 450\n#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n", "layout(local_size_x = 64) in;\n",
-             "layout(std430, binding = 0) readonly buffer A { float a[]; };\n", "layout(std430, binding = 1) readonly buffer B { float b[]; };\n",
-             "layout(std430, binding = 2) readonly buffer C { float c[]; };\n", "layout(std430, binding = 3) writeonly buffer Y { float y[]; };\n",
-             "layout(push_constant) uniform P { uint n; } p;\n", codegen::glsl().prelude(),
-             "void main() {\n  uint i = gl_GlobalInvocationID.x;\n  if (i >= p.n) return;\n  float x0 = a[i], x1 = b[i], x2 = c[i];\n  y[i] = ", expr, ";\n}\n");
+// The vulkan device's own kernel of the op over n elements (same-shape operands).
+std::string shader(ir::Op op, int64_t n) {
+  return backends::vulkan::elementwise_shader(op, std::vector<std::vector<int64_t>>(static_cast<size_t>(codegen::arity(op)), {n}), {n});
 }
 
 // Through the device's own run-time compiler (shaderc), as generated kernels will be; the
@@ -69,12 +65,15 @@ TEST(GlslDialect, EveryFloatElementwiseOpRunsLikeTheReference) {
     int ar = codegen::arity(op);
     if (ar < 1 || ar > 3) continue;
     SCOPED_TRACE(ir::op_name(op));
-    std::vector<uint32_t> spirv = compile_glsl(shader(op), ir::op_name(op));
+    std::vector<uint32_t> spirv = compile_glsl(shader(op, n), ir::op_name(op));
     if (spirv.empty()) continue;
     struct {
       uint32_t n;
     } push{n};
-    c.dispatch(spirv, {&ba, &bb, &bc, &by}, &push, sizeof(push), (n + 63) / 64);
+    std::vector<HostBuffer*> buffers = {&ba, &bb, &bc};
+    buffers.resize(static_cast<size_t>(ar));
+    buffers.push_back(&by);
+    c.dispatch(spirv, buffers, &push, sizeof(push), (n + 255) / 256);
     // the reference: the same op over the same f32 inputs
     ir::Graph g;
     ops::Builder b(g);
@@ -108,7 +107,7 @@ TEST(GlslDialect, EveryFloatElementwiseOpRunsLikeTheReference) {
   std::printf("[glsl] %d elementwise ops printed, compiled by shaderc and run on %s\n", checked, c.devices()[static_cast<size_t>(c.chosen())].name.c_str());
   EXPECT_GE(checked, 35);
   // compiled once: the cache (memory and disk) gives the same words
-  std::string src = shader(ir::Op::exp);
+  std::string src = shader(ir::Op::exp, n);
   std::vector<uint32_t> again = compile_glsl(src, "exp-again");
   EXPECT_FALSE(again.empty());
   if (!backends::vulkan::shader_cache_dir().empty()) {

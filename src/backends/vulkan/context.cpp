@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -169,12 +170,7 @@ HostBuffer Context::host_buffer(size_t bytes) {
   VkMemoryRequirements req;
   api_.GetBufferMemoryRequirements(device_, b.buffer, &req);
   const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  uint32_t type = UINT32_MAX;
-  for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i)
-    if ((req.memoryTypeBits & (1u << i)) && (memory_.memoryTypes[i].propertyFlags & want) == want) {
-      type = i;
-      break;
-    }
+  const uint32_t type = memory_type(req.memoryTypeBits, want, want);
   if (type == UINT32_MAX) {
     api_.DestroyBuffer(device_, b.buffer, nullptr);
     throw Error(ErrorKind::unsupported, "vulkan: the device has no host-visible coherent memory for storage buffers");
@@ -218,8 +214,6 @@ void Context::dispatch(const std::vector<uint32_t>& spirv, const std::vector<Reg
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkDescriptorPool pool = VK_NULL_HANDLE;
-  VkCommandPool cmd_pool = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
   struct Cleanup {
     Context& c;
     VkShaderModule& m;
@@ -227,18 +221,14 @@ void Context::dispatch(const std::vector<uint32_t>& spirv, const std::vector<Reg
     VkPipelineLayout& l;
     VkPipeline& p;
     VkDescriptorPool& dp;
-    VkCommandPool& cp;
-    VkFence& f;
     ~Cleanup() {
-      if (f) c.api_.DestroyFence(c.device_, f, nullptr);
-      if (cp) c.api_.DestroyCommandPool(c.device_, cp, nullptr);
       if (dp) c.api_.DestroyDescriptorPool(c.device_, dp, nullptr);
       if (p) c.api_.DestroyPipeline(c.device_, p, nullptr);
       if (l) c.api_.DestroyPipelineLayout(c.device_, l, nullptr);
       if (d) c.api_.DestroyDescriptorSetLayout(c.device_, d, nullptr);
       if (m) c.api_.DestroyShaderModule(c.device_, m, nullptr);
     }
-  } cleanup{*this, module, dsl, layout, pipeline, pool, cmd_pool, fence};
+  } cleanup{*this, module, dsl, layout, pipeline, pool};
 
   VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   smi.codeSize = spirv.size() * 4;
@@ -290,30 +280,12 @@ void Context::dispatch(const std::vector<uint32_t>& spirv, const std::vector<Reg
     writes[i].pBufferInfo = &infos[i];
   }
   api_.UpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-  VkCommandPoolCreateInfo cpci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  cpci.queueFamilyIndex = queue_family_;
-  check(api_.CreateCommandPool(device_, &cpci, nullptr, &cmd_pool), "vkCreateCommandPool");
-  VkCommandBuffer cmd;
-  VkCommandBufferAllocateInfo cba{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  cba.commandPool = cmd_pool;
-  cba.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cba.commandBufferCount = 1;
-  check(api_.AllocateCommandBuffers(device_, &cba, &cmd), "vkAllocateCommandBuffers");
-  VkCommandBufferBeginInfo cbi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  cbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  check(api_.BeginCommandBuffer(cmd, &cbi), "vkBeginCommandBuffer");
-  api_.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-  api_.CmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
-  if (push_bytes) api_.CmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-  api_.CmdDispatch(cmd, groups_x, 1, 1);
-  check(api_.EndCommandBuffer(cmd), "vkEndCommandBuffer");
-  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  check(api_.CreateFence(device_, &fci, nullptr, &fence), "vkCreateFence");
-  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cmd;
-  check(api_.QueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
-  check(api_.WaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  submit_once([&](VkCommandBuffer cmd) {
+    api_.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    api_.CmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
+    if (push_bytes) api_.CmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+    api_.CmdDispatch(cmd, groups_x, 1, 1);
+  });
 }
 
 uint32_t Context::memory_type(uint32_t allowed, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const {
@@ -396,7 +368,7 @@ size_t Context::reserved_locked() const {
   return n;
 }
 
-void Context::copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
+void Context::submit_once(const std::function<void(VkCommandBuffer)>& record) {
   VkCommandPool pool = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   struct Cleanup {
@@ -420,8 +392,7 @@ void Context::copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDevice
   VkCommandBufferBeginInfo cbi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   cbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(api_.BeginCommandBuffer(cmd, &cbi), "vkBeginCommandBuffer");
-  VkBufferCopy region{src_offset, dst_offset, bytes};
-  api_.CmdCopyBuffer(cmd, src, dst, 1, &region);
+  record(cmd);
   check(api_.EndCommandBuffer(cmd), "vkEndCommandBuffer");
   VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   check(api_.CreateFence(device_, &fci, nullptr, &fence), "vkCreateFence");
@@ -432,15 +403,26 @@ void Context::copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDevice
   check(api_.WaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
 }
 
-void Context::upload(const Region& dst, const void* src, size_t bytes) {
-  if (bytes > dst.bytes) throw Error(ErrorKind::invalid_argument, cat("vulkan: uploading ", bytes, " bytes into a region of ", dst.bytes));
-  if (bytes == 0) return;
-  std::lock_guard<std::mutex> lock(mu_);
+void Context::copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize bytes) {
+  submit_once([&](VkCommandBuffer cmd) {
+    VkBufferCopy region{src_offset, dst_offset, bytes};
+    api_.CmdCopyBuffer(cmd, src, dst, 1, &region);
+  });
+}
+
+HostBuffer& Context::staging(size_t bytes) {
   if (staging_.bytes < bytes) {
     if (staging_.buffer) free(staging_);
     staging_ = host_buffer(bytes);
   }
-  std::memcpy(staging_.mapped, src, bytes);
+  return staging_;
+}
+
+void Context::upload(const Region& dst, const void* src, size_t bytes) {
+  if (bytes > dst.bytes) throw Error(ErrorKind::invalid_argument, cat("vulkan: uploading ", bytes, " bytes into a region of ", dst.bytes));
+  if (bytes == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::memcpy(staging(bytes).mapped, src, bytes);
   copy(staging_.buffer, 0, dst.buffer, dst.offset, bytes);
 }
 
@@ -448,11 +430,7 @@ void Context::download(const Region& src, void* dst, size_t bytes) {
   if (bytes > src.bytes) throw Error(ErrorKind::invalid_argument, cat("vulkan: downloading ", bytes, " bytes from a region of ", src.bytes));
   if (bytes == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (staging_.bytes < bytes) {
-    if (staging_.buffer) free(staging_);
-    staging_ = host_buffer(bytes);
-  }
-  copy(src.buffer, src.offset, staging_.buffer, 0, bytes);
+  copy(src.buffer, src.offset, staging(bytes).buffer, 0, bytes);
   std::memcpy(dst, staging_.mapped, bytes);
 }
 

@@ -5,6 +5,7 @@
 // on first use; when Vulkan cannot be used, availability() says why and nothing else works.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -95,7 +96,11 @@ class Context {
   HostBuffer staging_;
   size_t reserved_locked() const;
   uint32_t memory_type(uint32_t allowed, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const;
+  // Records one command buffer with `record`, submits it and waits (the one-shot path; plans will
+  // record theirs once).
+  void submit_once(const std::function<void(VkCommandBuffer)>& record);
   void copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize bytes);
+  HostBuffer& staging(size_t bytes);  // the staging buffer, grown to at least `bytes`
   mutable std::mutex mu_;  // the queue, the pool and one-shot objects
 };
 

@@ -8,8 +8,12 @@
 
 namespace rlx::backends::vulkan {
 
+bool has_elementwise_kernel(ir::Op op) {
+  return codegen::is_elementwise(op) && op != ir::Op::cast && codegen::defines(codegen::ValueClass::floating, op);
+}
+
 bool claims_elementwise(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out) {
-  if (!codegen::is_elementwise(op) || op == ir::Op::cast || !codegen::defines(codegen::ValueClass::floating, op)) return false;
+  if (!has_elementwise_kernel(op)) return false;
   if (out.size() != 1 || out[0].dtype != DType::f32 || !shape_is_static(out[0].shape)) return false;
   if (in.empty() || in.size() > 3) return false;
   const Shape& o = out[0].shape;

@@ -10,6 +10,8 @@
 
 namespace rlx::backends::vulkan {
 
+// Whether the op has an elementwise kernel at all (the float class defines it; not cast).
+bool has_elementwise_kernel(ir::Op op);
 // Elementwise ops of the float class over f32 operands that broadcast to the result (numpy's
 // rule), static shapes (other dtypes and the other op families come next).
 bool claims_elementwise(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out);

@@ -6,7 +6,6 @@
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
 #include "rlx/error.h"
-#include "codegen/scalar.h"
 #include "runtime/registry.h"
 #include "util/strings.h"
 
@@ -32,18 +31,11 @@ class VulkanBackend : public runtime::Backend {
     if (op == ir::Op::constant) return true;
     return claims_elementwise(op, in, out);
   }
-  bool claims_op(ir::Op op) const override {
-    return op == ir::Op::constant || (codegen_elementwise(op));
-  }
+  bool claims_op(ir::Op op) const override { return op == ir::Op::constant || has_elementwise_kernel(op); }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
     if (!Context::get().availability().available)
       throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", Context::get().availability().reason));
     return make_executable(lir);
-  }
-
- private:
-  static bool codegen_elementwise(ir::Op op) {
-    return codegen::is_elementwise(op) && op != ir::Op::cast && codegen::defines(codegen::ValueClass::floating, op);
   }
 };
 
