@@ -127,7 +127,7 @@ void parse_bert(const Fields& f, HfConfig& c) {
 
 // Gemma's extras: GeGLU, query_pre_attn_scalar, soft-capping, which layers slide, the sliding
 // layers' RoPE base. Defaults are transformers' Gemma*Config ones.
-void parse_gemma(const Fields& f, const std::string& source, HfConfig& c) {
+void parse_gemma(const Fields& f, HfConfig& c) {
   const bool g2 = c.model_type == "gemma2", g3 = c.model_type == "gemma3_text";
   // Gemma's activation is hidden_activation; transformers ignores hidden_act ("gelu" in the
   // original configs) and uses the tanh approximation.
@@ -170,7 +170,6 @@ void parse_gemma(const Fields& f, const std::string& source, HfConfig& c) {
     }
     if (!(*c.rope_local_theta > 0)) f.fail("rope_local_base_freq", "must be positive");
   }
-  (void)source;
 }
 
 // Qwen3-MoE's experts (Qwen3MoeConfig's defaults): layer l is sparse unless it is listed in
@@ -241,7 +240,7 @@ void parse_llama(const Fields& f, const std::string& source, HfConfig& c) {
       }
     else f.fail("eos_token_id", "must be an integer or a list of integers");
   }
-  if (gemma) parse_gemma(f, source, c);
+  if (gemma) parse_gemma(f, c);
   if (c.model_type == "qwen3_moe") parse_moe(f, c);
 }
 

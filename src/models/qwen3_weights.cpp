@@ -176,17 +176,22 @@ Tensor stack_experts(const formats::WeightSource& src, const std::string& name, 
   return out;
 }
 
+// The query scale llama.cpp derives for Gemma 2/3 (GGUF has no key for it): 1/√head_dim, or
+// 1/√(hidden/heads) for the 27B models (46 layers in Gemma 2, 62 in Gemma 3).
+double llama_cpp_gemma_attention_scale(const LlamaSpec& s) {
+  bool big = (s.arch == "gemma2" && s.num_layers == 46) || (s.arch == "gemma3" && s.num_layers == 62);
+  return 1.0 / std::sqrt(static_cast<double>(big ? s.hidden_size / s.num_heads : s.head_dim));
+}
+
 // Gemma's GGUF keys, with llama.cpp's defaults: the sliding pattern (a period or one flag per
-// layer; 2 for gemma2, 6 for gemma3), freq_base_swa, the soft-caps; llama.cpp scales queries by
-// 1/√head_dim, or 1/√(hidden/heads) for the 27B models (46 layers in Gemma 2, 62 in Gemma 3).
+// layer; 2 for gemma2, 6 for gemma3), freq_base_swa, the soft-caps, and llama.cpp's query scale.
 void gemma_from_gguf(const GgufFile& f, LlamaSpec& s) {
   const std::string a = s.arch + ".";
   s.mlp_act = "gelu_tanh";
   s.embed_scale = std::sqrt(static_cast<double>(s.hidden_size));
   if (s.arch == "gemma") return;
   s.sandwich_norms = true;
-  bool big = (s.arch == "gemma2" && s.num_layers == 46) || (s.arch == "gemma3" && s.num_layers == 62);
-  s.attn_scale = 1.0 / std::sqrt(static_cast<double>(big ? s.hidden_size / s.num_heads : s.head_dim));
+  s.attn_scale = llama_cpp_gemma_attention_scale(s);
   if (s.arch == "gemma2") {
     s.attn_softcap = meta_double(f, a + "attn_logit_softcapping").value_or(50.0);
     s.final_softcap = meta_double(f, a + "final_logit_softcapping").value_or(30.0);
@@ -575,8 +580,7 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
   }
   if (spec.arch == "gemma2" || spec.arch == "gemma3") {
     // llama.cpp's keys; the scale it derives from the sizes must be the model's
-    bool big = (spec.arch == "gemma2" && spec.num_layers == 46) || (spec.arch == "gemma3" && spec.num_layers == 62);
-    double llama_cpp_scale = 1.0 / std::sqrt(static_cast<double>(big ? spec.hidden_size / spec.num_heads : spec.head_dim));
+    double llama_cpp_scale = llama_cpp_gemma_attention_scale(spec);
     double scale = spec.attn_scale != 0 ? spec.attn_scale : 1.0 / std::sqrt(static_cast<double>(spec.head_dim));
     if (std::fabs(scale - llama_cpp_scale) > 1e-9 * llama_cpp_scale)
       throw Error(ErrorKind::unsupported, cat("GGUF export: ", spec.arch, " with attention scale ", scale, " cannot be stored: GGUF has no key for it and llama.cpp derives ",

@@ -155,15 +155,14 @@ void write_random_gguf(const std::string& path, const models::LlamaSpec& spec, c
 }
 
 // Seeded random weights: dense in memory for f32/bf16, otherwise through a GGUF file.
-models::LlamaModel random_model(const models::LlamaSpec& spec, const std::string& precision, uint64_t seed, bool quiet) {
+models::LlamaModel random_model(const std::string& config, const models::LlamaSpec& spec, const std::string& precision, uint64_t seed, bool quiet) {
   models::LlamaModel m;
   m.spec = spec;
   if (precision == "f32" || precision == "bf16") {
     m.weights = models::random_llama_weights(spec, seed, precision == "bf16" ? DType::bf16 : DType::f32);
     return m;
   }
-  std::string arch = spec.num_experts ? "30b-a3b" : spec.hidden_size == 2048 ? "30b-a3b-dense" : "0.6b";
-  std::string path = (fs::temp_directory_path() / cat("rlx_bench_qwen3_v1_", arch == "0.6b" ? "" : arch + "_", spec.num_layers, "l_", precision, "_s", seed, ".gguf")).string();
+  std::string path = (fs::temp_directory_path() / cat("rlx_bench_qwen3_v1_", config == "0.6b" ? "" : config + "_", spec.num_layers, "l_", precision, "_s", seed, ".gguf")).string();
   if (!fs::exists(path)) {
     if (!quiet) std::fprintf(stderr, "writing %s with RLX's GGUF writer (once)…\n", path.c_str());
     write_random_gguf(path, spec, precision, seed, std::nullopt);
@@ -266,7 +265,7 @@ int bench_qwen3(Args& args) {
   } else {
     models::LlamaSpec spec = bench_spec(config);
     if (layers) spec.num_layers = parse_int_list("layers", *layers).at(0);
-    m = random_model(spec, precision, static_cast<uint64_t>(seed), json);
+    m = random_model(config, spec, precision, static_cast<uint64_t>(seed), json);
     what = cat(config == "0.6b" ? "Qwen3-0.6B" : config == "30b-a3b" ? "Qwen3-30B-A3B" : "Qwen3-30B-A3B's dense twin", " architecture (",
                describe(spec), "), random weights");
   }
