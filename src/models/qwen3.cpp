@@ -22,6 +22,22 @@ constexpr double kMaskedScore = -1e30;
 
 [[noreturn]] void bad_spec(const std::string& what) { throw Error(ErrorKind::invalid_argument, cat("llama spec: ", what)); }
 
+// bias[rows, 1, queries, L]: 0 where key c ≤ the query's position (and, for a sliding layer's
+// mask, inside the window), kMaskedScore elsewhere (later keys and a cache's unused tail).
+// pos: i64 positions reshaped [rows, queries].
+ValueId window_mask(ops::Builder& b, const LlamaSpec& spec, ValueId pos, const Dim& rows, const Dim& queries, const Dim& L, bool sliding) {
+  b.set_context("attention_mask", "");
+  ValueId keys = b.reshape(b.iota({Dim(1), L}, DType::i64, 1), {Dim(1), Dim(1), L});
+  ValueId query = b.reshape(pos, {rows, queries, Dim(1)});
+  ValueId allowed = b.binary(Op::le, keys, query);
+  if (sliding && spec.sliding_window) {
+    ValueId oldest = b.sub(query, b.scalar(DType::i64, static_cast<double>(*spec.sliding_window)));
+    allowed = b.binary(Op::logical_and, allowed, b.binary(Op::gt, keys, oldest));
+  }
+  ValueId bias = b.select(allowed, b.scalar(DType::f32, 0.0), b.scalar(DType::f32, kMaskedScore));
+  return b.reshape(bias, {rows, Dim(1), queries, L});
+}
+
 class LlamaEmitter {
  public:
   LlamaEmitter(ir::Graph& g, const LlamaSpec& spec, const LlamaWeights& w, const LlamaGraphOptions& o)
@@ -295,21 +311,6 @@ class LlamaEmitter {
     return finish(l, x, b_.reshape(b_.transpose(a, {0, 2, 1, 3}), {B, S, Dim(Hq * D)}));
   }
 
-  // positions[S] → f32[1, 1, S, C]: 0 where key c ≤ the query's position (and, for a sliding
-  // layer's mask, inside the window), kMaskedScore elsewhere (later keys and the cache's unused tail).
-  ValueId mask(ValueId pos, const Dim& S, const Dim& C, bool sliding) {
-    b_.set_context("attention_mask", "");
-    ValueId keys = b_.iota({Dim(1), C}, DType::i64, 1);
-    ValueId query = b_.reshape(pos, {S, Dim(1)});
-    ValueId allowed = b_.binary(Op::le, keys, query);
-    if (sliding && spec_.sliding_window) {
-      ValueId oldest = b_.sub(query, b_.scalar(DType::i64, static_cast<double>(*spec_.sliding_window)));
-      allowed = b_.binary(Op::logical_and, allowed, b_.binary(Op::gt, keys, oldest));
-    }
-    ValueId bias = b_.select(allowed, b_.scalar(DType::f32, 0.0), b_.scalar(DType::f32, kMaskedScore));
-    return b_.reshape(bias, {Dim(1), Dim(1), S, C});
-  }
-
  private:
   ops::Builder b_;
   const LlamaSpec& spec_;
@@ -484,7 +485,7 @@ ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, 
   ops::Builder& b = e.builder();
   ValueId x = e.embed(ids, B, S);
   e.set_long_rope(b.gather(pos, last, 0));  // the step's last real row (rows past it are padding)
-  LayerMasks masks(spec, [&](bool sliding) { return e.mask(pos, S, C, sliding); });
+  LayerMasks masks(spec, [&](bool sliding) { return window_mask(b, spec, pos, Dim(1), S, C, sliding); });
   for (int64_t l = 0; l < spec.num_layers; ++l) x = e.layer(l, x, pos, masks.of(l), caches[static_cast<size_t>(l)], B, S);
   // Only the row that predicts the next token reaches the norm and the LM head.
   ValueId logits = lm_head(e, spec, b.reshape(b.gather(x, last, 1), {B, Dim(spec.hidden_size)}));
@@ -536,21 +537,6 @@ void finish_slot_graph(ir::Graph& g, ValueId logits, const SlotInputs& in) {
   }
   g.set_outputs(outs);
   for (size_t i = 1; i < outs.size(); ++i) g.donations.push_back({static_cast<int32_t>(i), static_cast<int32_t>(in.first_cache_input + i - 1)});
-}
-
-// bias[rows, 1, queries, L]: 0 where key c ≤ the query's position (and, with a sliding window,
-// inside it), kMaskedScore elsewhere. pos: i64 positions reshaped [rows, queries].
-ValueId window_mask(ops::Builder& b, const LlamaSpec& spec, ValueId pos, const Dim& rows, const Dim& queries, const Dim& L, bool sliding) {
-  b.set_context("attention_mask", "");
-  ValueId keys = b.reshape(b.iota({Dim(1), L}, DType::i64, 1), {Dim(1), Dim(1), L});
-  ValueId query = b.reshape(pos, {rows, queries, Dim(1)});
-  ValueId allowed = b.binary(Op::le, keys, query);
-  if (sliding && spec.sliding_window) {
-    ValueId oldest = b.sub(query, b.scalar(DType::i64, static_cast<double>(*spec.sliding_window)));
-    allowed = b.binary(Op::logical_and, allowed, b.binary(Op::gt, keys, oldest));
-  }
-  ValueId bias = b.select(allowed, b.scalar(DType::f32, 0.0), b.scalar(DType::f32, kMaskedScore));
-  return b.reshape(bias, {rows, Dim(1), queries, L});
 }
 
 }  // namespace
