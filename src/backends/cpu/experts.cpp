@@ -79,10 +79,24 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
       std::vector<int64_t> fill(start.begin(), start.end() - 1);
       for (int64_t i = 0; i < T * A; ++i) order[static_cast<size_t>(fill[static_cast<size_t>(idx[i])]++)] = i;
     }
+    thread_local std::vector<int64_t> used;
+    used.clear();
+    for (int64_t e = 0; e < E; ++e)
+      if (start[static_cast<size_t>(e + 1)] > start[static_cast<size_t>(e)]) used.push_back(e);
+    // Items: (expert, block of its rows): ~64 KiB of weights when experts get few rows (each
+    // row block streamed once, decoded per dot product); 256-row tiles when they get many
+    // (prefill), so each tile's GEMM is wide enough to run at the FMA units' rate.
+    const bool wide = packed ? T * A >= 16 * static_cast<int64_t>(used.size()) : true;
+    const int64_t block = wide ? 256 : std::max<int64_t>(8, 65536 / std::max<int64_t>(1, rb));
+    const int64_t blocks = (N + block - 1) / block;
+    // bf16 rows of experts with many of them: decoded bf16 tiles into oneDNN's bf16 GEMM
+    const bool gemm16 = half_x && packed && wide && cpu_has_bf16_gemm();
     // Each expert's rows of x, gathered contiguously in expert order; results land likewise.
     thread_local std::vector<float> xg, yg;
     thread_local std::vector<uint16_t> xg16;
-    xg.resize(static_cast<size_t>(T * A * K));
+    // (bf16 rows are widened to f32 only for the row kernels; the bf16 GEMM takes them as they are)
+    const bool widen = half_x && !gemm16;
+    xg.resize(half_x && !widen ? 0 : static_cast<size_t>(T * A * K));
     yg.resize(static_cast<size_t>(T * A * N));
     if (half_x) xg16.resize(static_cast<size_t>(T * A * K));
     for (int64_t r = 0; r < T * A; ++r) {
@@ -90,16 +104,13 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
       if (half_x) {
         const uint16_t* src = a.in[0].as<uint16_t>() + row * K;
         std::copy(src, src + K, xg16.data() + r * K);
-        for (int64_t k = 0; k < K; ++k) xg[static_cast<size_t>(r * K + k)] = bf16_to_f32(src[k]);
+        if (widen)
+          for (int64_t k = 0; k < K; ++k) xg[static_cast<size_t>(r * K + k)] = bf16_to_f32(src[k]);
       } else {
         const float* src = a.in[0].as<float>() + row * K;
         std::copy(src, src + K, xg.data() + r * K);
       }
     }
-    thread_local std::vector<int64_t> used;
-    used.clear();
-    for (int64_t e = 0; e < E; ++e)
-      if (start[static_cast<size_t>(e + 1)] > start[static_cast<size_t>(e)]) used.push_back(e);
     thread_local std::vector<int8_t> xq;
     thread_local std::vector<float> xd, xdeq, xp;
     thread_local std::vector<uint8_t> xu;
@@ -119,14 +130,6 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
         xr.u = xu.data(), xr.dpair = xp.data(), xr.ldu = K, xr.ldpair = q8::pairs(K) * 16;
       }
     }
-    // Items: (expert, block of its rows): ~64 KiB of weights when experts get few rows (each
-    // row block streamed once, decoded per dot product); 256-row tiles when they get many
-    // (prefill), so each tile's GEMM is wide enough to run at the FMA units' rate.
-    const bool wide = packed ? T * A >= 16 * static_cast<int64_t>(used.size()) : true;
-    const int64_t block = wide ? 256 : std::max<int64_t>(8, 65536 / std::max<int64_t>(1, rb));
-    const int64_t blocks = (N + block - 1) / block;
-    // bf16 rows of experts with many of them: decoded bf16 tiles into oneDNN's bf16 GEMM
-    const bool gemm16 = half_x && packed && wide && cpu_has_bf16_gemm();
     const uint16_t* xs16 = xg16.data();
     const int64_t items = static_cast<int64_t>(used.size()) * blocks;
     // Pointers, not the thread_local vectors: inside the pool's threads those names would be
