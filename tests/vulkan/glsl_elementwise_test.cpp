@@ -67,13 +67,12 @@ TEST(GlslDialect, EveryFloatElementwiseOpRunsLikeTheReference) {
     SCOPED_TRACE(ir::op_name(op));
     std::vector<uint32_t> spirv = compile_glsl(shader(op, n), ir::op_name(op));
     if (spirv.empty()) continue;
-    struct {
-      uint32_t n;
-    } push{n};
+    std::vector<uint32_t> push(static_cast<size_t>(ar) + 1, 0u);  // each operand's element offset, then n
+    push.push_back(n);
     std::vector<HostBuffer*> buffers = {&ba, &bb, &bc};
     buffers.resize(static_cast<size_t>(ar));
     buffers.push_back(&by);
-    c.dispatch(spirv, buffers, &push, sizeof(push), (n + 255) / 256);
+    c.dispatch(spirv, buffers, push.data(), static_cast<uint32_t>(push.size() * 4), (n + 255) / 256);
     // the reference: the same op over the same f32 inputs
     ir::Graph g;
     ops::Builder b(g);

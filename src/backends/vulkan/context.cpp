@@ -1,4 +1,5 @@
 #include "backends/vulkan/context.h"
+#include "backends/vulkan/program.h"
 
 // Vulkan's idiom: a struct is value-initialized from its sType, every other member zero.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -85,6 +86,24 @@ Context::Context() {
     d.type = p2.properties.deviceType;
     d.api_version = p2.properties.apiVersion;
     d.subgroup_size = sub.subgroupSize;
+    {
+      VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+      VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+      f11.pNext = &f12;
+      VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+      f2.pNext = &f11;
+      api_.GetPhysicalDeviceFeatures2(h, &f2);
+      Features& f = d.features;
+      f.int64 = f2.features.shaderInt64;
+      f.int16 = f2.features.shaderInt16;
+      f.int8 = f12.shaderInt8;
+      f.storage16 = f11.storageBuffer16BitAccess;
+      f.storage8 = f12.storageBuffer8BitAccess;
+      f.subgroup_arithmetic = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+      f.max_storage_range = p2.properties.limits.maxStorageBufferRange;
+      f.max_push_bytes = p2.properties.limits.maxPushConstantsSize;
+      f.max_shared_bytes = p2.properties.limits.maxComputeSharedMemorySize;
+    }
     uint32_t qn = 0;
     api_.GetPhysicalDeviceQueueFamilyProperties(h, &qn, nullptr);
     std::vector<VkQueueFamilyProperties> qf(qn);
@@ -122,7 +141,25 @@ Context::Context() {
   qci.queueFamilyIndex = queue_family_;
   qci.queueCount = 1;
   qci.pQueuePriorities = &priority;
+  // the features kernels use, each enabled where the device has it (claims check them)
+  const Features& want = devices_[static_cast<size_t>(chosen_)].features;
+  if (!want.int64) {
+    unavailable(cat(devices_[static_cast<size_t>(chosen_)].name, " lacks shaderInt64, which every RLX kernel's index arithmetic uses"));
+    chosen_ = -1;
+    return;
+  }
+  VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  e12.shaderInt8 = want.int8;
+  e12.storageBuffer8BitAccess = want.storage8;
+  VkPhysicalDeviceVulkan11Features e11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  e11.storageBuffer16BitAccess = want.storage16;
+  e11.pNext = &e12;
+  VkPhysicalDeviceFeatures2 e2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  e2.features.shaderInt64 = VK_TRUE;
+  e2.features.shaderInt16 = want.int16;
+  e2.pNext = &e11;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &e2;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   r = api_.CreateDevice(pd, &dci, nullptr, &device_);
@@ -143,6 +180,11 @@ Context::Context() {
 }
 
 Context::~Context() {
+  for (auto& [key, p] : pipelines_) {
+    api_.DestroyPipeline(device_, p.pipeline, nullptr);
+    api_.DestroyPipelineLayout(device_, p.layout, nullptr);
+    api_.DestroyDescriptorSetLayout(device_, p.set_layout, nullptr);
+  }
   for (Block& b : blocks_) {
     api_.DestroyBuffer(device_, b.buffer, nullptr);
     api_.FreeMemory(device_, b.memory, nullptr);
@@ -207,85 +249,80 @@ void Context::dispatch(const std::vector<uint32_t>& spirv, const std::vector<Hos
 void Context::dispatch(const std::vector<uint32_t>& spirv, const std::vector<Region>& buffers, const void* push, uint32_t push_bytes,
                        uint32_t groups_x) {
   if (!availability_.available) throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", availability_.reason));
-  std::lock_guard<std::mutex> lock(mu_);
-  // One-shot objects, destroyed on every path out (the plan-recorded command buffers come later).
-  VkShaderModule module = VK_NULL_HANDLE;
-  VkDescriptorSetLayout dsl = VK_NULL_HANDLE;
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  VkPipeline pipeline = VK_NULL_HANDLE;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  struct Cleanup {
-    Context& c;
-    VkShaderModule& m;
-    VkDescriptorSetLayout& d;
-    VkPipelineLayout& l;
-    VkPipeline& p;
-    VkDescriptorPool& dp;
-    ~Cleanup() {
-      if (dp) c.api_.DestroyDescriptorPool(c.device_, dp, nullptr);
-      if (p) c.api_.DestroyPipeline(c.device_, p, nullptr);
-      if (l) c.api_.DestroyPipelineLayout(c.device_, l, nullptr);
-      if (d) c.api_.DestroyDescriptorSetLayout(c.device_, d, nullptr);
-      if (m) c.api_.DestroyShaderModule(c.device_, m, nullptr);
-    }
-  } cleanup{*this, module, dsl, layout, pipeline, pool};
+  const Pipeline& p = pipeline(spirv, static_cast<uint32_t>(buffers.size()), push_bytes);
+  Program program(*this);
+  program.dispatch(p, buffers, push, push_bytes, groups_x);
+  program.end();
+  program.run();
+}
 
+const Features& Context::features() const { return chosen_ < 0 ? no_features_ : devices_[static_cast<size_t>(chosen_)].features; }
+
+const Pipeline& Context::pipeline(const std::vector<uint32_t>& spirv, uint32_t bindings, uint32_t push_bytes) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the words and the layout
+  auto mix = [&](uint32_t w) {
+    for (int b = 0; b < 4; ++b) h = (h ^ ((w >> (8 * b)) & 0xffu)) * 1099511628211ull;
+  };
+  for (uint32_t w : spirv) mix(w);
+  mix(bindings);
+  mix(push_bytes);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pipelines_.find(h);
+  if (it != pipelines_.end()) return it->second;
+  Pipeline p;
+  p.bindings = bindings;
+  p.push_bytes = push_bytes;
+  VkShaderModule module = VK_NULL_HANDLE;
   VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   smi.codeSize = spirv.size() * 4;
   smi.pCode = spirv.data();
   check(api_.CreateShaderModule(device_, &smi, nullptr, &module), "vkCreateShaderModule");
-  std::vector<VkDescriptorSetLayoutBinding> binds(buffers.size());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    binds[i].binding = static_cast<uint32_t>(i);
+  struct Module {
+    const Api& api;
+    VkDevice d;
+    VkShaderModule m;
+    ~Module() { api.DestroyShaderModule(d, m, nullptr); }
+  } owned{api_, device_, module};
+  std::vector<VkDescriptorSetLayoutBinding> binds(bindings);
+  for (uint32_t i = 0; i < bindings; ++i) {
+    binds[i].binding = i;
     binds[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     binds[i].descriptorCount = 1;
     binds[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
   VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  dli.bindingCount = static_cast<uint32_t>(binds.size());
+  dli.bindingCount = bindings;
   dli.pBindings = binds.data();
-  check(api_.CreateDescriptorSetLayout(device_, &dli, nullptr, &dsl), "vkCreateDescriptorSetLayout");
+  check(api_.CreateDescriptorSetLayout(device_, &dli, nullptr, &p.set_layout), "vkCreateDescriptorSetLayout");
   VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
   VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   pli.setLayoutCount = 1;
-  pli.pSetLayouts = &dsl;
+  pli.pSetLayouts = &p.set_layout;
   pli.pushConstantRangeCount = push_bytes ? 1 : 0;
   pli.pPushConstantRanges = push_bytes ? &pcr : nullptr;
-  check(api_.CreatePipelineLayout(device_, &pli, nullptr, &layout), "vkCreatePipelineLayout");
+  VkResult r = api_.CreatePipelineLayout(device_, &pli, nullptr, &p.layout);
+  if (r != VK_SUCCESS) api_.DestroyDescriptorSetLayout(device_, p.set_layout, nullptr);
+  check(r, "vkCreatePipelineLayout");
   VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   cpi.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module, "main", nullptr};
-  cpi.layout = layout;
-  check(api_.CreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline), "vkCreateComputePipelines");
-  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, static_cast<uint32_t>(std::max<size_t>(1, buffers.size()))};
-  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  dpi.maxSets = 1;
-  dpi.poolSizeCount = 1;
-  dpi.pPoolSizes = &ps;
-  check(api_.CreateDescriptorPool(device_, &dpi, nullptr, &pool), "vkCreateDescriptorPool");
-  VkDescriptorSet set;
-  VkDescriptorSetAllocateInfo dsa{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  dsa.descriptorPool = pool;
-  dsa.descriptorSetCount = 1;
-  dsa.pSetLayouts = &dsl;
-  check(api_.AllocateDescriptorSets(device_, &dsa, &set), "vkAllocateDescriptorSets");
-  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-  std::vector<VkWriteDescriptorSet> writes(buffers.size());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    infos[i] = {buffers[i].buffer, buffers[i].offset, buffers[i].bytes ? buffers[i].bytes : VK_WHOLE_SIZE};
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = set;
-    writes[i].dstBinding = static_cast<uint32_t>(i);
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
+  cpi.layout = p.layout;
+  r = api_.CreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cpi, nullptr, &p.pipeline);
+  if (r != VK_SUCCESS) {
+    api_.DestroyPipelineLayout(device_, p.layout, nullptr);
+    api_.DestroyDescriptorSetLayout(device_, p.set_layout, nullptr);
   }
-  api_.UpdateDescriptorSets(device_, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-  submit_once([&](VkCommandBuffer cmd) {
-    api_.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    api_.CmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
-    if (push_bytes) api_.CmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-    api_.CmdDispatch(cmd, groups_x, 1, 1);
-  });
+  check(r, "vkCreateComputePipelines");
+  return pipelines_[h] = p;
+}
+
+void Context::submit_and_wait(VkCommandBuffer cmd, VkFence fence) {
+  std::lock_guard<std::mutex> lock(mu_);
+  check(api_.ResetFences(device_, 1, &fence), "vkResetFences");
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  check(api_.QueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
+  check(api_.WaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
 }
 
 uint32_t Context::memory_type(uint32_t allowed, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const {

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -15,8 +16,21 @@
 
 namespace rlx::backends::vulkan {
 
+// What a device offers beyond Vulkan 1.2's core that kernels rely on: 64-bit integers (index
+// arithmetic, the integer class), 8- and 16-bit storage (bool/i8/u8, f16/bf16/i16 tensors read
+// and written in place), subgroup arithmetic (reductions).
+struct Features {
+  bool int64 = false, int16 = false, int8 = false;
+  bool storage16 = false, storage8 = false;
+  bool subgroup_arithmetic = false;
+  uint64_t max_storage_range = 0;  // bytes one storage-buffer binding may span
+  uint32_t max_push_bytes = 0;
+  uint32_t max_shared_bytes = 0;
+};
+
 struct PhysicalDevice {
   std::string name;
+  Features features;
   VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
   uint32_t api_version = 0;
   uint32_t subgroup_size = 0;
@@ -38,6 +52,15 @@ struct HostBuffer {
 struct Region {
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceSize offset = 0, bytes = 0;
+};
+
+// A compute pipeline and its layouts: `bindings` storage buffers in set 0, `push_bytes` of push
+// constants. Owned by the context (created once per SPIR-V, kept for its lifetime).
+struct Pipeline {
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  uint32_t bindings = 0, push_bytes = 0;
 };
 
 class Context {
@@ -67,13 +90,25 @@ class Context {
   void upload(const Region& dst, const void* src, size_t bytes);
   void download(const Region& src, void* dst, size_t bytes);
 
+  // The features of the chosen device (all false when unavailable).
+  const Features& features() const;
+  VkDeviceSize storage_alignment() const { return storage_alignment_; }
+  // The pipeline of `spirv` (compiled by the driver once, then cached).
+  const Pipeline& pipeline(const std::vector<uint32_t>& spirv, uint32_t bindings, uint32_t push_bytes);
+
+  // For Program (program.h): the raw handles, and the queue under the context's lock.
+  const Api& api() const { return api_; }
+  VkDevice device() const { return device_; }
+  uint32_t queue_family() const { return queue_family_; }
+  void submit_and_wait(VkCommandBuffer cmd, VkFence fence);
+  void check(VkResult r, const char* what) const;
+
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
   ~Context();
 
  private:
   Context();
-  void check(VkResult r, const char* what) const;
 
   Api api_;
   runtime::Availability availability_;
@@ -101,7 +136,9 @@ class Context {
   void submit_once(const std::function<void(VkCommandBuffer)>& record);
   void copy(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst, VkDeviceSize dst_offset, VkDeviceSize bytes);
   HostBuffer& staging(size_t bytes);  // the staging buffer, grown to at least `bytes`
-  mutable std::mutex mu_;  // the queue, the pool and one-shot objects
+  std::map<uint64_t, Pipeline> pipelines_;  // by a hash of the SPIR-V and the layout
+  Features no_features_;
+  mutable std::mutex mu_;  // the queue, the pool, the pipelines and one-shot objects
 };
 
 }  // namespace rlx::backends::vulkan

@@ -1,106 +1,224 @@
-// The vulkan device's executable, first form: every value of the plan gets a region of the
-// device pool at compile time, constants are uploaded once, and a run uploads the inputs,
-// dispatches the steps in order and downloads the outputs. (Next: the memory plan's arena and
-// one command buffer recorded per plan instead of a submission per step.)
+// The vulkan device's executable: the memory plan's arena and each input get a region of the
+// device pool, constants are uploaded once, and the whole plan — input copies from a staging
+// buffer, every step's dispatches with a barrier after each, output copies back — is recorded
+// into one command buffer at compile time. A run is a memcpy into staging, one submission, a
+// check of the index-error word and a memcpy out.
 #include <cstring>
-#include <map>
 #include <mutex>
 
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
+#include "backends/vulkan/program.h"
 #include "backends/vulkan/shader_compiler.h"
+#include "passes/memory_plan.h"
 #include "rlx/error.h"
+#include "util/log.h"
 #include "util/strings.h"
 
 namespace rlx::backends::vulkan {
 
 namespace {
 
+using Placement = ir::Placement;
+
+size_t align16(size_t n) { return (n + 15) / 16 * 16; }
+
+// Where a value's bytes are: a buffer and a byte offset into it.
+struct Location {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceSize offset = 0, bytes = 0;
+};
+
+std::string node_label(const ir::Node& n, int i) {
+  return cat(ir::op_keyword(n.op), n.name.empty() ? "" : cat(" \"", n.name, "\""), " (node ", i, ")");
+}
+
 class VulkanExecutable : public runtime::Executable {
  public:
-  explicit VulkanExecutable(const ir::Graph& lir) : lir_(lir) {
-    Context& c = Context::get();
-    auto region = [&](ir::ValueId v) -> Region& {
-      auto it = regions_.find(v);
-      if (it != regions_.end()) return it->second;
-      const ir::Type& t = lir_.type(v);
-      if (!shape_is_static(t.shape)) throw Error(ErrorKind::unsupported, cat("vulkan: value %", v, " has a symbolic shape"));
-      size_t bytes = dtype_bytes(t.dtype, shape_numel(t.shape).value());
-      return regions_[v] = c.device_alloc(bytes);
-    };
-    for (ir::ValueId v : lir_.inputs()) region(v);
-    for (int i = 0; i < lir_.num_nodes(); ++i) {
-      const ir::Node& n = lir_.node(i);
-      if (n.op == ir::Op::constant) {
-        const Tensor& value = n.attrs.tensor("value");
-        Tensor dense = value.contiguous();
-        c.upload(region(n.outputs[0]), dense.data(), dense.nbytes());
-        continue;
-      }
-      std::vector<ir::Type> in, out;
-      for (ir::ValueId v : n.inputs) in.push_back(lir_.type(v));
-      for (ir::ValueId v : n.outputs) out.push_back(lir_.type(v));
-      if (!claims_elementwise(n.op, in, out))
-        throw Error(ErrorKind::unsupported, cat("vulkan: no kernel for ", ir::op_keyword(n.op), " (node ", i, ")"));
-      Step s;
-      auto dims = [](const ir::Type& t) {
-        std::vector<int64_t> v;
-        for (const Dim& d : t.shape) v.push_back(d.value());
-        return v;
-      };
-      std::vector<std::vector<int64_t>> in_shapes;
-      for (const ir::Type& t : in) in_shapes.push_back(dims(t));
-      s.spirv = compile_compute_glsl(elementwise_shader(n.op, in_shapes, dims(out[0])), ir::op_keyword(n.op));
-      for (ir::ValueId v : n.inputs) s.regions.push_back(region(v));
-      s.regions.push_back(region(n.outputs[0]));
-      s.n = static_cast<uint32_t>(shape_numel(out[0].shape).value());
-      steps_.push_back(std::move(s));
+  explicit VulkanExecutable(const ir::Graph& lir) : lir_(lir), c_(Context::get()) {
+    try {
+      build();
+    } catch (...) {
+      release();
+      throw;
     }
-    for (ir::ValueId v : lir_.outputs()) region(v);
   }
-
-  ~VulkanExecutable() override {
-    Context& c = Context::get();
-    for (auto& [v, r] : regions_) c.device_free(r);
-  }
+  ~VulkanExecutable() override { release(); }
 
   void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override {
-    std::lock_guard<std::mutex> lock(mu_);  // one region per value: runs take turns
-    Context& c = Context::get();
+    std::lock_guard<std::mutex> lock(mu_);  // one arena: runs take turns
     const auto& ins = lir_.inputs();
     if (inputs.size() != ins.size()) throw Error(ErrorKind::invalid_argument, cat("vulkan: ", inputs.size(), " inputs for a plan of ", ins.size()));
+    auto* staging = static_cast<uint8_t*>(staging_.mapped);
     for (size_t i = 0; i < ins.size(); ++i) {
-      Tensor t = inputs[i].contiguous();
-      c.upload(regions_.at(ins[i]), t.data(), t.nbytes());
+      const ir::Type& t = lir_.type(ins[i]);
+      size_t want = dtype_bytes(t.dtype, shape_numel(t.shape).value());
+      if (inputs[i].dtype() != t.dtype || inputs[i].nbytes() != want)
+        throw Error(ErrorKind::invalid_argument, cat("vulkan: input ", i, " is ", dtype_name(inputs[i].dtype()), " of ", inputs[i].nbytes(),
+                                                     " bytes; the plan takes ", ir::type_str(t)));
+      Tensor x = inputs[i].contiguous();
+      std::memcpy(staging + input_slot_[i], x.data(), want);
     }
-    for (const Step& s : steps_) {
-      struct {
-        uint32_t n;
-      } push{s.n};
-      c.dispatch(s.spirv, s.regions, &push, sizeof(push), (s.n + 255) / 256);
+    std::memset(errors_.mapped, 0, errors_.bytes);
+    program_->run();
+    const auto* e = static_cast<const uint32_t*>(errors_.mapped);
+    if (e[0]) {
+      const int64_t v = static_cast<int64_t>(uint64_t{e[2]} | uint64_t{e[3]} << 32), n = static_cast<int64_t>(uint64_t{e[4]} | uint64_t{e[5]} << 32);
+      const int node = e[1] < step_nodes_.size() ? step_nodes_[e[1]] : -1;
+      throw Error(ErrorKind::runtime, cat(node >= 0 ? node_label(lir_.node(node), node) : std::string("a step"), ": index ", v, " is out of range [0, ", n, ")"));
     }
     const auto& outs = lir_.outputs();
     outputs.resize(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) {
       const ir::Type& t = lir_.type(outs[i]);
-      std::vector<int64_t> shape;
-      for (const Dim& d : t.shape) shape.push_back(d.value());
-      if (!outputs[i].defined()) outputs[i] = Tensor::zeros(t.dtype, shape);
-      Tensor staging = Tensor::zeros(t.dtype, shape);
-      c.download(regions_.at(outs[i]), staging.data(), staging.nbytes());
-      std::memcpy(outputs[i].data(), staging.data(), staging.nbytes());
+      if (!outputs[i].defined()) outputs[i] = Tensor::zeros(t.dtype, dims(t));
+      std::memcpy(outputs[i].data(), staging + output_slot_[i], outputs[i].nbytes());
     }
   }
 
  private:
-  struct Step {
-    std::vector<uint32_t> spirv;
-    std::vector<Region> regions;
-    uint32_t n = 0;
-  };
+  void build() {
+    const size_t nv = lir_.num_values();
+    loc_.assign(nv, Location{});
+    arena_ = c_.device_alloc(static_cast<size_t>(std::max<int64_t>(lir_.arena_bytes, 16)));
+    regions_.push_back(arena_);
+    const auto& ins = lir_.inputs();
+    for (size_t v = 0; v < nv; ++v) {
+      const Placement& p = lir_.placement[v];
+      const ir::Type& t = lir_.type(static_cast<ir::ValueId>(v));
+      if (!shape_is_static(t.shape)) continue;
+      const VkDeviceSize bytes = dtype_bytes(t.dtype, shape_numel(t.shape).value());
+      if (p.kind == Placement::Kind::arena) loc_[v] = {arena_.buffer, arena_.offset + static_cast<VkDeviceSize>(p.offset), bytes};
+      else if (p.kind == Placement::Kind::input) {
+        Region r = c_.device_alloc(std::max<VkDeviceSize>(bytes, 16));
+        regions_.push_back(r);
+        loc_[v] = {r.buffer, r.offset, bytes};
+      }
+    }
+    for (int i = 0; i < lir_.num_nodes(); ++i) {
+      const ir::Node& n = lir_.node(i);
+      if (n.op != ir::Op::constant) continue;
+      Tensor value = n.attrs.tensor("value").contiguous();
+      Region r = c_.device_alloc(std::max<size_t>(value.nbytes(), 16));
+      regions_.push_back(r);
+      c_.upload(r, value.data(), value.nbytes());
+      loc_[static_cast<size_t>(n.outputs[0])] = {r.buffer, r.offset, value.nbytes()};
+    }
+    for (size_t v = 0; v < nv; ++v)
+      if (lir_.placement[v].kind == Placement::Kind::view) {
+        auto id = static_cast<ir::ValueId>(v);
+        const Location& root = loc_[static_cast<size_t>(passes::placement_root(lir_, id))];
+        const ir::Type& t = lir_.type(id);
+        loc_[v] = {root.buffer, root.offset + static_cast<VkDeviceSize>(passes::placement_offset(lir_, id)), dtype_bytes(t.dtype, shape_numel(t.shape).value())};
+      }
+    // staging: every input's slot, then every output's
+    size_t at = 0;
+    for (ir::ValueId v : ins) input_slot_.push_back(at), at = align16(at + loc_[static_cast<size_t>(v)].bytes);
+    for (ir::ValueId v : lir_.outputs()) output_slot_.push_back(at), at = align16(at + location(v, "output").bytes);
+    staging_ = c_.host_buffer(std::max<size_t>(at, 16));
+    errors_ = c_.host_buffer(64);
+
+    program_ = std::make_unique<Program>(c_);
+    const Region whole{staging_.buffer, 0, staging_.bytes};
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const Location& l = loc_[static_cast<size_t>(ins[i])];
+      program_->copy({whole.buffer, input_slot_[i], l.bytes}, {l.buffer, l.offset, l.bytes}, l.bytes);
+    }
+    program_->barrier();
+    for (int i = 0; i < lir_.num_nodes(); ++i) record(i);
+    const auto& outs = lir_.outputs();
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const Location& l = location(outs[i], "output");
+      program_->copy({l.buffer, l.offset, l.bytes}, {whole.buffer, output_slot_[i], l.bytes}, l.bytes);
+    }
+    program_->end();
+    if (debug_at(1))
+      log_line(cat("vulkan: graph @", lir_.name, ": ", program_->dispatches(), " dispatches recorded, arena ", lir_.arena_bytes, " bytes, staging ",
+                   staging_.bytes, " bytes"));
+  }
+
+  const Location& location(ir::ValueId v, const char* what) const {
+    const Location& l = loc_.at(static_cast<size_t>(v));
+    if (!l.buffer) throw Error(ErrorKind::internal, cat("vulkan: ", what, " %", v, " has no placement"));
+    return l;
+  }
+
+  // A storage binding of a value: the descriptor starts at the device's alignment below the
+  // value's bytes, the element offset (a push constant) covers the rest.
+  Region binding(ir::ValueId v, uint32_t& elem_offset) const {
+    const Location& l = location(v, "operand");
+    const ir::Type& t = lir_.type(v);
+    const VkDeviceSize a = c_.storage_alignment(), base = l.offset / a * a, rem = l.offset - base;
+    const VkDeviceSize elem = static_cast<VkDeviceSize>(std::max(1, dtype_bits(t.dtype) / 8));
+    if (rem % elem) throw Error(ErrorKind::internal, cat("vulkan: %", v, " starts ", l.offset, " bytes in, not a whole ", dtype_name(t.dtype)));
+    const VkDeviceSize range = std::max<VkDeviceSize>(16, (rem + l.bytes + 15) / 16 * 16);
+    if (range > c_.features().max_storage_range)
+      throw Error(ErrorKind::unsupported, cat("vulkan: ", ir::type_str(t), " (", l.bytes, " bytes) is larger than one storage binding may be on this device (",
+                                              c_.features().max_storage_range, " bytes)"));
+    elem_offset = static_cast<uint32_t>(rem / elem);
+    return {l.buffer, base, range};
+  }
+
+  void record(int i) {
+    const ir::Node& n = lir_.node(i);
+    if (n.op == ir::Op::constant) return;
+    bool all_views = true;
+    for (ir::ValueId v : n.outputs) all_views = all_views && lir_.placement[static_cast<size_t>(v)].kind == Placement::Kind::view;
+    if (all_views) return;  // a reshape of contiguous memory: no work
+    NodeTypes t;
+    for (ir::ValueId v : n.inputs) t.in.push_back(lir_.type(v));
+    for (ir::ValueId v : n.outputs) t.out.push_back(lir_.type(v));
+    size_t scratch = 0;
+    std::vector<Launch> ls;
+    try {
+      ls = launches(n, t, scratch);
+    } catch (const Error& e) {
+      throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
+    }
+    const uint32_t step = static_cast<uint32_t>(step_nodes_.size());
+    step_nodes_.push_back(i);
+    for (Launch& l : ls) {
+      std::vector<Region> bindings;
+      std::vector<uint32_t> push;
+      for (const Operand& o : l.operands) {
+        uint32_t off = 0;
+        switch (o.kind) {
+          case Operand::Kind::input: bindings.push_back(binding(n.inputs[static_cast<size_t>(o.index)], off)); break;
+          case Operand::Kind::output: bindings.push_back(binding(n.outputs[static_cast<size_t>(o.index)], off)); break;
+          case Operand::Kind::error: bindings.push_back({errors_.buffer, 0, errors_.bytes}); continue;  // no offset word
+          case Operand::Kind::scratch: throw Error(ErrorKind::internal, "vulkan: scratch operands are not planned yet");
+        }
+        push.push_back(off);
+      }
+      if (l.step_word >= 0) l.words[static_cast<size_t>(l.step_word)] = step;
+      push.insert(push.end(), l.words.begin(), l.words.end());
+      if (push.size() * 4 != l.push_bytes)
+        throw Error(ErrorKind::internal, cat("vulkan: ", l.name, " pushes ", push.size() * 4, " bytes, its shader declares ", l.push_bytes));
+      if (debug_at(3)) log_line(cat("vulkan: ", l.name, " for ", node_label(n, i), ":\n", l.source));
+      std::vector<uint32_t> spirv = compile_compute_glsl(l.source, cat(l.name, " for ", node_label(n, i)));
+      const Pipeline& p = c_.pipeline(spirv, static_cast<uint32_t>(bindings.size()), l.push_bytes);
+      program_->dispatch(p, bindings, push.data(), l.push_bytes, l.groups[0], l.groups[1], l.groups[2]);
+      program_->barrier();
+    }
+  }
+
+  void release() {
+    program_.reset();
+    for (const Region& r : regions_) c_.device_free(r);
+    regions_.clear();
+    if (staging_.buffer) c_.free(staging_);
+    if (errors_.buffer) c_.free(errors_);
+  }
+
   ir::Graph lir_;
-  std::map<ir::ValueId, Region> regions_;
-  std::vector<Step> steps_;
+  Context& c_;
+  Region arena_;
+  std::vector<Region> regions_;
+  std::vector<Location> loc_;
+  std::vector<size_t> input_slot_, output_slot_;
+  std::vector<int> step_nodes_;  // the node of each step (error messages)
+  HostBuffer staging_, errors_;
+  std::unique_ptr<Program> program_;
   std::mutex mu_;
 };
 

@@ -1,6 +1,9 @@
-// The vulkan device's kernels: which nodes it claims and the GLSL it prints for them (the codegen
-// layer's dialect plus this device's schedules), and the executable that runs an LIR plan.
+// The vulkan device's kernels: which nodes it claims and, for each, the launches that compute it
+// — GLSL printed from the codegen layer (scalar.h's arithmetic through the GLSL dialect) into
+// this device's schedules (shader.h's skeleton), compiled at run time and cached.
 #pragma once
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,15 +13,66 @@
 
 namespace rlx::backends::vulkan {
 
-// Whether the op has an elementwise kernel at all (the float class defines it; not cast).
-bool has_elementwise_kernel(ir::Op op);
-// Elementwise ops of the float class over f32 operands that broadcast to the result (numpy's
-// rule), static shapes (other dtypes and the other op families come next).
-bool claims_elementwise(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out);
-// The compute shader of such a node: one invocation per element, `n` as a push constant, each
-// operand addressed through its broadcast strides over the collapsed iteration space (baked in
-// as constants: a shader per op and shapes, compiled once and cached).
+struct Features;
+
+// What a binding of a launch is: an input or output of the node, a scratch buffer of the step,
+// or the index-error word.
+struct Operand {
+  enum class Kind : uint8_t { input, output, scratch, error } kind = Kind::input;
+  int index = 0;
+};
+
+// One dispatch of a node's computation. A node may need several (a fill before a copy, one per
+// concat operand, two passes of a split reduction); they run in order with a barrier between.
+struct Launch {
+  std::string name;    // the kernel's family, for messages and profiles
+  std::string source;  // GLSL
+  std::vector<Operand> operands;
+  std::vector<uint32_t> words;  // push constants after the operands' offsets
+  int step_word = -1;           // the word the executor sets to the step's index (error kernels)
+  uint32_t push_bytes = 0;
+  std::array<uint32_t, 3> groups{1, 1, 1};
+};
+
+// Shapes of a node as the kernels see them.
+struct NodeTypes {
+  std::vector<ir::Type> in, out;
+};
+
+// Whether the device has a kernel for the node (static shapes, storable dtypes, the op's
+// supported attributes).
+bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs, const Features& f);
+bool claims_op(ir::Op op);  // some form of the op has a kernel
+// The launches of a claimed node (throws rlx::Error(unsupported) otherwise), and the bytes of
+// scratch it needs (bound as Operand::scratch).
+std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scratch_bytes);
+
+// The families (one file each).
+bool claims_elementwise(ir::Op op, const NodeTypes& t, const Features& f);
+std::vector<Launch> elementwise_launches(const ir::Node& n, const NodeTypes& t);
+bool claims_movement(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
+std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t);
+bool claims_reduce(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
+std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t);
+bool claims_matmul(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
+std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t);
+
+// The elementwise kernel of an op over operands that broadcast to `out_shape` (f32), as the GLSL
+// dialect test runs it: push constants are one zero offset per operand, then n.
 std::string elementwise_shader(ir::Op op, const std::vector<std::vector<int64_t>>& in_shapes, const std::vector<int64_t>& out_shape);
+
+// Helpers the families share.
+std::vector<int64_t> dims(const ir::Type& t);
+// A grid of ⌈n / per_group⌉ groups folded into x and y (rlx_flat() unfolds it).
+std::array<uint32_t, 3> grid_for(int64_t n, uint32_t per_group);
+// GLSL that decomposes the flat index `flat` over `shape` (last dim fastest) and defines
+// `uint <name>_at` for each operand from its element strides over that shape.
+std::string index_code(const std::vector<int64_t>& shape, const std::vector<std::pair<std::string, std::vector<int64_t>>>& operands,
+                       const std::string& flat = "i");
+
+// A GLSL function `uint fn(uint q)`: the element offset of index q decomposed over `shape`
+// (last dim fastest) with `strides` — one multiply when the shape has one dim.
+std::string offset_function(const std::string& fn, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
 
 std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir);
 

@@ -76,6 +76,9 @@ void load_device(Api& api, VkDevice device) {
   RLX_VK_DEVICE(CmdPushConstants);
   RLX_VK_DEVICE(CmdDispatch);
   RLX_VK_DEVICE(CmdCopyBuffer);
+  RLX_VK_DEVICE(CmdFillBuffer);
+  RLX_VK_DEVICE(CmdPipelineBarrier);
+  RLX_VK_DEVICE(FreeCommandBuffers);
   RLX_VK_DEVICE(CreateFence);
   RLX_VK_DEVICE(DestroyFence);
   RLX_VK_DEVICE(WaitForFences);

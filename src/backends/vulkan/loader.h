@@ -57,6 +57,9 @@ struct Api {
   PFN_vkCmdPushConstants CmdPushConstants = nullptr;
   PFN_vkCmdDispatch CmdDispatch = nullptr;
   PFN_vkCmdCopyBuffer CmdCopyBuffer = nullptr;
+  PFN_vkCmdFillBuffer CmdFillBuffer = nullptr;
+  PFN_vkCmdPipelineBarrier CmdPipelineBarrier = nullptr;
+  PFN_vkFreeCommandBuffers FreeCommandBuffers = nullptr;
   PFN_vkCreateFence CreateFence = nullptr;
   PFN_vkDestroyFence DestroyFence = nullptr;
   PFN_vkWaitForFences WaitForFences = nullptr;

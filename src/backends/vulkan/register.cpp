@@ -1,7 +1,8 @@
 // The vulkan device: instance and device discovery, a compute queue, a device-local pool and
 // dispatch (context.h); kernels printed by the codegen layer's GLSL dialect and compiled at run
-// time (kernels.h). It claims the float-class elementwise ops over same-shape f32 operands so
-// far; compiling anything else for it fails listing what it lacks, as the dispatch contract
+// time (kernels.h). It claims the MIR primitives — elementwise, cast, iota, movement, gather and
+// scatter, reductions, dot_general — over every dtype it can store, so HIR ops run through their
+// decompositions; compiling anything else fails listing what it lacks, as the dispatch contract
 // requires.
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
@@ -24,14 +25,13 @@ class VulkanBackend : public runtime::Backend {
     for (const auto& p : c.devices()) all.push_back(cat(p.name, " (", p.type_name(), ")"));
     return cat(d.name, " (", d.type_name(), ", Vulkan ", VK_API_VERSION_MAJOR(d.api_version), ".", VK_API_VERSION_MINOR(d.api_version), ", subgroup ",
                d.subgroup_size, d.cooperative_matrix ? ", cooperative matrices" : "", "); devices: ", join(all, ", "),
-               "; GLSL kernels: f32 elementwise so far");
+               "; GLSL kernels printed per graph");
   }
   runtime::Availability availability() const override { return Context::get().availability(); }
-  bool claims_kernel(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) const override {
-    if (op == ir::Op::constant) return true;
-    return claims_elementwise(op, in, out);
+  bool claims_kernel(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {
+    return vulkan::claims(op, in, out, attrs, Context::get().features());
   }
-  bool claims_op(ir::Op op) const override { return op == ir::Op::constant || has_elementwise_kernel(op); }
+  bool claims_op(ir::Op op) const override { return vulkan::claims_op(op); }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
     if (!Context::get().availability().available)
       throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", Context::get().availability().reason));

@@ -1,0 +1,46 @@
+// Which nodes the vulkan device claims, and the family that prints each one's launches.
+#include "backends/vulkan/kernels.h"
+
+#include "backends/vulkan/context.h"
+#include "codegen/scalar.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::backends::vulkan {
+
+bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs, const Features& f) {
+  if (op == ir::Op::constant) return true;
+  NodeTypes t{in, out};
+  return claims_elementwise(op, t, f) || claims_movement(op, t, attrs, f) || claims_reduce(op, t, attrs, f) || claims_matmul(op, t, attrs, f);
+}
+
+bool claims_op(ir::Op op) {
+  using ir::Op;
+  switch (op) {
+    case Op::constant:
+    case Op::iota:
+    case Op::reshape:
+    case Op::transpose:
+    case Op::broadcast:
+    case Op::slice:
+    case Op::concat:
+    case Op::pad:
+    case Op::gather:
+    case Op::scatter:
+    case Op::reduce:
+    case Op::dot_general: return true;
+    default: return codegen::is_elementwise(op);
+  }
+}
+
+std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scratch_bytes) {
+  scratch_bytes = 0;
+  const Features& f = Context::get().features();
+  if (claims_elementwise(n.op, t, f)) return elementwise_launches(n, t);
+  if (claims_movement(n.op, t, n.attrs, f)) return movement_launches(n, t);
+  if (claims_reduce(n.op, t, n.attrs, f)) return reduce_launches(n, t);
+  if (claims_matmul(n.op, t, n.attrs, f)) return matmul_launches(n, t);
+  throw Error(ErrorKind::unsupported, cat("vulkan: no kernel for ", ir::op_keyword(n.op)));
+}
+
+}  // namespace rlx::backends::vulkan

@@ -1,0 +1,175 @@
+#include "backends/vulkan/shader.h"
+
+#include <limits>
+
+#include "backends/vulkan/context.h"
+#include "codegen/dialect_glsl.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::backends::vulkan {
+
+namespace {
+
+// The stored type of a dtype in a storage buffer.
+const char* stored_type(DType t) {
+  switch (t) {
+    case DType::f32: return "float";
+    case DType::f16:
+    case DType::bf16: return "uint16_t";
+    case DType::i8: return "int8_t";
+    case DType::u8:
+    case DType::boolean: return "uint8_t";
+    case DType::i16: return "int16_t";
+    case DType::i32: return "int";
+    case DType::i64: return "int64_t";
+    default: throw Error(ErrorKind::internal, cat("vulkan: no storage for ", dtype_name(t)));
+  }
+}
+
+std::pair<int64_t, int64_t> int_range(DType t) {
+  switch (t) {
+    case DType::i8: return {-128, 127};
+    case DType::u8: return {0, 255};
+    case DType::i16: return {-32768, 32767};
+    case DType::i32: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default: return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+std::string i64_literal(int64_t v) {
+  // GLSL has no literal for INT64_MIN: spell it as −max − 1
+  if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807l - 1l)";
+  return cat(v, "l");
+}
+
+// Conversions every kernel may use: float ↔ f16/bf16 words with round to nearest even, and the
+// saturating float → integer of cast (NaN → 0).
+const char* kConversions = R"(uint rlx_f2h(float f) {
+  uint x = floatBitsToUint(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u);
+  if (ax >= 0x477ff000u) return sign | 0x7c00u;
+  if (ax < 0x38800000u) return sign | uint(roundEven(uintBitsToFloat(ax) * 16777216.0));
+  uint r = ax - 0x38000000u;
+  return sign | ((r + 0x0fffu + ((r >> 13) & 1u)) >> 13);
+}
+float rlx_h2f(uint h) { return unpackHalf2x16(h).x; }
+uint rlx_f2bf(float f) {
+  uint u = floatBitsToUint(f);
+  if (isnan(f)) return (u >> 16) | 0x40u;
+  return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+float rlx_bf2f(uint h) { return uintBitsToFloat(h << 16); }
+int64_t rlx_f2i(float v, int64_t lo, int64_t hi) {
+  if (isnan(v)) return 0l;
+  float t = trunc(v);
+  if (t <= float(lo)) return lo;
+  if (t >= float(hi)) return hi;
+  return int64_t(t);
+}
+)";
+
+}  // namespace
+
+bool storable(DType t, const Features& f) {
+  switch (t) {
+    case DType::f32:
+    case DType::i32:
+    case DType::i64: return f.int64;
+    case DType::f16:
+    case DType::bf16:
+    case DType::i16: return f.int64 && f.storage16 && f.int16;
+    case DType::i8:
+    case DType::u8:
+    case DType::boolean: return f.int64 && f.storage8 && f.int8;
+    default: return false;
+  }
+}
+
+bool is_float_class(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f64; }
+
+void Shader::buffer(const std::string& name, DType t, Access a) {
+  const size_t binding = offsets_.size();
+  const std::string raw = name + "_", at = cat("p.o_", name, " + i");
+  decls_ += cat("layout(std430, binding = ", binding, ") ", a == Access::read ? "readonly " : a == Access::write ? "writeonly " : "", "buffer B_", name,
+                " { ", stored_type(t), " ", raw, "[]; };\n");
+  offsets_.push_back("o_" + name);
+  if (a != Access::write) {
+    std::string f, i;
+    switch (t) {
+      case DType::f32: f = cat(raw, "[", at, "]"); break;
+      case DType::f16: f = cat("rlx_h2f(uint(", raw, "[", at, "]))"); break;
+      case DType::bf16: f = cat("rlx_bf2f(uint(", raw, "[", at, "]))"); break;
+      default: f = cat("float(", raw, "[", at, "])");
+    }
+    if (is_float_class(t)) i = cat("rlx_f2i(", name, "_f(i), ", i64_literal(int_range(DType::i64).first), ", ", i64_literal(int_range(DType::i64).second), ")");
+    else if (t == DType::i32)  // sign-extended by hand: Mesa's lavapipe (22.3) extends int → int64_t with zeros
+      i = cat("(int64_t(uint(", raw, "[", at, "])) ^ 0x80000000l) - 0x80000000l");
+    else i = cat("int64_t(", raw, "[", at, "])");
+    helpers_ += cat("float ", name, "_f(uint i) { return ", f, "; }\n", "int64_t ", name, "_i(uint i) { return ", i, "; }\n");
+  }
+  if (a != Access::read) {
+    std::string wf, wi;
+    const std::string st = stored_type(t);
+    switch (t) {
+      case DType::f32: wf = "v"; break;
+      case DType::f16: wf = "uint16_t(rlx_f2h(v))"; break;
+      case DType::bf16: wf = "uint16_t(rlx_f2bf(v))"; break;
+      case DType::boolean: wf = "uint8_t(v != 0.0 ? 1 : 0)"; break;
+      default: {
+        auto [lo, hi] = int_range(t);
+        wf = cat(st, "(rlx_f2i(v, ", i64_literal(lo), ", ", i64_literal(hi), "))");
+      }
+    }
+    if (is_float_class(t)) wi = "";  // through the float store
+    else if (t == DType::boolean) wi = "uint8_t(v != 0l ? 1 : 0)";
+    else wi = cat(st, "(v)");
+    helpers_ += cat("void ", name, "_wf(uint i, float v) { ", raw, "[", at, "] = ", wf, "; }\n");
+    helpers_ += wi.empty() ? cat("void ", name, "_wi(uint i, int64_t v) { ", name, "_wf(i, float(v)); }\n")
+                           : cat("void ", name, "_wi(uint i, int64_t v) { ", raw, "[", at, "] = ", wi, "; }\n");
+  }
+}
+
+void Shader::error_buffer() {
+  error_ = true;
+  words_.push_back("step");
+}
+
+void Shader::push(const std::string& name) { words_.push_back(name); }
+
+void Shader::local_size(uint32_t x, uint32_t y, uint32_t z) { lx_ = x, ly_ = y, lz_ = z; }
+
+void Shader::extension(const std::string& name) { extensions_.push_back(name); }
+
+std::string Shader::source(const std::string& body) const {
+  std::string s =
+      "#version 450\n"
+      "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n"
+      "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : enable\n"
+      "#extension GL_EXT_shader_explicit_arithmetic_types_int8 : enable\n"
+      "#extension GL_EXT_shader_16bit_storage : enable\n"
+      "#extension GL_EXT_shader_8bit_storage : enable\n";
+  for (const auto& e : extensions_) s += cat("#extension ", e, " : require\n");
+  s += cat("layout(local_size_x = ", lx_, ", local_size_y = ", ly_, ", local_size_z = ", lz_, ") in;\n");
+  s += decls_;
+  if (error_) s += cat("layout(std430, binding = ", offsets_.size(), ") buffer B_error { uint e_[]; };\n");
+  if (!offsets_.empty() || !words_.empty()) {
+    s += "layout(push_constant) uniform P {";
+    for (const auto& o : offsets_) s += cat(" uint ", o, ";");
+    for (const auto& w : words_) s += cat(" uint ", w, ";");
+    s += " } p;\n";
+  }
+  s += kConversions;
+  // the flat invocation index over a grid folded into x and y (x is limited to 65535 groups)
+  s += "uint rlx_flat() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x; }\n";
+  s += codegen::glsl().prelude();
+  s += helpers_;
+  if (error_)
+    s += "void rlx_index_error(int64_t v, int64_t n) {\n"
+         "  if (atomicCompSwap(e_[0], 0u, 1u) == 0u) {\n"
+         "    e_[1] = p.step; e_[2] = uint(v); e_[3] = uint(v >> 32); e_[4] = uint(n); e_[5] = uint(n >> 32);\n"
+         "  }\n}\n";
+  return s + body;
+}
+
+}  // namespace rlx::backends::vulkan

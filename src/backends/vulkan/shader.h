@@ -1,0 +1,54 @@
+// The skeleton every vulkan kernel is printed into: its storage buffers (one per operand, any
+// stored dtype), the push constants (each operand's element offset, then the kernel's own words)
+// and typed access helpers, so a kernel body reads and writes values in the two compute classes
+// of scalar.h without knowing how each dtype is stored:
+//   float  x_f(uint i)   int64_t x_i(uint i)            (an operand declared readable)
+//   void   x_wf(uint i, float v)   void x_wi(uint i, int64_t v)   (declared writable)
+// Stored as: f32 float, f16/bf16 16-bit words converted by hand (round to nearest even, as the
+// reference does — GLSL leaves the rounding of its conversions to the driver), i8/u8/bool/i16/
+// i32/i64 as themselves. Writing a float into an integer saturates (cast's rule), an integer into
+// a narrower integer wraps, anything into a bool stores v ≠ 0.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rlx/dtype.h"
+
+namespace rlx::backends::vulkan {
+
+struct Features;
+
+// Whether tensors of `t` can be kernel operands on a device with `f`.
+bool storable(DType t, const Features& f);
+
+enum class Access : uint8_t { read, write, read_write };
+
+class Shader {
+ public:
+  // Declares the next binding.
+  void buffer(const std::string& name, DType t, Access a);
+  // The index-error word (binding after the operands): kernels that read indices report the
+  // first out-of-range one through rlx_index_error(value, bound).
+  void error_buffer();
+  // A uint push constant after the offsets, read as p.<name>.
+  void push(const std::string& name);
+  void local_size(uint32_t x, uint32_t y = 1, uint32_t z = 1);
+  // Extensions the body needs beyond the skeleton's ("GL_KHR_shader_subgroup_arithmetic").
+  void extension(const std::string& name);
+  // The whole GLSL source around `body` (functions, shared arrays and main).
+  std::string source(const std::string& body) const;
+  uint32_t push_bytes() const { return 4 * static_cast<uint32_t>(offsets_.size() + words_.size()); }
+  size_t buffers() const { return offsets_.size() + (error_ ? 1 : 0); }
+
+ private:
+  std::string decls_, helpers_;
+  std::vector<std::string> offsets_, words_, extensions_;
+  uint32_t lx_ = 256, ly_ = 1, lz_ = 1;
+  bool error_ = false;
+};
+
+// The GLSL type a register of the class has ("float" or "int64_t") for a dtype.
+bool is_float_class(DType t);
+
+}  // namespace rlx::backends::vulkan
