@@ -17,8 +17,6 @@ namespace {
 
 constexpr uint32_t kThreads = 256;
 
-bool static_small(const ir::Type& t) { return shape_is_static(t.shape) && shape_numel(t.shape).value() < (int64_t{1} << 31); }
-
 // The class an op computes in: its value operands' (select's condition aside).
 codegen::ValueClass class_of(ir::Op op, const std::vector<ir::Type>& in) {
   const ir::Type& v = op == ir::Op::select ? in[1] : in[0];
@@ -35,6 +33,8 @@ bool broadcasts_to(const Shape& s, const Shape& o) {
 }
 
 }  // namespace
+
+bool indexable(const ir::Type& t) { return !shape_is_static(t.shape) || shape_numel(t.shape).value() < (int64_t{1} << 31); }
 
 std::vector<int64_t> dims(const ir::Type& t) {
   std::vector<int64_t> v;
@@ -82,12 +82,12 @@ std::string offset_function(const std::string& fn, const std::vector<int64_t>& s
 }
 
 bool claims_elementwise(ir::Op op, const NodeTypes& t, const Features& f) {
-  if (op == ir::Op::iota) return t.out.size() == 1 && static_small(t.out[0]) && storable(t.out[0].dtype, f);
+  if (op == ir::Op::iota) return t.out.size() == 1 && indexable(t.out[0]) && storable(t.out[0].dtype, f);
   if (!codegen::is_elementwise(op) || t.out.size() != 1 || t.in.empty() || t.in.size() > 3) return false;
   const ir::Type& o = t.out[0];
-  if (!static_small(o) || !storable(o.dtype, f)) return false;
+  if (!indexable(o) || !storable(o.dtype, f)) return false;
   for (const ir::Type& x : t.in)
-    if (!static_small(x) || !storable(x.dtype, f) || !broadcasts_to(x.shape, o.shape)) return false;
+    if (!indexable(x) || !storable(x.dtype, f) || !broadcasts_to(x.shape, o.shape)) return false;
   if (op == ir::Op::cast) return t.in[0].shape == o.shape;
   return codegen::defines(class_of(op, t.in), op);
 }

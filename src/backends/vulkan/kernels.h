@@ -62,6 +62,9 @@ std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t);
 std::string elementwise_shader(ir::Op op, const std::vector<std::vector<int64_t>>& in_shapes, const std::vector<int64_t>& out_shape);
 
 // Helpers the families share.
+// Symbolic shapes are claimed (the LIR is static by the time kernels are printed); static ones
+// must index in 32 bits.
+bool indexable(const ir::Type& t);
 std::vector<int64_t> dims(const ir::Type& t);
 // A grid of ⌈n / per_group⌉ groups folded into x and y (rlx_flat() unfolds it).
 std::array<uint32_t, 3> grid_for(int64_t n, uint32_t per_group);

@@ -19,8 +19,6 @@ namespace {
 
 constexpr int64_t kRowsMax = 8;  // lhs rows from which the tiled schedule takes over
 
-bool static_small(const ir::Type& t) { return shape_is_static(t.shape) && shape_numel(t.shape).value() < (int64_t{1} << 31); }
-
 bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 struct Problem {
@@ -130,11 +128,9 @@ Launch tiles_launch(const Problem& p, const NodeTypes& t, bool fl) {
 bool claims_matmul(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f) {
   if (op != ir::Op::dot_general || t.in.size() != 2 || t.out.size() != 1 || a.has("compute")) return false;
   for (const ir::Type& x : t.in)
-    if (!static_small(x) || !storable(x.dtype, f) || x.dtype == DType::boolean) return false;
-  if (!static_small(t.out[0]) || !storable(t.out[0].dtype, f)) return false;
-  // grid limits: columns (rows schedule) and batches are grid dims of at most 65535
-  const std::vector<int64_t> out = dims(t.out[0]);
-  return a.intss("batch")[0].size() <= out.size();
+    if (!indexable(x) || !storable(x.dtype, f) || x.dtype == DType::boolean) return false;
+  if (!indexable(t.out[0]) || !storable(t.out[0].dtype, f)) return false;
+  return true;
 }
 
 std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t) {

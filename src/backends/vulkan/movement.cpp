@@ -17,8 +17,6 @@ namespace {
 
 constexpr uint32_t kThreads = 256;
 
-bool static_small(const ir::Type& t) { return shape_is_static(t.shape) && shape_numel(t.shape).value() < (int64_t{1} << 31); }
-
 // out[out_base + Σ c·out_strides] = in[in_base + Σ c·in_strides] over `shape`.
 Launch strided_copy(const std::string& name, DType t, std::vector<int64_t> shape, std::vector<int64_t> in_strides, int64_t in_base,
                     std::vector<int64_t> out_strides, int64_t out_base, Operand from) {
@@ -77,9 +75,9 @@ bool claims_movement(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Fe
   if (op != Op::reshape && op != Op::transpose && op != Op::broadcast && op != Op::slice && op != Op::concat && op != Op::pad && op != Op::gather &&
       op != Op::scatter)
     return false;
-  if (t.out.size() != 1 || !static_small(t.out[0]) || !storable(t.out[0].dtype, f)) return false;
+  if (t.out.size() != 1 || !indexable(t.out[0]) || !storable(t.out[0].dtype, f)) return false;
   for (const ir::Type& x : t.in)
-    if (!static_small(x) || !storable(x.dtype, f)) return false;
+    if (!indexable(x) || !storable(x.dtype, f)) return false;
   if (op == Op::pad) {
     if (a.s("mode") != "constant") return false;
     for (int64_t v : a.ints("lo")) if (v < 0) return false;

@@ -21,17 +21,15 @@ namespace {
 constexpr uint32_t kThreads = 256;
 constexpr int64_t kParallelFrom = 64;  // reduced extents from here get a workgroup per output
 
-bool static_small(const ir::Type& t) { return shape_is_static(t.shape) && shape_numel(t.shape).value() < (int64_t{1} << 31); }
-
 }  // namespace
 
 bool claims_reduce(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f) {
   if (op != ir::Op::reduce || t.in.size() != 1 || t.out.size() != 1) return false;
-  if (!static_small(t.in[0]) || !static_small(t.out[0]) || !storable(t.in[0].dtype, f) || !storable(t.out[0].dtype, f)) return false;
+  if (!indexable(t.in[0]) || !indexable(t.out[0]) || !storable(t.in[0].dtype, f) || !storable(t.out[0].dtype, f)) return false;
   if (t.in[0].dtype == DType::boolean) return false;
   const std::string& k = a.s("kind");
   // extrema of nothing have no value
-  return !(k != "sum" && k != "prod" && shape_numel(t.in[0].shape).value() == 0);
+  return !(k != "sum" && k != "prod" && shape_is_static(t.in[0].shape) && shape_numel(t.in[0].shape).value() == 0);
 }
 
 std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t) {

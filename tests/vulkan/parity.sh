@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The vulkan device end to end (issue 23's CI acceptance), on whatever Vulkan the environment
+# gives (lavapipe in CI): greedy ids of the tiny Qwen3 fixture (f32) equal to the PyTorch
+# reference's, sentence embeddings equal to the cpu device's, and a short MLP training run that
+# ends where the cpu's does.
+set -u
+RLX=$1
+FIX=$2  # tests/fixtures
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if ! "$RLX" devices 2>/dev/null | grep -qE "^vulkan +yes"; then
+  echo "SKIP: the vulkan device is unavailable here:"; "$RLX" devices 2>&1 | grep -E "^vulkan"
+  exit 0
+fi
+fail=0
+py() { /usr/bin/python3 -c "$@"; }
+# 1. greedy ids
+m=$FIX/qwen3/qwen3_tiny
+ids=$(py "import json;print(','.join(map(str,json.load(open('$m/expected.json'))['prompt_ids'])))")
+want=$(py "import json;print(','.join(map(str,json.load(open('$m/expected.json'))['greedy'][:24])))")
+"$RLX" generate --model "$m" --prompt-ids "$ids" --max-tokens 24 --ignore-eos --temperature 0 --device vulkan --json >"$tmp/gen.json" 2>"$tmp/gen.err" || {
+  echo "FAIL: generate on vulkan"; cat "$tmp/gen.err"; exit 1; }
+got=$(py "import json;print(','.join(map(str,json.loads(open('$tmp/gen.json').read().strip().splitlines()[-1])['ids'])))")
+if [ "$got" = "$want" ]; then echo "ok: qwen3_tiny greedy ids on vulkan equal the reference's (24 tokens)"
+else echo "FAIL: qwen3_tiny greedy ids on vulkan: $got, the reference's: $want"; fail=1; fi
+# 2. embeddings
+for d in cpu vulkan; do
+  "$RLX" embed --model "$FIX/bert/st_mean" --text "the quick brown fox" --text "jumps over the lazy dog" --device $d --json >"$tmp/emb_$d.json" || {
+    echo "FAIL: embed on $d"; exit 1; }
+done
+py "
+import json, sys
+a = json.load(open('$tmp/emb_cpu.json'))['embeddings']; b = json.load(open('$tmp/emb_vulkan.json'))['embeddings']
+err = max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+print(('ok' if err <= 1e-5 else 'FAIL') + f': st_mean embeddings, vulkan vs cpu, max |diff| {err:.2e} (tolerance 1e-5)')
+sys.exit(err > 1e-5)" || fail=1
+# 3. training
+DATA=/usr/share/datasets/fashion-mnist
+if [ -e "$DATA/train-images-idx3-ubyte.gz" ]; then
+  for d in cpu vulkan; do
+    "$RLX" train mnist --epochs 1 --limit 2048 --batch 128 --seed 3 --device $d --json >"$tmp/train_$d.json" || { echo "FAIL: train on $d"; exit 1; }
+  done
+  py "
+import json, sys
+a = json.loads(open('$tmp/train_cpu.json').read().strip().splitlines()[-1]); b = json.loads(open('$tmp/train_vulkan.json').read().strip().splitlines()[-1])
+dl = abs(a['test_loss'] - b['test_loss']); da = abs(a['test_accuracy'] - b['test_accuracy'])
+ok = dl <= 1e-3 and da <= 2e-3
+print(('ok' if ok else 'FAIL') + f\": MLP training, 1 epoch of 2048 images: test loss {b['test_loss']:.6f} on vulkan, {a['test_loss']:.6f} on cpu; accuracy {b['test_accuracy']} vs {a['test_accuracy']}\")
+sys.exit(not ok)" || fail=1
+else
+  echo "SKIP (training): $DATA is missing"
+fi
+exit $fail
