@@ -11,7 +11,8 @@ namespace rlx::backends::vulkan {
 bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs, const Features& f) {
   if (op == ir::Op::constant) return true;
   NodeTypes t{in, out};
-  return claims_elementwise(op, t, f) || claims_movement(op, t, attrs, f) || claims_reduce(op, t, attrs, f) || claims_matmul(op, t, attrs, f);
+  return claims_elementwise(op, t, f) || claims_movement(op, t, attrs, f) || claims_reduce(op, t, attrs, f) || claims_matmul(op, t, attrs, f) ||
+         claims_quant(op, t, attrs, f);
 }
 
 bool claims_op(ir::Op op) {
@@ -28,6 +29,7 @@ bool claims_op(ir::Op op) {
     case Op::gather:
     case Op::scatter:
     case Op::reduce:
+    case Op::dequantize:
     case Op::dot_general: return true;
     default: return codegen::is_elementwise(op);
   }
@@ -40,6 +42,7 @@ std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scra
   if (claims_movement(n.op, t, n.attrs, f)) return movement_launches(n, t);
   if (claims_reduce(n.op, t, n.attrs, f)) return reduce_launches(n, t);
   if (claims_matmul(n.op, t, n.attrs, f)) return matmul_launches(n, t);
+  if (claims_quant(n.op, t, n.attrs, f)) return quant_launches(n, t);
   throw Error(ErrorKind::unsupported, cat("vulkan: no kernel for ", ir::op_keyword(n.op)));
 }
 

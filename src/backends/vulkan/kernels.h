@@ -54,6 +54,8 @@ bool claims_movement(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Fe
 std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_reduce(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t);
+bool claims_quant(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
+std::vector<Launch> quant_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_matmul(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t);
 
