@@ -1,14 +1,17 @@
 // The vulkan device's executable: the memory plan's arena and each input get a region of the
 // device pool, constants are uploaded once, and the whole plan — input copies from a staging
 // buffer, every step's dispatches with a barrier after each, output copies back — is recorded
-// into one command buffer at compile time. A run is a memcpy into staging, one submission, a
-// check of the index-error word and a memcpy out.
+// into one command buffer. A run is a memcpy into staging, one submission, a check of the
+// index-error word and a memcpy out. Inputs and outputs kept on the device (resident.h: KV
+// caches) are bound to their device copies instead of staging; the program is recorded again
+// only when that binding changes (the first decode step, not the others).
 #include <cstring>
 #include <mutex>
 
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/program.h"
+#include "backends/vulkan/resident.h"
 #include "backends/vulkan/shader_compiler.h"
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
@@ -34,6 +37,19 @@ std::string node_label(const ir::Node& n, int i) {
 }
 
 class VulkanExecutable : public runtime::Executable {
+  struct Binding {
+    std::vector<Region> in, out;  // per input/output: the device copy it is bound to, or none
+    bool operator==(const Binding& o) const {
+      auto same = [](const std::vector<Region>& a, const std::vector<Region>& b) {
+        if (a.size() != b.size()) return false;
+        for (size_t i = 0; i < a.size(); ++i)
+          if (a[i].buffer != b[i].buffer || a[i].offset != b[i].offset) return false;
+        return true;
+      };
+      return same(in, o.in) && same(out, o.out);
+    }
+  };
+
  public:
   explicit VulkanExecutable(const ir::Graph& lir) : lir_(lir), c_(Context::get()) {
     try {
@@ -49,6 +65,10 @@ class VulkanExecutable : public runtime::Executable {
     std::lock_guard<std::mutex> lock(mu_);  // one arena: runs take turns
     const auto& ins = lir_.inputs();
     if (inputs.size() != ins.size()) throw Error(ErrorKind::invalid_argument, cat("vulkan: ", inputs.size(), " inputs for a plan of ", ins.size()));
+    Binding bound;
+    for (const Tensor& t : inputs) bound.in.push_back(resident_region(t).value_or(Region{}));
+    for (size_t i = 0; i < lir_.outputs().size(); ++i) bound.out.push_back(i < outputs.size() ? resident_region(outputs[i]).value_or(Region{}) : Region{});
+    if (!program_ || !(bound == bound_)) record(bound);
     auto* staging = static_cast<uint8_t*>(staging_.mapped);
     for (size_t i = 0; i < ins.size(); ++i) {
       const ir::Type& t = lir_.type(ins[i]);
@@ -56,6 +76,7 @@ class VulkanExecutable : public runtime::Executable {
       if (inputs[i].dtype() != t.dtype || inputs[i].nbytes() != want)
         throw Error(ErrorKind::invalid_argument, cat("vulkan: input ", i, " is ", dtype_name(inputs[i].dtype()), " of ", inputs[i].nbytes(),
                                                      " bytes; the plan takes ", ir::type_str(t)));
+      if (bound_.in[i].buffer) continue;  // its device copy is the data
       Tensor x = inputs[i].contiguous();
       std::memcpy(staging + input_slot_[i], x.data(), want);
     }
@@ -72,6 +93,7 @@ class VulkanExecutable : public runtime::Executable {
     for (size_t i = 0; i < outs.size(); ++i) {
       const ir::Type& t = lir_.type(outs[i]);
       if (!outputs[i].defined()) outputs[i] = Tensor::zeros(t.dtype, dims(t));
+      if (bound_.out[i].buffer) continue;  // updated on the device
       std::memcpy(outputs[i].data(), staging + output_slot_[i], outputs[i].nbytes());
     }
   }
@@ -104,34 +126,59 @@ class VulkanExecutable : public runtime::Executable {
       c_.upload(r, value.data(), value.nbytes());
       loc_[static_cast<size_t>(n.outputs[0])] = {r.buffer, r.offset, value.nbytes()};
     }
-    for (size_t v = 0; v < nv; ++v)
+    // staging: every input's slot, then every output's
+    size_t at = 0;
+    for (ir::ValueId v : ins) input_slot_.push_back(at), at = align16(at + loc_[static_cast<size_t>(v)].bytes);
+    for (ir::ValueId v : lir_.outputs()) {
+      const ir::Type& t = lir_.type(v);
+      output_slot_.push_back(at), at = align16(at + dtype_bytes(t.dtype, shape_numel(t.shape).value()));
+    }
+    staging_ = c_.host_buffer(std::max<size_t>(at, 16));
+    errors_ = c_.host_buffer(64);
+    base_loc_ = loc_;
+    // recorded now with nothing kept on the device, so a node without a kernel fails the compile
+    Binding none;
+    none.in.resize(ins.size());
+    none.out.resize(lir_.outputs().size());
+    record(none);
+  }
+
+  // Every value's location under `bound` (inputs and outputs kept on the device), and the
+  // program recorded for it.
+  void record(const Binding& bound) {
+    program_.reset();
+    loc_ = base_loc_;
+    const auto& ins = lir_.inputs();
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (bound.in[i].buffer) loc_[static_cast<size_t>(ins[i])] = {bound.in[i].buffer, bound.in[i].offset, loc_[static_cast<size_t>(ins[i])].bytes};
+    for (size_t v = 0; v < loc_.size(); ++v)
       if (lir_.placement[v].kind == Placement::Kind::view) {
         auto id = static_cast<ir::ValueId>(v);
         const Location& root = loc_[static_cast<size_t>(passes::placement_root(lir_, id))];
         const ir::Type& t = lir_.type(id);
         loc_[v] = {root.buffer, root.offset + static_cast<VkDeviceSize>(passes::placement_offset(lir_, id)), dtype_bytes(t.dtype, shape_numel(t.shape).value())};
       }
-    // staging: every input's slot, then every output's
-    size_t at = 0;
-    for (ir::ValueId v : ins) input_slot_.push_back(at), at = align16(at + loc_[static_cast<size_t>(v)].bytes);
-    for (ir::ValueId v : lir_.outputs()) output_slot_.push_back(at), at = align16(at + location(v, "output").bytes);
-    staging_ = c_.host_buffer(std::max<size_t>(at, 16));
-    errors_ = c_.host_buffer(64);
-
+    step_nodes_.clear();
     program_ = std::make_unique<Program>(c_);
     const Region whole{staging_.buffer, 0, staging_.bytes};
     for (size_t i = 0; i < ins.size(); ++i) {
+      if (bound.in[i].buffer) continue;
       const Location& l = loc_[static_cast<size_t>(ins[i])];
       program_->copy({whole.buffer, input_slot_[i], l.bytes}, {l.buffer, l.offset, l.bytes}, l.bytes);
     }
     program_->barrier();
-    for (int i = 0; i < lir_.num_nodes(); ++i) record(i);
+    for (int i = 0; i < lir_.num_nodes(); ++i) record_node(i);
     const auto& outs = lir_.outputs();
     for (size_t i = 0; i < outs.size(); ++i) {
       const Location& l = location(outs[i], "output");
-      program_->copy({l.buffer, l.offset, l.bytes}, {whole.buffer, output_slot_[i], l.bytes}, l.bytes);
+      if (bound.out[i].buffer) {  // kept on the device: updated there (nothing to do when written in place)
+        if (bound.out[i].buffer != l.buffer || bound.out[i].offset != l.offset) program_->copy({l.buffer, l.offset, l.bytes}, bound.out[i], l.bytes);
+      } else {
+        program_->copy({l.buffer, l.offset, l.bytes}, {whole.buffer, output_slot_[i], l.bytes}, l.bytes);
+      }
     }
     program_->end();
+    bound_ = bound;
     if (debug_at(1))
       log_line(cat("vulkan: graph @", lir_.name, ": ", program_->dispatches(), " dispatches recorded, arena ", lir_.arena_bytes, " bytes, staging ",
                    staging_.bytes, " bytes"));
@@ -159,7 +206,7 @@ class VulkanExecutable : public runtime::Executable {
     return {l.buffer, base, range};
   }
 
-  void record(int i) {
+  void record_node(int i) {
     const ir::Node& n = lir_.node(i);
     if (n.op == ir::Op::constant) return;
     bool all_views = true;
@@ -212,6 +259,8 @@ class VulkanExecutable : public runtime::Executable {
 
   ir::Graph lir_;
   Context& c_;
+  std::vector<Location> base_loc_;  // without the device copies a run binds
+  Binding bound_;
   Region arena_;
   std::vector<Region> regions_;
   std::vector<Location> loc_;

@@ -6,6 +6,7 @@
 // requires.
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
+#include "backends/vulkan/resident.h"
 #include "rlx/error.h"
 #include "runtime/registry.h"
 #include "util/strings.h"
@@ -32,6 +33,11 @@ class VulkanBackend : public runtime::Backend {
     return vulkan::claims(op, in, out, attrs, Context::get().features());
   }
   bool claims_op(ir::Op op) const override { return vulkan::claims_op(op); }
+  bool make_resident(const Tensor& t) override {
+    if (!Context::get().availability().available) return false;
+    return vulkan::make_resident(t);
+  }
+  void release_resident(const Tensor& t, bool copy_back) override { vulkan::release_resident(t, copy_back); }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
     if (!Context::get().availability().available)
       throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", Context::get().availability().reason));
