@@ -192,12 +192,12 @@ class VulkanExecutable : public runtime::Executable {
 
   // A storage binding of a value: the descriptor starts at the device's alignment below the
   // value's bytes, the element offset (a push constant) covers the rest.
-  Region binding(ir::ValueId v, uint32_t& elem_offset) const {
+  Region binding(ir::ValueId v, uint32_t elem_bytes, uint32_t& elem_offset) const {
     const Location& l = location(v, "operand");
     const ir::Type& t = lir_.type(v);
     const VkDeviceSize a = c_.storage_alignment(), base = l.offset / a * a, rem = l.offset - base;
-    const VkDeviceSize elem = static_cast<VkDeviceSize>(std::max(1, dtype_bits(t.dtype) / 8));
-    if (rem % elem) throw Error(ErrorKind::internal, cat("vulkan: %", v, " starts ", l.offset, " bytes in, not a whole ", dtype_name(t.dtype)));
+    const VkDeviceSize elem = elem_bytes ? elem_bytes : static_cast<VkDeviceSize>(std::max(1, dtype_bits(t.dtype) / 8));
+    if (rem % elem) throw Error(ErrorKind::internal, cat("vulkan: %", v, " starts ", l.offset, " bytes in, not a whole element of ", elem, " bytes"));
     const VkDeviceSize range = std::max<VkDeviceSize>(16, (rem + l.bytes + 15) / 16 * 16);
     if (range > c_.features().max_storage_range)
       throw Error(ErrorKind::unsupported, cat("vulkan: ", ir::type_str(t), " (", l.bytes, " bytes) is larger than one storage binding may be on this device (",
@@ -224,14 +224,23 @@ class VulkanExecutable : public runtime::Executable {
     }
     const uint32_t step = static_cast<uint32_t>(step_nodes_.size());
     step_nodes_.push_back(i);
+    try {
+      record_launches(n, step, ls);
+    } catch (const Error& e) {
+      throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
+    }
+  }
+
+  void record_launches(const ir::Node& n, uint32_t step, std::vector<Launch>& ls) {
+    const int i = step_nodes_[step];
     for (Launch& l : ls) {
       std::vector<Region> bindings;
       std::vector<uint32_t> push;
       for (const Operand& o : l.operands) {
         uint32_t off = 0;
         switch (o.kind) {
-          case Operand::Kind::input: bindings.push_back(binding(n.inputs[static_cast<size_t>(o.index)], off)); break;
-          case Operand::Kind::output: bindings.push_back(binding(n.outputs[static_cast<size_t>(o.index)], off)); break;
+          case Operand::Kind::input: bindings.push_back(binding(n.inputs[static_cast<size_t>(o.index)], o.elem_bytes, off)); break;
+          case Operand::Kind::output: bindings.push_back(binding(n.outputs[static_cast<size_t>(o.index)], o.elem_bytes, off)); break;
           case Operand::Kind::error: bindings.push_back({errors_.buffer, 0, errors_.bytes}); continue;  // no offset word
           case Operand::Kind::scratch: throw Error(ErrorKind::internal, "vulkan: scratch operands are not planned yet");
         }

@@ -30,6 +30,7 @@ bool claims_op(ir::Op op) {
     case Op::scatter:
     case Op::reduce:
     case Op::dequantize:
+    case Op::dequant_matmul:
     case Op::dot_general: return true;
     default: return codegen::is_elementwise(op);
   }

@@ -14,12 +14,14 @@
 namespace rlx::backends::vulkan {
 
 struct Features;
+class Shader;
 
 // What a binding of a launch is: an input or output of the node, a scratch buffer of the step,
 // or the index-error word.
 struct Operand {
   enum class Kind : uint8_t { input, output, scratch, error } kind = Kind::input;
   int index = 0;
+  uint32_t elem_bytes = 0;  // the unit of its offset word (0: its dtype's size)
 };
 
 // One dispatch of a node's computation. A node may need several (a fill before a copy, one per
@@ -62,6 +64,21 @@ std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t);
 // The elementwise kernel of an op over operands that broadcast to `out_shape` (f32), as the GLSL
 // dialect test runs it: push constants are one zero offset per operand, then n.
 std::string elementwise_shader(ir::Op op, const std::vector<std::vector<int64_t>>& in_shapes, const std::vector<int64_t>& out_shape);
+
+// A matrix product y[batch, m, n] = Σ_k a(batch, m, k) · b(batch, n, k) (y contiguous), as
+// the matmul schedules print it: `functions` defines the loaders
+//   T rlx_a(uint bz, uint m, uint k)   T rlx_b(uint bz, uint n, uint k)
+// (T float or int64_t), over whatever buffers the caller declared in the shader.
+struct MatmulProblem {
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  std::string functions;
+  bool a_k_contiguous = false, b_k_contiguous = false;  // which way tiles load
+  bool floating = true;
+};
+constexpr int64_t kMatmulRowsMax = 8;  // lhs rows from which the tiled schedule takes over
+// Few rows: 32 lanes per column, 8 columns per workgroup. Many: 64×64 tiles in shared memory.
+Launch matmul_rows(Shader sh, const MatmulProblem& p);
+Launch matmul_tiles(Shader sh, const MatmulProblem& p);
 
 // Helpers the families share.
 // Symbolic shapes are claimed (the LIR is static by the time kernels are printed); static ones

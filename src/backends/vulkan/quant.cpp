@@ -1,8 +1,9 @@
-// dequantize: GGUF blocks decoded per element — q8_0, q4_0, q4_k, q6_k and the f16/bf16
-// passthroughs — with the arithmetic of util/gguf_blocks.h (the same products in the same
-// order), so a packed weight reads the same on every device. Each decoder is a GLSL function of
-// (the row's first byte, the element's index in the row), which a matmul kernel can call in
-// place of a load.
+// Packed GGUF weights: dequantize, and dequant_matmul reading the packed rows in place. Blocks
+// are decoded per element — q8_0, q4_0, q4_k, q6_k and the f16/bf16 passthroughs — with the
+// arithmetic of util/gguf_blocks.h (the same products in the same order), so a packed weight
+// reads the same on every device; the products are the matmul schedules (MatmulProblem) with
+// the decoder as the weight's loader, and for f16/bf16 rows in decode a schedule of 16-byte
+// loads (8 weights a lane).
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/shader.h"
@@ -61,14 +62,84 @@ bool decodable(const std::string& type) {
   return type == "f16" || type == "bf16" || type == "q8_0" || type == "q4_0" || type == "q4_k" || type == "q6_k";
 }
 
+// x's dtype rounds each decoded weight (the decomposition casts w to x's type first).
+std::string rounding(DType x) {
+  if (x == DType::bf16) return "float rlx_round(float w) { return rlx_bf2f(rlx_f2bf(w)); }\n";
+  if (x == DType::f16) return "float rlx_round(float w) { return rlx_h2f(rlx_f2h(w)); }\n";
+  return "float rlx_round(float w) { return w; }\n";
+}
+
+// Decode's product over f16/bf16 rows: 32 lanes a column, each reading 8 weights at a time.
+Launch half_rows(Shader sh, const MatmulProblem& p, const std::string& type, const std::string& functions) {
+  const int64_t rows = p.m, groups = (p.n + 7) / 8, units = p.k / 8;
+  if (groups > 65535) throw Error(ErrorKind::unsupported, cat("vulkan: ", p.n, " columns exceed the grid"));
+  const std::string unpack = type == "bf16" ? "w[2 * q] = rlx_round(uintBitsToFloat(u << 16)); w[2 * q + 1] = rlx_round(uintBitsToFloat(u & 0xffff0000u));"
+                                            : "vec2 h = unpackHalf2x16(u); w[2 * q] = rlx_round(h.x); w[2 * q + 1] = rlx_round(h.y);";
+  sh.local_size(256);
+  Launch l;
+  l.name = cat("dequant-matmul-rows-", type);
+  l.source = sh.source(functions + cat("shared float s_acc[", rows, "][256];\n", "void main() {\n",
+                                       "  uint t = gl_LocalInvocationID.x, lane = t % 32u, col = gl_WorkGroupID.x * 8u + t / 32u;\n", "  float acc[", rows, "];\n",
+                                       "  for (uint r = 0u; r < ", rows, "u; ++r) acc[r] = 0.0;\n", "  if (col < ", p.n, "u)\n",
+                                       "    for (uint c = lane; c < ", units, "u; c += 32u) {\n", "      uvec4 v = w4_[p.o_w4 + col * ", units, "u + c];\n",
+                                       "      float w[8];\n", "      for (uint q = 0u; q < 4u; ++q) { uint u = v[q]; ", unpack, " }\n",
+                                       "      for (uint r = 0u; r < ", rows, "u; ++r) {\n        uint at = r * ", p.k, "u + 8u * c;\n",
+                                       "        for (uint j = 0u; j < 8u; ++j) acc[r] += x_f(at + j) * w[j];\n      }\n    }\n",
+                                       "  for (uint r = 0u; r < ", rows, "u; ++r) s_acc[r][t] = acc[r];\n  barrier();\n",
+                                       "  for (uint s = 16u; s > 0u; s >>= 1) {\n    if (lane < s)\n      for (uint r = 0u; r < ", rows,
+                                       "u; ++r) s_acc[r][t] += s_acc[r][t + s];\n    barrier();\n  }\n", "  if (lane == 0u && col < ", p.n,
+                                       "u)\n    for (uint r = 0u; r < ", rows, "u; ++r) y_wf(r * ", p.n, "u + col, s_acc[r][t]);\n}\n"));
+  l.groups = {static_cast<uint32_t>(groups), 1, 1};
+  l.push_bytes = sh.push_bytes();
+  return l;
+}
+
+bool claims_dequant_matmul(const NodeTypes& t, const ir::Attrs& a, const Features& f) {
+  // the plain product: the fused forms (glu, norm_eps, act=q8, an addend) decompose
+  if (a.has("glu") || a.has("norm_eps") || (a.has("act") && a.s("act") == "q8") || t.in.size() != 2 || t.out.size() != 1) return false;
+  if (!decodable(a.s("type")) || !is_float_class(t.in[0].dtype) || !storable(t.in[0].dtype, f) || !storable(t.out[0].dtype, f)) return false;
+  return indexable(t.in[0]) && indexable(t.in[1]) && indexable(t.out[0]) && storable(DType::u8, f);
+}
+
+std::vector<Launch> dequant_matmul_launches(const ir::Node& node, const NodeTypes& t) {
+  const std::string& type = node.attrs.s("type");
+  const int64_t n = node.attrs.i("n"), k = node.attrs.i("k");
+  const int64_t rows = shape_numel(t.in[0].shape).value() / k;
+  if (rows == 0) return {};
+  const int64_t row_bytes = *quant::row_bytes(*quant::block_type_from_name(type), k);
+  MatmulProblem p;
+  p.m = rows, p.n = n, p.k = k;
+  p.a_k_contiguous = p.b_k_contiguous = true;
+  std::string functions = rounding(t.in[0].dtype) + cat("float rlx_a(uint bz, uint m, uint k) { return x_f(m * ", k, "u + k); }\n");
+  Shader sh;
+  sh.buffer("x", t.in[0].dtype, Access::read);
+  Launch l;
+  if ((type == "bf16" || type == "f16") && k % 8 == 0 && rows <= kMatmulRowsMax) {
+    sh.raw_buffer("w4", "uvec4");
+    sh.buffer("y", t.out[0].dtype, Access::write);
+    l = half_rows(sh, p, type, functions);
+    l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1, 16}, {Operand::Kind::output, 0}};
+    return {l};
+  }
+  sh.buffer("w", DType::u8, Access::read);
+  sh.buffer("y", t.out[0].dtype, Access::write);
+  p.functions = functions + decoder(type) + cat("float rlx_b(uint bz, uint n, uint k) { return rlx_round(rlx_dq(n * ", row_bytes, "u, k)); }\n");
+  l = rows <= kMatmulRowsMax ? matmul_rows(sh, p) : matmul_tiles(sh, p);
+  l.name = cat("dequant-", l.name, "-", type);
+  l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}};
+  return {l};
+}
+
 }  // namespace
 
 bool claims_quant(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f) {
+  if (op == ir::Op::dequant_matmul) return claims_dequant_matmul(t, a, f);
   if (op != ir::Op::dequantize || t.in.size() != 1 || t.out.size() != 1) return false;
   return decodable(a.s("type")) && indexable(t.in[0]) && indexable(t.out[0]) && storable(DType::u8, f) && storable(t.out[0].dtype, f);
 }
 
 std::vector<Launch> quant_launches(const ir::Node& n, const NodeTypes& t) {
+  if (n.op == ir::Op::dequant_matmul) return dequant_matmul_launches(n, t);
   const std::string& type = n.attrs.s("type");
   const std::vector<int64_t> shape = dims(t.out[0]);
   const int64_t k = shape.back(), total = shape_numel(t.out[0].shape).value();

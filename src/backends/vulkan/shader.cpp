@@ -130,6 +130,11 @@ void Shader::buffer(const std::string& name, DType t, Access a) {
   }
 }
 
+void Shader::raw_buffer(const std::string& name, const std::string& glsl_type) {
+  decls_ += cat("layout(std430, binding = ", offsets_.size(), ") readonly buffer B_", name, " { ", glsl_type, " ", name, "_[]; };\n");
+  offsets_.push_back("o_" + name);
+}
+
 void Shader::error_buffer() {
   error_ = true;
   words_.push_back("step");
