@@ -9,6 +9,8 @@ std::string GlslDialect::call(Fn f, ValueClass, const std::vector<std::string>& 
     case Fn::abs: return cat("abs(", a[0], ")");
     case Fn::rint: return cat("roundEven(", a[0], ")");  // half to even, as rintf
     case Fn::erf: return cat("rlx_erf(", a[0], ")");
+    case Fn::sin: return cat("rlx_sin(", a[0], ")");
+    case Fn::cos: return cat("rlx_cos(", a[0], ")");
     case Fn::expm1: return cat("rlx_expm1(", a[0], ")");
     case Fn::log1p: return cat("rlx_log1p(", a[0], ")");
     case Fn::pow: return cat("rlx_pow(", a[0], ", ", a[1], ")");
@@ -31,7 +33,15 @@ std::string GlslDialect::literal(double v, ValueClass cls) const {
 std::string GlslDialect::is_nan(const std::string& a) const { return cat("isnan(", a, ")"); }
 
 std::string GlslDialect::prelude() const {
-  return R"(// erf: Abramowitz–Stegun 7.1.26 refined (|error| < 1.2e-7), odd in x
+  return R"(// sin and cos of arguments reduced to [−π, π] first (Cody–Waite, 2π in three parts): GLSL
+// lets drivers approximate both only near 0 (NVIDIA's lose digits on RoPE's large angles)
+float rlx_reduce_2pi(float x) {
+  float k = roundEven(x * 0.15915494309189535);
+  return ((x - k * 6.28125) - k * 0.0019353071693331003) - k * 1.0253131677018246e-11;
+}
+float rlx_sin(float x) { return isinf(x) ? x - x : sin(rlx_reduce_2pi(x)); }
+float rlx_cos(float x) { return isinf(x) ? x - x : cos(rlx_reduce_2pi(x)); }
+// erf: Abramowitz–Stegun 7.1.26 refined (|error| < 1.2e-7), odd in x
 float rlx_erf(float x) {
   float t = 1.0 / (1.0 + 0.5 * abs(x));
   float y = 1.0 - t * exp(-x * x - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 +
