@@ -56,6 +56,13 @@ bool claims_movement(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Fe
 std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_reduce(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t);
+bool claims_region(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
+std::vector<Launch> region_launches(const ir::Node& n, const NodeTypes& t);
+// A region body (elementwise_region's, fused_reduce's prologue) the GLSL printer can print for
+// inputs of these types: f32/f16/bf16/bool values, float-class ops, casts, scalar constants.
+std::shared_ptr<const ir::Graph> printable_body(const std::string& text, const std::vector<ir::Type>& in);
+// Statements computing every body value (float registers r<id>) from the inputs' expressions.
+std::string body_code(const ir::Graph& body, const std::vector<std::string>& inputs);
 bool claims_quant(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> quant_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_matmul(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);

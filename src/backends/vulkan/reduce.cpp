@@ -1,8 +1,9 @@
-// Reductions over any set of axes (sum, prod, max, min, argmax, argmin): the kept dims and the
-// reduced dims each collapse to as few as the strides allow; a workgroup of 256 folds one output
-// when the reduced extent is long (strided lanes, then a tree in shared memory), one invocation
-// folds one output when it is short. What folds is reduce.h's rule: the kind's scalar op from
-// its identity, and for the extremum kinds a NaN wins and equals keep the lowest index.
+// Reductions over any set of axes (sum, prod, max, min, argmax, argmin), and fused_reduce (the
+// value reduced is a region body — region.cpp's printing — evaluated as it is read): the kept
+// dims and the reduced dims each collapse to as few as the strides allow; 1, 32 or 256 lanes
+// fold one output (by the reduced extent), strided, then a tree in shared memory. What folds is
+// reduce.h's rule: the kind's scalar op from its identity, and for the extremum kinds a NaN
+// wins and equals keep the lowest index.
 #include <limits>
 
 #include "backends/vulkan/context.h"
@@ -19,11 +20,17 @@ namespace rlx::backends::vulkan {
 namespace {
 
 constexpr uint32_t kThreads = 256;
-constexpr int64_t kParallelFrom = 64;  // reduced extents from here get a workgroup per output
 
 }  // namespace
 
 bool claims_reduce(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f) {
+  if (op == ir::Op::fused_reduce) {
+    if (t.out.size() != 1 || !indexable(t.out[0]) || !storable(t.out[0].dtype, f)) return false;
+    for (const ir::Type& x : t.in)
+      if (!indexable(x) || !storable(x.dtype, f)) return false;
+    auto body = printable_body(a.s("prologue"), t.in);
+    return body && body->outputs().size() == 1;
+  }
   if (op != ir::Op::reduce || t.in.size() != 1 || t.out.size() != 1) return false;
   if (!indexable(t.in[0]) || !indexable(t.out[0]) || !storable(t.in[0].dtype, f) || !storable(t.out[0].dtype, f)) return false;
   if (t.in[0].dtype == DType::boolean) return false;
@@ -32,21 +39,38 @@ bool claims_reduce(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Feat
   return !(k != "sum" && k != "prod" && shape_is_static(t.in[0].shape) && shape_numel(t.in[0].shape).value() == 0);
 }
 
-std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t) {
-  const std::vector<int64_t> is = dims(t.in[0]), ic = contiguous_strides(is);
-  std::vector<bool> reduced(is.size(), false);
-  for (int64_t ax : n.attrs.ints("axes")) reduced[static_cast<size_t>(codegen::normalize_axis(ax, is.size()))] = true;
-  std::vector<int64_t> kshape, kstr, rshape, rstr;
-  for (size_t d = 0; d < is.size(); ++d) (reduced[d] ? rshape : kshape).push_back(is[d]), (reduced[d] ? rstr : kstr).push_back(ic[d]);
-  codegen::collapse_dims(kshape, {&kstr});
-  codegen::collapse_dims(rshape, {&rstr});
-  int64_t outs = 1, count = 1;
-  for (int64_t d : kshape) outs *= d;
-  for (int64_t d : rshape) count *= d;
+namespace {
 
-  const std::string& kind = n.attrs.s("kind");
+// The kept and reduced dims of `full` (axes reduced), and each operand's strides over both
+// groups, collapsed.
+struct Split {
+  std::vector<int64_t> kshape, rshape;
+  std::vector<std::vector<int64_t>> kst, rst;  // per operand
+  int64_t outs = 1, count = 1;
+};
+
+Split split_axes(const std::vector<int64_t>& full, const std::vector<int64_t>& axes, const std::vector<std::vector<int64_t>>& strides) {
+  std::vector<bool> reduced(full.size(), false);
+  for (int64_t ax : axes) reduced[static_cast<size_t>(codegen::normalize_axis(ax, full.size()))] = true;
+  Split s;
+  s.kst.resize(strides.size());
+  s.rst.resize(strides.size());
+  for (size_t d = 0; d < full.size(); ++d) {
+    (reduced[d] ? s.rshape : s.kshape).push_back(full[d]);
+    for (size_t k = 0; k < strides.size(); ++k) (reduced[d] ? s.rst[k] : s.kst[k]).push_back(strides[k][d]);
+  }
+  std::vector<std::vector<int64_t>*> ks, rs;
+  for (size_t k = 0; k < strides.size(); ++k) ks.push_back(&s.kst[k]), rs.push_back(&s.rst[k]);
+  codegen::collapse_dims(s.kshape, ks);
+  codegen::collapse_dims(s.rshape, rs);
+  for (int64_t d : s.kshape) s.outs *= d;
+  for (int64_t d : s.rshape) s.count *= d;
+  return s;
+}
+
+// The kernel around `value` (GLSL defining T rlx_value(uint o, uint r)) for `kind`.
+Launch reduce_kernel(Shader sh, const std::string& value, const std::string& kind, bool fl, int64_t outs, int64_t count) {
   const bool arg = kind == "argmax" || kind == "argmin";
-  const bool fl = is_float_class(t.in[0].dtype);
   const codegen::ValueClass cls = fl ? codegen::ValueClass::floating : codegen::ValueClass::integer;
   const std::string T = fl ? "float" : "int64_t", c = fl ? "f" : "i";
   std::string ident;
@@ -55,13 +79,8 @@ std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t) {
   else if (kind == "prod") ident = fl ? "1.0" : "1l", r = codegen::Reduction::prod;
   else if (kind == "max" || kind == "argmax") ident = fl ? "uintBitsToFloat(0xff800000u)" : "(-9223372036854775807l - 1l)", r = codegen::Reduction::max;
   else ident = fl ? "uintBitsToFloat(0x7f800000u)" : "9223372036854775807l", r = codegen::Reduction::min;
-
-  Shader sh;
-  sh.buffer("x", t.in[0].dtype, Access::read);
-  sh.buffer("y", t.out[0].dtype, Access::write);
-  sh.push("n");
-  std::string fns = offset_function("rlx_kept", kshape, kstr) + offset_function("rlx_reduced", rshape, rstr);
-  // merge(a, ia, b, ib) → a, ia: the fold of two partial results (ia, ib only for the arg kinds)
+  std::string fns = value;
+  // merge(a, ia, b, ib): the fold of two partial results (ia, ib only for the arg kinds)
   if (arg) {
     fns += cat("bool rlx_wins(", T, " v, int j, ", T, " c, int at) {\n  if (at < 0) return true;\n");
     if (fl) fns += "  bool vn = isnan(v), cn = isnan(c);\n  if (vn || cn) return vn && (!cn || j < at);\n";
@@ -72,27 +91,77 @@ std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t) {
                codegen::print_scalar(codegen::glsl(), cls, codegen::fold_op(r), {"a", "b"}), "; }\n");
   }
   const std::string store = arg ? "y_wi(o, int64_t(at));" : cat("y_w", c, "(o, acc);");
+  // lanes per output: one for short reductions, a subgroup's worth for rows, the workgroup for long ones
+  const int64_t lanes = count < 32 ? 1 : count <= 8192 ? 32 : 256;
+  const int64_t per_group = 256 / lanes;
+  sh.push("n");
+  sh.local_size(256);
   Launch l;
   l.name = cat("reduce-", kind);
-  l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::output, 0}};
+  std::string body = cat(fns, "shared ", T, " s_v[256];\nshared int s_j[256];\n", "void main() {\n",
+                         "  uint t = gl_LocalInvocationID.x, lane = t % ", lanes, "u;\n",
+                         "  uint o = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * ", per_group, "u + t / ", lanes, "u;\n", "  ", T, " acc = ", ident,
+                         ";\n  int at = -1;\n", "  if (o < p.n)\n", "    for (uint r = lane; r < ", count, "u; r += ", lanes,
+                         "u) rlx_merge(acc, at, rlx_value(o, r), int(r));\n");
+  if (lanes > 1)
+    body += cat("  s_v[t] = acc; s_j[t] = at;\n  barrier();\n", "  for (uint s = ", lanes / 2, "u; s > 0u; s >>= 1) {\n",
+                "    if (lane < s) { ", T, " a = s_v[t]; int ia = s_j[t]; rlx_merge(a, ia, s_v[t + s], s_j[t + s]); s_v[t] = a; s_j[t] = ia; }\n",
+                "    barrier();\n  }\n", "  acc = s_v[t]; at = s_j[t];\n");
+  body += cat("  if (lane == 0u && o < p.n) { ", store, " }\n}\n");
+  l.source = sh.source(body);
   l.words = {static_cast<uint32_t>(outs)};
-  if (count >= kParallelFrom) {
-    sh.local_size(kThreads);
-    l.source = sh.source(cat(fns, "shared ", T, " s_v[", kThreads, "];\nshared int s_j[", kThreads, "];\n", "void main() {\n",
-                             "  uint o = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;\n  if (o >= p.n) return;\n",
-                             "  uint base = rlx_kept(o);\n", "  uint t = gl_LocalInvocationID.x;\n  ", T, " acc = ", ident, ";\n  int at = -1;\n",
-                             "  for (uint r = t; r < ", count, "u; r += ", kThreads, "u) {\n", "    rlx_merge(acc, at, x_", c, "(base + rlx_reduced(r)), int(r));\n  }\n", "  s_v[t] = acc; s_j[t] = at;\n  barrier();\n", "  for (uint s = ", kThreads / 2,
-                             "u; s > 0u; s >>= 1) {\n", "    if (t < s) { ", T, " a = s_v[t]; int ia = s_j[t]; rlx_merge(a, ia, s_v[t + s], s_j[t + s]); s_v[t] = a; s_j[t] = ia; }\n",
-                             "    barrier();\n  }\n", "  if (t == 0u) { acc = s_v[0]; at = s_j[0]; ", store, " }\n}\n"));
-    l.groups = grid_for(outs, 1);
-  } else {
-    sh.local_size(kThreads);
-    l.source = sh.source(cat(fns, "void main() {\n  uint o = rlx_flat();\n  if (o >= p.n) return;\n", "  uint base = rlx_kept(o);\n", "  ", T,
-                             " acc = ", ident, ";\n  int at = -1;\n", "  for (uint r = 0u; r < ", count, "u; ++r) {\n", 
-                             "    rlx_merge(acc, at, x_", c, "(base + rlx_reduced(r)), int(r));\n  }\n  ", store, "\n}\n"));
-    l.groups = grid_for(outs, kThreads);
-  }
   l.push_bytes = sh.push_bytes();
+  l.groups = grid_for(outs, static_cast<uint32_t>(per_group));
+  return l;
+}
+
+}  // namespace
+
+std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t) {
+  const std::string& kind = n.attrs.s("kind");
+  Shader sh;
+  Launch l;
+  if (n.op == ir::Op::fused_reduce) {
+    auto body = printable_body(n.attrs.s("prologue"), t.in);
+    if (!body) throw Error(ErrorKind::internal, "vulkan: a prologue it claimed does not print");
+    // the prologue's iteration space: its inputs broadcast together
+    std::vector<int64_t> full;
+    for (const ir::Type& x : t.in) {
+      std::vector<int64_t> s = dims(x);
+      if (s.size() > full.size()) full.insert(full.begin(), s.size() - full.size(), 1);
+      for (size_t d = 0; d < s.size(); ++d) {
+        int64_t& f = full[full.size() - s.size() + d];
+        if (s[d] != 1) f = s[d];
+      }
+    }
+    std::vector<std::vector<int64_t>> strides;
+    for (const ir::Type& x : t.in) strides.push_back(codegen::broadcast_strides(full, dims(x)));
+    Split s = split_axes(full, n.attrs.ints("axes"), strides);
+    std::string value, loads;
+    std::vector<std::string> in;
+    for (size_t k = 0; k < t.in.size(); ++k) {
+      sh.buffer(cat("x", k), t.in[k].dtype, Access::read);
+      value += offset_function(cat("rlx_kept", k), s.kshape, s.kst[k]) + offset_function(cat("rlx_reduced", k), s.rshape, s.rst[k]);
+      in.push_back(cat("x", k, "_f(rlx_kept", k, "(o) + rlx_reduced", k, "(r))"));
+      l.operands.push_back({Operand::Kind::input, static_cast<int>(k)});
+    }
+    sh.buffer("y", t.out[0].dtype, Access::write);
+    l.operands.push_back({Operand::Kind::output, 0});
+    value += cat("float rlx_value(uint o, uint r) {\n", body_code(*body, in), "  return r", body->outputs()[0], ";\n}\n");
+    Launch k = reduce_kernel(sh, value, kind, true, s.outs, s.count);
+    k.name = cat("fused-", k.name);
+    k.operands = l.operands;
+    return {k};
+  }
+  const std::vector<int64_t> is = dims(t.in[0]);
+  Split s = split_axes(is, n.attrs.ints("axes"), {contiguous_strides(is)});
+  const bool fl = is_float_class(t.in[0].dtype);
+  sh.buffer("x", t.in[0].dtype, Access::read);
+  sh.buffer("y", t.out[0].dtype, Access::write);
+  const std::string value = offset_function("rlx_kept", s.kshape, s.kst[0]) + offset_function("rlx_reduced", s.rshape, s.rst[0]) +
+                            cat(fl ? "float" : "int64_t", " rlx_value(uint o, uint r) { return x_", fl ? "f" : "i", "(rlx_kept(o) + rlx_reduced(r)); }\n");
+  l = reduce_kernel(sh, value, kind, fl, s.outs, s.count);
+  l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::output, 0}};
   return {l};
 }
 
