@@ -12,7 +12,8 @@ bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Ty
   if (op == ir::Op::constant) return true;
   NodeTypes t{in, out};
   return claims_elementwise(op, t, f) || claims_movement(op, t, attrs, f) || claims_reduce(op, t, attrs, f) || claims_matmul(op, t, attrs, f) ||
-         claims_quant(op, t, attrs, f) || claims_region(op, t, attrs, f);
+         claims_quant(op, t, attrs, f) || claims_region(op, t, attrs, f) ||
+         claims_attention(op, t, attrs, f);
 }
 
 bool claims_op(ir::Op op) {
@@ -29,6 +30,7 @@ bool claims_op(ir::Op op) {
     case Op::gather:
     case Op::scatter:
     case Op::reduce:
+    case Op::attention:
     case Op::fused_reduce:
     case Op::elementwise_region:
     case Op::dequantize:
@@ -47,6 +49,7 @@ std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scra
   if (claims_matmul(n.op, t, n.attrs, f)) return matmul_launches(n, t);
   if (claims_quant(n.op, t, n.attrs, f)) return quant_launches(n, t);
   if (claims_region(n.op, t, n.attrs, f)) return region_launches(n, t);
+  if (claims_attention(n.op, t, n.attrs, f)) return attention_launches(n, t);
   throw Error(ErrorKind::unsupported, cat("vulkan: no kernel for ", ir::op_keyword(n.op)));
 }
 

@@ -63,6 +63,8 @@ std::vector<Launch> region_launches(const ir::Node& n, const NodeTypes& t);
 std::shared_ptr<const ir::Graph> printable_body(const std::string& text, const std::vector<ir::Type>& in);
 // Statements computing every body value (float registers r<id>) from the inputs' expressions.
 std::string body_code(const ir::Graph& body, const std::vector<std::string>& inputs);
+bool claims_attention(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
+std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_quant(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> quant_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_matmul(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
