@@ -111,12 +111,20 @@ class VulkanExecutable : public runtime::Executable {
       if (!shape_is_static(t.shape)) continue;
       const VkDeviceSize bytes = dtype_bytes(t.dtype, shape_numel(t.shape).value());
       if (p.kind == Placement::Kind::arena) loc_[v] = {arena_.buffer, arena_.offset + static_cast<VkDeviceSize>(p.offset), bytes};
-      else if (p.kind == Placement::Kind::input) {
-        Region r = c_.device_alloc(std::max<VkDeviceSize>(bytes, 16));
-        regions_.push_back(r);
-        loc_[v] = {r.buffer, r.offset, bytes};
-      }
     }
+    // each graph input's own region; a donated output (placed at its input) shares it
+    for (ir::ValueId in : ins) {
+      const ir::Type& t = lir_.type(in);
+      Region r = c_.device_alloc(std::max<size_t>(dtype_bytes(t.dtype, shape_numel(t.shape).value()), 16));
+      regions_.push_back(r);
+      input_region_.push_back(r);
+    }
+    for (size_t v = 0; v < nv; ++v)
+      if (lir_.placement[v].kind == Placement::Kind::input) {
+        const ir::Type& t = lir_.type(static_cast<ir::ValueId>(v));
+        const Region& r = input_region_.at(static_cast<size_t>(lir_.placement[v].index));
+        loc_[v] = {r.buffer, r.offset, dtype_bytes(t.dtype, shape_numel(t.shape).value())};
+      }
     for (int i = 0; i < lir_.num_nodes(); ++i) {
       const ir::Node& n = lir_.node(i);
       if (n.op != ir::Op::constant) continue;
@@ -149,8 +157,12 @@ class VulkanExecutable : public runtime::Executable {
     program_.reset();
     loc_ = base_loc_;
     const auto& ins = lir_.inputs();
-    for (size_t i = 0; i < ins.size(); ++i)
-      if (bound.in[i].buffer) loc_[static_cast<size_t>(ins[i])] = {bound.in[i].buffer, bound.in[i].offset, loc_[static_cast<size_t>(ins[i])].bytes};
+    for (size_t v = 0; v < loc_.size(); ++v) {  // inputs, and outputs donated to them
+      const Placement& p = lir_.placement[v];
+      if (p.kind != Placement::Kind::input) continue;
+      const Region& r = bound.in.at(static_cast<size_t>(p.index));
+      if (r.buffer) loc_[v] = {r.buffer, r.offset, loc_[v].bytes};
+    }
     for (size_t v = 0; v < loc_.size(); ++v)
       if (lir_.placement[v].kind == Placement::Kind::view) {
         auto id = static_cast<ir::ValueId>(v);
@@ -234,6 +246,12 @@ class VulkanExecutable : public runtime::Executable {
   void record_launches(const ir::Node& n, uint32_t step, std::vector<Launch>& ls) {
     const int i = step_nodes_[step];
     for (Launch& l : ls) {
+      if (l.skip_when_in_place) {
+        const Operand& from = l.operands.at(0);
+        const Location& a = location(from.kind == Operand::Kind::input ? n.inputs[static_cast<size_t>(from.index)] : n.outputs[static_cast<size_t>(from.index)], "operand");
+        const Location& b = location(n.outputs[0], "output");
+        if (a.buffer == b.buffer && a.offset == b.offset) continue;
+      }
       std::vector<Region> bindings;
       std::vector<uint32_t> push;
       for (const Operand& o : l.operands) {
@@ -269,6 +287,7 @@ class VulkanExecutable : public runtime::Executable {
   ir::Graph lir_;
   Context& c_;
   std::vector<Location> base_loc_;  // without the device copies a run binds
+  std::vector<Region> input_region_;  // per graph input
   Binding bound_;
   Region arena_;
   std::vector<Region> regions_;

@@ -34,6 +34,9 @@ struct Launch {
   int step_word = -1;           // the word the executor sets to the step's index (error kernels)
   uint32_t push_bytes = 0;
   std::array<uint32_t, 3> groups{1, 1, 1};
+  // A copy of operand 0 into output 0, left out when the memory plan put both in one place
+  // (a KV cache updated in place).
+  bool skip_when_in_place = false;
 };
 
 // Shapes of a node as the kernels see them.
@@ -65,6 +68,10 @@ std::shared_ptr<const ir::Graph> printable_body(const std::string& text, const s
 std::string body_code(const ir::Graph& body, const std::vector<std::string>& inputs);
 bool claims_attention(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t);
+bool claims_rope(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
+std::vector<Launch> rope_launches(const ir::Node& n, const NodeTypes& t);
+// A contiguous copy of `from` into output 0 (skip_when_in_place set).
+Launch copy_launch(DType t, int64_t n, Operand from);
 bool claims_quant(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> quant_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_matmul(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);

@@ -70,6 +70,12 @@ AxisSplit split(const std::vector<int64_t>& shape, int64_t axis) {
 
 }  // namespace
 
+Launch copy_launch(DType t, int64_t n, Operand from) {
+  Launch l = strided_copy("copy", t, {n}, {1}, 0, {1}, 0, from);
+  l.skip_when_in_place = true;
+  return l;
+}
+
 bool claims_movement(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f) {
   using ir::Op;
   if (op != Op::reshape && op != Op::transpose && op != Op::broadcast && op != Op::slice && op != Op::concat && op != Op::pad && op != Op::gather &&
@@ -180,7 +186,7 @@ std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t) {
       const int64_t axis = codegen::normalize_axis(n.attrs.i("axis"), ds.size());
       const AxisSplit s = split(ds, axis);
       const int64_t k = shape_numel(t.in[1].shape).value(), lanes = s.outer * s.inner;
-      std::vector<Launch> ls = {strided_copy("scatter-copy", dt, {shape_numel(out.shape).value()}, {1}, 0, {1}, 0, in0)};
+      std::vector<Launch> ls = {copy_launch(dt, shape_numel(out.shape).value(), in0)};
       if (k == 0 || lanes == 0) return ls;
       const std::string& red = n.attrs.s("reduce");
       const bool fl = is_float_class(dt);
