@@ -4,6 +4,7 @@
 // reference backend on the same inputs.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
+#include "backends/vulkan/shader.h"
 #include "backends/vulkan/shader_compiler.h"
 #include "codegen/dialect_glsl.h"
 #include "rlx/error.h"
@@ -115,6 +117,26 @@ TEST(GlslDialect, EveryFloatElementwiseOpRunsLikeTheReference) {
     EXPECT_GE(files, checked);
   }
   c.free(ba), c.free(bb), c.free(bc), c.free(by);
+}
+
+// The cooperative-matrix GEMM runs only where a driver offers VK_NV_cooperative_matrix (NVIDIA;
+// checked on the H200): here its printed GLSL is compiled by shaderc, so a printer change that
+// breaks it fails in CI, not first on the GPU.
+TEST(GlslDialect, CooperativeMatrixGemmCompiles) {
+  backends::vulkan::Features f;
+  f.coopmat = true;
+  for (auto [m, n, k] : std::vector<std::array<uint32_t, 3>>{{16, 16, 16}, {16, 8, 16}}) {
+    f.coop_m = m, f.coop_n = n, f.coop_k = k;
+    backends::vulkan::MatmulProblem p;
+    p.m = 300, p.n = 200, p.k = 96, p.a_k_contiguous = true;
+    p.functions = "float rlx_a(uint bz, uint m, uint k) { return a_f(m * 96u + k); }\nfloat rlx_b(uint bz, uint n, uint k) { return b_f(k * 200u + n); }\n";
+    backends::vulkan::Shader sh;
+    sh.buffer("a", DType::f16, backends::vulkan::Access::read);
+    sh.buffer("b", DType::f16, backends::vulkan::Access::read);
+    sh.buffer("y", DType::f32, backends::vulkan::Access::write);
+    std::string src = backends::vulkan::matmul_coop(sh, p, f).source;
+    EXPECT_FALSE(compile_glsl(src, cat("coopmat ", m, "x", n, "x", k)).empty());
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // availability that says why.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -92,6 +93,28 @@ TEST(Vulkan, SessionRunsGraphsAndRefusesWhatItLacks) {
     EXPECT_EQ(e.kind(), rlx::ErrorKind::unsupported);
     EXPECT_NE(std::string(e.what()).find("cumsum"), std::string::npos) << e.what();
   }
+}
+
+// The tiled schedules (128×128 and 64×64 tiles, ragged edges) and the row schedule against the
+// cpu device, f32 and bf16.
+TEST(Vulkan, MatmulSchedulesMatchCpu) {
+  if (expect_no_driver()) GTEST_SKIP() << "this run checks the no-driver message";
+  if (!Context::get().availability().available) GTEST_SKIP() << "no Vulkan here: " << Context::get().availability().reason;
+  for (rlx::DType dt : {rlx::DType::f32, rlx::DType::bf16, rlx::DType::f16})
+    for (auto [m, k, n] : std::vector<std::array<int64_t, 3>>{{300, 200, 260}, {70, 33, 90}, {3, 515, 129}}) {
+      rlx::Graph g;
+      auto a = g.input("a", rlx::DType::f32, {m, k});
+      auto b = g.input("b", rlx::DType::f32, {k, n});
+      g.set_outputs({rlx::cast(rlx::matmul(rlx::cast(a, dt), rlx::cast(b, dt)), rlx::DType::f32)});
+      std::vector<float> av(static_cast<size_t>(m * k)), bv(static_cast<size_t>(k * n));
+      for (size_t i = 0; i < av.size(); ++i) av[i] = std::sin(0.37f * static_cast<float>(i));
+      for (size_t i = 0; i < bv.size(); ++i) bv[i] = std::cos(0.11f * static_cast<float>(i));
+      std::vector<rlx::Tensor> in = {rlx::Tensor::from_vector(av, {m, k}), rlx::Tensor::from_vector(bv, {k, n})};
+      rlx::Tensor got = rlx::Session("vulkan").compile(g).run(in)[0], want = rlx::Session("cpu").compile(g).run(in)[0];
+      double err = 0, scale = 0;
+      for (int64_t i = 0; i < m * n; ++i) err = std::max(err, std::fabs(got.at_f64(i) - want.at_f64(i))), scale = std::max(scale, std::fabs(want.at_f64(i)));
+      EXPECT_LE(err, (dt == rlx::DType::f32 ? 1e-5 : 2e-2) * std::max(1.0, scale)) << m << "x" << k << "x" << n << " " << rlx::dtype_name(dt);
+    }
 }
 
 TEST(Vulkan, DevicePoolStagingAndOffsets) {

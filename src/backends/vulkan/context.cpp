@@ -103,6 +103,26 @@ Context::Context() {
       f.max_storage_range = p2.properties.limits.maxStorageBufferRange;
       f.max_push_bytes = p2.properties.limits.maxPushConstantsSize;
       f.max_shared_bytes = p2.properties.limits.maxComputeSharedMemorySize;
+      f.float16 = f12.shaderFloat16;
+      bool nv_coop = false;
+      uint32_t en = 0;
+      api_.EnumerateDeviceExtensionProperties(h, nullptr, &en, nullptr);
+      std::vector<VkExtensionProperties> ext(en);
+      api_.EnumerateDeviceExtensionProperties(h, nullptr, &en, ext.data());
+      for (const auto& e : ext) nv_coop = nv_coop || std::strcmp(e.extensionName, "VK_NV_cooperative_matrix") == 0;
+      if (nv_coop && api_.GetPhysicalDeviceCooperativeMatrixPropertiesNV && f12.vulkanMemoryModel && f.float16 && sub.subgroupSize == 32) {
+        uint32_t pn = 0;
+        api_.GetPhysicalDeviceCooperativeMatrixPropertiesNV(h, &pn, nullptr);
+        std::vector<VkCooperativeMatrixPropertiesNV> props(pn, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+        api_.GetPhysicalDeviceCooperativeMatrixPropertiesNV(h, &pn, props.data());
+        for (const auto& cp : props)  // the largest f16 × f16 + f32 fragment whose sides divide 32
+          if (cp.AType == VK_COMPONENT_TYPE_FLOAT16_NV && cp.BType == VK_COMPONENT_TYPE_FLOAT16_NV && cp.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+              cp.DType == VK_COMPONENT_TYPE_FLOAT32_NV && cp.scope == VK_SCOPE_SUBGROUP_NV && 32 % cp.MSize == 0 && 32 % cp.NSize == 0 && 32 % cp.KSize == 0 &&
+              cp.MSize * cp.NSize > f.coop_m * f.coop_n) {
+            f.coopmat = true;
+            f.coop_m = cp.MSize, f.coop_n = cp.NSize, f.coop_k = cp.KSize;
+          }
+      }
     }
     uint32_t qn = 0;
     api_.GetPhysicalDeviceQueueFamilyProperties(h, &qn, nullptr);
@@ -151,6 +171,12 @@ Context::Context() {
   VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   e12.shaderInt8 = want.int8;
   e12.storageBuffer8BitAccess = want.storage8;
+  e12.shaderFloat16 = want.float16;
+  e12.vulkanMemoryModel = want.coopmat;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  coop.cooperativeMatrix = VK_TRUE;
+  if (want.coopmat) e12.pNext = &coop;
+  const char* coop_ext = "VK_NV_cooperative_matrix";
   VkPhysicalDeviceVulkan11Features e11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   e11.storageBuffer16BitAccess = want.storage16;
   e11.pNext = &e12;
@@ -160,6 +186,10 @@ Context::Context() {
   e2.pNext = &e11;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &e2;
+  if (want.coopmat) {
+    dci.enabledExtensionCount = 1;
+    dci.ppEnabledExtensionNames = &coop_ext;
+  }
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   r = api_.CreateDevice(pd, &dci, nullptr, &device_);

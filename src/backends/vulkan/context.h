@@ -23,6 +23,11 @@ struct Features {
   bool int64 = false, int16 = false, int8 = false;
   bool storage16 = false, storage8 = false;
   bool subgroup_arithmetic = false;
+  bool float16 = false;  // f16 arithmetic (shaderFloat16)
+  // VK_NV_cooperative_matrix with f16 × f16 → f32 fragments of coop_m × coop_n × coop_k on
+  // 32-wide subgroups (tensor cores, as NVIDIA's driver offers them)
+  bool coopmat = false;
+  uint32_t coop_m = 0, coop_n = 0, coop_k = 0;
   uint64_t max_storage_range = 0;  // bytes one storage-buffer binding may span
   uint32_t max_push_bytes = 0;
   uint32_t max_shared_bytes = 0;

@@ -95,6 +95,9 @@ constexpr int64_t kMatmulRowsMax = 8;  // lhs rows from which the tiled schedule
 // Few rows: 32 lanes per column, 8 columns per workgroup. Many: 64×64 tiles in shared memory.
 Launch matmul_rows(Shader sh, const MatmulProblem& p);
 Launch matmul_tiles(Shader sh, const MatmulProblem& p);
+// Tensor cores (cooperative matrices) for f16 × f16 products of at least 64×64, where offered.
+bool coopmat_fits(const MatmulProblem& p, DType a, DType b, const Features& f);
+Launch matmul_coop(Shader sh, const MatmulProblem& p, const Features& f);
 
 // Helpers the families share.
 // Symbolic shapes are claimed (the LIR is static by the time kernels are printed); static ones

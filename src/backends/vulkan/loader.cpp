@@ -36,6 +36,7 @@ void load_instance(Api& api, VkInstance instance) {
   RLX_VK_INSTANCE(GetPhysicalDeviceProperties);
   RLX_VK_INSTANCE(GetPhysicalDeviceProperties2);
   RLX_VK_INSTANCE(GetPhysicalDeviceFeatures2);
+  RLX_VK_INSTANCE(GetPhysicalDeviceCooperativeMatrixPropertiesNV);
   RLX_VK_INSTANCE(GetPhysicalDeviceQueueFamilyProperties);
   RLX_VK_INSTANCE(GetPhysicalDeviceMemoryProperties);
   RLX_VK_INSTANCE(EnumerateDeviceExtensionProperties);

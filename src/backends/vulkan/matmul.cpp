@@ -4,8 +4,9 @@
 // packed-weight products (quant.cpp) through MatmulProblem's loaders:
 //  - rows: few lhs rows (decode's matrix-vector products) — 32 lanes per column read its
 //    contracting run once for every row, then a tree in shared memory; 8 columns a workgroup;
-//  - tiles: 64×64 output tiles per workgroup, 16-deep slices of both operands staged in shared
-//    memory (loaded along whichever of the two dims is contiguous), a 4×4 block per invocation.
+//  - tiles: 128×128 (or 64×64) output tiles per workgroup, 8- (16-) deep slices of both operands
+//    staged in shared memory (loaded along whichever dim is contiguous), an 8×8 (4×4) block per
+//    invocation.
 // Floats accumulate in f32, integers in wrapping 64-bit.
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
@@ -78,7 +79,8 @@ std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t) {
   sh.buffer("a", t.in[0].dtype, Access::read);
   sh.buffer("b", t.in[1].dtype, Access::read);
   sh.buffer("y", t.out[0].dtype, Access::write);
-  Launch l = p.m <= kMatmulRowsMax ? matmul_rows(sh, p) : matmul_tiles(sh, p);
+  const Features& f = Context::get().features();
+  Launch l = coopmat_fits(p, t.in[0].dtype, t.in[1].dtype, f) ? matmul_coop(sh, p, f) : p.m <= kMatmulRowsMax ? matmul_rows(sh, p) : matmul_tiles(sh, p);
   l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}};
   return {l};
 }
@@ -108,27 +110,30 @@ Launch matmul_rows(Shader sh, const MatmulProblem& p) {
 Launch matmul_tiles(Shader sh, const MatmulProblem& p) {
   const std::string T = p.floating ? "float" : "int64_t", c = p.floating ? "f" : "i", zero = p.floating ? "0.0" : "0l";
   if (p.batch > 65535) throw Error(ErrorKind::unsupported, cat("vulkan: a product of ", p.batch, " batches exceeds the grid"));
+  // 16×16 invocations, each a micro×micro block of the tile: 128×128 tiles 8 deep for large
+  // products, 64×64 tiles 16 deep otherwise (each stage 1024 elements of each operand)
+  const int64_t micro = (p.m >= 128 && p.n >= 128) ? 8 : 4, tile = 16 * micro, depth = 1024 / tile;
   sh.local_size(256);
-  // a tile element e of 64×16: along k first when k is the contiguous dim
-  auto split = [](bool k_fast, const char* kname, const char* row) {
-    return k_fast ? cat("uint ", kname, " = e % 16u, ", row, " = e / 16u;") : cat("uint ", kname, " = e / 64u, ", row, " = e % 64u;");
+  // a tile element e of tile×depth: along k first when k is the contiguous dim
+  auto split = [&](bool k_fast, const char* kname, const char* row) {
+    return k_fast ? cat("uint ", kname, " = e % ", depth, "u, ", row, " = e / ", depth, "u;") : cat("uint ", kname, " = e / ", tile, "u, ", row, " = e % ", tile, "u;");
   };
   Launch l;
-  l.name = "matmul-tiles";
-  l.source = sh.source(p.functions + cat("shared ", T, " As[16][65];\nshared ", T, " Bs[16][65];\n", "void main() {\n",
-                                         "  uint n0 = gl_WorkGroupID.x * 64u, m0 = gl_WorkGroupID.y * 64u, bz = gl_WorkGroupID.z;\n",
-                                         "  uint t = gl_LocalInvocationID.x, tx = t % 16u, ty = t / 16u;\n", "  ", T, " acc[4][4];\n",
-                                         "  for (uint i = 0u; i < 4u; ++i) for (uint j = 0u; j < 4u; ++j) acc[i][j] = ", zero, ";\n",
-                                         "  for (uint k0 = 0u; k0 < ", p.k, "u; k0 += 16u) {\n", "    for (uint e = t; e < 1024u; e += 256u) {\n      ",
-                                         split(p.a_k_contiguous, "ka", "mm"), "\n      uint m = m0 + mm, k = k0 + ka;\n", "      As[ka][mm] = (m < ", p.m, "u && k < ", p.k,
-                                         "u) ? rlx_a(bz, m, k) : ", zero, ";\n      ", split(p.b_k_contiguous, "kb", "nn"), "\n      uint n = n0 + nn;\n      k = k0 + kb;\n",
-                                         "      Bs[kb][nn] = (n < ", p.n, "u && k < ", p.k, "u) ? rlx_b(bz, n, k) : ", zero, ";\n    }\n    barrier();\n",
-                                         "    for (uint kk = 0u; kk < 16u; ++kk) {\n", "      ", T, " av[4], bv[4];\n",
-                                         "      for (uint i = 0u; i < 4u; ++i) { av[i] = As[kk][ty * 4u + i]; bv[i] = Bs[kk][tx * 4u + i]; }\n",
-                                         "      for (uint i = 0u; i < 4u; ++i) for (uint j = 0u; j < 4u; ++j) acc[i][j] += av[i] * bv[j];\n", "    }\n    barrier();\n  }\n",
-                                         "  for (uint i = 0u; i < 4u; ++i) for (uint j = 0u; j < 4u; ++j) {\n", "    uint m = m0 + ty * 4u + i, n = n0 + tx * 4u + j;\n",
-                                         "    if (m < ", p.m, "u && n < ", p.n, "u) y_w", c, "((bz * ", p.m, "u + m) * ", p.n, "u + n, acc[i][j]);\n  }\n}\n"));
-  l.groups = {static_cast<uint32_t>((p.n + 63) / 64), static_cast<uint32_t>((p.m + 63) / 64), static_cast<uint32_t>(p.batch)};
+  l.name = cat("matmul-tiles", tile);
+  l.source = sh.source(p.functions + cat(
+      "shared ", T, " As[", depth, "][", tile + 4, "];\nshared ", T, " Bs[", depth, "][", tile + 4, "];\n", "void main() {\n",
+      "  uint n0 = gl_WorkGroupID.x * ", tile, "u, m0 = gl_WorkGroupID.y * ", tile, "u, bz = gl_WorkGroupID.z;\n",
+      "  uint t = gl_LocalInvocationID.x, tx = t % 16u, ty = t / 16u;\n", "  ", T, " acc[", micro, "][", micro, "];\n",
+      "  for (uint i = 0u; i < ", micro, "u; ++i) for (uint j = 0u; j < ", micro, "u; ++j) acc[i][j] = ", zero, ";\n",
+      "  for (uint k0 = 0u; k0 < ", p.k, "u; k0 += ", depth, "u) {\n", "    for (uint e = t; e < 1024u; e += 256u) {\n      ", split(p.a_k_contiguous, "ka", "mm"),
+      "\n      uint m = m0 + mm, k = k0 + ka;\n", "      As[ka][mm] = (m < ", p.m, "u && k < ", p.k, "u) ? rlx_a(bz, m, k) : ", zero, ";\n      ",
+      split(p.b_k_contiguous, "kb", "nn"), "\n      uint n = n0 + nn;\n      k = k0 + kb;\n", "      Bs[kb][nn] = (n < ", p.n, "u && k < ", p.k, "u) ? rlx_b(bz, n, k) : ",
+      zero, ";\n    }\n    barrier();\n", "    for (uint kk = 0u; kk < ", depth, "u; ++kk) {\n", "      ", T, " av[", micro, "], bv[", micro, "];\n",
+      "      for (uint i = 0u; i < ", micro, "u; ++i) { av[i] = As[kk][ty * ", micro, "u + i]; bv[i] = Bs[kk][tx * ", micro, "u + i]; }\n",
+      "      for (uint i = 0u; i < ", micro, "u; ++i) for (uint j = 0u; j < ", micro, "u; ++j) acc[i][j] += av[i] * bv[j];\n", "    }\n    barrier();\n  }\n",
+      "  for (uint i = 0u; i < ", micro, "u; ++i) for (uint j = 0u; j < ", micro, "u; ++j) {\n", "    uint m = m0 + ty * ", micro, "u + i, n = n0 + tx * ", micro,
+      "u + j;\n", "    if (m < ", p.m, "u && n < ", p.n, "u) y_w", c, "((bz * ", p.m, "u + m) * ", p.n, "u + n, acc[i][j]);\n  }\n}\n"));
+  l.groups = {static_cast<uint32_t>((p.n + tile - 1) / tile), static_cast<uint32_t>((p.m + tile - 1) / tile), static_cast<uint32_t>(p.batch)};
   l.push_bytes = sh.push_bytes();
   return l;
 }

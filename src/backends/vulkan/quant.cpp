@@ -124,7 +124,8 @@ std::vector<Launch> dequant_matmul_launches(const ir::Node& node, const NodeType
   sh.buffer("w", DType::u8, Access::read);
   sh.buffer("y", t.out[0].dtype, Access::write);
   p.functions = functions + decoder(type) + cat("float rlx_b(uint bz, uint n, uint k) { return rlx_round(rlx_dq(n * ", row_bytes, "u, k)); }\n");
-  l = rows <= kMatmulRowsMax ? matmul_rows(sh, p) : matmul_tiles(sh, p);
+  const Features& f = Context::get().features();
+  l = type == "f16" && coopmat_fits(p, t.in[0].dtype, DType::f16, f) ? matmul_coop(sh, p, f) : rows <= kMatmulRowsMax ? matmul_rows(sh, p) : matmul_tiles(sh, p);
   l.name = cat("dequant-", l.name, "-", type);
   l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}};
   return {l};
