@@ -207,6 +207,7 @@ Context::Context() {
   VkPhysicalDeviceProperties props;
   api_.GetPhysicalDeviceProperties(pd, &props);
   storage_alignment_ = std::max<VkDeviceSize>(256, props.limits.minStorageBufferOffsetAlignment);
+  timestamp_ns_ = props.limits.timestampPeriod;
 }
 
 Context::~Context() {

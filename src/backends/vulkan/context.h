@@ -98,6 +98,7 @@ class Context {
   // The features of the chosen device (all false when unavailable).
   const Features& features() const;
   VkDeviceSize storage_alignment() const { return storage_alignment_; }
+  double timestamp_ns() const { return timestamp_ns_; }  // nanoseconds per timestamp tick
   // The pipeline of `spirv` (compiled by the driver once, then cached).
   const Pipeline& pipeline(const std::vector<uint32_t>& spirv, uint32_t bindings, uint32_t push_bytes);
 
@@ -126,6 +127,7 @@ class Context {
   uint32_t queue_family_ = 0;
   VkPhysicalDeviceMemoryProperties memory_{};
   VkDeviceSize storage_alignment_ = 256;
+  double timestamp_ns_ = 1.0;
   struct Block {
     VkDeviceMemory memory = VK_NULL_HANDLE;
     VkBuffer buffer = VK_NULL_HANDLE;

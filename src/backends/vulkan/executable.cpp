@@ -15,6 +15,7 @@
 #include "backends/vulkan/shader_compiler.h"
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
+#include "util/flags.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -172,6 +173,7 @@ class VulkanExecutable : public runtime::Executable {
       }
     step_nodes_.clear();
     program_ = std::make_unique<Program>(c_);
+    if (flags().RLX_VULKAN_PROFILE) program_->profile(static_cast<size_t>(lir_.num_nodes()) * 4 + 16);
     const Region whole{staging_.buffer, 0, staging_.bytes};
     for (size_t i = 0; i < ins.size(); ++i) {
       if (bound.in[i].buffer) continue;
@@ -271,7 +273,8 @@ class VulkanExecutable : public runtime::Executable {
       if (debug_at(3)) log_line(cat("vulkan: ", l.name, " for ", node_label(n, i), ":\n", l.source));
       std::vector<uint32_t> spirv = compile_compute_glsl(l.source, cat(l.name, " for ", node_label(n, i)));
       const Pipeline& p = c_.pipeline(spirv, static_cast<uint32_t>(bindings.size()), l.push_bytes);
-      program_->dispatch(p, bindings, push.data(), l.push_bytes, l.groups[0], l.groups[1], l.groups[2]);
+      program_->dispatch(p, bindings, push.data(), l.push_bytes, l.groups[0], l.groups[1], l.groups[2],
+                         cat(l.name, " ", n.origin.empty() ? ir::op_keyword(n.op) : n.origin));
       program_->barrier();
     }
   }

@@ -78,6 +78,11 @@ void load_device(Api& api, VkDevice device) {
   RLX_VK_DEVICE(CmdDispatch);
   RLX_VK_DEVICE(CmdCopyBuffer);
   RLX_VK_DEVICE(CmdFillBuffer);
+  RLX_VK_DEVICE(CreateQueryPool);
+  RLX_VK_DEVICE(DestroyQueryPool);
+  RLX_VK_DEVICE(CmdResetQueryPool);
+  RLX_VK_DEVICE(CmdWriteTimestamp);
+  RLX_VK_DEVICE(GetQueryPoolResults);
   RLX_VK_DEVICE(CmdPipelineBarrier);
   RLX_VK_DEVICE(FreeCommandBuffers);
   RLX_VK_DEVICE(CreateFence);

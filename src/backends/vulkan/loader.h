@@ -59,6 +59,11 @@ struct Api {
   PFN_vkCmdDispatch CmdDispatch = nullptr;
   PFN_vkCmdCopyBuffer CmdCopyBuffer = nullptr;
   PFN_vkCmdFillBuffer CmdFillBuffer = nullptr;
+  PFN_vkCreateQueryPool CreateQueryPool = nullptr;
+  PFN_vkDestroyQueryPool DestroyQueryPool = nullptr;
+  PFN_vkCmdResetQueryPool CmdResetQueryPool = nullptr;
+  PFN_vkCmdWriteTimestamp CmdWriteTimestamp = nullptr;
+  PFN_vkGetQueryPoolResults GetQueryPoolResults = nullptr;
   PFN_vkCmdPipelineBarrier CmdPipelineBarrier = nullptr;
   PFN_vkFreeCommandBuffers FreeCommandBuffers = nullptr;
   PFN_vkCreateFence CreateFence = nullptr;

@@ -111,8 +111,11 @@ Launch matmul_tiles(Shader sh, const MatmulProblem& p) {
   const std::string T = p.floating ? "float" : "int64_t", c = p.floating ? "f" : "i", zero = p.floating ? "0.0" : "0l";
   if (p.batch > 65535) throw Error(ErrorKind::unsupported, cat("vulkan: a product of ", p.batch, " batches exceeds the grid"));
   // 16×16 invocations, each a micro×micro block of the tile: 128×128 tiles 8 deep for large
-  // products, 64×64 tiles 16 deep otherwise (each stage 1024 elements of each operand)
-  const int64_t micro = (p.m >= 128 && p.n >= 128) ? 8 : 4, tile = 16 * micro, depth = 1024 / tile;
+  // products, 64×64 tiles 16 deep otherwise (each stage 1024 elements of each operand).
+  // 128×128 tiles only where they still give a large GPU a few hundred workgroups (on an H200,
+  // 64×64 tiles ran the Qwen3 prefill and MLP products faster: fewer, bigger tiles left SMs idle)
+  const int64_t big = ((p.m + 127) / 128) * ((p.n + 127) / 128) * p.batch;
+  const int64_t micro = big >= 512 ? 8 : 4, tile = 16 * micro, depth = 1024 / tile;
   sh.local_size(256);
   // a tile element e of tile×depth: along k first when k is the contiguous dim
   auto split = [&](bool k_fast, const char* kname, const char* row) {

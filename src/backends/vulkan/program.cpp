@@ -2,6 +2,11 @@
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -29,8 +34,44 @@ Program::Program(Context& c) : c_(c) {
   c.check(api.BeginCommandBuffer(cmd_, &cbi), "vkBeginCommandBuffer");
 }
 
+namespace {
+
+// Every profiled dispatch's time by label, printed when the process exits.
+struct Profile {
+  std::mutex mu;
+  std::map<std::string, std::pair<double, int64_t>> ns;  // label → (total ns, count)
+  ~Profile() {
+    if (ns.empty()) return;
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto& [label, v] : ns) rows.push_back({v.first, label}), total += v.first;
+    std::sort(rows.rbegin(), rows.rend());
+    std::fprintf(stderr, "vulkan profile (RLX_VULKAN_PROFILE): %.3f ms in dispatches\n%10s %6s %10s  %s\n", total / 1e6, "ms", "%", "count", "kernel");
+    for (const auto& [t, label] : rows)
+      std::fprintf(stderr, "%10.3f %6.1f %10lld  %s\n", t / 1e6, 100 * t / total, static_cast<long long>(ns[label].second), label.c_str());
+  }
+};
+Profile& profile_table() {
+  static Profile p;
+  return p;
+}
+
+}  // namespace
+
+void Program::profile(size_t max_dispatches) {
+  capacity_ = max_dispatches;
+  const Api& api = c_.api();
+  VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = static_cast<uint32_t>(max_dispatches + 1);
+  c_.check(api.CreateQueryPool(c_.device(), &qi, nullptr, &queries_), "vkCreateQueryPool");
+  api.CmdResetQueryPool(cmd_, queries_, 0, qi.queryCount);
+  api.CmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
+}
+
 Program::~Program() {
   const Api& api = c_.api();
+  if (queries_) api.DestroyQueryPool(c_.device(), queries_, nullptr);
   for (VkDescriptorPool p : descriptor_pools_) api.DestroyDescriptorPool(c_.device(), p, nullptr);
   if (fence_) api.DestroyFence(c_.device(), fence_, nullptr);
   if (pool_) api.DestroyCommandPool(c_.device(), pool_, nullptr);
@@ -72,7 +113,7 @@ void Program::fill(const Region& dst, uint32_t word) {
 }
 
 void Program::dispatch(const Pipeline& p, const std::vector<Region>& bindings, const void* push, uint32_t push_bytes, uint32_t gx, uint32_t gy,
-                       uint32_t gz) {
+                       uint32_t gz, const std::string& label) {
   const Api& api = c_.api();
   if (bindings.size() != p.bindings || push_bytes != p.push_bytes)
     throw Error(ErrorKind::internal, cat("vulkan: a dispatch gives ", bindings.size(), " buffers and ", push_bytes, " push bytes to a pipeline of ",
@@ -96,6 +137,10 @@ void Program::dispatch(const Pipeline& p, const std::vector<Region>& bindings, c
   if (push_bytes) api.CmdPushConstants(cmd_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   api.CmdDispatch(cmd_, gx, gy, gz);
   ++dispatches_;
+  if (queries_ && dispatches_ <= capacity_) {
+    labels_.push_back(label);
+    api.CmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, static_cast<uint32_t>(dispatches_));
+  }
 }
 
 void Program::barrier() {
@@ -120,6 +165,19 @@ void Program::end() {
 void Program::run() {
   if (!ended_) throw Error(ErrorKind::internal, "vulkan: running a program still being recorded");
   c_.submit_and_wait(cmd_, fence_);
+  if (!queries_) return;
+  const size_t n = std::min(dispatches_, labels_.size());
+  std::vector<uint64_t> t(n + 1);
+  c_.check(c_.api().GetQueryPoolResults(c_.device(), queries_, 0, static_cast<uint32_t>(n + 1), t.size() * 8, t.data(), 8,
+                                        VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+           "vkGetQueryPoolResults");
+  Profile& p = profile_table();
+  std::lock_guard<std::mutex> lock(p.mu);
+  for (size_t i = 0; i < n; ++i) {
+    auto& e = p.ns[labels_[i]];
+    e.first += static_cast<double>(t[i + 1] - t[i]) * c_.timestamp_ns();
+    ++e.second;
+  }
 }
 
 }  // namespace rlx::backends::vulkan
