@@ -42,16 +42,19 @@ Launch matmul_coop(Shader sh, const MatmulProblem& p, const Features& f) {
   };
   Launch l;
   l.name = "matmul-coopmat";
-  l.source = sh.source(p.functions + cat(
+  l.source = sh.source(p.functions + out_function(p) + cat(
       "shared float16_t As[", 64 * SA, "];\nshared float16_t Bs[", 32 * SB, "];\nshared float Cs[", 64 * SC, "];\n", "void main() {\n",
       "  uint n0 = gl_WorkGroupID.x * 64u, m0 = gl_WorkGroupID.y * 64u, bz = gl_WorkGroupID.z;\n",
-      "  uint t = gl_LocalInvocationID.x, sg = t / 32u, sm = (sg / 2u) * 32u, sn = (sg % 2u) * 32u;\n", decl, "  for (uint k0 = 0u; k0 < ", p.k,
+      "  uint t = gl_LocalInvocationID.x, sg = t / 32u, sm = (sg / 2u) * 32u, sn = (sg % 2u) * 32u;\n",
+      p.prepare ? "  rlx_prepare(m0, 64u, t, 128u);\n  barrier();\n" : "", decl, "  for (uint k0 = 0u; k0 < ", p.k,
       "u; k0 += 32u) {\n", "    for (uint e = t; e < 2048u; e += 128u) {\n      ", split(p.a_k_contiguous, "ka", "mm"), "\n      uint m = m0 + mm, k = k0 + ka;\n",
       "      As[mm * ", SA, "u + ka] = float16_t((m < ", p.m, "u && k < ", p.k, "u) ? rlx_a(bz, m, k) : 0.0);\n      ", split(p.b_k_contiguous, "kb", "nn"),
       "\n      uint n = n0 + nn;\n      k = k0 + kb;\n", "      Bs[kb * ", SB, "u + nn] = float16_t((n < ", p.n, "u && k < ", p.k, "u) ? rlx_b(bz, n, k) : 0.0);\n",
       "    }\n    barrier();\n", "    for (uint kk = 0u; kk < 32u; kk += ", CK, "u) {\n", loads, mul, "    }\n    barrier();\n  }\n", store, "  barrier();\n",
-      "  for (uint e = t; e < 4096u; e += 128u) {\n", "    uint mm = e / 64u, nn = e % 64u, m = m0 + mm, n = n0 + nn;\n", "    if (m < ", p.m, "u && n < ", p.n,
-      "u) y_wf((bz * ", p.m, "u + m) * ", p.n, "u + n, Cs[mm * ", SC, "u + nn]);\n  }\n}\n"));
+      p.paired ? cat("  for (uint e = t; e < 2048u; e += 128u) {\n", "    uint mm = e / 32u, nn = (e % 32u) * 2u, m = m0 + mm, n = n0 + nn;\n", "    if (m < ", p.m,
+                     "u && n < ", p.n, "u) rlx_out(bz, m, n / 2u, Cs[mm * ", SC, "u + nn], Cs[mm * ", SC, "u + nn + 1u]);\n  }\n}\n")
+               : cat("  for (uint e = t; e < 4096u; e += 128u) {\n", "    uint mm = e / 64u, nn = e % 64u, m = m0 + mm, n = n0 + nn;\n", "    if (m < ", p.m,
+                     "u && n < ", p.n, "u) rlx_out(bz, m, n, Cs[mm * ", SC, "u + nn], 0.0);\n  }\n}\n")));
   l.groups = {static_cast<uint32_t>((p.n + 63) / 64), static_cast<uint32_t>((p.m + 63) / 64), static_cast<uint32_t>(p.batch)};
   l.push_bytes = sh.push_bytes();
   return l;

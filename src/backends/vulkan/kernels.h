@@ -90,7 +90,16 @@ struct MatmulProblem {
   std::string functions;
   bool a_k_contiguous = false, b_k_contiguous = false;  // which way tiles load
   bool floating = true;
+  // Hooks of the fused forms (quant.cpp), each a function the caller defines in `functions`:
+  //   prepare: void rlx_prepare(uint m0, uint rows, uint t, uint threads) — run by every
+  //            invocation first (a barrier follows), for the rows m0… of the workgroup
+  //   out:     void rlx_out(uint bz, uint m, uint c, T v0, T v1) — stores result (m, c); with
+  //            `paired`, columns come as (gate, up) pairs: n counts both, c is the pair's index
+  //            and v1 the second's sum. Without `out`, results go to y as [batch, m, n].
+  bool prepare = false, out = false, paired = false;
 };
+// The default rlx_out (y[batch, m, n]) unless the problem defines its own.
+std::string out_function(const MatmulProblem& p);
 constexpr int64_t kMatmulRowsMax = 8;  // lhs rows from which the tiled schedule takes over
 // Few rows: 32 lanes per column, 8 columns per workgroup. Many: 64×64 tiles in shared memory.
 Launch matmul_rows(Shader sh, const MatmulProblem& p);

@@ -85,6 +85,12 @@ std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t) {
   return {l};
 }
 
+std::string out_function(const MatmulProblem& p) {
+  if (p.out) return {};
+  const std::string T = p.floating ? "float" : "int64_t";
+  return cat("void rlx_out(uint bz, uint m, uint c, ", T, " v0, ", T, " v1) { y_w", p.floating ? "f" : "i", "((bz * ", p.m, "u + m) * ", p.n, "u + c, v0); }\n");
+}
+
 Launch matmul_rows(Shader sh, const MatmulProblem& p) {
   const std::string T = p.floating ? "float" : "int64_t", c = p.floating ? "f" : "i", zero = p.floating ? "0.0" : "0l";
   const int64_t rows = p.m, groups = (p.n + 7) / 8;
@@ -93,15 +99,18 @@ Launch matmul_rows(Shader sh, const MatmulProblem& p) {
   sh.local_size(256);
   Launch l;
   l.name = "matmul-rows";
-  l.source = sh.source(p.functions + cat("shared ", T, " s_acc[", rows, "][256];\n", "void main() {\n",
+  l.source = sh.source(p.functions + out_function(p) + cat("shared ", T, " s_acc[", rows, "][256];\n", "void main() {\n",
                                          "  uint t = gl_LocalInvocationID.x, lane = t % 32u, col = gl_WorkGroupID.x * 8u + t / 32u, bz = gl_WorkGroupID.y;\n",
+                                         p.prepare ? cat("  rlx_prepare(0u, ", rows, "u, t, 256u);\n  barrier();\n") : std::string(),
                                          "  ", T, " acc[", rows, "];\n", "  for (uint r = 0u; r < ", rows, "u; ++r) acc[r] = ", zero, ";\n", "  if (col < ", p.n, "u)\n",
                                          "    for (uint k = lane; k < ", p.k, "u; k += 32u) {\n", "      ", T, " w = rlx_b(bz, col, k);\n",
                                          "      for (uint r = 0u; r < ", rows, "u; ++r) acc[r] += rlx_a(bz, r, k) * w;\n    }\n",
                                          "  for (uint r = 0u; r < ", rows, "u; ++r) s_acc[r][t] = acc[r];\n  barrier();\n",
                                          "  for (uint s = 16u; s > 0u; s >>= 1) {\n    if (lane < s)\n      for (uint r = 0u; r < ", rows,
-                                         "u; ++r) s_acc[r][t] += s_acc[r][t + s];\n    barrier();\n  }\n", "  if (lane == 0u && col < ", p.n,
-                                         "u)\n    for (uint r = 0u; r < ", rows, "u; ++r) y_w", c, "((bz * ", p.m, "u + r) * ", p.n, "u + col, s_acc[r][t]);\n}\n"));
+                                         "u; ++r) s_acc[r][t] += s_acc[r][t + s];\n    barrier();\n  }\n", p.paired ? cat("  if (lane == 0u && col % 2u == 0u && col < ", p.n, "u)\n    for (uint r = 0u; r < ", rows,
+                                                        "u; ++r) rlx_out(bz, r, col / 2u, s_acc[r][t], s_acc[r][t + 32u]);\n}\n")
+                                                  : cat("  if (lane == 0u && col < ", p.n, "u)\n    for (uint r = 0u; r < ", rows,
+                                                        "u; ++r) rlx_out(bz, r, col, s_acc[r][t], ", zero, ");\n}\n")));
   l.groups = {static_cast<uint32_t>(groups), static_cast<uint32_t>(p.batch), 1};
   l.push_bytes = sh.push_bytes();
   return l;
@@ -123,10 +132,11 @@ Launch matmul_tiles(Shader sh, const MatmulProblem& p) {
   };
   Launch l;
   l.name = cat("matmul-tiles", tile);
-  l.source = sh.source(p.functions + cat(
+  l.source = sh.source(p.functions + out_function(p) + cat(
       "shared ", T, " As[", depth, "][", tile + 4, "];\nshared ", T, " Bs[", depth, "][", tile + 4, "];\n", "void main() {\n",
       "  uint n0 = gl_WorkGroupID.x * ", tile, "u, m0 = gl_WorkGroupID.y * ", tile, "u, bz = gl_WorkGroupID.z;\n",
-      "  uint t = gl_LocalInvocationID.x, tx = t % 16u, ty = t / 16u;\n", "  ", T, " acc[", micro, "][", micro, "];\n",
+      "  uint t = gl_LocalInvocationID.x, tx = t % 16u, ty = t / 16u;\n",
+      p.prepare ? cat("  rlx_prepare(m0, ", tile, "u, t, 256u);\n  barrier();\n") : std::string(), "  ", T, " acc[", micro, "][", micro, "];\n",
       "  for (uint i = 0u; i < ", micro, "u; ++i) for (uint j = 0u; j < ", micro, "u; ++j) acc[i][j] = ", zero, ";\n",
       "  for (uint k0 = 0u; k0 < ", p.k, "u; k0 += ", depth, "u) {\n", "    for (uint e = t; e < 1024u; e += 256u) {\n      ", split(p.a_k_contiguous, "ka", "mm"),
       "\n      uint m = m0 + mm, k = k0 + ka;\n", "      As[ka][mm] = (m < ", p.m, "u && k < ", p.k, "u) ? rlx_a(bz, m, k) : ", zero, ";\n      ",
@@ -134,8 +144,9 @@ Launch matmul_tiles(Shader sh, const MatmulProblem& p) {
       zero, ";\n    }\n    barrier();\n", "    for (uint kk = 0u; kk < ", depth, "u; ++kk) {\n", "      ", T, " av[", micro, "], bv[", micro, "];\n",
       "      for (uint i = 0u; i < ", micro, "u; ++i) { av[i] = As[kk][ty * ", micro, "u + i]; bv[i] = Bs[kk][tx * ", micro, "u + i]; }\n",
       "      for (uint i = 0u; i < ", micro, "u; ++i) for (uint j = 0u; j < ", micro, "u; ++j) acc[i][j] += av[i] * bv[j];\n", "    }\n    barrier();\n  }\n",
-      "  for (uint i = 0u; i < ", micro, "u; ++i) for (uint j = 0u; j < ", micro, "u; ++j) {\n", "    uint m = m0 + ty * ", micro, "u + i, n = n0 + tx * ", micro,
-      "u + j;\n", "    if (m < ", p.m, "u && n < ", p.n, "u) y_w", c, "((bz * ", p.m, "u + m) * ", p.n, "u + n, acc[i][j]);\n  }\n}\n"));
+      "  for (uint i = 0u; i < ", micro, "u; ++i) for (uint j = 0u; j < ", micro, "u; j += ", p.paired ? 2 : 1, "u) {\n", "    uint m = m0 + ty * ", micro,
+      "u + i, n = n0 + tx * ", micro, "u + j;\n", "    if (m < ", p.m, "u && n < ", p.n, "u) ",
+      p.paired ? "rlx_out(bz, m, n / 2u, acc[i][j], acc[i][j + 1u]);\n  }\n}\n" : cat("rlx_out(bz, m, n, acc[i][j], ", zero, ");\n  }\n}\n")));
   l.groups = {static_cast<uint32_t>((p.n + tile - 1) / tile), static_cast<uint32_t>((p.m + tile - 1) / tile), static_cast<uint32_t>(p.batch)};
   l.push_bytes = sh.push_bytes();
   return l;

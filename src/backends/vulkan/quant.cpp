@@ -7,6 +7,8 @@
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/shader.h"
+#include "codegen/dialect_glsl.h"
+#include "codegen/scalar.h"
 #include "rlx/error.h"
 #include "util/quant_blocks.h"
 #include "util/strings.h"
@@ -70,35 +72,47 @@ std::string rounding(DType x) {
 }
 
 // Decode's product over f16/bf16 rows: 32 lanes a column, each reading 8 weights at a time.
-Launch half_rows(Shader sh, const MatmulProblem& p, const std::string& type, const std::string& functions) {
+Launch half_rows(Shader sh, const MatmulProblem& p, const std::string& type) {
   const int64_t rows = p.m, groups = (p.n + 7) / 8, units = p.k / 8;
   if (groups > 65535) throw Error(ErrorKind::unsupported, cat("vulkan: ", p.n, " columns exceed the grid"));
   const std::string unpack = type == "bf16" ? "w[2 * q] = rlx_round(uintBitsToFloat(u << 16)); w[2 * q + 1] = rlx_round(uintBitsToFloat(u & 0xffff0000u));"
                                             : "vec2 h = unpackHalf2x16(u); w[2 * q] = rlx_round(h.x); w[2 * q + 1] = rlx_round(h.y);";
+  const std::string store = p.paired ? cat("  if (lane == 0u && col % 2u == 0u && col < ", p.n, "u)\n    for (uint r = 0u; r < ", rows,
+                                           "u; ++r) rlx_out(0u, r, col / 2u, s_acc[r][t], s_acc[r][t + 32u]);\n")
+                                     : cat("  if (lane == 0u && col < ", p.n, "u)\n    for (uint r = 0u; r < ", rows, "u; ++r) rlx_out(0u, r, col, s_acc[r][t], 0.0);\n");
   sh.local_size(256);
   Launch l;
   l.name = cat("dequant-matmul-rows-", type);
-  l.source = sh.source(functions + cat("shared float s_acc[", rows, "][256];\n", "void main() {\n",
-                                       "  uint t = gl_LocalInvocationID.x, lane = t % 32u, col = gl_WorkGroupID.x * 8u + t / 32u;\n", "  float acc[", rows, "];\n",
-                                       "  for (uint r = 0u; r < ", rows, "u; ++r) acc[r] = 0.0;\n", "  if (col < ", p.n, "u)\n",
-                                       "    for (uint c = lane; c < ", units, "u; c += 32u) {\n", "      uvec4 v = w4_[p.o_w4 + col * ", units, "u + c];\n",
-                                       "      float w[8];\n", "      for (uint q = 0u; q < 4u; ++q) { uint u = v[q]; ", unpack, " }\n",
-                                       "      for (uint r = 0u; r < ", rows, "u; ++r) {\n        uint at = r * ", p.k, "u + 8u * c;\n",
-                                       "        for (uint j = 0u; j < 8u; ++j) acc[r] += x_f(at + j) * w[j];\n      }\n    }\n",
-                                       "  for (uint r = 0u; r < ", rows, "u; ++r) s_acc[r][t] = acc[r];\n  barrier();\n",
-                                       "  for (uint s = 16u; s > 0u; s >>= 1) {\n    if (lane < s)\n      for (uint r = 0u; r < ", rows,
-                                       "u; ++r) s_acc[r][t] += s_acc[r][t + s];\n    barrier();\n  }\n", "  if (lane == 0u && col < ", p.n,
-                                       "u)\n    for (uint r = 0u; r < ", rows, "u; ++r) y_wf(r * ", p.n, "u + col, s_acc[r][t]);\n}\n"));
+  l.source = sh.source(p.functions + cat("shared float s_acc[", rows, "][256];\n", "void main() {\n",
+                                         "  uint t = gl_LocalInvocationID.x, lane = t % 32u, col = gl_WorkGroupID.x * 8u + t / 32u;\n",
+                                         p.prepare ? cat("  rlx_prepare(0u, ", rows, "u, t, 256u);\n  barrier();\n") : std::string(), "  float acc[", rows, "];\n",
+                                         "  for (uint r = 0u; r < ", rows, "u; ++r) acc[r] = 0.0;\n", "  if (col < ", p.n, "u)\n",
+                                         "    for (uint c = lane; c < ", units, "u; c += 32u) {\n", "      uvec4 v = w4_[p.o_w4 + rlx_row(col) * ", units, "u + c];\n",
+                                         "      float w[8];\n", "      for (uint q = 0u; q < 4u; ++q) { uint u = v[q]; ", unpack, " }\n",
+                                         "      for (uint r = 0u; r < ", rows, "u; ++r)\n",
+                                         "        for (uint j = 0u; j < 8u; ++j) acc[r] += rlx_a(0u, r, 8u * c + j) * w[j];\n    }\n",
+                                         "  for (uint r = 0u; r < ", rows, "u; ++r) s_acc[r][t] = acc[r];\n  barrier();\n",
+                                         "  for (uint s = 16u; s > 0u; s >>= 1) {\n    if (lane < s)\n      for (uint r = 0u; r < ", rows,
+                                         "u; ++r) s_acc[r][t] += s_acc[r][t + s];\n    barrier();\n  }\n", store, "}\n"));
   l.groups = {static_cast<uint32_t>(groups), 1, 1};
   l.push_bytes = sh.push_bytes();
   return l;
 }
 
 bool claims_dequant_matmul(const NodeTypes& t, const ir::Attrs& a, const Features& f) {
-  // the plain product: the fused forms (glu, norm_eps, act=q8, an addend) decompose
-  if (a.has("glu") || a.has("norm_eps") || (a.has("act") && a.s("act") == "q8") || t.in.size() != 2 || t.out.size() != 1) return false;
+  // the product and its fused forms — the RMS norm of x before it (norm_eps), silu(gate) · up
+  // (glu), an addend after it; activations rounded to q8 blocks (act=q8) decompose
+  if ((a.has("act") && a.s("act") == "q8") || t.out.size() != 1) return false;
   if (!decodable(a.s("type")) || !is_float_class(t.in[0].dtype) || !storable(t.in[0].dtype, f) || !storable(t.out[0].dtype, f)) return false;
-  return indexable(t.in[0]) && indexable(t.in[1]) && indexable(t.out[0]) && storable(DType::u8, f);
+  for (const ir::Type& x : t.in)
+    if (!indexable(x) || !storable(x.dtype, f)) return false;
+  return indexable(t.out[0]);
+}
+
+std::string round_to(DType d, const std::string& v) {
+  if (d == DType::bf16) return cat("rlx_bf2f(rlx_f2bf(", v, "))");
+  if (d == DType::f16) return cat("rlx_h2f(rlx_f2h(", v, "))");
+  return v;
 }
 
 std::vector<Launch> dequant_matmul_launches(const ir::Node& node, const NodeTypes& t) {
@@ -107,27 +121,68 @@ std::vector<Launch> dequant_matmul_launches(const ir::Node& node, const NodeType
   const int64_t rows = shape_numel(t.in[0].shape).value() / k;
   if (rows == 0) return {};
   const int64_t row_bytes = *quant::row_bytes(*quant::block_type_from_name(type), k);
+  const bool glu = node.attrs.has("glu"), normed = node.attrs.has("norm_eps"), addend = t.in.size() == 3 && !normed;
+  const DType xd = t.in[0].dtype, od = t.out[0].dtype;
   MatmulProblem p;
-  p.m = rows, p.n = n, p.k = k;
+  p.m = rows, p.n = glu ? 2 * n : n, p.k = k;
   p.a_k_contiguous = p.b_k_contiguous = true;
-  std::string functions = rounding(t.in[0].dtype) + cat("float rlx_a(uint bz, uint m, uint k) { return x_f(m * ", k, "u + k); }\n");
+  p.prepare = normed, p.out = true, p.paired = glu;
   Shader sh;
-  sh.buffer("x", t.in[0].dtype, Access::read);
-  Launch l;
-  if ((type == "bf16" || type == "f16") && k % 8 == 0 && rows <= kMatmulRowsMax) {
+  sh.buffer("x", xd, Access::read);
+  std::vector<Operand> operands = {{Operand::Kind::input, 0}};
+  const bool half_path = (type == "bf16" || type == "f16") && k % 8 == 0 && rows <= kMatmulRowsMax;
+  if (half_path) {
     sh.raw_buffer("w4", "uvec4");
-    sh.buffer("y", t.out[0].dtype, Access::write);
-    l = half_rows(sh, p, type, functions);
-    l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1, 16}, {Operand::Kind::output, 0}};
-    return {l};
+    operands.push_back({Operand::Kind::input, 1, 16});
+  } else {
+    sh.buffer("w", DType::u8, Access::read);
+    operands.push_back({Operand::Kind::input, 1});
   }
-  sh.buffer("w", DType::u8, Access::read);
-  sh.buffer("y", t.out[0].dtype, Access::write);
-  p.functions = functions + decoder(type) + cat("float rlx_b(uint bz, uint n, uint k) { return rlx_round(rlx_dq(n * ", row_bytes, "u, k)); }\n");
-  const Features& f = Context::get().features();
-  l = type == "f16" && coopmat_fits(p, t.in[0].dtype, DType::f16, f) ? matmul_coop(sh, p, f) : rows <= kMatmulRowsMax ? matmul_rows(sh, p) : matmul_tiles(sh, p);
-  l.name = cat("dequant-", l.name, "-", type);
-  l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}};
+  if (t.in.size() == 3) {
+    sh.buffer("e", t.in[2].dtype, Access::read);  // the norm's weight, or the addend
+    operands.push_back({Operand::Kind::input, 2});
+  }
+  sh.buffer("y", od, Access::write);
+  operands.push_back({Operand::Kind::output, 0});
+  // x as the product reads it: RMS-normalized by rows (rms_norm's decomposition, rounded to
+  // x's dtype) when norm_eps is set
+  std::string f = rounding(xd);
+  if (normed) {
+    f += cat("shared float s_inv[128];\nshared float s_part[256];\nuint rlx_m0 = 0u;\n",
+             "void rlx_prepare(uint m0, uint rows, uint t, uint threads) {\n  rlx_m0 = m0;\n", "  uint parts = threads / rows, r = t % rows, part = t / rows;\n",
+             "  float ss = 0.0;\n  if (part < parts && m0 + r < ", rows, "u)\n    for (uint k = part; k < ", k, "u; k += parts) { float v = x_f((m0 + r) * ", k,
+             "u + k); ss += v * v; }\n", "  s_part[t] = ss;\n  barrier();\n", "  if (t < rows) {\n    float s = 0.0;\n",
+             "    for (uint q = 0u; q < parts; ++q) s += s_part[q * rows + t];\n", "    s_inv[t] = 1.0 / sqrt(s * ", codegen::glsl().literal(1.0 / static_cast<double>(k), codegen::ValueClass::floating),
+             " + ", codegen::glsl().literal(static_cast<float>(node.attrs.f("norm_eps")), codegen::ValueClass::floating), ");\n  }\n}\n",
+             "float rlx_a(uint bz, uint m, uint k) { return ", round_to(xd, cat("(x_f(m * ", k, "u + k) * s_inv[m - rlx_m0]) * e_f(k)")), "; }\n");
+  } else {
+    f += cat("float rlx_a(uint bz, uint m, uint k) { return x_f(m * ", k, "u + k); }\n");
+  }
+  // which packed row a product column reads: glu interleaves gate row c/2 and up row n + c/2
+  f += glu ? cat("uint rlx_row(uint c) { return (c % 2u) == 0u ? c / 2u : ", n, "u + c / 2u; }\n") : "uint rlx_row(uint c) { return c; }\n";
+  // the result as the decomposition stores it: rounded to out's dtype, then silu(gate) · up and
+  // the addend, each rounded again
+  std::string v = round_to(od, "v0");
+  if (glu) {
+    const std::string silu = codegen::print_scalar(codegen::glsl(), codegen::ValueClass::floating, ir::Op::silu, {"g"});
+    f += cat("float rlx_glu(float g, float u) { return ", round_to(od, cat(round_to(od, silu), " * u")), "; }\n");
+    v = cat("rlx_glu(", round_to(od, "v0"), ", ", round_to(od, "v1"), ")");
+  }
+  if (addend) v = round_to(od, cat(v, " + e_f(at)"));
+  f += cat("void rlx_out(uint bz, uint m, uint c, float v0, float v1) {\n  uint at = m * ", n, "u + c;\n  y_wf(at, ", v, ");\n}\n");
+  Launch l;
+  if (half_path) {
+    p.functions = f;
+    l = half_rows(sh, p, type);
+  } else {
+    p.functions = f + decoder(type) + cat("float rlx_b(uint bz, uint c, uint k) { return rlx_round(rlx_dq(rlx_row(c) * ", row_bytes, "u, k)); }\n");
+    const Features& feat = Context::get().features();
+    l = type == "f16" && coopmat_fits(p, xd, DType::f16, feat) ? matmul_coop(sh, p, feat) : rows <= kMatmulRowsMax ? matmul_rows(sh, p) : matmul_tiles(sh, p);
+    l.name = cat("dequant-", l.name, "-", type);
+  }
+  if (glu) l.name += "-glu";
+  if (normed) l.name += "-norm";
+  l.operands = operands;
   return {l};
 }
 
