@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -103,6 +104,14 @@ std::string out_function(const MatmulProblem& p);
 constexpr int64_t kMatmulRowsMax = 8;  // lhs rows from which the tiled schedule takes over
 // Few rows: 32 lanes per column, 8 columns per workgroup. Many: 64×64 tiles in shared memory.
 Launch matmul_rows(Shader sh, const MatmulProblem& p);
+// The rows schedules' shared parts (matmul_rows, quant.cpp's 16-byte rows): the lhs rows staged
+// in shared memory where they fit, the accumulators acc[m] summed over each column's 32 lanes
+// and stored through rlx_out. begin declares t, lane, col, bz and acc; x(row, k) reads the lhs.
+struct RowsParts {
+  std::string decls, stage, begin, finish;
+  std::function<std::string(const std::string&, const std::string&)> x;
+};
+RowsParts rows_parts(Shader& sh, const MatmulProblem& p);
 Launch matmul_tiles(Shader sh, const MatmulProblem& p);
 // Tensor cores (cooperative matrices) for f16 × f16 products of at least 64×64, where offered.
 bool coopmat_fits(const MatmulProblem& p, DType a, DType b, const Features& f);

@@ -91,26 +91,54 @@ std::string out_function(const MatmulProblem& p) {
   return cat("void rlx_out(uint bz, uint m, uint c, ", T, " v0, ", T, " v1) { y_w", p.floating ? "f" : "i", "((bz * ", p.m, "u + m) * ", p.n, "u + c, v0); }\n");
 }
 
+RowsParts rows_parts(Shader& sh, const MatmulProblem& p) {
+  const bool fl = p.floating;
+  const std::string T = fl ? "float" : "int64_t", zero = fl ? "0.0" : "0l";
+  const Features& f = Context::get().features();
+  RowsParts r;
+  // the lhs rows staged in shared memory once per workgroup (every column reads them)
+  const bool stage = p.m * p.k * (fl ? 4 : 8) <= 32768;
+  r.decls = stage ? cat("shared ", T, " xs_[", p.m * p.k, "];\n") : std::string();
+  r.stage = stage ? cat("  for (uint e = t; e < ", p.m * p.k, "u; e += 256u) xs_[e] = rlx_a(bz, e / ", p.k, "u, e % ", p.k, "u);\n  barrier();\n") : std::string();
+  r.x = [stage, k = p.k](const std::string& row, const std::string& col) {
+    return stage ? cat("xs_[", row, " * ", k, "u + ", col, "]") : cat("rlx_a(bz, ", row, ", ", col, ")");
+  };
+  // each column's 32 lanes summed: one subgroup operation where subgroups are 32 wide, else a
+  // tree in shared memory; then the sums of the workgroup's 8 columns meet in s_sum
+  const bool sub = fl && f.subgroup_arithmetic && f.subgroup_size == 32;
+  if (sub) sh.extension("GL_KHR_shader_subgroup_arithmetic");
+  r.decls += cat("shared ", T, " s_sum[", p.m, "][8];\n");
+  if (!sub) r.decls += cat("shared ", T, " s_acc[", p.m, "][256];\n");
+  std::string reduce;
+  if (sub) {
+    reduce = cat("  for (uint r = 0u; r < ", p.m, "u; ++r) { ", T, " v = subgroupAdd(acc[r]); if (lane == 0u) s_sum[r][t / 32u] = v; }\n  barrier();\n");
+  } else {
+    reduce = cat("  for (uint r = 0u; r < ", p.m, "u; ++r) s_acc[r][t] = acc[r];\n  barrier();\n", "  for (uint s = 16u; s > 0u; s >>= 1) {\n    if (lane < s)\n",
+                 "      for (uint r = 0u; r < ", p.m, "u; ++r) s_acc[r][t] += s_acc[r][t + s];\n    barrier();\n  }\n", "  if (lane == 0u) for (uint r = 0u; r < ", p.m,
+                 "u; ++r) s_sum[r][t / 32u] = s_acc[r][t];\n  barrier();\n");
+  }
+  r.finish = reduce + (p.paired ? cat("  if (lane == 0u && col % 2u == 0u && col < ", p.n, "u)\n    for (uint r = 0u; r < ", p.m,
+                                      "u; ++r) rlx_out(bz, r, col / 2u, s_sum[r][t / 32u], s_sum[r][t / 32u + 1u]);\n")
+                                : cat("  if (lane == 0u && col < ", p.n, "u)\n    for (uint r = 0u; r < ", p.m, "u; ++r) rlx_out(bz, r, col, s_sum[r][t / 32u], ", zero,
+                                      ");\n"));
+  r.begin = cat("  uint t = gl_LocalInvocationID.x, lane = t % 32u, col = gl_WorkGroupID.x * 8u + t / 32u, bz = gl_WorkGroupID.y;\n",
+                p.prepare ? cat("  rlx_prepare(0u, ", p.m, "u, t, 256u);\n  barrier();\n") : std::string(), r.stage, "  ", T, " acc[", p.m, "];\n",
+                "  for (uint r = 0u; r < ", p.m, "u; ++r) acc[r] = ", zero, ";\n");
+  return r;
+}
+
 Launch matmul_rows(Shader sh, const MatmulProblem& p) {
-  const std::string T = p.floating ? "float" : "int64_t", c = p.floating ? "f" : "i", zero = p.floating ? "0.0" : "0l";
-  const int64_t rows = p.m, groups = (p.n + 7) / 8;
+  const std::string T = p.floating ? "float" : "int64_t";
+  const int64_t groups = (p.n + 7) / 8;
   if (p.batch > 65535 || groups > 65535)
     throw Error(ErrorKind::unsupported, cat("vulkan: a product of ", p.batch, " batches × ", p.n, " columns exceeds the grid"));
   sh.local_size(256);
+  RowsParts r = rows_parts(sh, p);
   Launch l;
   l.name = "matmul-rows";
-  l.source = sh.source(p.functions + out_function(p) + cat("shared ", T, " s_acc[", rows, "][256];\n", "void main() {\n",
-                                         "  uint t = gl_LocalInvocationID.x, lane = t % 32u, col = gl_WorkGroupID.x * 8u + t / 32u, bz = gl_WorkGroupID.y;\n",
-                                         p.prepare ? cat("  rlx_prepare(0u, ", rows, "u, t, 256u);\n  barrier();\n") : std::string(),
-                                         "  ", T, " acc[", rows, "];\n", "  for (uint r = 0u; r < ", rows, "u; ++r) acc[r] = ", zero, ";\n", "  if (col < ", p.n, "u)\n",
-                                         "    for (uint k = lane; k < ", p.k, "u; k += 32u) {\n", "      ", T, " w = rlx_b(bz, col, k);\n",
-                                         "      for (uint r = 0u; r < ", rows, "u; ++r) acc[r] += rlx_a(bz, r, k) * w;\n    }\n",
-                                         "  for (uint r = 0u; r < ", rows, "u; ++r) s_acc[r][t] = acc[r];\n  barrier();\n",
-                                         "  for (uint s = 16u; s > 0u; s >>= 1) {\n    if (lane < s)\n      for (uint r = 0u; r < ", rows,
-                                         "u; ++r) s_acc[r][t] += s_acc[r][t + s];\n    barrier();\n  }\n", p.paired ? cat("  if (lane == 0u && col % 2u == 0u && col < ", p.n, "u)\n    for (uint r = 0u; r < ", rows,
-                                                        "u; ++r) rlx_out(bz, r, col / 2u, s_acc[r][t], s_acc[r][t + 32u]);\n}\n")
-                                                  : cat("  if (lane == 0u && col < ", p.n, "u)\n    for (uint r = 0u; r < ", rows,
-                                                        "u; ++r) rlx_out(bz, r, col, s_acc[r][t], ", zero, ");\n}\n")));
+  l.source = sh.source(p.functions + out_function(p) + r.decls +
+                       cat("void main() {\n", r.begin, "  if (col < ", p.n, "u)\n", "    for (uint k = lane; k < ", p.k, "u; k += 32u) {\n", "      ", T,
+                           " w = rlx_b(bz, col, k);\n", "      for (uint r = 0u; r < ", p.m, "u; ++r) acc[r] += ", r.x("r", "k"), " * w;\n    }\n", r.finish, "}\n"));
   l.groups = {static_cast<uint32_t>(groups), static_cast<uint32_t>(p.batch), 1};
   l.push_bytes = sh.push_bytes();
   return l;

@@ -73,27 +73,19 @@ std::string rounding(DType x) {
 
 // Decode's product over f16/bf16 rows: 32 lanes a column, each reading 8 weights at a time.
 Launch half_rows(Shader sh, const MatmulProblem& p, const std::string& type) {
-  const int64_t rows = p.m, groups = (p.n + 7) / 8, units = p.k / 8;
+  const int64_t groups = (p.n + 7) / 8, units = p.k / 8;
   if (groups > 65535) throw Error(ErrorKind::unsupported, cat("vulkan: ", p.n, " columns exceed the grid"));
   const std::string unpack = type == "bf16" ? "w[2 * q] = rlx_round(uintBitsToFloat(u << 16)); w[2 * q + 1] = rlx_round(uintBitsToFloat(u & 0xffff0000u));"
                                             : "vec2 h = unpackHalf2x16(u); w[2 * q] = rlx_round(h.x); w[2 * q + 1] = rlx_round(h.y);";
-  const std::string store = p.paired ? cat("  if (lane == 0u && col % 2u == 0u && col < ", p.n, "u)\n    for (uint r = 0u; r < ", rows,
-                                           "u; ++r) rlx_out(0u, r, col / 2u, s_acc[r][t], s_acc[r][t + 32u]);\n")
-                                     : cat("  if (lane == 0u && col < ", p.n, "u)\n    for (uint r = 0u; r < ", rows, "u; ++r) rlx_out(0u, r, col, s_acc[r][t], 0.0);\n");
   sh.local_size(256);
+  RowsParts r = rows_parts(sh, p);
   Launch l;
   l.name = cat("dequant-matmul-rows-", type);
-  l.source = sh.source(p.functions + cat("shared float s_acc[", rows, "][256];\n", "void main() {\n",
-                                         "  uint t = gl_LocalInvocationID.x, lane = t % 32u, col = gl_WorkGroupID.x * 8u + t / 32u;\n",
-                                         p.prepare ? cat("  rlx_prepare(0u, ", rows, "u, t, 256u);\n  barrier();\n") : std::string(), "  float acc[", rows, "];\n",
-                                         "  for (uint r = 0u; r < ", rows, "u; ++r) acc[r] = 0.0;\n", "  if (col < ", p.n, "u)\n",
-                                         "    for (uint c = lane; c < ", units, "u; c += 32u) {\n", "      uvec4 v = w4_[p.o_w4 + rlx_row(col) * ", units, "u + c];\n",
-                                         "      float w[8];\n", "      for (uint q = 0u; q < 4u; ++q) { uint u = v[q]; ", unpack, " }\n",
-                                         "      for (uint r = 0u; r < ", rows, "u; ++r)\n",
-                                         "        for (uint j = 0u; j < 8u; ++j) acc[r] += rlx_a(0u, r, 8u * c + j) * w[j];\n    }\n",
-                                         "  for (uint r = 0u; r < ", rows, "u; ++r) s_acc[r][t] = acc[r];\n  barrier();\n",
-                                         "  for (uint s = 16u; s > 0u; s >>= 1) {\n    if (lane < s)\n      for (uint r = 0u; r < ", rows,
-                                         "u; ++r) s_acc[r][t] += s_acc[r][t + s];\n    barrier();\n  }\n", store, "}\n"));
+  l.source = sh.source(p.functions + r.decls +
+                       cat("void main() {\n", r.begin, "  if (col < ", p.n, "u)\n", "    for (uint c = lane; c < ", units, "u; c += 32u) {\n",
+                           "      uvec4 v = w4_[p.o_w4 + rlx_row(col) * ", units, "u + c];\n", "      float w[8];\n",
+                           "      for (uint q = 0u; q < 4u; ++q) { uint u = v[q]; ", unpack, " }\n", "      for (uint r = 0u; r < ", p.m, "u; ++r)\n",
+                           "        for (uint j = 0u; j < 8u; ++j) acc[r] += ", r.x("r", "8u * c + j"), " * w[j];\n    }\n", r.finish, "}\n"));
   l.groups = {static_cast<uint32_t>(groups), 1, 1};
   l.push_bytes = sh.push_bytes();
   return l;
