@@ -13,7 +13,8 @@ bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Ty
   NodeTypes t{in, out};
   return claims_elementwise(op, t, f) || claims_movement(op, t, attrs, f) || claims_reduce(op, t, attrs, f) || claims_matmul(op, t, attrs, f) ||
          claims_quant(op, t, attrs, f) || claims_region(op, t, attrs, f) ||
-         claims_attention(op, t, attrs, f) || claims_rope(op, t, attrs, f);
+         claims_attention(op, t, attrs, f) || claims_rope(op, t, attrs, f) ||
+         claims_norm(op, t, attrs, f);
 }
 
 bool claims_op(ir::Op op) {
@@ -32,6 +33,8 @@ bool claims_op(ir::Op op) {
     case Op::reduce:
     case Op::attention:
     case Op::rope:
+    case Op::rms_norm:
+    case Op::layer_norm:
     case Op::fused_reduce:
     case Op::elementwise_region:
     case Op::dequantize:
@@ -52,6 +55,7 @@ std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scra
   if (claims_region(n.op, t, n.attrs, f)) return region_launches(n, t);
   if (claims_attention(n.op, t, n.attrs, f)) return attention_launches(n, t);
   if (claims_rope(n.op, t, n.attrs, f)) return rope_launches(n, t);
+  if (claims_norm(n.op, t, n.attrs, f)) return norm_launches(n, t);
   throw Error(ErrorKind::unsupported, cat("vulkan: no kernel for ", ir::op_keyword(n.op)));
 }
 

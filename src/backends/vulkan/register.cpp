@@ -39,6 +39,8 @@ class VulkanBackend : public runtime::Backend {
       case ir::Op::dequant_matmul: return attr == "glu" || attr == "norm_eps";
       case ir::Op::rope: return attr == "norm_eps" || attr == "append_axis";
       case ir::Op::attention: return attr == "compute";
+      case ir::Op::rms_norm:
+      case ir::Op::layer_norm: return attr == "out";
       default: return false;
     }
   }
