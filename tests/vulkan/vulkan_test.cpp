@@ -117,6 +117,25 @@ TEST(Vulkan, MatmulSchedulesMatchCpu) {
     }
 }
 
+// Long reductions of few outputs split into chunks and a merge (an argmax over a vocabulary),
+// against the cpu device; the maximum sits late, with an earlier tie for argmax's lowest index.
+TEST(Vulkan, SplitReductionsMatchCpu) {
+  if (expect_no_driver()) GTEST_SKIP() << "this run checks the no-driver message";
+  if (!Context::get().availability().available) GTEST_SKIP() << "no Vulkan here: " << Context::get().availability().reason;
+  const int64_t n = 151936;
+  std::vector<float> v(static_cast<size_t>(2 * n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.001f * static_cast<float>(i));
+  v[140001] = 5.0f, v[150000] = 5.0f, v[n + 7] = 4.0f;
+  for (const char* kind : {"argmax", "argmin", "sum", "max"}) {
+    rlx::Graph g;
+    auto x = g.input("x", rlx::DType::f32, {2, n});
+    g.set_outputs({rlx::op("reduce", {x}, std::string("kind=") + kind + ", axes=[1]")[0]});
+    std::vector<rlx::Tensor> in = {rlx::Tensor::from_vector(v, {2, n})};
+    rlx::Tensor got = rlx::Session("vulkan").compile(g).run(in)[0], want = rlx::Session("cpu").compile(g).run(in)[0];
+    for (int64_t i = 0; i < 2; ++i) EXPECT_NEAR(got.at_f64(i), want.at_f64(i), 1e-3 * std::max(1.0, std::fabs(want.at_f64(i)))) << kind << " row " << i;
+  }
+}
+
 TEST(Vulkan, DevicePoolStagingAndOffsets) {
   if (expect_no_driver()) GTEST_SKIP() << "this run checks the no-driver message";
   Context& c = Context::get();

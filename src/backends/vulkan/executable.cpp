@@ -145,6 +145,7 @@ class VulkanExecutable : public runtime::Executable {
     staging_ = c_.host_buffer(std::max<size_t>(at, 16));
     errors_ = c_.host_buffer(64);
     base_loc_ = loc_;
+    plan_launches();
     // recorded now with nothing kept on the device, so a node without a kernel fails the compile
     Binding none;
     none.in.resize(ins.size());
@@ -220,22 +221,38 @@ class VulkanExecutable : public runtime::Executable {
     return {l.buffer, base, range};
   }
 
+  // Every node's launches, printed once (a program recorded again reuses them), and the scratch
+  // the largest needs (steps run one after another, so one scratch region serves them all).
+  void plan_launches() {
+    node_launches_.assign(static_cast<size_t>(lir_.num_nodes()), {});
+    size_t scratch_max = 0;
+    for (int i = 0; i < lir_.num_nodes(); ++i) {
+      const ir::Node& n = lir_.node(i);
+      if (n.op == ir::Op::constant) continue;
+      bool all_views = true;
+      for (ir::ValueId v : n.outputs) all_views = all_views && lir_.placement[static_cast<size_t>(v)].kind == Placement::Kind::view;
+      if (all_views) continue;  // a reshape of contiguous memory: no work
+      NodeTypes t;
+      for (ir::ValueId v : n.inputs) t.in.push_back(lir_.type(v));
+      for (ir::ValueId v : n.outputs) t.out.push_back(lir_.type(v));
+      size_t scratch = 0;
+      try {
+        node_launches_[static_cast<size_t>(i)] = launches(n, t, scratch);
+      } catch (const Error& e) {
+        throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
+      }
+      scratch_max = std::max(scratch_max, scratch);
+    }
+    if (scratch_max) {
+      scratch_ = c_.device_alloc(scratch_max);
+      regions_.push_back(scratch_);
+    }
+  }
+
   void record_node(int i) {
     const ir::Node& n = lir_.node(i);
-    if (n.op == ir::Op::constant) return;
-    bool all_views = true;
-    for (ir::ValueId v : n.outputs) all_views = all_views && lir_.placement[static_cast<size_t>(v)].kind == Placement::Kind::view;
-    if (all_views) return;  // a reshape of contiguous memory: no work
-    NodeTypes t;
-    for (ir::ValueId v : n.inputs) t.in.push_back(lir_.type(v));
-    for (ir::ValueId v : n.outputs) t.out.push_back(lir_.type(v));
-    size_t scratch = 0;
-    std::vector<Launch> ls;
-    try {
-      ls = launches(n, t, scratch);
-    } catch (const Error& e) {
-      throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
-    }
+    std::vector<Launch>& ls = node_launches_[static_cast<size_t>(i)];
+    if (ls.empty()) return;  // nothing to compute (a constant, a view, an empty tensor)
     const uint32_t step = static_cast<uint32_t>(step_nodes_.size());
     step_nodes_.push_back(i);
     try {
@@ -262,7 +279,13 @@ class VulkanExecutable : public runtime::Executable {
           case Operand::Kind::input: bindings.push_back(binding(n.inputs[static_cast<size_t>(o.index)], o.elem_bytes, off)); break;
           case Operand::Kind::output: bindings.push_back(binding(n.outputs[static_cast<size_t>(o.index)], o.elem_bytes, off)); break;
           case Operand::Kind::error: bindings.push_back({errors_.buffer, 0, errors_.bytes}); continue;  // no offset word
-          case Operand::Kind::scratch: throw Error(ErrorKind::internal, "vulkan: scratch operands are not planned yet");
+          case Operand::Kind::scratch: {  // index: the byte offset in the step's scratch
+            if (!scratch_.buffer || !o.elem_bytes || o.index % static_cast<int>(o.elem_bytes))
+              throw Error(ErrorKind::internal, cat("vulkan: ", l.name, " binds scratch it did not ask for"));
+            bindings.push_back(scratch_);
+            off = static_cast<uint32_t>(o.index) / o.elem_bytes;
+            break;
+          }
         }
         push.push_back(off);
       }
@@ -291,6 +314,8 @@ class VulkanExecutable : public runtime::Executable {
   Context& c_;
   std::vector<Location> base_loc_;  // without the device copies a run binds
   std::vector<Region> input_region_;  // per graph input
+  std::vector<std::vector<Launch>> node_launches_;  // per node; none for constants and views
+  Region scratch_;
   Binding bound_;
   Region arena_;
   std::vector<Region> regions_;

@@ -49,7 +49,7 @@ std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scra
   const Features& f = Context::get().features();
   if (claims_elementwise(n.op, t, f)) return elementwise_launches(n, t);
   if (claims_movement(n.op, t, n.attrs, f)) return movement_launches(n, t);
-  if (claims_reduce(n.op, t, n.attrs, f)) return reduce_launches(n, t);
+  if (claims_reduce(n.op, t, n.attrs, f)) return reduce_launches(n, t, scratch_bytes);
   if (claims_matmul(n.op, t, n.attrs, f)) return matmul_launches(n, t);
   if (claims_quant(n.op, t, n.attrs, f)) return quant_launches(n, t);
   if (claims_region(n.op, t, n.attrs, f)) return region_launches(n, t);

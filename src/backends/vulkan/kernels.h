@@ -59,7 +59,7 @@ std::vector<Launch> elementwise_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_movement(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_reduce(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
-std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t);
+std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t, size_t& scratch);
 bool claims_region(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> region_launches(const ir::Node& n, const NodeTypes& t);
 // A region body (elementwise_region's, fused_reduce's prologue) the GLSL printer can print for

@@ -69,7 +69,11 @@ Split split_axes(const std::vector<int64_t>& full, const std::vector<int64_t>& a
 }
 
 // The kernel around `value` (GLSL defining T rlx_value(uint o, uint r)) for `kind`.
-Launch reduce_kernel(Shader sh, const std::string& value, const std::string& kind, bool fl, int64_t outs, int64_t count) {
+// `split` > 1: pass 1 of a split reduction — chunk g of output o reduced into scratch (sv_, si_
+// at [o · split + g]); pass 2 (`merge`) folds those partials with their indices.
+enum class Pass : uint8_t { whole, chunks, merge };
+Launch reduce_kernel(Shader sh, const std::string& value, const std::string& kind, bool fl, int64_t outs, int64_t count, Pass pass = Pass::whole,
+                     int64_t split = 1) {
   const bool arg = kind == "argmax" || kind == "argmin";
   const codegen::ValueClass cls = fl ? codegen::ValueClass::floating : codegen::ValueClass::integer;
   const std::string T = fl ? "float" : "int64_t", c = fl ? "f" : "i";
@@ -90,19 +94,34 @@ Launch reduce_kernel(Shader sh, const std::string& value, const std::string& kin
     fns += cat("void rlx_merge(inout ", T, " a, inout int ia, ", T, " b, int ib) { a = ",
                codegen::print_scalar(codegen::glsl(), cls, codegen::fold_op(r), {"a", "b"}), "; }\n");
   }
-  const std::string store = arg ? "y_wi(o, int64_t(at));" : cat("y_w", c, "(o, acc);");
+  std::string store = arg ? "y_wi(o, int64_t(at));" : cat("y_w", c, "(o, acc);");
   // lanes per output: one for short reductions, a subgroup's worth for rows, the workgroup for long ones
-  const int64_t lanes = count < 32 ? 1 : count <= 8192 ? 32 : 256;
+  const int64_t lanes = pass != Pass::whole ? 256 : count < 32 ? 1 : count <= 8192 ? 32 : 256;
   const int64_t per_group = 256 / lanes;
+  const int64_t len = (count + split - 1) / split;  // pass 1: each chunk's extent
+  std::string range = cat("uint r = lane; r < ", count, "u; r += ", lanes, "u");
+  std::string fetch = "rlx_value(o, r), int(r)";
+  std::string o_of = cat("(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * ", per_group, "u + t / ", lanes, "u");
+  if (pass == Pass::chunks) {
+    sh.raw_buffer("sv", T, Access::write);
+    sh.raw_buffer("si", "int", Access::write);
+    o_of = "gl_WorkGroupID.y";
+    range = cat("uint r = gl_WorkGroupID.x * ", len, "u + lane; r < min(", count, "u, (gl_WorkGroupID.x + 1u) * ", len, "u); r += 256u");
+    store = cat("sv_[p.o_sv + o * ", split, "u + gl_WorkGroupID.x] = acc; si_[p.o_si + o * ", split, "u + gl_WorkGroupID.x] = at;");
+  } else if (pass == Pass::merge) {
+    sh.raw_buffer("sv", T);
+    sh.raw_buffer("si", "int");
+    range = cat("uint r = lane; r < ", split, "u; r += 256u");
+    fetch = cat("sv_[p.o_sv + o * ", split, "u + r], si_[p.o_si + o * ", split, "u + r]");
+  }
   sh.push("n");
   sh.local_size(256);
   Launch l;
   l.name = cat("reduce-", kind);
   std::string body = cat(fns, "shared ", T, " s_v[256];\nshared int s_j[256];\n", "void main() {\n",
                          "  uint t = gl_LocalInvocationID.x, lane = t % ", lanes, "u;\n",
-                         "  uint o = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * ", per_group, "u + t / ", lanes, "u;\n", "  ", T, " acc = ", ident,
-                         ";\n  int at = -1;\n", "  if (o < p.n)\n", "    for (uint r = lane; r < ", count, "u; r += ", lanes,
-                         "u) rlx_merge(acc, at, rlx_value(o, r), int(r));\n");
+                         "  uint o = ", o_of, ";\n", "  ", T, " acc = ", ident, ";\n  int at = -1;\n", "  if (o < p.n)\n", "    for (", range,
+                         ") rlx_merge(acc, at, ", fetch, ");\n");
   if (lanes > 1)
     body += cat("  s_v[t] = acc; s_j[t] = at;\n  barrier();\n", "  for (uint s = ", lanes / 2, "u; s > 0u; s >>= 1) {\n",
                 "    if (lane < s) { ", T, " a = s_v[t]; int ia = s_j[t]; rlx_merge(a, ia, s_v[t + s], s_j[t + s]); s_v[t] = a; s_j[t] = ia; }\n",
@@ -111,13 +130,14 @@ Launch reduce_kernel(Shader sh, const std::string& value, const std::string& kin
   l.source = sh.source(body);
   l.words = {static_cast<uint32_t>(outs)};
   l.push_bytes = sh.push_bytes();
-  l.groups = grid_for(outs, static_cast<uint32_t>(per_group));
+  l.groups = pass == Pass::chunks ? std::array<uint32_t, 3>{static_cast<uint32_t>(split), static_cast<uint32_t>(outs), 1}
+                                  : grid_for(outs, static_cast<uint32_t>(per_group));
   return l;
 }
 
 }  // namespace
 
-std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t) {
+std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t, size_t& scratch) {
   const std::string& kind = n.attrs.s("kind");
   Shader sh;
   Launch l;
@@ -160,6 +180,22 @@ std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t) {
   sh.buffer("y", t.out[0].dtype, Access::write);
   const std::string value = offset_function("rlx_kept", s.kshape, s.kst[0]) + offset_function("rlx_reduced", s.rshape, s.rst[0]) +
                             cat(fl ? "float" : "int64_t", " rlx_value(uint o, uint r) { return x_", fl ? "f" : "i", "(rlx_kept(o) + rlx_reduced(r)); }\n");
+  // few outputs over a long extent (an argmax over a vocabulary): chunks in parallel, then a merge
+  const int64_t split = s.outs <= 64 && s.count >= 65536 ? std::min<int64_t>(1024, s.count / 8192) : 1;
+  if (split > 1) {
+    const size_t vbytes = fl ? 4 : 8, at_si = static_cast<size_t>(s.outs * split) * vbytes;
+    scratch = at_si + static_cast<size_t>(s.outs * split) * 4;
+    Shader sh2 = sh;
+    Launch a = reduce_kernel(sh, value, kind, fl, s.outs, s.count, Pass::chunks, split);
+    a.operands = {{Operand::Kind::input, 0}, {Operand::Kind::output, 0}, {Operand::Kind::scratch, 0, static_cast<uint32_t>(vbytes)},
+                  {Operand::Kind::scratch, static_cast<int>(at_si), 4}};
+    a.name += "-chunks";
+    Launch b = reduce_kernel(sh2, "", kind, fl, s.outs, s.count, Pass::merge, split);
+    b.operands = {{Operand::Kind::input, 0}, {Operand::Kind::output, 0}, {Operand::Kind::scratch, 0, static_cast<uint32_t>(vbytes)},
+                  {Operand::Kind::scratch, static_cast<int>(at_si), 4}};
+    b.name += "-merge";
+    return {a, b};
+  }
   l = reduce_kernel(sh, value, kind, fl, s.outs, s.count);
   l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::output, 0}};
   return {l};

@@ -130,8 +130,8 @@ void Shader::buffer(const std::string& name, DType t, Access a) {
   }
 }
 
-void Shader::raw_buffer(const std::string& name, const std::string& glsl_type) {
-  decls_ += cat("layout(std430, binding = ", offsets_.size(), ") readonly buffer B_", name, " { ", glsl_type, " ", name, "_[]; };\n");
+void Shader::raw_buffer(const std::string& name, const std::string& glsl_type, Access a) {
+  decls_ += cat("layout(std430, binding = ", offsets_.size(), ") ", a == Access::read ? "readonly " : a == Access::write ? "writeonly " : "", "buffer B_", name, " { ", glsl_type, " ", name, "_[]; };\n");
   offsets_.push_back("o_" + name);
 }
 

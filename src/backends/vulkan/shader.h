@@ -30,7 +30,7 @@ class Shader {
   void buffer(const std::string& name, DType t, Access a);
   // A binding read as raw `glsl_type` elements (uvec4 for 16-byte loads of packed weights):
   // name_[] only, its offset pushed in units of `elem_bytes` (Operand::elem_bytes).
-  void raw_buffer(const std::string& name, const std::string& glsl_type);
+  void raw_buffer(const std::string& name, const std::string& glsl_type, Access a = Access::read);
   // The index-error word (binding after the operands): kernels that read indices report the
   // first out-of-range one through rlx_index_error(value, bound).
   void error_buffer();
