@@ -98,6 +98,56 @@ std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t) {
     range += cat("  uint pos = i + ", Sk - Sq, "u;\n  hi = pos + 1u;\n");
     if (mask == "sliding_window") range += cat("  lo = pos >= ", n.attrs.i("window"), "u ? pos - ", n.attrs.i("window"), "u + 1u : 0u;\n");
   }
+  // the keys query row i (absolute) may see: [rlx_lo(i), rlx_hi(i))
+  std::string bounds = cat("uint rlx_hi(uint i) { return ", mask == "causal" || mask == "sliding_window" ? cat("i + ", Sk - Sq + 1, "u") : cat(Sk, "u"), "; }\n");
+  bounds += mask == "sliding_window" ? cat("uint rlx_lo(uint i) { uint pos = i + ", Sk - Sq, "u; return pos >= ", n.attrs.i("window"), "u ? pos - ",
+                                           n.attrs.i("window"), "u + 1u : 0u; }\n")
+                                     : "uint rlx_lo(uint i) { return 0u; }\n";
+  const int64_t shared_bytes = 4 * (16 * D + 32 * (D + 1) + 32 * Dv + 16 * 33 + 48);
+  if (Sq >= 16 && D <= 128 && Dv <= 128 && shared_bytes <= 48 * 1024) {
+    // a block of 16 query rows per workgroup of 256: key/value blocks of 32 staged in shared
+    // memory once for all 16 rows (prefill and encoders), scores 2 a lane, each row's online
+    // softmax kept by one lane, outputs 16 rows × Dv spread over the lanes
+    std::string sc = cat("        for (uint e = 0u; e < ", D, "u; ++e) s += Qs[row][e] * Ks[jj][e];\n");
+    if (round_scores) sc += cat("        s = ", round_to(d, "s"), ";\n");
+    sc += cat("        s *= uintBitsToFloat(", float_bits(static_cast<float>(scale)), "u);\n");
+    if (cap > 0)
+      sc += cat("        s = tanh(s * uintBitsToFloat(", float_bits(static_cast<float>(1.0 / cap)), "u)) * uintBitsToFloat(", float_bits(static_cast<float>(cap)),
+                "u);\n");
+    if (bias) sc += cat("        s += m_f(", bias_at, ");\n");
+    const int64_t nqb = (Sq + 15) / 16, cols = (Dv + 15) / 16;
+    const std::string ninf = "uintBitsToFloat(0xff800000u)";
+    const std::string block = cat(
+        bounds, "shared float Qs[16][", D, "];\nshared float Ks[32][", D + 1, "];\nshared float Vs[32][", Dv, "];\nshared float Ss[16][33];\n",
+        "shared float m_s[16], l_s[16], a_s[16];\n", "void main() {\n", "  uint blk = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;\n",
+        "  uint qb = blk % ", nqb, "u, h = (blk / ", nqb, "u) % ", Hq, "u, b = blk / ", nqb * Hq, "u;\n",
+        "  uint t = gl_LocalInvocationID.x, hk = h / ", groups, "u, i0 = qb * 16u, row = t / 16u, col = t % 16u;\n",
+        "  uint kb = b * ", kst[0], "u + hk * ", kst[1], "u, vb = b * ", vst[0], "u + hk * ", vst[1], "u;\n", "  for (uint e = t; e < ", 16 * D,
+        "u; e += 256u) {\n    uint i = e / ", D, "u, dd = e % ", D, "u;\n", "    Qs[i][dd] = i0 + i < ", Sq, "u ? ",
+        round_to(md, cat("q_f(b * ", qst[0], "u + h * ", qst[1], "u + (i0 + i) * ", qst[2], "u + dd)")), " : 0.0;\n  }\n",
+        "  if (t < 16u) { m_s[t] = ", ninf, "; l_s[t] = 0.0; }\n", "  uint lo = rlx_lo(i0), hi = rlx_hi(min(i0 + 15u, ", Sq - 1, "u));\n", "  float acc[", cols,
+        "];\n", "  for (uint c = 0u; c < ", cols, "u; ++c) acc[c] = 0.0;\n", "  barrier();\n", "  for (uint j0 = lo; j0 < hi; j0 += 32u) {\n",
+        "    for (uint e = t; e < ", 32 * D, "u; e += 256u) {\n      uint jj = e / ", D, "u, dd = e % ", D, "u;\n", "      Ks[jj][dd] = j0 + jj < hi ? ",
+        round_to(md, cat("k_f(kb + (j0 + jj) * ", kst[2], "u + dd)")), " : 0.0;\n    }\n", "    for (uint e = t; e < ", 32 * Dv, "u; e += 256u) {\n      uint jj = e / ",
+        Dv, "u, dd = e % ", Dv, "u;\n", "      Vs[jj][dd] = j0 + jj < hi ? ", round_to(md, cat("v_f(vb + (j0 + jj) * ", vst[2], "u + dd)")),
+        " : 0.0;\n    }\n", "    barrier();\n", "    for (uint q2 = 0u; q2 < 2u; ++q2) {\n", "      uint jj = col + 16u * q2, i = i0 + row, j = j0 + jj;\n",
+        "      float s = ", ninf, ";\n", "      if (i < ", Sq, "u && j < hi && j >= rlx_lo(i) && j < rlx_hi(i)) {\n        s = 0.0;\n", sc, "      }\n",
+        "      Ss[row][jj] = s;\n    }\n", "    barrier();\n", "    if (t < 16u) {\n", "      float mx = m_s[t], bm = ", ninf, ";\n",
+        "      for (uint jj = 0u; jj < 32u; ++jj) bm = max(bm, Ss[t][jj]);\n", "      float nm = max(mx, bm), sum = 0.0;\n",
+        "      float alpha = nm == ", ninf, " ? 1.0 : exp(mx - nm);\n", "      for (uint jj = 0u; jj < 32u; ++jj) {\n",
+        "        float pj = nm == ", ninf, " ? 0.0 : exp(Ss[t][jj] - nm);\n        Ss[t][jj] = pj;\n        sum += pj;\n      }\n",
+        "      l_s[t] = l_s[t] * alpha + sum; m_s[t] = nm; a_s[t] = alpha;\n    }\n", "    barrier();\n", "    float alpha = a_s[row];\n",
+        "    for (uint c = 0u; c < ", cols, "u; ++c) {\n      uint e = col + 16u * c;\n      if (e < ", Dv, "u) {\n        float a = acc[c] * alpha;\n",
+        "        for (uint jj = 0u; jj < 32u; ++jj) a += Ss[row][jj] * Vs[jj][e];\n        acc[c] = a;\n      }\n    }\n", "    barrier();\n  }\n",
+        "  if (i0 + row < ", Sq, "u)\n", "    for (uint c = 0u; c < ", cols, "u; ++c) {\n      uint e = col + 16u * c;\n",
+        "      if (e < ", Dv, "u) y_wf(b * ", ost[0], "u + h * ", ost[1], "u + (i0 + row) * ", ost[2], "u + e, acc[c] / l_s[row]);\n    }\n}\n");
+    sh.local_size(256);
+    l.name = "attention-block";
+    l.source = sh.source(block);
+    l.push_bytes = sh.push_bytes();
+    l.groups = grid_for(B * Hq * nqb, 1);
+    return {l};
+  }
   const std::string body = cat(
       "shared float q_s[", D, "];\nshared float p_s[", kLanes, "];\nshared float red[", kLanes, "];\n", "void main() {\n",
       "  uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;\n", "  uint i = row % ", Sq, "u, h = (row / ", Sq, "u) % ", Hq, "u, b = row / ",
