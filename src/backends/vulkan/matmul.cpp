@@ -152,7 +152,9 @@ Launch matmul_tiles(Shader sh, const MatmulProblem& p) {
   // 128×128 tiles only where they still give a large GPU a few hundred workgroups (on an H200,
   // 64×64 tiles ran the Qwen3 prefill and MLP products faster: fewer, bigger tiles left SMs idle)
   const int64_t big = ((p.m + 127) / 128) * ((p.n + 127) / 128) * p.batch;
-  const int64_t micro = big >= 512 ? 8 : 4, tile = 16 * micro, depth = 1024 / tile;
+  // and 32×32 tiles where 64×64 ones would leave most of it idle (the MLP's products of 128 columns)
+  const int64_t mid = ((p.m + 63) / 64) * ((p.n + 63) / 64) * p.batch;
+  const int64_t micro = big >= 512 ? 8 : mid >= 128 ? 4 : 2, tile = 16 * micro, depth = 1024 / tile;
   sh.local_size(256);
   // a tile element e of tile×depth: along k first when k is the contiguous dim
   auto split = [&](bool k_fast, const char* kname, const char* row) {

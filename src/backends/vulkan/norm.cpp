@@ -73,11 +73,11 @@ std::vector<Launch> norm_launches(const ir::Node& n, const NodeTypes& t) {
   if (layer) {
     body += cat("  float s0 = 0.0;\n  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) s0 += x_f(xb + e);\n", fold("s0", "sum"), "  float mean = sum * ", inv_n,
                 ";\n", "  float s1 = 0.0;\n  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) { float c = x_f(xb + e) - mean; s1 += c * c; }\n",
-                fold("s1", "sq"), "  float inv = 1.0 / sqrt(sq * ", inv_n, " + ", eps, ");\n", "  for (uint e = t; e < ", D, "u; e += ", kLanes,
+                fold("s1", "sq"), "  float inv = rlx_rsqrt(sq * ", inv_n, " + ", eps, ");\n", "  for (uint e = t; e < ", D, "u; e += ", kLanes,
                 "u) {\n    float v = (x_f(xb + e) - mean) * inv;\n", "    y_wf(xb + e, ", round_to(d, scaled), ");\n  }\n}\n");
   } else {
     body += cat("  float s0 = 0.0;\n  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) { float v = x_f(xb + e); s0 += v * v; }\n", fold("s0", "sq"),
-                "  float inv = 1.0 / sqrt(sq * ", inv_n, " + ", eps, ");\n", "  for (uint e = t; e < ", D, "u; e += ", kLanes,
+                "  float inv = rlx_rsqrt(sq * ", inv_n, " + ", eps, ");\n", "  for (uint e = t; e < ", D, "u; e += ", kLanes,
                 "u) {\n    float v = x_f(xb + e) * inv;\n", "    y_wf(xb + e, ", round_to(d, scaled), ");\n  }\n}\n");
   }
   l.name = layer ? "layer-norm" : "rms-norm";

@@ -144,7 +144,7 @@ std::vector<Launch> dequant_matmul_launches(const ir::Node& node, const NodeType
              "void rlx_prepare(uint m0, uint rows, uint t, uint threads) {\n  rlx_m0 = m0;\n", "  uint parts = threads / rows, r = t % rows, part = t / rows;\n",
              "  float ss = 0.0;\n  if (part < parts && m0 + r < ", rows, "u)\n    for (uint k = part; k < ", k, "u; k += parts) { float v = x_f((m0 + r) * ", k,
              "u + k); ss += v * v; }\n", "  s_part[t] = ss;\n  barrier();\n", "  if (t < rows) {\n    float s = 0.0;\n",
-             "    for (uint q = 0u; q < parts; ++q) s += s_part[q * rows + t];\n", "    s_inv[t] = 1.0 / sqrt(s * ", codegen::glsl().literal(1.0 / static_cast<double>(k), codegen::ValueClass::floating),
+             "    for (uint q = 0u; q < parts; ++q) s += s_part[q * rows + t];\n", "    s_inv[t] = rlx_rsqrt(s * ", codegen::glsl().literal(1.0 / static_cast<double>(k), codegen::ValueClass::floating),
              " + ", codegen::glsl().literal(static_cast<float>(node.attrs.f("norm_eps")), codegen::ValueClass::floating), ");\n  }\n}\n",
              "float rlx_a(uint bz, uint m, uint k) { return ", round_to(xd, cat("(x_f(m * ", k, "u + k) * s_inv[m - rlx_m0]) * e_f(k)")), "; }\n");
   } else {
