@@ -136,6 +136,13 @@ TEST(GlslDialect, CooperativeMatrixGemmCompiles) {
     sh.buffer("y", DType::f32, backends::vulkan::Access::write);
     std::string src = backends::vulkan::matmul_coop(sh, p, f).source;
     EXPECT_FALSE(compile_glsl(src, cat("coopmat ", m, "x", n, "x", k)).empty());
+    // fragments loaded straight from memory: a[m][k], b as [n][k] and as [k][n]
+    for (bool k_major : {true, false}) {
+      backends::vulkan::MatmulProblem d = p;
+      d.m = 256, d.n = 320, d.a_ld = 96, d.b_ld = k_major ? 96 : 320, d.b_k_major = k_major;
+      ASSERT_TRUE(backends::vulkan::coopmat_direct_fits(d, f));
+      EXPECT_FALSE(compile_glsl(backends::vulkan::matmul_coop_direct(sh, d, f).source, cat("coopmat direct ", m, "x", n, "x", k)).empty());
+    }
   }
 }
 

@@ -100,6 +100,11 @@ struct MatmulProblem {
   //            `paired`, columns come as (gate, up) pairs: n counts both, c is the pair's index
   //            and v1 the second's sum. Without `out`, results go to y as [batch, m, n].
   bool prepare = false, out = false, paired = false;
+  // Plain f16 operands the tensor-core schedule may load fragments of straight from memory
+  // (element strides; 0: not such a matrix): a[bz][m][k] at a_batch·bz + a_ld·m + k, and b
+  // either [n][k] (b_k_major: b_batch·bz + b_ld·n + k) or [k][n] (b_batch·bz + b_ld·k + n).
+  int64_t a_ld = 0, a_batch = 0, b_ld = 0, b_batch = 0;
+  bool b_k_major = false;
 };
 // The default rlx_out (y[batch, m, n]) unless the problem defines its own.
 std::string out_function(const MatmulProblem& p);
@@ -118,6 +123,10 @@ Launch matmul_tiles(Shader sh, const MatmulProblem& p);
 // Tensor cores (cooperative matrices) for f16 × f16 products of at least 64×64, where offered.
 bool coopmat_fits(const MatmulProblem& p, DType a, DType b, const Features& f);
 Launch matmul_coop(Shader sh, const MatmulProblem& p, const Features& f);
+// The same with fragments loaded straight from the operands (bound again as a16_ and b16_):
+// where both are plain f16 matrices whose sides are whole 64×64 tiles and 16-deep steps.
+bool coopmat_direct_fits(const MatmulProblem& p, const Features& f);
+Launch matmul_coop_direct(Shader sh, const MatmulProblem& p, const Features& f);
 
 // Helpers the families share.
 // Symbolic shapes are claimed (the LIR is static by the time kernels are printed); static ones

@@ -52,6 +52,15 @@ MatmulProblem problem(const ir::Node& node, const NodeTypes& t) {
   codegen::collapse_dims(nshape, {&bns});
   p.a_k_contiguous = kshape.size() == 1 && aks[0] == 1;
   p.b_k_contiguous = kshape.size() == 1 && bks[0] == 1;
+  // plain matrices (one dim per group) for the tensor cores' direct loads
+  if (t.in[0].dtype == DType::f16 && t.in[1].dtype == DType::f16 && kshape.size() == 1 && mshape.size() == 1 && nshape.size() == 1 && bshape.size() <= 1 &&
+      aks[0] == 1 && (bks[0] == 1 || bns[0] == 1)) {
+    p.a_ld = ams[0];
+    p.a_batch = bshape.empty() ? 0 : abs_[0];
+    p.b_batch = bshape.empty() ? 0 : bbs[0];
+    p.b_k_major = bks[0] == 1;
+    p.b_ld = p.b_k_major ? bns[0] : bks[0];
+  }
   p.floating = is_float_class(t.in[0].dtype);
   const std::string T = p.floating ? "float" : "int64_t", c = p.floating ? "f" : "i";
   p.functions = offset_function("a_b", bshape, abs_) + offset_function("a_m", mshape, ams) + offset_function("a_k", kshape, aks) +
@@ -80,6 +89,11 @@ std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t) {
   sh.buffer("b", t.in[1].dtype, Access::read);
   sh.buffer("y", t.out[0].dtype, Access::write);
   const Features& f = Context::get().features();
+  if (coopmat_fits(p, t.in[0].dtype, t.in[1].dtype, f) && coopmat_direct_fits(p, f)) {
+    Launch l = matmul_coop_direct(sh, p, f);
+    l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}, {Operand::Kind::input, 0, 2}, {Operand::Kind::input, 1, 2}};
+    return {l};
+  }
   Launch l = coopmat_fits(p, t.in[0].dtype, t.in[1].dtype, f) ? matmul_coop(sh, p, f) : p.m <= kMatmulRowsMax ? matmul_rows(sh, p) : matmul_tiles(sh, p);
   l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}};
   return {l};
