@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The vulkan device end to end (issue 23's CI acceptance), on whatever Vulkan the environment
 # gives (lavapipe in CI): greedy ids of the tiny Qwen3 fixture (f32) equal to the PyTorch
-# reference's, sentence embeddings equal to the cpu device's, and a short MLP training run that
-# ends where the cpu's does.
+# reference's, sentence embeddings equal to the cpu device's, and short MLP and CNN training runs
+# that end where the cpu's do.
 set -u
 RLX=$1
 FIX=$2  # tests/fixtures
@@ -46,6 +46,18 @@ a = json.loads(open('$tmp/train_cpu.json').read().strip().splitlines()[-1]); b =
 dl = abs(a['test_loss'] - b['test_loss']); da = abs(a['test_accuracy'] - b['test_accuracy'])
 ok = dl <= 1e-3 and da <= 2e-3
 print(('ok' if ok else 'FAIL') + f\": MLP training, 1 epoch of 2048 images: test loss {b['test_loss']:.6f} on vulkan, {a['test_loss']:.6f} on cpu; accuracy {b['test_accuracy']} vs {a['test_accuracy']}\")
+sys.exit(not ok)" || fail=1
+  # the small CNN: convolutions forward and in the gradients
+  for d in cpu vulkan; do
+    "$RLX" train mnist --epochs 1 --model cnn --hidden 4,8 --batch 50 --lr 0.005 --limit 600 --seed 2 --device $d --json >"$tmp/cnn_$d.json" || {
+      echo "FAIL: cnn training on $d"; exit 1; }
+  done
+  py "
+import json, sys
+a = json.loads(open('$tmp/cnn_cpu.json').read().strip().splitlines()[-1]); b = json.loads(open('$tmp/cnn_vulkan.json').read().strip().splitlines()[-1])
+dl = abs(a['test_loss'] - b['test_loss']); da = abs(a['test_accuracy'] - b['test_accuracy'])
+ok = dl <= 1e-3 and da <= 2e-3
+print(('ok' if ok else 'FAIL') + f\": CNN training, 1 epoch of 600 images: test loss {b['test_loss']:.6f} on vulkan, {a['test_loss']:.6f} on cpu; accuracy {b['test_accuracy']} vs {a['test_accuracy']}\")
 sys.exit(not ok)" || fail=1
 else
   echo "SKIP (training): $DATA is missing"

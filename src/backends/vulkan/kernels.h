@@ -69,6 +69,8 @@ std::shared_ptr<const ir::Graph> printable_body(const std::string& text, const s
 std::string body_code(const ir::Graph& body, const std::vector<std::string>& inputs);
 bool claims_attention(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t);
+bool claims_conv(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
+std::vector<Launch> conv_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_norm(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> norm_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_rope(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
