@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The vulkan device end to end (issue 23's CI acceptance), on whatever Vulkan the environment
-# gives (lavapipe in CI): greedy ids of the tiny Qwen3 fixture (f32) equal to the PyTorch
-# reference's, sentence embeddings equal to the cpu device's, and short MLP and CNN training runs
+# gives (lavapipe in CI): greedy ids of the tiny Qwen3 and Qwen3-MoE fixtures (f32) equal to the
+# PyTorch reference's, sentence embeddings equal to the cpu device's, and short MLP and CNN training runs
 # that end where the cpu's do.
 set -u
 RLX=$1
@@ -14,15 +14,17 @@ if ! "$RLX" devices 2>/dev/null | grep -qE "^vulkan +yes"; then
 fi
 fail=0
 py() { /usr/bin/python3 -c "$@"; }
-# 1. greedy ids
-m=$FIX/qwen3/qwen3_tiny
-ids=$(py "import json;print(','.join(map(str,json.load(open('$m/expected.json'))['prompt_ids'])))")
-want=$(py "import json;print(','.join(map(str,json.load(open('$m/expected.json'))['greedy'][:24])))")
-"$RLX" generate --model "$m" --prompt-ids "$ids" --max-tokens 24 --ignore-eos --temperature 0 --device vulkan --json >"$tmp/gen.json" 2>"$tmp/gen.err" || {
-  echo "FAIL: generate on vulkan"; cat "$tmp/gen.err"; exit 1; }
-got=$(py "import json;print(','.join(map(str,json.loads(open('$tmp/gen.json').read().strip().splitlines()[-1])['ids'])))")
-if [ "$got" = "$want" ]; then echo "ok: qwen3_tiny greedy ids on vulkan equal the reference's (24 tokens)"
-else echo "FAIL: qwen3_tiny greedy ids on vulkan: $got, the reference's: $want"; fail=1; fi
+# 1. greedy ids (a dense model and a mixture of experts: routing's topk, expert_matmul)
+for f in qwen3_tiny qwen3_moe_tiny; do
+  m=$FIX/qwen3/$f
+  ids=$(py "import json;print(','.join(map(str,json.load(open('$m/expected.json'))['prompt_ids'])))")
+  want=$(py "import json;print(','.join(map(str,json.load(open('$m/expected.json'))['greedy'][:24])))")
+  "$RLX" generate --model "$m" --prompt-ids "$ids" --max-tokens 24 --ignore-eos --temperature 0 --device vulkan --json >"$tmp/gen.json" 2>"$tmp/gen.err" || {
+    echo "FAIL: generate $f on vulkan"; cat "$tmp/gen.err"; exit 1; }
+  got=$(py "import json;print(','.join(map(str,json.loads(open('$tmp/gen.json').read().strip().splitlines()[-1])['ids'])))")
+  if [ "$got" = "$want" ]; then echo "ok: $f greedy ids on vulkan equal the reference's (24 tokens)"
+  else echo "FAIL: $f greedy ids on vulkan: $got, the reference's: $want"; fail=1; fi
+done
 # 2. embeddings
 for d in cpu vulkan; do
   "$RLX" embed --model "$FIX/bert/st_mean" --text "the quick brown fox" --text "jumps over the lazy dog" --device $d --json >"$tmp/emb_$d.json" || {

@@ -14,7 +14,8 @@ bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Ty
   return claims_elementwise(op, t, f) || claims_movement(op, t, attrs, f) || claims_reduce(op, t, attrs, f) || claims_matmul(op, t, attrs, f) ||
          claims_quant(op, t, attrs, f) || claims_region(op, t, attrs, f) ||
          claims_attention(op, t, attrs, f) || claims_rope(op, t, attrs, f) ||
-         claims_norm(op, t, attrs, f) || claims_conv(op, t, attrs, f);
+         claims_norm(op, t, attrs, f) || claims_conv(op, t, attrs, f) ||
+         claims_sort(op, t, attrs, f);
 }
 
 bool claims_op(ir::Op op) {
@@ -35,6 +36,8 @@ bool claims_op(ir::Op op) {
     case Op::rope:
     case Op::rms_norm:
     case Op::conv:
+    case Op::sort:
+    case Op::topk:
     case Op::layer_norm:
     case Op::fused_reduce:
     case Op::elementwise_region:
@@ -58,6 +61,7 @@ std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scra
   if (claims_rope(n.op, t, n.attrs, f)) return rope_launches(n, t);
   if (claims_norm(n.op, t, n.attrs, f)) return norm_launches(n, t);
   if (claims_conv(n.op, t, n.attrs, f)) return conv_launches(n, t);
+  if (claims_sort(n.op, t, n.attrs, f)) return sort_launches(n, t);
   throw Error(ErrorKind::unsupported, cat("vulkan: no kernel for ", ir::op_keyword(n.op)));
 }
 
