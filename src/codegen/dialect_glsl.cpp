@@ -35,9 +35,13 @@ std::string GlslDialect::is_nan(const std::string& a) const { return cat("isnan(
 std::string GlslDialect::prelude() const {
   return R"(// sin and cos of arguments reduced to [−π, π] first (Cody–Waite, 2π in three parts): GLSL
 // lets drivers approximate both only near 0 (NVIDIA's lose digits on RoPE's large angles)
+// (`precise`: a driver that reassociates would fold the three parts back into one inexact 2π)
 float rlx_reduce_2pi(float x) {
   float k = roundEven(x * 0.15915494309189535);
-  return ((x - k * 6.28125) - k * 0.0019353071693331003) - k * 1.0253131677018246e-11;
+  precise float r = x - k * 6.28125;
+  r = r - k * 0.0019353071693331003;
+  r = r - k * 1.0253131677018246e-11;
+  return r;
 }
 float rlx_sin(float x) { return isinf(x) ? x - x : sin(rlx_reduce_2pi(x)); }
 float rlx_cos(float x) { return isinf(x) ? x - x : cos(rlx_reduce_2pi(x)); }
