@@ -60,8 +60,8 @@ uint rlx_f2bf(float f) {
   return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
 }
 float rlx_bf2f(uint h) { return uintBitsToFloat(h << 16); }
-// 1/√x for the norms, refined by a Newton step: NVIDIA's driver computes 1.0 / sqrt(x) with an
-// approximate reciprocal square root (RMS-normalized RoPE missed the reference by 1–2 tolerances)
+// 1/√x for the norms, refined by a Newton step: drivers may compute 1.0 / sqrt(x) with an
+// approximate reciprocal square root (NVIDIA's does)
 float rlx_rsqrt(float x) {
   float r = 1.0 / sqrt(x);
   return r * (1.5 - 0.5 * x * r * r);
