@@ -15,7 +15,7 @@ bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Ty
          claims_quant(op, t, attrs, f) || claims_region(op, t, attrs, f) ||
          claims_attention(op, t, attrs, f) || claims_rope(op, t, attrs, f) ||
          claims_norm(op, t, attrs, f) || claims_conv(op, t, attrs, f) ||
-         claims_sort(op, t, attrs, f);
+         claims_sort(op, t, attrs, f) || claims_cumsum(op, t, f);
 }
 
 bool claims_op(ir::Op op) {
@@ -37,6 +37,7 @@ bool claims_op(ir::Op op) {
     case Op::rms_norm:
     case Op::conv:
     case Op::sort:
+    case Op::cumsum:
     case Op::topk:
     case Op::layer_norm:
     case Op::fused_reduce:
@@ -62,6 +63,7 @@ std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scra
   if (claims_norm(n.op, t, n.attrs, f)) return norm_launches(n, t);
   if (claims_conv(n.op, t, n.attrs, f)) return conv_launches(n, t);
   if (claims_sort(n.op, t, n.attrs, f)) return sort_launches(n, t);
+  if (claims_cumsum(n.op, t, f)) return cumsum_launches(n, t);
   throw Error(ErrorKind::unsupported, cat("vulkan: no kernel for ", ir::op_keyword(n.op)));
 }
 

@@ -71,6 +71,8 @@ bool claims_attention(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const F
 std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_conv(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> conv_launches(const ir::Node& n, const NodeTypes& t);
+bool claims_cumsum(ir::Op op, const NodeTypes& t, const Features& f);
+std::vector<Launch> cumsum_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_sort(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> sort_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_norm(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);

@@ -1,4 +1,5 @@
-// sort and topk along an axis by rank: one invocation per element counts the elements of its
+// cumsum along an axis: one invocation per line, summing in the reference's order (f32 for
+// floats, wrapping 64-bit for integers). And sort and topk along an axis by rank: one invocation per element counts the elements of its
 // line that the reference's stable order puts before it (NaN above every number, equals by
 // index) and writes itself at that rank — all of sort, or the ranks below k for topk. O(n²)
 // comparisons a line, all in parallel: claimed for lines of at most 4096 (MoE routers, small
@@ -64,6 +65,40 @@ std::vector<Launch> sort_launches(const ir::Node& node, const NodeTypes& t) {
   l.words = {static_cast<uint32_t>(total)};
   l.push_bytes = sh.push_bytes();
   l.groups = grid_for(total, 256);
+  return {l};
+}
+
+bool claims_cumsum(ir::Op op, const NodeTypes& t, const Features& f) {
+  if (op != ir::Op::cumsum || t.in.size() != 1 || t.out.size() != 1 || t.in[0].dtype == DType::boolean) return false;
+  return indexable(t.in[0]) && storable(t.in[0].dtype, f) && storable(t.out[0].dtype, f);
+}
+
+std::vector<Launch> cumsum_launches(const ir::Node& node, const NodeTypes& t) {
+  const std::vector<int64_t> xs = dims(t.in[0]);
+  const int64_t axis = codegen::normalize_axis(node.attrs.i("axis"), xs.size());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= xs[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < xs.size(); ++d) inner *= xs[d];
+  const int64_t n = xs[static_cast<size_t>(axis)], lines = outer * inner;
+  if (lines == 0 || n == 0) return {};
+  const bool fl = is_float_class(t.in[0].dtype), exclusive = node.attrs.b("exclusive"), reverse = node.attrs.b("reverse");
+  const std::string T = fl ? "float" : "int64_t", c = fl ? "f" : "i";
+  Shader sh;
+  sh.buffer("x", t.in[0].dtype, Access::read);
+  sh.buffer("y", t.out[0].dtype, Access::write);
+  sh.push("n");
+  sh.local_size(256);
+  const std::string body = cat("void main() {\n  uint g = rlx_flat();\n  if (g >= p.n) return;\n", "  uint base = (g / ", inner, "u) * ", n * inner, "u + g % ", inner,
+                               "u;\n", "  ", T, " s = ", fl ? "0.0" : "0l", ";\n", "  for (uint k = 0u; k < ", n, "u; ++k) {\n", "    uint j = base + ",
+                               reverse ? cat("(", n - 1, "u - k)") : std::string("k"), " * ", inner, "u;\n", exclusive ? cat("    y_w", c, "(j, s);\n") : "",
+                               "    s += x_", c, "(j);\n", exclusive ? "" : cat("    y_w", c, "(j, s);\n"), "  }\n}\n");
+  Launch l;
+  l.name = "cumsum";
+  l.source = sh.source(body);
+  l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::output, 0}};
+  l.words = {static_cast<uint32_t>(lines)};
+  l.push_bytes = sh.push_bytes();
+  l.groups = grid_for(lines, 256);
   return {l};
 }
 
