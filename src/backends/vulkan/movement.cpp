@@ -1,5 +1,5 @@
 // Data movement: reshape (where the memory plan could not make it a view), transpose,
-// broadcast, slice, concat, pad (constant mode), gather and scatter. All but the last two are
+// broadcast, slice, concat, pad (every mode), gather and scatter. All but the last two are
 // one strided copy — an iteration space with a base and strides on each side — printed per
 // shape; gather and scatter read indices and report the first out-of-range one through the
 // error word (the reference's rule: every index in [0, n)).
@@ -68,6 +68,45 @@ AxisSplit split(const std::vector<int64_t>& shape, int64_t axis) {
   return s;
 }
 
+// Every output element finds its source as the reference does (interior steps, then the mode's
+// rule outside: the value, the nearest edge, or the reflection without repeating the edge).
+Launch pad_general(const ir::Node& n, const NodeTypes& t) {
+  const std::vector<int64_t> xs = dims(t.in[0]), ys = dims(t.out[0]), xst = contiguous_strides(xs);
+  const auto& lo = n.attrs.ints("lo");
+  std::vector<int64_t> interior(xs.size(), 0);
+  if (n.attrs.has("interior")) interior = n.attrs.ints("interior");
+  const std::string& mode = n.attrs.s("mode");
+  const DType dt = t.out[0].dtype;
+  const int64_t total = shape_numel(t.out[0].shape).value();
+  Shader sh;
+  sh.buffer("x", dt, Access::read);
+  sh.buffer("y", dt, Access::write);
+  sh.push("n");
+  sh.local_size(kThreads);
+  std::string body = "void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n  uint r = i, src = 0u;\n  bool inside = true;\n";
+  for (size_t d = ys.size(); d-- > 0;) {
+    body += cat("  { int c = int(r % ", ys[d], "u); r /= ", ys[d], "u;\n    int q = c - ", lo[d], ";\n");
+    if (interior[d] > 0) body += cat("    if (q >= 0) { if (q % ", interior[d] + 1, " != 0) inside = false; q /= ", interior[d] + 1, "; }\n");
+    body += cat("    if (q < 0 || q >= ", xs[d], ") {\n");
+    if (mode == "constant") body += "      inside = false;\n";
+    else if (mode == "edge") body += cat("      q = q < 0 ? 0 : ", xs[d] - 1, ";\n");
+    else body += cat("      q = q < 0 ? -q : ", 2 * (xs[d] - 1), " - q;\n");
+    body += cat("    }\n    src += uint(clamp(q, 0, ", std::max<int64_t>(xs[d] - 1, 0), ")) * ", xst[d], "u; }\n");
+  }
+  const double value = n.attrs.f("value");
+  const std::string fill = is_float_class(dt) ? cat("y_wf(i, uintBitsToFloat(", float_bits(static_cast<float>(value)), "u))")
+                                              : cat("y_wi(i, ", static_cast<int64_t>(value), "l)");
+  body += cat("  if (inside) y_[p.o_y + i] = x_[p.o_x + src];\n  else ", fill, ";\n}\n");
+  Launch l;
+  l.name = cat("pad-", mode);
+  l.source = sh.source(body);
+  l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::output, 0}};
+  l.words = {static_cast<uint32_t>(total)};
+  l.push_bytes = sh.push_bytes();
+  l.groups = grid_for(total, kThreads);
+  return l;
+}
+
 }  // namespace
 
 Launch copy_launch(DType t, int64_t n, Operand from) {
@@ -84,13 +123,9 @@ bool claims_movement(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Fe
   if (t.out.size() != 1 || !indexable(t.out[0]) || !storable(t.out[0].dtype, f)) return false;
   for (const ir::Type& x : t.in)
     if (!indexable(x) || !storable(x.dtype, f)) return false;
-  if (op == Op::pad) {
-    if (a.s("mode") != "constant") return false;
-    for (int64_t v : a.ints("lo")) if (v < 0) return false;
-    for (int64_t v : a.ints("hi")) if (v < 0) return false;
-    if (a.has("interior"))
-      for (int64_t v : a.ints("interior")) if (v < 0) return false;
-  }
+  if (op == Op::pad && a.has("interior"))
+    for (int64_t v : a.ints("interior"))
+      if (v < 0) return false;
   if (op == Op::gather || op == Op::scatter) {
     DTypeClass c = dtype_class(t.in[1].dtype);
     if (c != DTypeClass::signed_int && c != DTypeClass::unsigned_int) return false;
@@ -141,6 +176,10 @@ std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t) {
     }
     case Op::pad: {
       const auto& lo = n.attrs.ints("lo");
+      const std::string& mode = n.attrs.s("mode");
+      bool simple = mode == "constant";
+      for (size_t d = 0; d < lo.size(); ++d) simple = simple && lo[d] >= 0 && n.attrs.ints("hi")[d] >= 0;
+      if (!simple) return {pad_general(n, t)};
       std::vector<int64_t> interior(os.size(), 0);
       if (n.attrs.has("interior")) interior = n.attrs.ints("interior");
       std::vector<int64_t> st;
