@@ -15,7 +15,6 @@
 #include "backends/vulkan/shader.h"
 #include "codegen/index_map.h"
 #include "rlx/error.h"
-#include "util/half.h"
 #include "util/strings.h"
 
 namespace rlx::backends::vulkan {
@@ -25,12 +24,6 @@ namespace {
 constexpr int64_t kLanes = 128;
 
 bool half_or_f32(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; }
-
-std::string round_to(DType d, const std::string& v) {
-  if (d == DType::bf16) return cat("rlx_bf2f(rlx_f2bf(", v, "))");
-  if (d == DType::f16) return cat("rlx_h2f(rlx_f2h(", v, "))");
-  return v;
-}
 
 }  // namespace
 
@@ -86,12 +79,16 @@ std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t) {
   const bool round_scores = md == d && d != DType::f32;
   std::string score = cat("    float s = 0.0;\n    for (uint e = 0u; e < ", D, "u; ++e) s += q_s[e] * ", round_to(md, cat("k_f(kb + j * ", kst[2], "u + e)")),
                           ";\n");
-  if (round_scores) score += cat("    s = ", round_to(d, "s"), ";\n");
-  score += cat("    s *= uintBitsToFloat(", float_bits(static_cast<float>(scale)), "u);\n");
-  if (cap > 0)
-    score += cat("    s = tanh(s * uintBitsToFloat(", float_bits(static_cast<float>(1.0 / cap)), "u)) * uintBitsToFloat(", float_bits(static_cast<float>(cap)),
-                 "u);\n");
-  if (bias) score += cat("    s += m_f(", bias_at, ");\n");
+  // what follows the dot product, for both schedules: rounding, scale, soft cap, bias
+  auto finish_score = [&](const std::string& indent) {
+    std::string f;
+    if (round_scores) f += cat(indent, "s = ", round_to(d, "s"), ";\n");
+    f += cat(indent, "s *= ", f32_bits(static_cast<float>(scale)), ";\n");
+    if (cap > 0) f += cat(indent, "s = tanh(s * ", f32_bits(static_cast<float>(1.0 / cap)), ") * ", f32_bits(static_cast<float>(cap)), ";\n");
+    if (bias) f += cat(indent, "s += m_f(", bias_at, ");\n");
+    return f;
+  };
+  score += finish_score("    ");
   // the keys the mask lets query row i see: [lo, hi)
   std::string range = cat("  uint lo = 0u, hi = ", Sk, "u;\n");
   if (mask == "causal" || mask == "sliding_window") {
@@ -109,12 +106,7 @@ std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t) {
     // memory once for all 16 rows (prefill and encoders), scores 2 a lane, each row's online
     // softmax kept by one lane, outputs 16 rows × Dv spread over the lanes
     std::string sc = cat("        for (uint e = 0u; e < ", D, "u; ++e) s += Qs[row][e] * Ks[jj][e];\n");
-    if (round_scores) sc += cat("        s = ", round_to(d, "s"), ";\n");
-    sc += cat("        s *= uintBitsToFloat(", float_bits(static_cast<float>(scale)), "u);\n");
-    if (cap > 0)
-      sc += cat("        s = tanh(s * uintBitsToFloat(", float_bits(static_cast<float>(1.0 / cap)), "u)) * uintBitsToFloat(", float_bits(static_cast<float>(cap)),
-                "u);\n");
-    if (bias) sc += cat("        s += m_f(", bias_at, ");\n");
+    sc += finish_score("        ");
     const int64_t nqb = (Sq + 15) / 16, cols = (Dv + 15) / 16;
     const std::string ninf = "uintBitsToFloat(0xff800000u)";
     const std::string block = cat(

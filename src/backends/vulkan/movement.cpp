@@ -8,7 +8,6 @@
 #include "backends/vulkan/shader.h"
 #include "codegen/index_map.h"
 #include "rlx/error.h"
-#include "util/half.h"
 #include "util/strings.h"
 
 namespace rlx::backends::vulkan {
@@ -47,7 +46,7 @@ Launch fill(DType t, int64_t n, double value) {
   sh.local_size(kThreads);
   Launch l;
   l.name = "fill";
-  std::string v = is_float_class(t) ? cat("y_wf(i, uintBitsToFloat(", float_bits(static_cast<float>(value)), "u))")
+  std::string v = is_float_class(t) ? cat("y_wf(i, ", f32_bits(static_cast<float>(value)), ")")
                                     : cat("y_wi(i, ", static_cast<int64_t>(value), "l)");
   l.source = sh.source(cat("void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n  ", v, ";\n}\n"));
   l.operands = {{Operand::Kind::output, 0}};
@@ -94,7 +93,7 @@ Launch pad_general(const ir::Node& n, const NodeTypes& t) {
     body += cat("    }\n    src += uint(clamp(q, 0, ", std::max<int64_t>(xs[d] - 1, 0), ")) * ", xst[d], "u; }\n");
   }
   const double value = n.attrs.f("value");
-  const std::string fill = is_float_class(dt) ? cat("y_wf(i, uintBitsToFloat(", float_bits(static_cast<float>(value)), "u))")
+  const std::string fill = is_float_class(dt) ? cat("y_wf(i, ", f32_bits(static_cast<float>(value)), ")")
                                               : cat("y_wi(i, ", static_cast<int64_t>(value), "l)");
   body += cat("  if (inside) y_[p.o_y + i] = x_[p.o_x + src];\n  else ", fill, ";\n}\n");
   Launch l;

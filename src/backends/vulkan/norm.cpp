@@ -15,12 +15,6 @@ namespace {
 
 constexpr int64_t kLanes = 128;
 
-std::string round_to(DType d, const std::string& v) {
-  if (d == DType::bf16) return cat("rlx_bf2f(rlx_f2bf(", v, "))");
-  if (d == DType::f16) return cat("rlx_h2f(rlx_f2h(", v, "))");
-  return v;
-}
-
 std::string lit(double v) { return codegen::glsl().literal(static_cast<float>(v), codegen::ValueClass::floating); }
 
 // A shared-memory sum of every lane's `v` into `into` (all lanes read it after).

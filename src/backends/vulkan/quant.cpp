@@ -65,11 +65,7 @@ bool decodable(const std::string& type) {
 }
 
 // x's dtype rounds each decoded weight (the decomposition casts w to x's type first).
-std::string rounding(DType x) {
-  if (x == DType::bf16) return "float rlx_round(float w) { return rlx_bf2f(rlx_f2bf(w)); }\n";
-  if (x == DType::f16) return "float rlx_round(float w) { return rlx_h2f(rlx_f2h(w)); }\n";
-  return "float rlx_round(float w) { return w; }\n";
-}
+std::string rounding(DType x) { return cat("float rlx_round(float w) { return ", round_to(x, "w"), "; }\n"); }
 
 // Decode's product over f16/bf16 rows: 32 lanes a column, each reading 8 weights at a time.
 Launch half_rows(Shader sh, const MatmulProblem& p, const std::string& type) {
@@ -99,12 +95,6 @@ bool claims_dequant_matmul(const NodeTypes& t, const ir::Attrs& a, const Feature
   for (const ir::Type& x : t.in)
     if (!indexable(x) || !storable(x.dtype, f)) return false;
   return indexable(t.out[0]);
-}
-
-std::string round_to(DType d, const std::string& v) {
-  if (d == DType::bf16) return cat("rlx_bf2f(rlx_f2bf(", v, "))");
-  if (d == DType::f16) return cat("rlx_h2f(rlx_f2h(", v, "))");
-  return v;
 }
 
 std::vector<Launch> dequant_matmul_launches(const ir::Node& node, const NodeTypes& t) {

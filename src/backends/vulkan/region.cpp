@@ -11,7 +11,6 @@
 #include "codegen/scalar.h"
 #include "ops/region.h"
 #include "rlx/error.h"
-#include "util/half.h"
 #include "util/strings.h"
 
 namespace rlx::backends::vulkan {
@@ -21,15 +20,6 @@ namespace {
 constexpr uint32_t kThreads = 256;
 
 bool region_dtype(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16 || d == DType::boolean; }
-
-std::string rounded(DType d, const std::string& v) {
-  switch (d) {
-    case DType::f16: return cat("rlx_h2f(rlx_f2h(", v, "))");
-    case DType::bf16: return cat("rlx_bf2f(rlx_f2bf(", v, "))");
-    case DType::boolean: return cat("((", v, ") != 0.0 ? 1.0 : 0.0)");
-    default: return v;
-  }
-}
 
 }  // namespace
 
@@ -68,7 +58,7 @@ std::string body_code(const ir::Graph& body, const std::vector<std::string>& inp
     std::string e;
     if (n.op == ir::Op::constant) {
       // the constant as its dtype holds it, spelled by its bits (exact, NaN and ±inf too)
-      e = cat("uintBitsToFloat(", float_bits(static_cast<float>(n.attrs.tensor("value").at_f64(0))), "u)");
+      e = f32_bits(static_cast<float>(n.attrs.tensor("value").at_f64(0)));
     } else if (n.op == ir::Op::cast) {
       e = reg(n.inputs[0]);
     } else {
@@ -76,7 +66,7 @@ std::string body_code(const ir::Graph& body, const std::vector<std::string>& inp
       for (ir::ValueId v : n.inputs) ops.push_back(reg(v));
       e = codegen::print_scalar(codegen::glsl(), codegen::ValueClass::floating, n.op, ops);
     }
-    s += cat("  float ", reg(out), " = ", rounded(dt, e), ";\n");
+    s += cat("  float ", reg(out), " = ", round_to(dt, e), ";\n");
   }
   return s;
 }

@@ -12,7 +12,6 @@
 #include "backends/vulkan/shader.h"
 #include "codegen/dialect_glsl.h"
 #include "rlx/error.h"
-#include "util/half.h"
 #include "util/strings.h"
 
 namespace rlx::backends::vulkan {
@@ -21,13 +20,7 @@ namespace {
 
 constexpr int64_t kLanes = 128;
 
-std::string round_to(DType d, const std::string& v) {
-  if (d == DType::bf16) return cat("rlx_bf2f(rlx_f2bf(", v, "))");
-  if (d == DType::f16) return cat("rlx_h2f(rlx_f2h(", v, "))");
-  return v;
-}
-
-std::string f32(double v) { return cat("uintBitsToFloat(", float_bits(static_cast<float>(v)), "u)"); }
+std::string f32(double v) { return f32_bits(static_cast<float>(v)); }
 
 }  // namespace
 

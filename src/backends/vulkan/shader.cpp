@@ -1,5 +1,6 @@
 #include "backends/vulkan/shader.h"
 
+#include <cstring>
 #include <limits>
 
 #include "backends/vulkan/context.h"
@@ -90,6 +91,21 @@ bool storable(DType t, const Features& f) {
     case DType::boolean: return f.int64 && f.storage8 && f.int8;
     default: return false;
   }
+}
+
+std::string round_to(DType d, const std::string& v) {
+  switch (d) {
+    case DType::f16: return cat("rlx_h2f(rlx_f2h(", v, "))");
+    case DType::bf16: return cat("rlx_bf2f(rlx_f2bf(", v, "))");
+    case DType::boolean: return cat("((", v, ") != 0.0 ? 1.0 : 0.0)");
+    default: return v;
+  }
+}
+
+std::string f32_bits(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  return cat("uintBitsToFloat(", u, "u)");
 }
 
 bool is_float_class(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f64; }

@@ -51,7 +51,13 @@ class Shader {
   bool error_ = false;
 };
 
-// The GLSL type a register of the class has ("float" or "int64_t") for a dtype.
+// Whether a dtype computes in the float class (f32/f16/bf16/f64), else the integer class.
 bool is_float_class(DType t);
+
+// A float expression as a value of `d` holds it: rounded to nearest even for f16/bf16, 0/1 for
+// bool, unchanged otherwise (the rounding an unfused node's store applies).
+std::string round_to(DType d, const std::string& v);
+// An f32 constant spelled by its bits (exact for every value, NaN and ±inf included).
+std::string f32_bits(float v);
 
 }  // namespace rlx::backends::vulkan
