@@ -78,6 +78,15 @@ Context::Context() {
   api_.EnumeratePhysicalDevices(instance_, &n, handles_.data());
   for (VkPhysicalDevice h : handles_) {
     PhysicalDevice d;
+    uint32_t en = 0;
+    api_.EnumerateDeviceExtensionProperties(h, nullptr, &en, nullptr);
+    std::vector<VkExtensionProperties> ext(en);
+    api_.EnumerateDeviceExtensionProperties(h, nullptr, &en, ext.data());
+    auto has_extension = [&](const char* name) {
+      for (const auto& e : ext)
+        if (std::strcmp(e.extensionName, name) == 0) return true;
+      return false;
+    };
     VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     p2.pNext = &sub;
@@ -105,13 +114,7 @@ Context::Context() {
       f.max_push_bytes = p2.properties.limits.maxPushConstantsSize;
       f.max_shared_bytes = p2.properties.limits.maxComputeSharedMemorySize;
       f.float16 = f12.shaderFloat16;
-      bool nv_coop = false;
-      uint32_t en = 0;
-      api_.EnumerateDeviceExtensionProperties(h, nullptr, &en, nullptr);
-      std::vector<VkExtensionProperties> ext(en);
-      api_.EnumerateDeviceExtensionProperties(h, nullptr, &en, ext.data());
-      for (const auto& e : ext) nv_coop = nv_coop || std::strcmp(e.extensionName, "VK_NV_cooperative_matrix") == 0;
-      if (nv_coop && api_.GetPhysicalDeviceCooperativeMatrixPropertiesNV && f12.vulkanMemoryModel && f.float16 && sub.subgroupSize == 32) {
+      if (has_extension("VK_NV_cooperative_matrix") && api_.GetPhysicalDeviceCooperativeMatrixPropertiesNV && f12.vulkanMemoryModel && f.float16 && sub.subgroupSize == 32) {
         uint32_t pn = 0;
         api_.GetPhysicalDeviceCooperativeMatrixPropertiesNV(h, &pn, nullptr);
         std::vector<VkCooperativeMatrixPropertiesNV> props(pn, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
@@ -130,11 +133,7 @@ Context::Context() {
     std::vector<VkQueueFamilyProperties> qf(qn);
     api_.GetPhysicalDeviceQueueFamilyProperties(h, &qn, qf.data());
     for (const auto& q : qf) d.compute_queue = d.compute_queue || (q.queueFlags & VK_QUEUE_COMPUTE_BIT);
-    uint32_t en = 0;
-    api_.EnumerateDeviceExtensionProperties(h, nullptr, &en, nullptr);
-    std::vector<VkExtensionProperties> ext(en);
-    api_.EnumerateDeviceExtensionProperties(h, nullptr, &en, ext.data());
-    for (const auto& e : ext) d.cooperative_matrix = d.cooperative_matrix || std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix") == 0;
+    d.cooperative_matrix = has_extension("VK_KHR_cooperative_matrix");
     VkPhysicalDeviceMemoryProperties mp;
     api_.GetPhysicalDeviceMemoryProperties(h, &mp);
     for (uint32_t i = 0; i < mp.memoryHeapCount; ++i)
@@ -236,28 +235,10 @@ HostBuffer Context::host_buffer(size_t bytes) {
   if (!availability_.available) throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", availability_.reason));
   HostBuffer b;
   b.bytes = bytes;
-  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  bci.size = std::max<size_t>(bytes, 4);
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  check(api_.CreateBuffer(device_, &bci, nullptr, &b.buffer), "vkCreateBuffer");
-  VkMemoryRequirements req;
-  api_.GetBufferMemoryRequirements(device_, b.buffer, &req);
   const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  const uint32_t type = memory_type(req.memoryTypeBits, want, want);
-  if (type == UINT32_MAX) {
-    api_.DestroyBuffer(device_, b.buffer, nullptr);
-    throw Error(ErrorKind::unsupported, "vulkan: the device has no host-visible coherent memory for storage buffers");
-  }
-  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  mai.allocationSize = req.size;
-  mai.memoryTypeIndex = type;
-  VkResult r = api_.AllocateMemory(device_, &mai, nullptr, &b.memory);
-  if (r != VK_SUCCESS) {
-    api_.DestroyBuffer(device_, b.buffer, nullptr);
-    check(r, cat("vkAllocateMemory of ", req.size, " bytes").c_str());
-  }
-  check(api_.BindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
+  VkDeviceSize allocated = 0;
+  VkResult r = create_buffer(std::max<size_t>(bytes, 4), want, want, "host-visible coherent", b.buffer, b.memory, allocated);
+  check(r, cat("vkAllocateMemory of ", allocated, " bytes").c_str());
   check(api_.MapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), "vkMapMemory");
   return b;
 }
@@ -364,6 +345,35 @@ uint32_t Context::memory_type(uint32_t allowed, VkMemoryPropertyFlags want, VkMe
   return UINT32_MAX;
 }
 
+VkResult Context::create_buffer(VkDeviceSize bytes, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback, const char* kind, VkBuffer& buffer,
+                                VkDeviceMemory& memory, VkDeviceSize& allocated) {
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = bytes;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  check(api_.CreateBuffer(device_, &bci, nullptr, &buffer), "vkCreateBuffer");
+  VkMemoryRequirements req;
+  api_.GetBufferMemoryRequirements(device_, buffer, &req);
+  allocated = req.size;
+  const uint32_t type = memory_type(req.memoryTypeBits, want, fallback);
+  if (type == UINT32_MAX) {
+    api_.DestroyBuffer(device_, buffer, nullptr);
+    buffer = VK_NULL_HANDLE;
+    throw Error(ErrorKind::unsupported, cat("vulkan: the device has no ", kind, " memory for storage buffers"));
+  }
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = type;
+  VkResult r = api_.AllocateMemory(device_, &mai, nullptr, &memory);
+  if (r != VK_SUCCESS) {
+    api_.DestroyBuffer(device_, buffer, nullptr);
+    buffer = VK_NULL_HANDLE;
+    return r;
+  }
+  check(api_.BindBufferMemory(device_, buffer, memory, 0), "vkBindBufferMemory");
+  return VK_SUCCESS;
+}
+
 Region Context::device_alloc(size_t bytes) {
   if (!availability_.available) throw Error(ErrorKind::unsupported, cat("vulkan is not available: ", availability_.reason));
   std::lock_guard<std::mutex> lock(mu_);
@@ -381,23 +391,11 @@ Region Context::device_alloc(size_t bytes) {
   // a new block: 64 MiB, or the request
   Block b;
   b.size = std::max<VkDeviceSize>(VkDeviceSize{64} << 20, want);
-  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  bci.size = b.size;
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  check(api_.CreateBuffer(device_, &bci, nullptr, &b.buffer), "vkCreateBuffer");
-  VkMemoryRequirements req;
-  api_.GetBufferMemoryRequirements(device_, b.buffer, &req);
-  uint32_t type = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
-  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  mai.allocationSize = req.size;
-  mai.memoryTypeIndex = type;
-  VkResult res = api_.AllocateMemory(device_, &mai, nullptr, &b.memory);
-  if (res != VK_SUCCESS) {
-    api_.DestroyBuffer(device_, b.buffer, nullptr);
-    throw Error(ErrorKind::out_of_memory, cat("vulkan: no room for ", req.size, " bytes of device memory (", result_name(res), "); the pool holds ",
+  VkDeviceSize allocated = 0;
+  VkResult res = create_buffer(b.size, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, "device-local", b.buffer, b.memory, allocated);
+  if (res != VK_SUCCESS)
+    throw Error(ErrorKind::out_of_memory, cat("vulkan: no room for ", allocated, " bytes of device memory (", result_name(res), "); the pool holds ",
                                               reserved_locked(), " bytes"));
-  }
-  check(api_.BindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
   Region r{b.buffer, 0, bytes};
   if (b.size > want) b.free.push_back({want, b.size - want});
   blocks_.push_back(std::move(b));

@@ -139,6 +139,11 @@ class Context {
   HostBuffer staging_;
   size_t reserved_locked() const;
   uint32_t memory_type(uint32_t allowed, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const;
+  // A storage buffer of `bytes` bound to fresh memory of a type with `want` (else `fallback`;
+  // none: rlx::Error(unsupported) naming `kind`). A failed allocation returns its VkResult with
+  // nothing left allocated; `allocated` is the size asked of the driver.
+  VkResult create_buffer(VkDeviceSize bytes, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback, const char* kind, VkBuffer& buffer,
+                         VkDeviceMemory& memory, VkDeviceSize& allocated);
   // Records one command buffer with `record`, submits it and waits (the one-shot path; plans will
   // record theirs once).
   void submit_once(const std::function<void(VkCommandBuffer)>& record);
