@@ -89,12 +89,6 @@ std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t) {
     return f;
   };
   score += finish_score("    ");
-  // the keys the mask lets query row i see: [lo, hi)
-  std::string range = cat("  uint lo = 0u, hi = ", Sk, "u;\n");
-  if (mask == "causal" || mask == "sliding_window") {
-    range += cat("  uint pos = i + ", Sk - Sq, "u;\n  hi = pos + 1u;\n");
-    if (mask == "sliding_window") range += cat("  lo = pos >= ", n.attrs.i("window"), "u ? pos - ", n.attrs.i("window"), "u + 1u : 0u;\n");
-  }
   // the keys query row i (absolute) may see: [rlx_lo(i), rlx_hi(i))
   std::string bounds = cat("uint rlx_hi(uint i) { return ", mask == "causal" || mask == "sliding_window" ? cat("i + ", Sk - Sq + 1, "u") : cat(Sk, "u"), "; }\n");
   bounds += mask == "sliding_window" ? cat("uint rlx_lo(uint i) { uint pos = i + ", Sk - Sq, "u; return pos >= ", n.attrs.i("window"), "u ? pos - ",
@@ -141,11 +135,11 @@ std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t) {
     return {l};
   }
   const std::string body = cat(
-      "shared float q_s[", D, "];\nshared float p_s[", kLanes, "];\nshared float red[", kLanes, "];\n", "void main() {\n",
+      bounds, "shared float q_s[", D, "];\nshared float p_s[", kLanes, "];\nshared float red[", kLanes, "];\n", "void main() {\n",
       "  uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;\n", "  uint i = row % ", Sq, "u, h = (row / ", Sq, "u) % ", Hq, "u, b = row / ",
       Sq * Hq, "u;\n", "  uint t = gl_LocalInvocationID.x, hk = h / ", groups, "u;\n", "  uint qb = b * ", qst[0], "u + h * ", qst[1], "u + i * ", qst[2], "u;\n",
       "  uint kb = b * ", kst[0], "u + hk * ", kst[1], "u, vb = b * ", vst[0], "u + hk * ", vst[1], "u;\n", "  for (uint e = t; e < ", D,
-      "u; e += ", kLanes, "u) q_s[e] = ", round_to(md, "q_f(qb + e)"), ";\n", range, "  float mx = uintBitsToFloat(0xff800000u), l = 0.0;\n",
+      "u; e += ", kLanes, "u) q_s[e] = ", round_to(md, "q_f(qb + e)"), ";\n", "  uint lo = rlx_lo(i), hi = rlx_hi(i);\n  float mx = uintBitsToFloat(0xff800000u), l = 0.0;\n",
       "  float acc[", (Dv + kLanes - 1) / kLanes, "];\n", "  for (uint c = 0u; c < ", (Dv + kLanes - 1) / kLanes, "u; ++c) acc[c] = 0.0;\n", "  barrier();\n",
       "  for (uint j0 = lo; j0 < hi; j0 += ", kLanes, "u) {\n", "    uint j = j0 + t;\n", "    float sj = uintBitsToFloat(0xff800000u);\n", "    if (j < hi) {\n",
       score, "      sj = s;\n    }\n", "    red[t] = sj;\n    barrier();\n", "    for (uint s2 = ", kLanes / 2, "u; s2 > 0u; s2 >>= 1) {\n",
