@@ -23,6 +23,8 @@ codegen::ValueClass class_of(ir::Op op, const std::vector<ir::Type>& in) {
   return is_float_class(v.dtype) ? codegen::ValueClass::floating : codegen::ValueClass::integer;
 }
 
+}  // namespace
+
 bool broadcasts_to(const Shape& s, const Shape& o) {
   if (s.size() > o.size()) return false;
   for (size_t d = 0; d < s.size(); ++d) {
@@ -31,8 +33,6 @@ bool broadcasts_to(const Shape& s, const Shape& o) {
   }
   return true;
 }
-
-}  // namespace
 
 bool indexable(const ir::Type& t) { return !shape_is_static(t.shape) || shape_numel(t.shape).value() < (int64_t{1} << 31); }
 
@@ -93,7 +93,7 @@ bool claims_elementwise(ir::Op op, const NodeTypes& t, const Features& f) {
 }
 
 // The kernel over operands broadcasting to `out` in `cls`, stored as the given dtypes.
-static std::string elementwise_source(ir::Op op, const std::vector<ir::Type>& in, const ir::Type& out) {
+std::string broadcast_index_code(const std::vector<ir::Type>& in, const ir::Type& out) {
   const std::vector<int64_t> out_shape = dims(out);
   std::vector<int64_t> shape = out_shape;
   std::vector<std::vector<int64_t>> strides;
@@ -102,16 +102,18 @@ static std::string elementwise_source(ir::Op op, const std::vector<ir::Type>& in
   std::vector<std::vector<int64_t>*> ptrs{&out_strides};
   for (auto& st : strides) ptrs.push_back(&st);
   codegen::collapse_dims(shape, ptrs);
-  Shader sh;
   std::vector<std::pair<std::string, std::vector<int64_t>>> ops;
-  for (size_t k = 0; k < in.size(); ++k) {
-    sh.buffer(cat("x", k), in[k].dtype, Access::read);
-    ops.push_back({cat("x", k), strides[k]});
-  }
+  for (size_t k = 0; k < in.size(); ++k) ops.push_back({cat("x", k), strides[k]});
+  return index_code(shape, ops);
+}
+
+static std::string elementwise_source(ir::Op op, const std::vector<ir::Type>& in, const ir::Type& out) {
+  Shader sh;
+  for (size_t k = 0; k < in.size(); ++k) sh.buffer(cat("x", k), in[k].dtype, Access::read);
   sh.buffer("y", out.dtype, Access::write);
   sh.push("n");
   sh.local_size(kThreads);
-  std::string body = "void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n" + index_code(shape, ops);
+  std::string body = "void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n" + broadcast_index_code(in, out);
   if (op == ir::Op::cast) {
     // float sources convert through float (saturating into integers), the rest through int64
     body += is_float_class(in[0].dtype) ? "  y_wf(i, x0_f(x0_at));\n" : "  y_wi(i, x0_i(x0_at));\n";

@@ -138,6 +138,8 @@ Launch matmul_coop_direct(Shader sh, const MatmulProblem& p, const Features& f);
 // Symbolic shapes are claimed (the LIR is static by the time kernels are printed); static ones
 // must index in 32 bits.
 bool indexable(const ir::Type& t);
+// numpy's rule: `s` aligned at the right of `o`, each dim equal or 1.
+bool broadcasts_to(const Shape& s, const Shape& o);
 std::vector<int64_t> dims(const ir::Type& t);
 // A grid of ⌈n / per_group⌉ groups folded into x and y (rlx_flat() unfolds it).
 std::array<uint32_t, 3> grid_for(int64_t n, uint32_t per_group);
@@ -145,6 +147,10 @@ std::array<uint32_t, 3> grid_for(int64_t n, uint32_t per_group);
 // `uint <name>_at` for each operand from its element strides over that shape.
 std::string index_code(const std::vector<int64_t>& shape, const std::vector<std::pair<std::string, std::vector<int64_t>>>& operands,
                        const std::string& flat = "i");
+
+// index_code for operands x0, x1, … of types `in` broadcasting to `out` (flat index i of out),
+// over the collapsed iteration space.
+std::string broadcast_index_code(const std::vector<ir::Type>& in, const ir::Type& out);
 
 // A GLSL function `uint fn(uint q)`: the element offset of index q decomposed over `shape`
 // (last dim fastest) with `strides` — one multiply when the shape has one dim.

@@ -77,13 +77,8 @@ bool claims_region(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Feat
   if (!indexable(o)) return false;
   for (const ir::Type& y : t.out)
     if (!storable(y.dtype, f) || y.shape != o.shape) return false;
-  for (const ir::Type& x : t.in) {
-    if (!indexable(x) || !storable(x.dtype, f) || x.shape.size() > o.shape.size()) return false;
-    for (size_t d = 0; d < x.shape.size(); ++d) {
-      const Dim& s = x.shape[x.shape.size() - 1 - d];
-      if (s != Dim(1) && s != o.shape[o.shape.size() - 1 - d]) return false;
-    }
-  }
+  for (const ir::Type& x : t.in)
+    if (!indexable(x) || !storable(x.dtype, f) || !broadcasts_to(x.shape, o.shape)) return false;
   auto body = printable_body(a.s("body"), t.in);
   return body && body->outputs().size() == t.out.size();
 }
@@ -91,20 +86,11 @@ bool claims_region(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Feat
 std::vector<Launch> region_launches(const ir::Node& n, const NodeTypes& t) {
   auto body = printable_body(n.attrs.s("body"), t.in);
   if (!body) throw Error(ErrorKind::internal, "vulkan: a region body it claimed does not print");
-  const std::vector<int64_t> out_shape = dims(t.out[0]);
-  std::vector<int64_t> shape = out_shape, out_strides = contiguous_strides(out_shape);
-  std::vector<std::vector<int64_t>> strides;
-  for (const ir::Type& x : t.in) strides.push_back(codegen::broadcast_strides(out_shape, dims(x)));
-  std::vector<std::vector<int64_t>*> ptrs{&out_strides};
-  for (auto& st : strides) ptrs.push_back(&st);
-  codegen::collapse_dims(shape, ptrs);
   Shader sh;
-  std::vector<std::pair<std::string, std::vector<int64_t>>> ops;
   std::vector<std::string> loads;
   Launch l;
   for (size_t k = 0; k < t.in.size(); ++k) {
     sh.buffer(cat("x", k), t.in[k].dtype, Access::read);
-    ops.push_back({cat("x", k), strides[k]});
     loads.push_back(cat("x", k, "_f(x", k, "_at)"));
     l.operands.push_back({Operand::Kind::input, static_cast<int>(k)});
   }
@@ -114,7 +100,7 @@ std::vector<Launch> region_launches(const ir::Node& n, const NodeTypes& t) {
   }
   sh.push("n");
   sh.local_size(kThreads);
-  std::string main = "void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n" + index_code(shape, ops) + body_code(*body, loads);
+  std::string main = "void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n" + broadcast_index_code(t.in, t.out[0]) + body_code(*body, loads);
   for (size_t o = 0; o < t.out.size(); ++o) main += cat("  y", o, "_wf(i, r", body->outputs()[o], ");\n");
   const int64_t count = shape_numel(t.out[0].shape).value();
   l.name = "region";
