@@ -38,29 +38,26 @@ print(('ok' if err <= 1e-5 else 'FAIL') + f': st_mean embeddings, vulkan vs cpu,
 sys.exit(err > 1e-5)" || fail=1
 # 3. training
 DATA=/usr/share/datasets/fashion-mnist
+# same_training LABEL WHAT ARGS…: one epoch on cpu and on vulkan ends at the same test loss
+# (1e-3) and accuracy (2e-3)
+same_training() {
+  local label=$1 what=$2
+  shift 2
+  for d in cpu vulkan; do
+    "$RLX" train mnist --epochs 1 "$@" --device $d --json >"$tmp/${label}_$d.json" || { echo "FAIL: $label training on $d"; exit 1; }
+  done
+  py "
+import json, sys
+a = json.loads(open('$tmp/${label}_cpu.json').read().strip().splitlines()[-1]); b = json.loads(open('$tmp/${label}_vulkan.json').read().strip().splitlines()[-1])
+dl = abs(a['test_loss'] - b['test_loss']); da = abs(a['test_accuracy'] - b['test_accuracy'])
+ok = dl <= 1e-3 and da <= 2e-3
+print(('ok' if ok else 'FAIL') + f\": $what: test loss {b['test_loss']:.6f} on vulkan, {a['test_loss']:.6f} on cpu; accuracy {b['test_accuracy']} vs {a['test_accuracy']}\")
+sys.exit(not ok)" || fail=1
+}
 if [ -e "$DATA/train-images-idx3-ubyte.gz" ]; then
-  for d in cpu vulkan; do
-    "$RLX" train mnist --epochs 1 --limit 2048 --batch 128 --seed 3 --device $d --json >"$tmp/train_$d.json" || { echo "FAIL: train on $d"; exit 1; }
-  done
-  py "
-import json, sys
-a = json.loads(open('$tmp/train_cpu.json').read().strip().splitlines()[-1]); b = json.loads(open('$tmp/train_vulkan.json').read().strip().splitlines()[-1])
-dl = abs(a['test_loss'] - b['test_loss']); da = abs(a['test_accuracy'] - b['test_accuracy'])
-ok = dl <= 1e-3 and da <= 2e-3
-print(('ok' if ok else 'FAIL') + f\": MLP training, 1 epoch of 2048 images: test loss {b['test_loss']:.6f} on vulkan, {a['test_loss']:.6f} on cpu; accuracy {b['test_accuracy']} vs {a['test_accuracy']}\")
-sys.exit(not ok)" || fail=1
+  same_training mlp "MLP training, 1 epoch of 2048 images" --limit 2048 --batch 128 --seed 3
   # the small CNN: convolutions forward and in the gradients
-  for d in cpu vulkan; do
-    "$RLX" train mnist --epochs 1 --model cnn --hidden 4,8 --batch 50 --lr 0.005 --limit 600 --seed 2 --device $d --json >"$tmp/cnn_$d.json" || {
-      echo "FAIL: cnn training on $d"; exit 1; }
-  done
-  py "
-import json, sys
-a = json.loads(open('$tmp/cnn_cpu.json').read().strip().splitlines()[-1]); b = json.loads(open('$tmp/cnn_vulkan.json').read().strip().splitlines()[-1])
-dl = abs(a['test_loss'] - b['test_loss']); da = abs(a['test_accuracy'] - b['test_accuracy'])
-ok = dl <= 1e-3 and da <= 2e-3
-print(('ok' if ok else 'FAIL') + f\": CNN training, 1 epoch of 600 images: test loss {b['test_loss']:.6f} on vulkan, {a['test_loss']:.6f} on cpu; accuracy {b['test_accuracy']} vs {a['test_accuracy']}\")
-sys.exit(not ok)" || fail=1
+  same_training cnn "CNN training, 1 epoch of 600 images" --model cnn --hidden 4,8 --batch 50 --lr 0.005 --limit 600 --seed 2
 else
   echo "SKIP (training): $DATA is missing"
 fi
