@@ -152,6 +152,10 @@ std::string index_code(const std::vector<int64_t>& shape, const std::vector<std:
 // over the collapsed iteration space.
 std::string broadcast_index_code(const std::vector<ir::Type>& in, const ir::Type& out);
 
+// GLSL summing every lane's float `v` into a new float `into` that all lanes read after, over
+// the kernel's `shared float red[lanes]` (lane index t, a power-of-two workgroup).
+std::string workgroup_sum(const std::string& v, const std::string& into, int64_t lanes);
+
 // A GLSL function `uint fn(uint q)`: the element offset of index q decomposed over `shape`
 // (last dim fastest) with `strides` — one multiply when the shape has one dim.
 std::string offset_function(const std::string& fn, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);

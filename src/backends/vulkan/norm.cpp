@@ -17,12 +17,6 @@ constexpr int64_t kLanes = 128;
 
 std::string lit(double v) { return codegen::glsl().literal(static_cast<float>(v), codegen::ValueClass::floating); }
 
-// A shared-memory sum of every lane's `v` into `into` (all lanes read it after).
-std::string fold(const std::string& v, const std::string& into) {
-  return cat("  red[t] = ", v, ";\n  barrier();\n", "  for (uint s = ", kLanes / 2, "u; s > 0u; s >>= 1) {\n    if (t < s) red[t] += red[t + s];\n    barrier();\n  }\n",
-             "  float ", into, " = red[0];\n  barrier();\n");
-}
-
 }  // namespace
 
 bool claims_norm(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f) {
@@ -65,12 +59,12 @@ std::vector<Launch> norm_launches(const ir::Node& n, const NodeTypes& t) {
   std::string body = cat("shared float red[", kLanes, "];\n", "void main() {\n",
                          "  uint r = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x, t = gl_LocalInvocationID.x, xb = r * ", D, "u;\n");
   if (layer) {
-    body += cat("  float s0 = 0.0;\n  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) s0 += x_f(xb + e);\n", fold("s0", "sum"), "  float mean = sum * ", inv_n,
+    body += cat("  float s0 = 0.0;\n  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) s0 += x_f(xb + e);\n", workgroup_sum("s0", "sum", kLanes), "  float mean = sum * ", inv_n,
                 ";\n", "  float s1 = 0.0;\n  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) { float c = x_f(xb + e) - mean; s1 += c * c; }\n",
-                fold("s1", "sq"), "  float inv = rlx_rsqrt(sq * ", inv_n, " + ", eps, ");\n", "  for (uint e = t; e < ", D, "u; e += ", kLanes,
+                workgroup_sum("s1", "sq", kLanes), "  float inv = rlx_rsqrt(sq * ", inv_n, " + ", eps, ");\n", "  for (uint e = t; e < ", D, "u; e += ", kLanes,
                 "u) {\n    float v = (x_f(xb + e) - mean) * inv;\n", "    y_wf(xb + e, ", round_to(d, scaled), ");\n  }\n}\n");
   } else {
-    body += cat("  float s0 = 0.0;\n  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) { float v = x_f(xb + e); s0 += v * v; }\n", fold("s0", "sq"),
+    body += cat("  float s0 = 0.0;\n  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) { float v = x_f(xb + e); s0 += v * v; }\n", workgroup_sum("s0", "sq", kLanes),
                 "  float inv = rlx_rsqrt(sq * ", inv_n, " + ", eps, ");\n", "  for (uint e = t; e < ", D, "u; e += ", kLanes,
                 "u) {\n    float v = x_f(xb + e) * inv;\n", "    y_wf(xb + e, ", round_to(d, scaled), ");\n  }\n}\n");
   }

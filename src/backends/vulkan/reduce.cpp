@@ -201,4 +201,9 @@ std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t, size_
   return {l};
 }
 
+std::string workgroup_sum(const std::string& v, const std::string& into, int64_t lanes) {
+  return cat("  red[t] = ", v, ";\n  barrier();\n", "  for (uint s = ", lanes / 2, "u; s > 0u; s >>= 1) {\n    if (t < s) red[t] += red[t + s];\n    barrier();\n  }\n",
+             "  float ", into, " = red[0];\n  barrier();\n");
+}
+
 }  // namespace rlx::backends::vulkan

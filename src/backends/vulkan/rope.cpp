@@ -69,8 +69,7 @@ std::vector<Launch> rope_launches(const ir::Node& n, const NodeTypes& t) {
   if (normed) {
     // rms_norm's decomposition: Σ x² · (1/D), + eps, rsqrt, · x, · w, rounded to x's dtype
     body += cat("  float ss = 0.0;\n  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) { float v = x_f(xb + e); ss += v * v; }\n",
-                "  red[t] = ss;\n  barrier();\n", "  for (uint s = ", kLanes / 2, "u; s > 0u; s >>= 1) {\n    if (t < s) red[t] += red[t + s];\n    barrier();\n  }\n",
-                "  float inv_rms = rlx_rsqrt(red[0] * ", f32(1.0 / static_cast<double>(D)), " + ", f32(n.attrs.f("norm_eps")), ");\n",
+                workgroup_sum("ss", "sum_sq", kLanes), "  float inv_rms = rlx_rsqrt(sum_sq * ", f32(1.0 / static_cast<double>(D)), " + ", f32(n.attrs.f("norm_eps")), ");\n",
                 "  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) xs_[e] = ", round_to(d, "(x_f(xb + e) * inv_rms) * w_f(e)"), ";\n");
   } else {
     body += cat("  for (uint e = t; e < ", D, "u; e += ", kLanes, "u) xs_[e] = x_f(xb + e);\n");
