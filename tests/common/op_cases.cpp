@@ -275,6 +275,12 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{d, S({6, 40, 32})}}, {{d, S({6, 32, 40})}}}, Attrs{{"batch", ir::Intss{{0}, {0}}}, {"contract", ir::Intss{{2}, {1}}}}, "batches split");
       }
       add({{{DType::bf16, S({4, 6})}}, {{DType::bf16, S({6, 3})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"out", DType::f32}}, "bf16→f32");
+      for (DType d : {DType::f16, DType::bf16}) {  // big enough for tensor-core tiles: in place (f16), staged (bf16, strided)
+        add({{{d, S({130, 96})}}, {{d, S({72, 96})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}}, "x·wᵀ, ragged tiles");
+        add({{{d, S({2, 128, 64})}}, {{d, S({2, 64, 192})}}}, Attrs{{"batch", ir::Intss{{0}, {0}}}, {"contract", ir::Intss{{2}, {1}}}}, "batched, [k][n]");
+        add({{{d, S({100, 200})}}, {{d, S({100, 70})}}}, Attrs{{"contract", ir::Intss{{0}, {0}}}}, "transposed, k ragged");
+        add({{{d, S({300, 520})}}, {{d, S({520, 136})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"out", DType::f32}}, "long k, →f32");
+      }
       add({{{DType::f32, S({70, 64})}}, {{DType::f32, S({96, 64})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}, {"compute", DType::bf16}}, "compute bf16");
       add({{{DType::f32, S({64, 5})}}, {{DType::f32, S({64, 300})}}}, Attrs{{"contract", ir::Intss{{0}, {0}}}, {"compute", DType::bf16}}, "compute bf16, transposed, columns");
       add({{{DType::i8, S({4, 6})}, Fill::small_int}, {{DType::i8, S({6, 3})}, Fill::small_int}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"out", DType::i32}}, "i8→i32");
@@ -479,6 +485,16 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
             Attrs{{"mask", std::string("causal")}, {"layout", std::string("bshd")}}, "bshd, GQA, causal");
         add({{{d, S({2, 3, 2, 4})}}, {{d, S({2, 3, 2, 4})}}, {{d, S({2, 3, 2, 4})}}, {{d, S({2, 1, 1, 3})}}},
             Attrs{{"mask", std::string("additive")}, {"layout", std::string("bshd")}}, "bshd, additive");
+        if (d != DType::f32) {  // half operands with enough rows for tensor cores (vulkan, cuda)
+          add({{{d, S({1, 4, 100, 128})}}, {{d, S({1, 2, 100, 128})}}, {{d, S({1, 2, 100, 128})}}}, Attrs{{"mask", std::string("causal")}},
+              "tensor cores: causal, GQA, head 128");
+          add({{{d, S({2, 40, 4, 32})}}, {{d, S({2, 40, 4, 32})}}, {{d, S({2, 40, 4, 32})}}, {{d, S({2, 1, 1, 40})}}},
+              Attrs{{"mask", std::string("additive")}, {"layout", std::string("bshd")}}, "tensor cores: bshd, additive, head 32");
+          add({{{d, S({1, 4, 150, 64})}}, {{d, S({1, 2, 260, 64})}}, {{d, S({1, 2, 260, 64})}}, {{d, S({1, 1, 150, 260})}, Fill::causal_bias, 30}},
+              Attrs{{"mask", std::string("additive")}}, "tensor cores: prompt into a cache, causal bias");
+          add({{{d, S({1, 2, 80, 64})}}, {{d, S({1, 1, 80, 64})}}, {{d, S({1, 1, 80, 32})}}},
+              Attrs{{"mask", std::string("sliding_window")}, {"window", int64_t{20}}, {"softcap", 5.0}}, "tensor cores: sliding window, softcap, Dv 32");
+        }
         if (d == DType::f32) {
           add({{{d, S({2, 4, 9, 8})}}, {{d, S({2, 2, 9, 8})}}, {{d, S({2, 2, 9, 8})}}},
               Attrs{{"mask", std::string("causal")}, {"compute", DType::bf16}}, "bf16 matmuls");

@@ -13,7 +13,9 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <tuple>
 
+#include "backends/vulkan/attention.h"
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/shader.h"
@@ -125,6 +127,7 @@ TEST(GlslDialect, EveryFloatElementwiseOpRunsLikeTheReference) {
 TEST(GlslDialect, CooperativeMatrixGemmCompiles) {
   backends::vulkan::Features f;
   f.coopmat = true;
+  f.subgroup_arithmetic = true;
   for (auto [m, n, k] : std::vector<std::array<uint32_t, 3>>{{16, 16, 16}, {16, 8, 16}}) {
     f.coop_m = m, f.coop_n = n, f.coop_k = k;
     backends::vulkan::MatmulProblem p;
@@ -136,14 +139,47 @@ TEST(GlslDialect, CooperativeMatrixGemmCompiles) {
     sh.buffer("y", DType::f32, backends::vulkan::Access::write);
     std::string src = backends::vulkan::matmul_coop(sh, p, f).source;
     EXPECT_FALSE(compile_glsl(src, cat("coopmat ", m, "x", n, "x", k)).empty());
-    // fragments loaded straight from memory: a[m][k], b as [n][k] and as [k][n]
-    for (bool k_major : {true, false}) {
-      backends::vulkan::MatmulProblem d = p;
-      d.m = 256, d.n = 320, d.a_ld = 96, d.b_ld = k_major ? 96 : 320, d.b_k_major = k_major;
-      ASSERT_TRUE(backends::vulkan::coopmat_direct_fits(d, f));
-      EXPECT_FALSE(compile_glsl(backends::vulkan::matmul_coop_direct(sh, d, f).source, cat("coopmat direct ", m, "x", n, "x", k)).empty());
+    // the large-product tiles: f16 operands read in place (b as [n][k] and as [k][n]) at each
+    // tile shape, and staged (scaled) rows, with the staging kernel
+    for (bool k_major : {true, false})
+      for (auto [pm, pn] : std::vector<std::array<int64_t, 2>>{{4096, 1536}, {512, 3072}, {256, 320}}) {
+        backends::vulkan::MatmulProblem d;
+        d.m = pm, d.n = pn, d.k = 96;
+        ASSERT_TRUE(backends::vulkan::coop_tiles_fit(d, f));
+        backends::vulkan::Shader st;
+        st.raw_buffer("a16", "uvec4");
+        st.raw_buffer("b16", "uvec4");
+        st.buffer("y", DType::bf16, backends::vulkan::Access::write);
+        backends::vulkan::HalfOperands h;
+        h.a_ld = 96, h.b_ld = k_major ? 96 : pn, h.b_k_major = k_major;
+        if (k_major) st.raw_buffer("sa", "float"), st.raw_buffer("sb", "float"), h.scaled = true, h.scale_rows_a = pm, h.scale_rows_b = pn;
+        EXPECT_FALSE(compile_glsl(backends::vulkan::matmul_coop_tiles(st, d, f, h).source, cat("coopmat tiles ", pm, "x", pn, " ", m, "x", n, "x", k)).empty());
+      }
+  }
+  // tensor-core attention: bf16 (scaled) and f16, head sizes 128 and 32, with a bias
+  // (and f32 operands rounded to either half type)
+  for (auto [d, md, D] : std::vector<std::tuple<DType, DType, int64_t>>{
+           {DType::bf16, DType::bf16, 128}, {DType::f16, DType::f16, 32}, {DType::bf16, DType::f32, 64}, {DType::f32, DType::f16, 32}, {DType::f32, DType::bf16, 128}}) {
+    backends::vulkan::AttentionShape a;
+    a.B = 1, a.Hq = 4, a.Sq = 100, a.D = D, a.Hk = 2, a.Sk = 100, a.Dv = D, a.groups = 2, a.d = d, a.md = md, a.bias = D == 32;
+    a.qst = a.kst = a.vst = a.ost = {4 * 100 * D, 100 * D, D, 1};
+    a.bounds = "uint rlx_hi(uint i) { return i + 1u; }\nuint rlx_lo(uint i) { return 0u; }\n";
+    a.finish_score = [&](const std::string& in) { return in + "s *= 0.125;\n" + (a.bias ? in + "s += m_f(b * 100u + j);\n" : std::string()); };
+    for (uint32_t cn : {16u, 8u}) {
+      f.coop_m = 16, f.coop_n = cn, f.coop_k = 16, f.subgroup_shuffle = true;
+      ASSERT_TRUE(backends::vulkan::attention_coop_fits(a, f));
+      size_t scratch = 0;
+      for (const auto& l : backends::vulkan::attention_coop(a, f, scratch))
+        EXPECT_FALSE(compile_glsl(l.source, cat(l.name, " D ", D, " n ", cn)).empty());
+      EXPECT_GT(scratch, 0u);
     }
   }
+  backends::vulkan::HalfStage s;
+  s.rows = 300, s.rows_padded = 320, s.k = 90, s.cols = 96, s.loader = "rlx_a";
+  s.functions = "float rlx_a(uint bz, uint m, uint k) { return a_f(m * 90u + k); }\n";
+  backends::vulkan::Shader sh;
+  sh.buffer("a", DType::bf16, backends::vulkan::Access::read);
+  EXPECT_FALSE(compile_glsl(backends::vulkan::half_stage(sh, s).source, "half staging").empty());
 }
 
 }  // namespace

@@ -118,6 +118,33 @@ TEST(Vulkan, MatmulSchedulesMatchCpu) {
     }
 }
 
+// A product with a constant weight (as models hold theirs): on a device with tensor cores the
+// weight is staged as f16 once, when the plan is built, and every run reuses it. Two runs with
+// different activations both match the cpu device.
+TEST(Vulkan, ConstantWeightProductsMatchCpu) {
+  if (expect_no_driver()) GTEST_SKIP() << "this run checks the no-driver message";
+  if (!Context::get().availability().available) GTEST_SKIP() << "no Vulkan here: " << Context::get().availability().reason;
+  for (rlx::DType dt : {rlx::DType::bf16, rlx::DType::f16}) {
+    const int64_t m = 200, k = 328, n = 136;
+    std::vector<float> wv(static_cast<size_t>(n * k));
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = 0.05f * std::cos(0.013f * static_cast<float>(i)) * (i % 97 == 0 ? 300.0f : 1.0f);
+    rlx::Graph g;
+    auto x = g.input("x", rlx::DType::f32, {m, k});
+    auto w = rlx::cast(rlx::constant(g, rlx::Tensor::from_vector(wv, {n, k})), dt);
+    g.set_outputs({rlx::cast(rlx::op("dot_general", {rlx::cast(x, dt), w}, "contract=[[1],[1]]")[0], rlx::DType::f32)});
+    auto vk = rlx::Session("vulkan").compile(g), cpu = rlx::Session("cpu").compile(g);
+    for (float phase : {0.0f, 1.5f}) {
+      std::vector<float> xv(static_cast<size_t>(m * k));
+      for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(0.37f * static_cast<float>(i) + phase);
+      std::vector<rlx::Tensor> in = {rlx::Tensor::from_vector(xv, {m, k})};
+      rlx::Tensor got = vk.run(in)[0], want = cpu.run(in)[0];
+      double err = 0, scale = 0;
+      for (int64_t i = 0; i < m * n; ++i) err = std::max(err, std::fabs(got.at_f64(i) - want.at_f64(i))), scale = std::max(scale, std::fabs(want.at_f64(i)));
+      EXPECT_LE(err, 2e-2 * std::max(1.0, scale)) << rlx::dtype_name(dt) << " phase " << phase;
+    }
+  }
+}
+
 // Long reductions of few outputs split into chunks and a merge (an argmax over a vocabulary),
 // against the cpu device; the maximum sits late, with an earlier tie for argmax's lowest index.
 TEST(Vulkan, SplitReductionsMatchCpu) {
@@ -135,6 +162,26 @@ TEST(Vulkan, SplitReductionsMatchCpu) {
     rlx::Tensor got = rlx::Session("vulkan").compile(g).run(in)[0], want = rlx::Session("cpu").compile(g).run(in)[0];
     for (int64_t i = 0; i < 2; ++i) EXPECT_NEAR(got.at_f64(i), want.at_f64(i), 1e-3 * std::max(1.0, std::fabs(want.at_f64(i)))) << kind << " row " << i;
   }
+}
+
+// scatter without a reduction writes every update at once: where indices repeat, the last
+// update wins, as the reference's sequential loop leaves it (a KV cache written twice).
+TEST(Vulkan, ScatterRepeatedIndicesLastWins) {
+  if (expect_no_driver()) GTEST_SKIP() << "this run checks the no-driver message";
+  if (!Context::get().availability().available) GTEST_SKIP() << "no Vulkan here: " << Context::get().availability().reason;
+  rlx::Graph g;
+  auto data = g.input("data", rlx::DType::f32, {2, 9, 5});
+  auto idx = g.input("idx", rlx::DType::i64, {6});
+  auto upd = g.input("upd", rlx::DType::f32, {2, 6, 5});
+  g.set_outputs({rlx::op("scatter", {data, idx, upd}, "axis=1")[0]});
+  std::vector<float> dv(90), uv(60);
+  for (size_t i = 0; i < dv.size(); ++i) dv[i] = static_cast<float>(i);
+  for (size_t i = 0; i < uv.size(); ++i) uv[i] = -1.0f - static_cast<float>(i);
+  std::vector<rlx::Tensor> in = {rlx::Tensor::from_vector(dv, {2, 9, 5}), rlx::Tensor::from_vector(std::vector<int64_t>{3, 7, 3, 0, 7, 3}, {6}),
+                                 rlx::Tensor::from_vector(uv, {2, 6, 5})};
+  rlx::Tensor got = rlx::Session("vulkan").compile(g).run(in)[0], want = rlx::Session("cpu").compile(g).run(in)[0];
+  for (int64_t i = 0; i < 90; ++i) EXPECT_EQ(got.at_f64(i), want.at_f64(i)) << "element " << i;
+  EXPECT_EQ(got.at_f64(3 * 5), -1.0 - 5 * 5);  // row 3 of batch 0 holds update 5, the last naming it
 }
 
 TEST(Vulkan, DevicePoolStagingAndOffsets) {

@@ -10,6 +10,7 @@
 // decomposition rounds — a difference within the half types' own rounding).
 #include <cmath>
 
+#include "backends/vulkan/attention.h"
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/shader.h"
@@ -36,7 +37,7 @@ bool claims_attention(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const F
   return indexable(t.out[0]);
 }
 
-std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t) {
+std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t, size_t& scratch) {
   const bool bshd = n.attrs.s("layout") == "bshd";
   auto bhsd_dims = [&](const ir::Type& x) {
     std::vector<int64_t> s = dims(x);
@@ -132,6 +133,17 @@ std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t) {
     l.source = sh.source(block);
     l.push_bytes = sh.push_bytes();
     l.groups = grid_for(B * Hq * nqb, 1);
+    AttentionShape as;
+    as.B = B, as.Hq = Hq, as.Sq = Sq, as.D = D, as.Hk = Hk, as.Sk = Sk, as.Dv = Dv, as.groups = groups;
+    as.qst = qst, as.kst = kst, as.vst = vst, as.ost = ost, as.d = d, as.md = md, as.bias = bias;
+    if (bias) as.bias_dtype = t.in[3].dtype;
+    as.bounds = bounds, as.finish_score = finish_score;
+    const Features& f = Context::get().features();
+    if (attention_coop_fits(as, f)) {
+      std::vector<Launch> c = attention_coop(as, f, scratch);
+      c.front().unaligned = std::make_shared<std::vector<Launch>>(std::vector<Launch>{l});
+      return c;
+    }
     return {l};
   }
   const std::string body = cat(

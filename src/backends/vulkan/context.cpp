@@ -109,6 +109,7 @@ Context::Context() {
       f.storage16 = f11.storageBuffer16BitAccess;
       f.storage8 = f12.storageBuffer8BitAccess;
       f.subgroup_arithmetic = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+      f.subgroup_shuffle = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
       f.subgroup_size = sub.subgroupSize;
       f.max_storage_range = p2.properties.limits.maxStorageBufferRange;
       f.max_push_bytes = p2.properties.limits.maxPushConstantsSize;

@@ -22,7 +22,7 @@ namespace rlx::backends::vulkan {
 struct Features {
   bool int64 = false, int16 = false, int8 = false;
   bool storage16 = false, storage8 = false;
-  bool subgroup_arithmetic = false;
+  bool subgroup_arithmetic = false, subgroup_shuffle = false;
   uint32_t subgroup_size = 0;
   bool float16 = false;  // f16 arithmetic (shaderFloat16)
   // VK_NV_cooperative_matrix with f16 × f16 → f32 fragments of coop_m × coop_n × coop_k on

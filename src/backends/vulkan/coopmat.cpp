@@ -78,37 +78,4 @@ Launch matmul_coop(Shader sh, const MatmulProblem& p, const Features& f) {
   return l;
 }
 
-bool coopmat_direct_fits(const MatmulProblem& p, const Features& f) {
-  return f.coopmat && p.a_ld > 0 && p.b_ld > 0 && p.m % 64 == 0 && p.n % 64 == 0 && p.k % 16 == 0 && p.k % f.coop_k == 0 && p.a_ld % 8 == 0 &&
-         p.b_ld % 8 == 0 && p.a_batch % 8 == 0 && p.b_batch % 8 == 0 && !p.prepare && p.batch <= 65535;
-}
-
-Launch matmul_coop_direct(Shader sh, const MatmulProblem& p, const Features& f) {
-  const uint32_t CM = f.coop_m, CN = f.coop_n, CK = f.coop_k;
-  constexpr int SC = 68;
-  sh.raw_buffer("a16", "float16_t");
-  sh.raw_buffer("b16", "float16_t");
-  const Fragments g = fragments(sh, f, SC, "    ");
-  std::string loads;
-  for (uint32_t i = 0; i < g.fm; ++i)
-    loads += cat("    ", g.A, " a", i, ";\n    coopMatLoadNV(a", i, ", a16_, p.o_a16 + ab + (m0 + sm + ", i * CM, "u) * ", p.a_ld, "u + k, ", p.a_ld, "u, false);\n");
-  for (uint32_t j = 0; j < g.fn; ++j)
-    loads += p.b_k_major ? cat("    ", g.B, " b", j, ";\n    coopMatLoadNV(b", j, ", b16_, p.o_b16 + bb + (n0 + sn + ", j * CN, "u) * ", p.b_ld, "u + k, ", p.b_ld,
-                               "u, true);\n")
-                         : cat("    ", g.B, " b", j, ";\n    coopMatLoadNV(b", j, ", b16_, p.o_b16 + bb + k * ", p.b_ld, "u + n0 + sn + ", j * CN, "u, ", p.b_ld,
-                               "u, false);\n");
-  Launch l;
-  l.name = "matmul-coopmat-direct";
-  l.source = sh.source(p.functions + out_function(p) +
-                       cat("shared float Cs[", 64 * SC, "];\n", "void main() {\n",
-                           "  uint n0 = gl_WorkGroupID.x * 64u, m0 = gl_WorkGroupID.y * 64u, bz = gl_WorkGroupID.z;\n",
-                           "  uint t = gl_LocalInvocationID.x, sg = t / 32u, sm = (sg / 2u) * 32u, sn = (sg % 2u) * 32u;\n", "  uint ab = bz * ", p.a_batch,
-                           "u, bb = bz * ", p.b_batch, "u;\n", g.decl, "  for (uint k = 0u; k < ", p.k, "u; k += ", CK, "u) {\n", loads, g.mul, "  }\n", g.store,
-                           "  barrier();\n", "  for (uint e = t; e < 4096u; e += 128u) {\n", "    uint mm = e / 64u, nn = e % 64u;\n",
-                           "    rlx_out(bz, m0 + mm, n0 + nn, Cs[mm * ", SC, "u + nn], 0.0);\n  }\n}\n"));
-  l.groups = {static_cast<uint32_t>(p.n / 64), static_cast<uint32_t>(p.m / 64), static_cast<uint32_t>(p.batch)};
-  l.push_bytes = sh.push_bytes();
-  return l;
-}
-
 }  // namespace rlx::backends::vulkan

@@ -6,6 +6,7 @@
 // caches) are bound to their device copies instead of staging; the program is recorded again
 // only when that binding changes (the first decode step, not the others).
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "backends/vulkan/context.h"
@@ -151,6 +152,29 @@ class VulkanExecutable : public runtime::Executable {
     none.in.resize(ins.size());
     none.out.resize(lir_.outputs().size());
     record(none);
+    run_once();
+  }
+
+  // The launches that prepare constants for the plan (weights staged for the tensor cores), in
+  // one submission of their own.
+  void run_once() {
+    Program prep(c_);
+    size_t count = 0;
+    for (int i = 0; i < lir_.num_nodes(); ++i) {
+      std::vector<Launch>& ls = node_launches_[static_cast<size_t>(i)];
+      bool any = false;
+      for (const Launch& l : ls) any = any || l.once;
+      if (!any) continue;
+      const ir::Node& n = lir_.node(i);
+      try {
+        record_launches(n, i, 0, ls, prep, true);
+      } catch (const Error& e) {
+        throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
+      }
+      ++count;
+    }
+    prep.end();
+    if (count) prep.run();
   }
 
   // Every value's location under `bound` (inputs and outputs kept on the device), and the
@@ -233,7 +257,11 @@ class VulkanExecutable : public runtime::Executable {
       for (ir::ValueId v : n.outputs) all_views = all_views && lir_.placement[static_cast<size_t>(v)].kind == Placement::Kind::view;
       if (all_views) continue;  // a reshape of contiguous memory: no work
       NodeTypes t;
-      for (ir::ValueId v : n.inputs) t.in.push_back(lir_.type(v));
+      for (ir::ValueId v : n.inputs) {
+        t.in.push_back(lir_.type(v));
+        const ir::Node* p = lir_.producer(v);
+        t.in_constant.push_back(p && p->op == ir::Op::constant);
+      }
       for (ir::ValueId v : n.outputs) t.out.push_back(lir_.type(v));
       size_t scratch = 0;
       try {
@@ -242,6 +270,13 @@ class VulkanExecutable : public runtime::Executable {
         throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
       }
       scratch_max = std::max(scratch_max, scratch);
+      uint64_t persistent = 0;
+      for (const Launch& l : node_launches_[static_cast<size_t>(i)]) persistent = std::max(persistent, l.persistent_bytes);
+      if (persistent) {
+        Region r = c_.device_alloc(persistent);
+        regions_.push_back(r);
+        persistent_[i] = r;
+      }
     }
     if (scratch_max) {
       scratch_ = c_.device_alloc(scratch_max);
@@ -256,15 +291,37 @@ class VulkanExecutable : public runtime::Executable {
     const uint32_t step = static_cast<uint32_t>(step_nodes_.size());
     step_nodes_.push_back(i);
     try {
-      record_launches(n, step, ls);
+      record_launches(n, i, step, ls, *program_);
     } catch (const Error& e) {
       throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
     }
   }
 
-  void record_launches(const ir::Node& n, uint32_t step, std::vector<Launch>& ls) {
-    const int i = step_nodes_[step];
-    for (Launch& l : ls) {
+  // Whether every operand bound in units of elem_bytes starts on a whole unit.
+  bool aligned(const ir::Node& n, const Launch& l) const {
+    for (const Operand& o : l.operands) {
+      if (!o.elem_bytes || (o.kind != Operand::Kind::input && o.kind != Operand::Kind::output)) continue;
+      const ir::ValueId v = o.kind == Operand::Kind::input ? n.inputs[static_cast<size_t>(o.index)] : n.outputs[static_cast<size_t>(o.index)];
+      if (location(v, "operand").offset % c_.storage_alignment() % o.elem_bytes) return false;
+    }
+    return true;
+  }
+
+  // The launches of node i that run on every run (once: those that run when the plan is built)
+  // into `into`.
+  void record_launches(const ir::Node& n, int i, uint32_t step, std::vector<Launch>& planned, Program& into, bool once = false) {
+    // a node whose launches bind some operand in wider units than it starts on runs its fallback
+    std::shared_ptr<std::vector<Launch>> fallback;
+    bool all_aligned = true;
+    for (const Launch& l : planned) {
+      if (l.unaligned) fallback = l.unaligned;
+      all_aligned = all_aligned && aligned(n, l);
+    }
+    std::vector<Launch*> ls;
+    for (Launch& l : (fallback && !all_aligned) ? *fallback : planned)
+      if (l.once == once) ls.push_back(&l);
+    for (Launch* lp : ls) {
+      Launch& l = *lp;
       if (l.skip_when_in_place) {
         const Operand& from = l.operands.at(0);
         const Location& a = location(from.kind == Operand::Kind::input ? n.inputs[static_cast<size_t>(from.index)] : n.outputs[static_cast<size_t>(from.index)], "operand");
@@ -286,6 +343,14 @@ class VulkanExecutable : public runtime::Executable {
             off = static_cast<uint32_t>(o.index) / o.elem_bytes;
             break;
           }
+          case Operand::Kind::persistent: {  // index: the byte offset in the node's persistent region
+            auto r = persistent_.find(i);
+            if (r == persistent_.end() || !o.elem_bytes || o.index % static_cast<int>(o.elem_bytes))
+              throw Error(ErrorKind::internal, cat("vulkan: ", l.name, " binds a persistent region it did not ask for"));
+            bindings.push_back(r->second);
+            off = static_cast<uint32_t>(o.index) / o.elem_bytes;
+            break;
+          }
         }
         push.push_back(off);
       }
@@ -296,9 +361,9 @@ class VulkanExecutable : public runtime::Executable {
       if (debug_at(3)) log_line(cat("vulkan: ", l.name, " for ", node_label(n, i), ":\n", l.source));
       std::vector<uint32_t> spirv = compile_compute_glsl(l.source, cat(l.name, " for ", node_label(n, i)));
       const Pipeline& p = c_.pipeline(spirv, static_cast<uint32_t>(bindings.size()), l.push_bytes);
-      program_->dispatch(p, bindings, push.data(), l.push_bytes, l.groups[0], l.groups[1], l.groups[2],
+      into.dispatch(p, bindings, push.data(), l.push_bytes, l.groups[0], l.groups[1], l.groups[2],
                          cat(l.name, " ", n.origin.empty() ? ir::op_keyword(n.op) : n.origin));
-      program_->barrier();
+      into.barrier();
     }
   }
 
@@ -316,6 +381,7 @@ class VulkanExecutable : public runtime::Executable {
   std::vector<Region> input_region_;  // per graph input
   std::vector<std::vector<Launch>> node_launches_;  // per node; none for constants and views
   Region scratch_;
+  std::map<int, Region> persistent_;  // per node that keeps staged constants
   Binding bound_;
   Region arena_;
   std::vector<Region> regions_;

@@ -53,12 +53,12 @@ std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scra
   scratch_bytes = 0;
   const Features& f = Context::get().features();
   if (claims_elementwise(n.op, t, f)) return elementwise_launches(n, t);
-  if (claims_movement(n.op, t, n.attrs, f)) return movement_launches(n, t);
+  if (claims_movement(n.op, t, n.attrs, f)) return movement_launches(n, t, scratch_bytes);
   if (claims_reduce(n.op, t, n.attrs, f)) return reduce_launches(n, t, scratch_bytes);
-  if (claims_matmul(n.op, t, n.attrs, f)) return matmul_launches(n, t);
+  if (claims_matmul(n.op, t, n.attrs, f)) return matmul_launches(n, t, scratch_bytes);
   if (claims_quant(n.op, t, n.attrs, f)) return quant_launches(n, t);
   if (claims_region(n.op, t, n.attrs, f)) return region_launches(n, t);
-  if (claims_attention(n.op, t, n.attrs, f)) return attention_launches(n, t);
+  if (claims_attention(n.op, t, n.attrs, f)) return attention_launches(n, t, scratch_bytes);
   if (claims_rope(n.op, t, n.attrs, f)) return rope_launches(n, t);
   if (claims_norm(n.op, t, n.attrs, f)) return norm_launches(n, t);
   if (claims_conv(n.op, t, n.attrs, f)) return conv_launches(n, t);

@@ -20,7 +20,8 @@ class Shader;
 // What a binding of a launch is: an input or output of the node, a scratch buffer of the step,
 // or the index-error word.
 struct Operand {
-  enum class Kind : uint8_t { input, output, scratch, error } kind = Kind::input;
+  // scratch: the step's (reused by every step); persistent: the node's own, kept between runs
+  enum class Kind : uint8_t { input, output, scratch, persistent, error } kind = Kind::input;
   int index = 0;
   uint32_t elem_bytes = 0;  // the unit of its offset word (0: its dtype's size)
 };
@@ -38,11 +39,21 @@ struct Launch {
   // A copy of operand 0 into output 0, left out when the memory plan put both in one place
   // (a KV cache updated in place).
   bool skip_when_in_place = false;
+  // Launches recorded instead of all of the node's when an operand of any of them, bound in
+  // units of elem_bytes, does not start on a whole unit (a view into the middle of a row, say):
+  // the same result with narrower loads.
+  std::shared_ptr<std::vector<Launch>> unaligned;
+  // Run once, when the plan is built, not on every run: it reads only constants and writes the
+  // node's persistent region (a constant weight staged for the tensor cores).
+  bool once = false;
+  uint64_t persistent_bytes = 0;  // the node's persistent region needs at least this
 };
 
 // Shapes of a node as the kernels see them.
 struct NodeTypes {
   std::vector<ir::Type> in, out;
+  std::vector<bool> in_constant;  // which inputs are constants of the graph (none when empty)
+  bool constant(size_t i) const { return i < in_constant.size() && in_constant[i]; }
 };
 
 // Whether the device has a kernel for the node (static shapes, storable dtypes, the op's
@@ -57,7 +68,7 @@ std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scra
 bool claims_elementwise(ir::Op op, const NodeTypes& t, const Features& f);
 std::vector<Launch> elementwise_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_movement(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
-std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t);
+std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t, size_t& scratch);
 bool claims_reduce(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> reduce_launches(const ir::Node& n, const NodeTypes& t, size_t& scratch);
 bool claims_region(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
@@ -68,7 +79,7 @@ std::shared_ptr<const ir::Graph> printable_body(const std::string& text, const s
 // Statements computing every body value (float registers r<id>) from the inputs' expressions.
 std::string body_code(const ir::Graph& body, const std::vector<std::string>& inputs);
 bool claims_attention(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
-std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t);
+std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t, size_t& scratch);
 bool claims_conv(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> conv_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_cumsum(ir::Op op, const NodeTypes& t, const Features& f);
@@ -84,7 +95,7 @@ Launch copy_launch(DType t, int64_t n, Operand from);
 bool claims_quant(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
 std::vector<Launch> quant_launches(const ir::Node& n, const NodeTypes& t);
 bool claims_matmul(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f);
-std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t);
+std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t, size_t& scratch);
 
 // The elementwise kernel of an op over operands that broadcast to `out_shape` (f32), as the GLSL
 // dialect test runs it: push constants are one zero offset per operand, then n.
@@ -129,10 +140,31 @@ Launch matmul_tiles(Shader sh, const MatmulProblem& p);
 // Tensor cores (cooperative matrices) for f16 × f16 products of at least 64×64, where offered.
 bool coopmat_fits(const MatmulProblem& p, DType a, DType b, const Features& f);
 Launch matmul_coop(Shader sh, const MatmulProblem& p, const Features& f);
-// The same with fragments loaded straight from the operands (bound again as a16_ and b16_):
-// where both are plain f16 matrices whose sides are whole 64×64 tiles and 16-deep steps.
-bool coopmat_direct_fits(const MatmulProblem& p, const Features& f);
-Launch matmul_coop_direct(Shader sh, const MatmulProblem& p, const Features& f);
+
+// Plain f16 operand matrices as the tensor-core tiles read them, 16 bytes a load (raw uvec4
+// bindings a16_ and b16_; strides in halves, each a multiple of 8): a[bz][m][k] at
+// a_batch·bz + a_ld·m + k, b as [n][k] (b_k_major) or [k][n]. `scaled`: rows staged by
+// half_stage, whose inverse scales (raw float bindings sa_ and sb_) the results are multiplied
+// by — a's at bz·scale_rows_a + m, b's at bz·scale_rows_b + n.
+struct HalfOperands {
+  int64_t a_ld = 0, a_batch = 0, b_ld = 0, b_batch = 0;
+  bool b_k_major = true, scaled = false;
+  int64_t scale_rows_a = 0, scale_rows_b = 0;
+};
+// Large products on tensor cores (64×64 up to 128×128 tiles, double-buffered 32-deep slices).
+bool coop_tiles_fit(const MatmulProblem& p, const Features& f);
+int64_t coop_tile_m(const MatmulProblem& p);  // the tile the schedule picks for p
+int64_t coop_tile_n(const MatmulProblem& p);
+Launch matmul_coop_tiles(Shader sh, const MatmulProblem& p, const Features& f, const HalfOperands& h);
+// An operand staged for them (half_stage.cpp): `loader`(bz, r, k) of `functions` for rows
+// r < rows of k values, written as f16 rows of `cols` halves (zero-padded, rows_padded rows a
+// batch) to the raw uint binding h_, with each row's inverse scale to the raw float sc_.
+struct HalfStage {
+  int64_t batch = 1, rows = 0, rows_padded = 0, k = 0, cols = 0;
+  std::string functions, loader;
+  bool prepare = false;  // call rlx_prepare(first row, 8, t, 256) first
+};
+Launch half_stage(Shader sh, const HalfStage& s);
 
 // Helpers the families share.
 // Symbolic shapes are claimed (the LIR is static by the time kernels are printed); static ones

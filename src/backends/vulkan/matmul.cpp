@@ -80,20 +80,86 @@ bool claims_matmul(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Feat
   return true;
 }
 
-std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t) {
+namespace {
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// A large product of 16-bit floats on tensor cores. Plain f16 matrices are read in place
+// (with the loader-staged 64×64 schedule for operands that start mid-unit); anything else —
+// bf16, strided views — is first staged as scaled f16 rows in scratch (half_stage).
+std::vector<Launch> coop_launches(const MatmulProblem& p, const NodeTypes& t, const Features& f, size_t& scratch) {
+  const DType ad = t.in[0].dtype, bd = t.in[1].dtype, od = t.out[0].dtype;
+  MatmulProblem q = p;
+  q.functions.clear();  // the tiles read the halves, not the loaders
+  if (ad == DType::f16 && bd == DType::f16 && p.a_ld > 0 && p.b_ld > 0 && p.a_ld % 8 == 0 && p.b_ld % 8 == 0 && p.a_batch % 8 == 0 && p.b_batch % 8 == 0 &&
+      p.k % 8 == 0) {
+    Shader sh;
+    sh.raw_buffer("a16", "uvec4");
+    sh.raw_buffer("b16", "uvec4");
+    sh.buffer("y", od, Access::write);
+    HalfOperands h;
+    h.a_ld = p.a_ld, h.a_batch = p.a_batch, h.b_ld = p.b_ld, h.b_batch = p.b_batch, h.b_k_major = p.b_k_major;
+    Launch l = matmul_coop_tiles(sh, q, f, h);
+    l.operands = {{Operand::Kind::input, 0, 16}, {Operand::Kind::input, 1, 16}, {Operand::Kind::output, 0}};
+    Shader sf;
+    sf.buffer("a", ad, Access::read);
+    sf.buffer("b", bd, Access::read);
+    sf.buffer("y", od, Access::write);
+    Launch fallback = matmul_coop(sf, p, f);
+    fallback.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}};
+    l.unaligned = std::make_shared<std::vector<Launch>>(std::vector<Launch>{fallback});
+    return {l};
+  }
+  const int64_t mp = round_up(p.m, coop_tile_m(p)), np = round_up(p.n, coop_tile_n(p)), kp = round_up(p.k, 32);
+  // a's rows, then b's, each followed by its scales; a constant b (a weight) is staged once,
+  // into the node's persistent region, instead of on every run
+  const bool b_once = t.constant(1);
+  const int64_t a_bytes = round_up(p.batch * mp * kp * 2, 256), b_bytes = round_up(p.batch * np * kp * 2, 256);
+  const int64_t a_at = 0, sa_at = a_bytes, b_at = b_once ? 0 : round_up(sa_at + p.batch * mp * 4, 256), sb_at = b_at + b_bytes;
+  scratch = static_cast<size_t>(b_once ? sa_at + p.batch * mp * 4 : sb_at + p.batch * np * 4);
+  const Operand::Kind b_kind = b_once ? Operand::Kind::persistent : Operand::Kind::scratch;
+  auto stage = [&](const char* loader, int64_t rows, int64_t padded, Operand::Kind kind, int64_t h_at, int64_t s_at) {
+    Shader sh;
+    sh.buffer("a", ad, Access::read);
+    sh.buffer("b", bd, Access::read);
+    HalfStage s;
+    s.batch = p.batch, s.rows = rows, s.rows_padded = padded, s.k = p.k, s.cols = kp, s.functions = p.functions, s.loader = loader;
+    Launch l = half_stage(sh, s);
+    l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {kind, static_cast<int>(h_at), 4}, {kind, static_cast<int>(s_at), 4}};
+    return l;
+  };
+  Shader sh;
+  sh.raw_buffer("a16", "uvec4");
+  sh.raw_buffer("b16", "uvec4");
+  sh.buffer("y", od, Access::write);
+  sh.raw_buffer("sa", "float");
+  sh.raw_buffer("sb", "float");
+  q.k = kp;  // the staged rows are zero-padded to whole 32-deep slices
+  HalfOperands h;
+  h.a_ld = kp, h.a_batch = mp * kp, h.b_ld = kp, h.b_batch = np * kp, h.b_k_major = true;
+  h.scaled = true, h.scale_rows_a = mp, h.scale_rows_b = np;
+  Launch l = matmul_coop_tiles(sh, q, f, h);
+  l.operands = {{Operand::Kind::scratch, static_cast<int>(a_at), 16}, {b_kind, static_cast<int>(b_at), 16}, {Operand::Kind::output, 0},
+                {Operand::Kind::scratch, static_cast<int>(sa_at), 4}, {b_kind, static_cast<int>(sb_at), 4}};
+  Launch sb = stage("rlx_b", p.n, np, b_kind, b_at, sb_at);
+  if (b_once) sb.once = true, sb.persistent_bytes = static_cast<uint64_t>(sb_at + p.batch * np * 4);
+  return {stage("rlx_a", p.m, mp, Operand::Kind::scratch, a_at, sa_at), sb, l};
+}
+
+bool half_float(DType d) { return d == DType::f16 || d == DType::bf16; }
+
+}  // namespace
+
+std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t, size_t& scratch) {
   MatmulProblem p = problem(n, t);
   if (p.batch * p.m * p.n == 0) return {};
   if (p.k == 0) throw Error(ErrorKind::unsupported, "vulkan: dot_general with an empty contraction");
+  const Features& f = Context::get().features();
+  if (half_float(t.in[0].dtype) && half_float(t.in[1].dtype) && coop_tiles_fit(p, f)) return coop_launches(p, t, f, scratch);
   Shader sh;
   sh.buffer("a", t.in[0].dtype, Access::read);
   sh.buffer("b", t.in[1].dtype, Access::read);
   sh.buffer("y", t.out[0].dtype, Access::write);
-  const Features& f = Context::get().features();
-  if (coopmat_fits(p, t.in[0].dtype, t.in[1].dtype, f) && coopmat_direct_fits(p, f)) {
-    Launch l = matmul_coop_direct(sh, p, f);
-    l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}, {Operand::Kind::input, 0, 2}, {Operand::Kind::input, 1, 2}};
-    return {l};
-  }
   Launch l = coopmat_fits(p, t.in[0].dtype, t.in[1].dtype, f) ? matmul_coop(sh, p, f) : p.m <= kMatmulRowsMax ? matmul_rows(sh, p) : matmul_tiles(sh, p);
   l.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}};
   return {l};

@@ -106,6 +106,66 @@ Launch pad_general(const ir::Node& n, const NodeTypes& t) {
   return l;
 }
 
+// scatter without a reduction, every update at once: each destination row's owner — the last
+// update that names it, as the reference's sequential loop leaves it — is found first (an
+// atomic maximum over update numbers in scratch), then every update's row is written by its
+// owner alone.
+std::vector<Launch> scatter_by_owner(std::vector<Launch> ls, const NodeTypes& t, const AxisSplit& s, int64_t k, size_t& scratch) {
+  const DType dt = t.out[0].dtype;
+  scratch = static_cast<size_t>(s.n) * 4;
+  Launch clear;
+  {
+    Shader sh;
+    sh.raw_buffer("own", "uint", Access::write);
+    sh.push("n");
+    sh.local_size(kThreads);
+    clear.name = "scatter-owners-clear";
+    clear.source = sh.source("void main() {\n  uint i = rlx_flat();\n  if (i < p.n) own_[p.o_own + i] = 0u;\n}\n");
+    clear.operands = {{Operand::Kind::scratch, 0, 4}};
+    clear.words = {static_cast<uint32_t>(s.n)};
+    clear.push_bytes = sh.push_bytes();
+    clear.groups = grid_for(s.n, kThreads);
+  }
+  Launch owners;
+  {
+    Shader sh;
+    sh.buffer("idx", t.in[1].dtype, Access::read);
+    sh.raw_buffer("own", "uint", Access::read_write);
+    sh.error_buffer();
+    sh.push("n");
+    sh.local_size(kThreads);
+    owners.name = "scatter-owners";
+    owners.source = sh.source(cat("void main() {\n  uint kk = rlx_flat();\n  if (kk >= p.n) return;\n  int64_t j = idx_i(kk);\n", "  if (j < 0l || j >= ", s.n,
+                                  "l) { rlx_index_error(j, ", s.n, "l); return; }\n", "  atomicMax(own_[p.o_own + uint(j)], kk + 1u);\n}\n"));
+    owners.operands = {{Operand::Kind::input, 1}, {Operand::Kind::scratch, 0, 4}, {Operand::Kind::error, 0}};
+    owners.words = {0, static_cast<uint32_t>(k)};
+    owners.step_word = 0;
+    owners.push_bytes = sh.push_bytes();
+    owners.groups = grid_for(k, kThreads);
+  }
+  Launch write;
+  {
+    const int64_t total = s.outer * k * s.inner;
+    Shader sh;
+    sh.buffer("idx", t.in[1].dtype, Access::read);
+    sh.buffer("u", dt, Access::read);
+    sh.buffer("y", dt, Access::write);
+    sh.raw_buffer("own", "uint", Access::read);
+    sh.push("n");
+    sh.local_size(kThreads);
+    write.name = "scatter-rows";
+    write.source = sh.source(cat("void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n", "  uint e = i % ", s.inner, "u, kk = (i / ", s.inner, "u) % ", k,
+                                 "u, o = i / ", k * s.inner, "u;\n", "  int64_t j = idx_i(kk);\n", "  if (j < 0l || j >= ", s.n, "l || own_[p.o_own + uint(j)] != kk + 1u) return;\n",
+                                 "  y_[p.o_y + (o * ", s.n, "u + uint(j)) * ", s.inner, "u + e] = u_[p.o_u + i];\n}\n"));
+    write.operands = {{Operand::Kind::input, 1}, {Operand::Kind::input, 2}, {Operand::Kind::output, 0}, {Operand::Kind::scratch, 0, 4}};
+    write.words = {static_cast<uint32_t>(total)};
+    write.push_bytes = sh.push_bytes();
+    write.groups = grid_for(total, kThreads);
+  }
+  ls.push_back(clear), ls.push_back(owners), ls.push_back(write);
+  return ls;
+}
+
 }  // namespace
 
 Launch copy_launch(DType t, int64_t n, Operand from) {
@@ -133,7 +193,7 @@ bool claims_movement(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Fe
   return true;
 }
 
-std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t) {
+std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t, size_t& scratch) {
   using ir::Op;
   const ir::Type& out = t.out[0];
   const DType dt = out.dtype;
@@ -241,6 +301,7 @@ std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t) {
       else if (red == "add") apply = fl ? "y_wf(d, y_f(d) + u_f(g));" : "y_wi(d, y_i(d) + u_i(g));";
       else  // std::max/min's order: the kept value unless the update compares strictly past it
         apply = cat(fl ? "float" : "int64_t", " cur = y_", c, "(d), v = u_", c, "(g); y_w", c, "(d, ", red == "max" ? "cur < v" : "v < cur", " ? v : cur);");
+      if (red == "none" && s.n * 4 <= (int64_t{1} << 30)) return scatter_by_owner(ls, t, s, k, scratch);
       Launch l;
       l.name = "scatter";
       l.source = sh.source(cat("void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n", "  uint e = i % ", s.inner, "u, o = i / ", s.inner, "u;\n",
