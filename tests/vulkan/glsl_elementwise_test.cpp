@@ -155,6 +155,27 @@ TEST(GlslDialect, CooperativeMatrixGemmCompiles) {
         if (k_major) st.raw_buffer("sa", "float"), st.raw_buffer("sb", "float"), h.scaled = true, h.scale_rows_a = pm, h.scale_rows_b = pn;
         EXPECT_FALSE(compile_glsl(backends::vulkan::matmul_coop_tiles(st, d, f, h).source, cat("coopmat tiles ", pm, "x", pn, " ", m, "x", n, "x", k)).empty());
       }
+    // few tiles, a long contraction: split over workgroups, partial sums merged (glu pairs too)
+    for (bool paired : {false, true}) {
+      backends::vulkan::MatmulProblem d;
+      d.m = 512, d.n = 1024, d.k = 3072, d.paired = paired;
+      if (paired) d.out = true, d.functions = "void rlx_out(uint bz, uint m, uint c, float v0, float v1) { y_wf(m * 512u + c, v0 * v1); }\n";
+      backends::vulkan::HalfOperands h;
+      h.a_ld = h.b_ld = 3072, h.scaled = true, h.scale_rows_a = 512, h.scale_rows_b = 1024, h.split = backends::vulkan::coop_split(d);
+      ASSERT_GT(h.split, 1);
+      backends::vulkan::Shader st;
+      st.raw_buffer("a16", "uvec4");
+      st.raw_buffer("b16", "uvec4");
+      st.buffer("y", DType::bf16, backends::vulkan::Access::write);
+      st.raw_buffer("sa", "float");
+      st.raw_buffer("sb", "float");
+      EXPECT_FALSE(compile_glsl(backends::vulkan::matmul_coop_tiles(st, d, f, h).source, cat("coopmat split tiles ", m, "x", n, "x", k)).empty());
+      backends::vulkan::Shader sm;
+      sm.buffer("y", DType::bf16, backends::vulkan::Access::write);
+      sm.raw_buffer("sa", "float");
+      sm.raw_buffer("sb", "float");
+      EXPECT_FALSE(compile_glsl(backends::vulkan::matmul_coop_merge(sm, d, h).source, "coopmat merge").empty());
+    }
   }
   // tensor-core attention: bf16 (scaled) and f16, head sizes 128 and 32, with a bias
   // (and f32 operands rounded to either half type)

@@ -39,7 +39,43 @@ TileShape tile_shape(const MatmulProblem& p) {
   return {64, 64, 2, 2};
 }
 
+// The result of row m, column n, as the product defines it (unscaled back where staged).
+std::string scaled_function(const HalfOperands& h) {
+  if (!h.scaled) return "float rlx_scaled(uint bz, uint m, uint n, float v) { return v; }\n";
+  return cat("float rlx_scaled(uint bz, uint m, uint n, float v) { return v * sa_[p.o_sa + bz * ", h.scale_rows_a, "u + m] * sb_[p.o_sb + bz * ", h.scale_rows_b,
+             "u + n]; }\n");
+}
+
 }  // namespace
+
+int64_t coop_split(const MatmulProblem& p) {
+  // too few tiles to fill the GPU and a long contraction: each tile's slices over several
+  // workgroups (at least 8 slices each), about 264 workgroups in all
+  const TileShape s = tile_shape(p);
+  const int64_t tiles = ((p.m + s.bm - 1) / s.bm) * ((p.n + s.bn - 1) / s.bn) * p.batch, slices = (p.k + 31) / 32;
+  if (tiles >= 132) return 1;
+  return std::max<int64_t>(1, std::min((264 + tiles - 1) / tiles, slices / 8));
+}
+
+Launch matmul_coop_merge(Shader sh, const MatmulProblem& p, const HalfOperands& h) {
+  sh.raw_buffer("part", "float");
+  sh.push("n");
+  sh.local_size(256);
+  const int64_t outs = p.batch * p.m * (p.paired ? p.n / 2 : p.n), plane = p.batch * p.m * p.n;
+  const std::string sum = cat("float rlx_sum(uint at) {\n  float v = 0.0;\n  for (uint s = 0u; s < ", h.split, "u; ++s) v += part_[p.o_part + s * ", plane,
+                              "u + at];\n  return v;\n}\n");
+  std::string body = p.paired ? cat("  uint c = i % ", p.n / 2, "u, m = (i / ", p.n / 2, "u) % ", p.m, "u, bz = i / ", p.m * p.n / 2, "u, at = (bz * ", p.m, "u + m) * ", p.n,
+                                    "u + 2u * c;\n", "  rlx_out(bz, m, c, rlx_scaled(bz, m, 2u * c, rlx_sum(at)), rlx_scaled(bz, m, 2u * c + 1u, rlx_sum(at + 1u)));\n")
+                              : cat("  uint n = i % ", p.n, "u, m = (i / ", p.n, "u) % ", p.m, "u, bz = i / ", p.m * p.n, "u;\n",
+                                    "  rlx_out(bz, m, n, rlx_scaled(bz, m, n, rlx_sum(i)), 0.0);\n");
+  Launch l;
+  l.name = "matmul-coopmat-merge";
+  l.source = sh.source(p.functions + out_function(p) + scaled_function(h) + sum + cat("void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n", body, "}\n"));
+  l.words = {static_cast<uint32_t>(outs)};
+  l.push_bytes = sh.push_bytes();
+  l.groups = grid_for(outs, 256);
+  return l;
+}
 
 int64_t coop_tile_m(const MatmulProblem& p) { return tile_shape(p).bm; }
 int64_t coop_tile_n(const MatmulProblem& p) { return tile_shape(p).bn; }
@@ -88,20 +124,19 @@ Launch matmul_coop_tiles(Shader sh, const MatmulProblem& p, const Features& f, c
   s_ += cat("void store(uint buf, uint t) {\n", "  for (uint i = 0u; i < ", a_vec, "u; ++i) { uint e = t + i * ", T, "u; sm_[", a_off, " + (e / 4u) * ", SA,
             "u + e % 4u] = ra[i]; }\n", "  for (uint i = 0u; i < ", b_vec, "u; ++i) { uint e = t + i * ", T, "u; sm_[", b_off, " + ",
             h.b_k_major ? cat("(e / 4u) * ", SA, "u + e % 4u") : cat("(e / ", s.bn / 8, "u) * ", SBN, "u + e % ", s.bn / 8, "u"), "] = rb[i]; }\n}\n");
-  // the result of row m, column n, as the product defines it (unscaled back where staged)
-  if (h.scaled)
-    s_ += cat("float rlx_scaled(uint bz, uint m, uint n, float v) { return v * sa_[p.o_sa + bz * ", h.scale_rows_a, "u + m] * sb_[p.o_sb + bz * ", h.scale_rows_b,
-              "u + n]; }\n");
-  else
-    s_ += "float rlx_scaled(uint bz, uint m, uint n, float v) { return v; }\n";
+  s_ += scaled_function(h);
+  // split: this workgroup's share of the slices, its partial sums to part_ (merged by
+  // matmul_coop_merge)
+  const int64_t slices = (p.k + 31) / 32, per = (slices + h.split - 1) / h.split;
+  if (h.split > 1) sh.raw_buffer("part", "float", Access::write);
   s_ += "void main() {\n";
-  s_ += cat("  uint n0 = gl_WorkGroupID.x * ", s.bn, "u, m0 = gl_WorkGroupID.y * ", s.bm, "u, bz = gl_WorkGroupID.z;\n",
+  s_ += cat("  uint n0 = gl_WorkGroupID.x * ", s.bn, "u, m0 = gl_WorkGroupID.y * ", s.bm, "u, bz = gl_WorkGroupID.z % ", p.batch, "u, ks = gl_WorkGroupID.z / ", p.batch, "u;\n",
+            "  uint s0 = ks * ", per, "u, s1 = min(s0 + ", per, "u, ", slices, "u);\n",
             "  uint t = gl_LocalInvocationID.x, sg = t / 32u, lane = t % 32u;\n", "  uint wm = (sg / ", s.sgn, "u) * ", wm, "u, wn = (sg % ", s.sgn, "u) * ", wn, "u;\n");
   for (int64_t i = 0; i < fm; ++i)
     for (int64_t j = 0; j < fn; ++j) s_ += cat("  ", C, " acc", i, "_", j, " = ", C, "(0.0);\n");
-  const int64_t slices = (p.k + 31) / 32;
-  s_ += cat("  load(bz, m0, n0, 0u, t);\n  store(0u, t);\n  barrier();\n", "  for (uint s = 0u; s < ", slices, "u; ++s) {\n", "    uint buf = s & 1u;\n",
-            "    if (s + 1u < ", slices, "u) load(bz, m0, n0, (s + 1u) * 32u, t);\n", "    for (uint kk = 0u; kk < 32u; kk += ", CK, "u) {\n");
+  s_ += cat("  load(bz, m0, n0, s0 * 32u, t);\n  store(0u, t);\n  barrier();\n", "  for (uint s = s0; s < s1; ++s) {\n", "    uint buf = (s - s0) & 1u;\n",
+            "    if (s + 1u < s1) load(bz, m0, n0, (s + 1u) * 32u, t);\n", "    for (uint kk = 0u; kk < 32u; kk += ", CK, "u) {\n");
   for (int64_t i = 0; i < fm; ++i)
     s_ += cat("      ", A, " a", i, ";\n      coopMatLoadNV(a", i, ", sm_, ", a_off, " + (wm + ", i * CM, "u) * ", SA, "u + kk / 8u, ", SA, "u, false);\n");
   for (int64_t j = 0; j < fn; ++j)
@@ -109,14 +144,17 @@ Launch matmul_coop_tiles(Shader sh, const MatmulProblem& p, const Features& f, c
                       : cat("      ", B, " b", j, ";\n      coopMatLoadNV(b", j, ", sm_, ", b_off, " + kk * ", SBN, "u + (wn + ", j * CN, "u) / 8u, ", SBN, "u, false);\n");
   for (int64_t i = 0; i < fm; ++i)
     for (int64_t j = 0; j < fn; ++j) s_ += cat("      acc", i, "_", j, " = coopMatMulAddNV(a", i, ", b", j, ", acc", i, "_", j, ");\n");
-  s_ += cat("    }\n", "    if (s + 1u < ", slices, "u) store(buf ^ 1u, t);\n    barrier();\n  }\n");
+  s_ += cat("    }\n", "    if (s + 1u < s1) store(buf ^ 1u, t);\n    barrier();\n  }\n");
   // epilogue: each fragment row of the subgroup's accumulators through its shared rows
   s_ += cat("  uint cs = sg * ", c_units, "u;\n");
   for (int64_t i = 0; i < fm; ++i) {
     for (int64_t j = 0; j < fn; ++j) s_ += cat("  coopMatStoreNV(acc", i, "_", j, ", sm_, cs + ", j * CN / 4, "u, ", SC, "u, false);\n");
     s_ += "  subgroupMemoryBarrierShared();\n  subgroupBarrier();\n";
     const std::string at = "uintBitsToFloat(sm_[cs + r * " + std::to_string(SC) + "u + c / 4u][c % 4u])";
-    if (p.paired)
+    if (h.split > 1)
+      s_ += cat("  for (uint e = lane; e < ", CM * wn, "u; e += 32u) {\n", "    uint r = e / ", wn, "u, c = e % ", wn, "u, m = m0 + wm + ", i * CM, "u + r, n = n0 + wn + c;\n",
+                "    if (m < ", p.m, "u && n < ", p.n, "u) part_[p.o_part + ((ks * ", p.batch, "u + bz) * ", p.m, "u + m) * ", p.n, "u + n] = ", at, ";\n  }\n");
+    else if (p.paired)
       s_ += cat("  for (uint e = lane; e < ", CM * wn / 2, "u; e += 32u) {\n", "    uint r = e / ", wn / 2, "u, c = 2u * (e % ", wn / 2, "u), m = m0 + wm + ", i * CM,
                 "u + r, n = n0 + wn + c;\n", "    if (m < ", p.m, "u && n < ", p.n, "u) {\n", "      float v0 = ", at, ";\n      c += 1u;\n      float v1 = ", at, ";\n",
                 "      rlx_out(bz, m, n / 2u, rlx_scaled(bz, m, n, v0), rlx_scaled(bz, m, n + 1u, v1));\n    }\n  }\n");
@@ -127,9 +165,9 @@ Launch matmul_coop_tiles(Shader sh, const MatmulProblem& p, const Features& f, c
   }
   s_ += "}\n";
   Launch l;
-  l.name = cat("matmul-coopmat", s.bm, "x", s.bn, h.scaled ? "-staged" : "");
+  l.name = cat("matmul-coopmat", s.bm, "x", s.bn, h.scaled ? "-staged" : "", h.split > 1 ? cat("-split", h.split) : std::string());
   l.source = sh.source(p.functions + out_function(p) + s_);
-  l.groups = {static_cast<uint32_t>((p.n + s.bn - 1) / s.bn), static_cast<uint32_t>((p.m + s.bm - 1) / s.bm), static_cast<uint32_t>(p.batch)};
+  l.groups = {static_cast<uint32_t>((p.n + s.bn - 1) / s.bn), static_cast<uint32_t>((p.m + s.bm - 1) / s.bm), static_cast<uint32_t>(p.batch * h.split)};
   l.push_bytes = sh.push_bytes();
   return l;
 }

@@ -150,19 +150,27 @@ struct HalfOperands {
   int64_t a_ld = 0, a_batch = 0, b_ld = 0, b_batch = 0;
   bool b_k_major = true, scaled = false;
   int64_t scale_rows_a = 0, scale_rows_b = 0;
+  // split > 1: each tile's contraction over `split` workgroups, whose partial sums go to a raw
+  // float binding part_ (declared by the kernel, after the caller's) as [split][batch][m][n];
+  // matmul_coop_merge sums them into the result
+  int64_t split = 1;
 };
 // Large products on tensor cores (64×64 up to 128×128 tiles, double-buffered 32-deep slices).
 bool coop_tiles_fit(const MatmulProblem& p, const Features& f);
 int64_t coop_tile_m(const MatmulProblem& p);  // the tile the schedule picks for p
 int64_t coop_tile_n(const MatmulProblem& p);
 Launch matmul_coop_tiles(Shader sh, const MatmulProblem& p, const Features& f, const HalfOperands& h);
+int64_t coop_split(const MatmulProblem& p);  // the split coop tiles pick for p
+// The sum of a split product's partials (raw float binding part_, declared after the caller's
+// bindings, then a pushed count), scaled and stored through rlx_out.
+Launch matmul_coop_merge(Shader sh, const MatmulProblem& p, const HalfOperands& h);
 // An operand staged for them (half_stage.cpp): `loader`(bz, r, k) of `functions` for rows
 // r < rows of k values, written as f16 rows of `cols` halves (zero-padded, rows_padded rows a
 // batch) to the raw uint binding h_, with each row's inverse scale to the raw float sc_.
 struct HalfStage {
   int64_t batch = 1, rows = 0, rows_padded = 0, k = 0, cols = 0;
   std::string functions, loader;
-  bool prepare = false;  // call rlx_prepare(first row, 8, t, 256) first
+  bool prepare = false;  // call rlx_prepare(row, 1, t, 256) first
 };
 Launch half_stage(Shader sh, const HalfStage& s);
 

@@ -84,6 +84,34 @@ namespace {
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+// The tensor-core tiles of q over operands `h` (bound as `operands`, declared in `sh` after the
+// output y) — split over the contraction where few tiles would leave the GPU idle, the partial
+// sums then merged (in scratch from `scratch` on, which grows by what they need).
+std::vector<Launch> coop_tiles(Shader sh, const MatmulProblem& q, const Features& f, HalfOperands h, std::vector<Operand> operands, DType od, size_t& scratch) {
+  h.split = coop_split(q);
+  Launch l = matmul_coop_tiles(sh, q, f, h);
+  if (h.split == 1) {
+    l.operands = operands;
+    return {l};
+  }
+  const int64_t part_at = round_up(static_cast<int64_t>(scratch), 256);
+  scratch = static_cast<size_t>(part_at + h.split * q.batch * q.m * q.n * 4);
+  operands.push_back({Operand::Kind::scratch, static_cast<int>(part_at), 4});
+  l.operands = operands;
+  Shader sm;
+  sm.buffer("y", od, Access::write);
+  std::vector<Operand> mo = {{Operand::Kind::output, 0}};
+  if (h.scaled) {
+    sm.raw_buffer("sa", "float");
+    sm.raw_buffer("sb", "float");
+    mo.push_back(operands[3]), mo.push_back(operands[4]);
+  }
+  Launch merge = matmul_coop_merge(sm, q, h);
+  mo.push_back({Operand::Kind::scratch, static_cast<int>(part_at), 4});
+  merge.operands = mo;
+  return {l, merge};
+}
+
 // A large product of 16-bit floats on tensor cores. Plain f16 matrices are read in place
 // (with the loader-staged 64×64 schedule for operands that start mid-unit); anything else —
 // bf16, strided views — is first staged as scaled f16 rows in scratch (half_stage).
@@ -99,16 +127,15 @@ std::vector<Launch> coop_launches(const MatmulProblem& p, const NodeTypes& t, co
     sh.buffer("y", od, Access::write);
     HalfOperands h;
     h.a_ld = p.a_ld, h.a_batch = p.a_batch, h.b_ld = p.b_ld, h.b_batch = p.b_batch, h.b_k_major = p.b_k_major;
-    Launch l = matmul_coop_tiles(sh, q, f, h);
-    l.operands = {{Operand::Kind::input, 0, 16}, {Operand::Kind::input, 1, 16}, {Operand::Kind::output, 0}};
+    std::vector<Launch> ls = coop_tiles(sh, q, f, h, {{Operand::Kind::input, 0, 16}, {Operand::Kind::input, 1, 16}, {Operand::Kind::output, 0}}, od, scratch);
     Shader sf;
     sf.buffer("a", ad, Access::read);
     sf.buffer("b", bd, Access::read);
     sf.buffer("y", od, Access::write);
     Launch fallback = matmul_coop(sf, p, f);
     fallback.operands = {{Operand::Kind::input, 0}, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}};
-    l.unaligned = std::make_shared<std::vector<Launch>>(std::vector<Launch>{fallback});
-    return {l};
+    ls.front().unaligned = std::make_shared<std::vector<Launch>>(std::vector<Launch>{fallback});
+    return ls;
   }
   const int64_t mp = round_up(p.m, coop_tile_m(p)), np = round_up(p.n, coop_tile_n(p)), kp = round_up(p.k, 32);
   // a's rows, then b's, each followed by its scales; a constant b (a weight) is staged once,
@@ -138,12 +165,14 @@ std::vector<Launch> coop_launches(const MatmulProblem& p, const NodeTypes& t, co
   HalfOperands h;
   h.a_ld = kp, h.a_batch = mp * kp, h.b_ld = kp, h.b_batch = np * kp, h.b_k_major = true;
   h.scaled = true, h.scale_rows_a = mp, h.scale_rows_b = np;
-  Launch l = matmul_coop_tiles(sh, q, f, h);
-  l.operands = {{Operand::Kind::scratch, static_cast<int>(a_at), 16}, {b_kind, static_cast<int>(b_at), 16}, {Operand::Kind::output, 0},
-                {Operand::Kind::scratch, static_cast<int>(sa_at), 4}, {b_kind, static_cast<int>(sb_at), 4}};
+  std::vector<Launch> ls = coop_tiles(sh, q, f, h,
+                                      {{Operand::Kind::scratch, static_cast<int>(a_at), 16}, {b_kind, static_cast<int>(b_at), 16}, {Operand::Kind::output, 0},
+                                       {Operand::Kind::scratch, static_cast<int>(sa_at), 4}, {b_kind, static_cast<int>(sb_at), 4}},
+                                      od, scratch);
   Launch sb = stage("rlx_b", p.n, np, b_kind, b_at, sb_at);
   if (b_once) sb.once = true, sb.persistent_bytes = static_cast<uint64_t>(sb_at + p.batch * np * 4);
-  return {stage("rlx_a", p.m, mp, Operand::Kind::scratch, a_at, sa_at), sb, l};
+  ls.insert(ls.begin(), {stage("rlx_a", p.m, mp, Operand::Kind::scratch, a_at, sa_at), sb});
+  return ls;
 }
 
 bool half_float(DType d) { return d == DType::f16 || d == DType::bf16; }
