@@ -280,7 +280,7 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{d, S({2, 128, 64})}}, {{d, S({2, 64, 192})}}}, Attrs{{"batch", ir::Intss{{0}, {0}}}, {"contract", ir::Intss{{2}, {1}}}}, "batched, [k][n]");
         add({{{d, S({100, 200})}}, {{d, S({100, 70})}}}, Attrs{{"contract", ir::Intss{{0}, {0}}}}, "transposed, k ragged");
         add({{{d, S({300, 520})}}, {{d, S({520, 136})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"out", DType::f32}}, "long k, →f32");
-        add({{{d, S({96, 2048})}}, {{d, S({80, 2048})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}}, "few tiles, k split");
+        add({{{d, S({96, 3072})}}, {{d, S({80, 3072})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}}, "few tiles, k split");
       }
       add({{{DType::f32, S({70, 64})}}, {{DType::f32, S({96, 64})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}, {"compute", DType::bf16}}, "compute bf16");
       add({{{DType::f32, S({64, 5})}}, {{DType::f32, S({64, 300})}}}, Attrs{{"contract", ir::Intss{{0}, {0}}}, {"compute", DType::bf16}}, "compute bf16, transposed, columns");

@@ -50,11 +50,12 @@ std::string scaled_function(const HalfOperands& h) {
 
 int64_t coop_split(const MatmulProblem& p) {
   // too few tiles to fill the GPU and a long contraction: each tile's slices over several
-  // workgroups (at least 8 slices each), about 264 workgroups in all
+  // workgroups (at least 32 slices each), about 264 workgroups in all. On the H200 the merge
+  // (a launch) cost more than splitting saved below 64 slices (Qwen3's 512-row prefill).
   const TileShape s = tile_shape(p);
   const int64_t tiles = ((p.m + s.bm - 1) / s.bm) * ((p.n + s.bn - 1) / s.bn) * p.batch, slices = (p.k + 31) / 32;
-  if (tiles >= 132) return 1;
-  return std::max<int64_t>(1, std::min((264 + tiles - 1) / tiles, slices / 8));
+  if (tiles >= 132 || slices < 64) return 1;
+  return std::max<int64_t>(1, std::min((264 + tiles - 1) / tiles, slices / 32));
 }
 
 Launch matmul_coop_merge(Shader sh, const MatmulProblem& p, const HalfOperands& h) {

@@ -54,8 +54,34 @@ std::vector<Launch> norm_launches(const ir::Node& n, const NodeTypes& t) {
   }
   sh.buffer("y", t.out[0].dtype, Access::write);
   l.operands.push_back({Operand::Kind::output, 0});
-  sh.local_size(static_cast<uint32_t>(kLanes));
   const std::string inv_n = lit(1.0 / static_cast<double>(D)), eps = lit(n.attrs.f("eps"));
+  const Features& f = Context::get().features();
+  const int64_t S = f.subgroup_size;
+  if (f.subgroup_arithmetic && S >= 8 && S <= 256 && D <= 32 * S) {
+    // short rows (an encoder's 384): a subgroup a row, the row held in registers (at most 32 a
+    // lane), its sums by subgroupAdd — no shared memory, no barrier
+    const int64_t R = (D + S - 1) / S, per = 256 / S;
+    sh.extension("GL_KHR_shader_subgroup_arithmetic");
+    sh.local_size(256);
+    std::string body = cat("void main() {\n", "  uint t = gl_LocalInvocationID.x, lane = t % ", S, "u, r = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * ", per, "u + t / ", S, "u;\n",
+                           "  if (r >= ", rows, "u) return;\n", "  uint xb = r * ", D, "u;\n", "  float xs[", R, "];\n", "  for (uint i = 0u; i < ", R,
+                           "u; ++i) { uint e = lane + ", S, "u * i; xs[i] = e < ", D, "u ? x_f(xb + e) : 0.0; }\n");
+    if (layer)
+      body += cat("  float s0 = 0.0;\n  for (uint i = 0u; i < ", R, "u; ++i) s0 += xs[i];\n", "  float mean = subgroupAdd(s0) * ", inv_n, ";\n", "  float s1 = 0.0;\n",
+                  "  for (uint i = 0u; i < ", R, "u; ++i) { float c = lane + ", S, "u * i < ", D, "u ? xs[i] - mean : 0.0; s1 += c * c; }\n", "  float inv = rlx_rsqrt(subgroupAdd(s1) * ",
+                  inv_n, " + ", eps, ");\n");
+    else
+      body += cat("  float mean = 0.0, s0 = 0.0;\n  for (uint i = 0u; i < ", R, "u; ++i) s0 += xs[i] * xs[i];\n", "  float inv = rlx_rsqrt(subgroupAdd(s0) * ", inv_n, " + ",
+                  eps, ");\n");
+    body += cat("  for (uint i = 0u; i < ", R, "u; ++i) {\n    uint e = lane + ", S, "u * i;\n", "    if (e < ", D, "u) { float v = (xs[i] - mean) * inv; y_wf(xb + e, ",
+                round_to(d, scaled), "); }\n  }\n}\n");
+    l.name = layer ? "layer-norm-rows" : "rms-norm-rows";
+    l.source = sh.source(body);
+    l.push_bytes = sh.push_bytes();
+    l.groups = grid_for((rows + per - 1) / per, 1);
+    return {l};
+  }
+  sh.local_size(static_cast<uint32_t>(kLanes));
   std::string body = cat("shared float red[", kLanes, "];\n", "void main() {\n",
                          "  uint r = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x, t = gl_LocalInvocationID.x, xb = r * ", D, "u;\n");
   if (layer) {
