@@ -181,18 +181,20 @@ TEST(GlslDialect, CooperativeMatrixGemmCompiles) {
   // (and f32 operands rounded to either half type)
   for (auto [d, md, D] : std::vector<std::tuple<DType, DType, int64_t>>{
            {DType::bf16, DType::bf16, 128}, {DType::f16, DType::f16, 32}, {DType::bf16, DType::f32, 64}, {DType::f32, DType::f16, 32}, {DType::f32, DType::bf16, 128}}) {
-    backends::vulkan::AttentionShape a;
-    a.B = 1, a.Hq = 4, a.Sq = 100, a.D = D, a.Hk = 2, a.Sk = 100, a.Dv = D, a.groups = 2, a.d = d, a.md = md, a.bias = D == 32;
-    a.qst = a.kst = a.vst = a.ost = {4 * 100 * D, 100 * D, D, 1};
-    a.bounds = "uint rlx_hi(uint i) { return i + 1u; }\nuint rlx_lo(uint i) { return 0u; }\n";
-    a.finish_score = [&](const std::string& in) { return in + "s *= 0.125;\n" + (a.bias ? in + "s += m_f(b * 100u + j);\n" : std::string()); };
-    for (uint32_t cn : {16u, 8u}) {
-      f.coop_m = 16, f.coop_n = cn, f.coop_k = 16, f.subgroup_shuffle = true;
-      ASSERT_TRUE(backends::vulkan::attention_coop_fits(a, f));
-      size_t scratch = 0;
-      for (const auto& l : backends::vulkan::attention_coop(a, f, scratch))
-        EXPECT_FALSE(compile_glsl(l.source, cat(l.name, " D ", D, " n ", cn)).empty());
-      EXPECT_GT(scratch, 0u);
+    for (int64_t batch : {1, 64}) {  // few row blocks (keys split over subgroups), many
+      backends::vulkan::AttentionShape a;
+      a.B = batch, a.Hq = 4, a.Sq = 100, a.D = D, a.Hk = 2, a.Sk = 100, a.Dv = D, a.groups = 2, a.d = d, a.md = md, a.bias = D == 32;
+      a.qst = a.kst = a.vst = a.ost = {4 * 100 * D, 100 * D, D, 1};
+      a.bounds = "uint rlx_hi(uint i) { return i + 1u; }\nuint rlx_lo(uint i) { return 0u; }\n";
+      a.finish_score = [&](const std::string& in) { return in + "s *= 0.125;\n" + (a.bias ? in + "s += m_f(b * 100u + j);\n" : std::string()); };
+      for (uint32_t cn : {16u, 8u}) {
+        f.coop_m = 16, f.coop_n = cn, f.coop_k = 16, f.subgroup_shuffle = true;
+        ASSERT_TRUE(backends::vulkan::attention_coop_fits(a, f));
+        size_t scratch = 0;
+        for (const auto& l : backends::vulkan::attention_coop(a, f, scratch))
+          EXPECT_FALSE(compile_glsl(l.source, cat(l.name, " D ", D, " n ", cn)).empty());
+        EXPECT_GT(scratch, 0u);
+      }
     }
   }
   backends::vulkan::HalfStage s;

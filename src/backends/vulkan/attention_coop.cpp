@@ -1,8 +1,9 @@
 // hir.attention on tensor cores (prefill and encoders) in two launches:
 //  1. the keys and values staged once as f16 rows (zero-padded to whole blocks of 32 keys);
-//  2. four 32-wide subgroups take 16 query rows of one (batch, head) — kept as cooperative-matrix
-//     fragments — each walking every fourth block of 32 keys of the rows' range with no
-//     workgroup barrier (their shares combined at the end, as split-key flash attention does): scores
+//  2. a 32-wide subgroup takes 16 query rows of one (batch, head) — kept as cooperative-matrix
+//     fragments — and walks their key range in blocks of 32 with no workgroup barrier (where
+//     row blocks are few, four subgroups share one, each every fourth key block, their shares
+//     combined at the end as split-key flash attention does): scores
 //     Q·Kᵀ from key fragments read straight from the staged rows, the online softmax in plain
 //     lanes (two lanes a row, 16 scores each: mask, rounding, scale, soft cap and bias as the
 //     block schedule applies them), the probabilities as f16 fragments times value fragments,
@@ -139,7 +140,10 @@ std::vector<Launch> attention_coop(const AttentionShape& a, const Features& f, s
   const bool bf = words == DType::bf16;
   const KvLayout kl = kv_layout(a);
   scratch = static_cast<size_t>(kl.bytes);
-  constexpr int64_t SG = 4, BR = 16, T = 32 * SG;  // four subgroups share 16 rows, each every fourth key block
+  // four subgroups a workgroup: where 16-row blocks are few (a single prompt), the four share
+  // one block, each taking every fourth key block; else each has a block of its own
+  constexpr int64_t SG = 4, T = 32 * SG;
+  const int64_t KS = a.B * a.Hq * ((a.Sq + 15) / 16) >= 1024 ? 1 : 4, RB = SG / KS, BR = 16 * RB;
   const int64_t CN = f.coop_n, DU = a.D / 8, VU = a.Dv / 8;  // 16-byte units of a q/k row, a v row
   const int64_t SK = DU + 1, SS = kKeys / 4 + 1, SP = kKeys / 8 + 1;  // shared strides (units)
   const int64_t OU = a.Dv / 4 + 1;  // a row of outputs (f32) in units, padded
@@ -166,7 +170,7 @@ std::vector<Launch> attention_coop(const AttentionShape& a, const Features& f, s
   s += "void main() {\n";
   s += cat("  uint blk = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;\n", "  uint qb = blk % ", nqb, "u, h = (blk / ", nqb, "u) % ", a.Hq, "u, b = blk / ",
            nqb * a.Hq, "u;\n", "  uint t = gl_LocalInvocationID.x, sg = t / 32u, lane = t % 32u, r = lane / 2u, hf = lane % 2u, hk = h / ", a.groups, "u;\n",
-           "  uint row0 = qb * ", BR, "u, i = row0 + r;\n",
+           "  uint rb = sg / ", KS, "u, part = sg % ", KS, "u, row0 = qb * ", BR, "u + rb * 16u, i = row0 + r;\n",
            "  uint qbase = b * ", a.qst[0], "u + h * ", a.qst[1], "u, kv0 = (b * ", a.Hk, "u + hk) * ", kl.skp, "u;\n", "  uint ps = sg * ", per_sg, "u, pp = ps + ", 16 * SS,
            "u;\n");
   // q: the subgroup's 16 rows staged (scaled per row), kept as fragments
@@ -178,7 +182,7 @@ std::vector<Launch> attention_coop(const AttentionShape& a, const Features& f, s
   for (int64_t kd = 0; kd < a.D / 16; ++kd) s += cat("  ", A, " fq", kd, ";\n  coopMatLoadNV(fq", kd, ", sm_, ps + ", 2 * kd, "u, ", SK, "u, false);\n");
   s += "  subgroupBarrier();\n";
   s += cat("  float mx = ", ninf, ", l = 0.0, o[", a.Dv / 2, "];\n", "  for (uint x = 0u; x < ", a.Dv / 2, "u; ++x) o[x] = 0.0;\n",
-           "  uint lo = rlx_lo(row0), hi = rlx_hi(min(row0 + 15u, ", a.Sq - 1, "u));\n", "  for (uint j0 = (lo / ", kKeys, "u + sg) * ", kKeys, "u; j0 < hi; j0 += ", SG * kKeys, "u) {\n");
+           "  uint lo = rlx_lo(row0), hi = rlx_hi(min(row0 + 15u, ", a.Sq - 1, "u));\n", "  for (uint j0 = (lo / ", kKeys, "u + part) * ", kKeys, "u; j0 < hi; j0 += ", KS * kKeys, "u) {\n");
   // scores: 16 rows × 32 keys, key fragments straight from the staged rows
   for (int64_t n = 0; n < kKeys / CN; ++n) {
     s += cat("    ", C, " s", n, " = ", C, "(0.0);\n");
@@ -215,9 +219,10 @@ std::vector<Launch> attention_coop(const AttentionShape& a, const Features& f, s
   // the four subgroups' shares of each row combined: outputs weighted by exp(own max − max)
   s += cat("  for (uint x = 0u; x < ", a.Dv / 2, "u; ++x) {\n", "    uint cc = (x / 16u) * 32u + hf * 16u + x % 16u;\n", "    sm_[ps + r * ", OU,
            "u + cc / 4u][cc % 4u] = floatBitsToUint(o[x]);\n  }\n", "  if (hf == 0u) sm_[ps + ", 16 * OU, "u + r] = uvec4(floatBitsToUint(mx), floatBitsToUint(l), 0u, 0u);\n",
-           "  barrier();\n", "  for (uint e = t; e < ", 16 * a.Dv, "u; e += ", T, "u) {\n", "    uint rr = e / ", a.Dv, "u, cc = e % ", a.Dv, "u, ii = row0 + rr;\n",
-           "    float m_all = ", ninf, ";\n", "    for (uint g = 0u; g < ", SG, "u; ++g) m_all = max(m_all, uintBitsToFloat(sm_[g * ", per_sg, "u + ", 16 * OU, "u + rr].x));\n",
-           "    float num = 0.0, den = 0.0;\n", "    for (uint g = 0u; g < ", SG, "u; ++g) {\n", "      uvec4 ml = sm_[g * ", per_sg, "u + ", 16 * OU, "u + rr];\n",
+           "  barrier();\n", "  for (uint e = t; e < ", RB * 16 * a.Dv, "u; e += ", T, "u) {\n", "    uint eb = e / ", 16 * a.Dv, "u, rr = (e / ", a.Dv, "u) % 16u, cc = e % ", a.Dv,
+           "u, ii = qb * ", BR, "u + eb * 16u + rr;\n", "    float m_all = ", ninf, ";\n", "    for (uint g = eb * ", KS, "u; g < eb * ", KS, "u + ", KS,
+           "u; ++g) m_all = max(m_all, uintBitsToFloat(sm_[g * ", per_sg, "u + ", 16 * OU, "u + rr].x));\n", "    float num = 0.0, den = 0.0;\n", "    for (uint g = eb * ", KS,
+           "u; g < eb * ", KS, "u + ", KS, "u; ++g) {\n", "      uvec4 ml = sm_[g * ", per_sg, "u + ", 16 * OU, "u + rr];\n",
            "      float mg = uintBitsToFloat(ml.x), w = mg == ", ninf, " ? 0.0 : exp(mg - m_all);\n", "      den += uintBitsToFloat(ml.y) * w;\n",
            "      num += uintBitsToFloat(sm_[g * ", per_sg, "u + rr * ", OU, "u + cc / 4u][cc % 4u]) * w;\n    }\n", "    if (ii < ", a.Sq, "u) y_wf(b * ", a.ost[0],
            "u + h * ", a.ost[1], "u + ii * ", a.ost[2], "u + cc, num / den);\n  }\n}\n");
