@@ -21,6 +21,9 @@ grep FAIL "$OUT/backend_ops.txt" | cut -c1-240 | head
 "$B/rlx_vulkan_tests" --gtest_brief=1 2>&1 | grep -E '^\[  (PASSED|FAILED)'
 "$R/tests/vulkan/parity.sh" "$B/rlx" "$R/tests/fixtures"
 echo "== benchmarks (vulkan, then cuda)"
+# a fresh machine's GPU idles at low clocks: the first seconds of work run slower, so warm it
+"$B/rlx" bench minilm --batch 32 --seq 128 --precision f16 --device cuda --runs 300 >/dev/null 2>&1
+"$B/rlx" bench minilm --batch 32 --seq 128 --precision f16 --device vulkan --runs 100 >/dev/null 2>&1
 row() {  # row LABEL ARGS… → the last line of each device's run
   local label=$1
   shift

@@ -27,10 +27,11 @@ struct TileShape {
 TileShape tile_shape(const MatmulProblem& p) {
   const std::string& forced = flags().RLX_VULKAN_COOP_TILE;
   if (forced == "128x128") return {128, 128, 2, 4};
+  if (forced == "128x128w4") return {128, 128, 2, 2};  // four subgroups of 64×64
   if (forced == "128x64") return {128, 64, 4, 2};
   if (forced == "64x128") return {64, 128, 2, 4};
   if (forced == "64x64") return {64, 64, 2, 2};
-  if (forced != "auto") throw Error(ErrorKind::invalid_argument, cat("RLX_VULKAN_COOP_TILE=", forced, ": choose auto, 128x128, 128x64, 64x128 or 64x64"));
+  if (forced != "auto") throw Error(ErrorKind::invalid_argument, cat("RLX_VULKAN_COOP_TILE=", forced, ": choose auto, 128x128, 128x128w4, 128x64, 64x128 or 64x64"));
   auto count = [&](int64_t bm, int64_t bn) { return ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn) * p.batch; };
   // (on the H200, MiniLM's 4096×384 products ran faster as 96 tiles of 128×128 than as 384 of
   // 64×64: the bigger tile reads each operand half as often)

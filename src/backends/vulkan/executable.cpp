@@ -159,6 +159,7 @@ class VulkanExecutable : public runtime::Executable {
   // one submission of their own.
   void run_once() {
     Program prep(c_);
+    hazards_.clear();
     size_t count = 0;
     for (int i = 0; i < lir_.num_nodes(); ++i) {
       std::vector<Launch>& ls = node_launches_[static_cast<size_t>(i)];
@@ -206,7 +207,9 @@ class VulkanExecutable : public runtime::Executable {
       program_->copy({whole.buffer, input_slot_[i], l.bytes}, {l.buffer, l.offset, l.bytes}, l.bytes);
     }
     program_->barrier();
+    hazards_.clear();
     for (int i = 0; i < lir_.num_nodes(); ++i) record_node(i);
+    program_->barrier();
     const auto& outs = lir_.outputs();
     for (size_t i = 0; i < outs.size(); ++i) {
       const Location& l = location(outs[i], "output");
@@ -361,9 +364,22 @@ class VulkanExecutable : public runtime::Executable {
       if (debug_at(3)) log_line(cat("vulkan: ", l.name, " for ", node_label(n, i), ":\n", l.source));
       std::vector<uint32_t> spirv = compile_compute_glsl(l.source, cat(l.name, " for ", node_label(n, i)));
       const Pipeline& p = c_.pipeline(spirv, static_cast<uint32_t>(bindings.size()), l.push_bytes);
+      // a barrier only where this dispatch touches memory a dispatch since the last one wrote
+      // (or writes memory one read): independent neighbours (q, k and v's products) overlap
+      std::vector<Region> reads, writes;
+      for (size_t b = 0; b < l.operands.size(); ++b) {
+        const Operand::Kind k = l.operands[b].kind;
+        if (k == Operand::Kind::error) continue;  // atomics only
+        reads.push_back(bindings[b]);
+        if (k != Operand::Kind::input) writes.push_back(bindings[b]);
+      }
+      if (hazards_.conflict(reads, writes)) {
+        into.barrier();
+        hazards_.clear();
+      }
       into.dispatch(p, bindings, push.data(), l.push_bytes, l.groups[0], l.groups[1], l.groups[2],
-                         cat(l.name, " ", n.origin.empty() ? ir::op_keyword(n.op) : n.origin));
-      into.barrier();
+                    cat(l.name, " ", n.origin.empty() ? ir::op_keyword(n.op) : n.origin));
+      hazards_.add(reads, writes);
     }
   }
 
@@ -381,6 +397,30 @@ class VulkanExecutable : public runtime::Executable {
   std::vector<Region> input_region_;  // per graph input
   std::vector<std::vector<Launch>> node_launches_;  // per node; none for constants and views
   Region scratch_;
+  // What the dispatches recorded since the last barrier read and wrote.
+  struct Hazards {
+    std::vector<Region> reads, writes;
+    static bool overlap(const Region& a, const Region& b) {
+      return a.buffer == b.buffer && a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+    }
+    static bool any(const std::vector<Region>& xs, const std::vector<Region>& ys) {
+      for (const Region& x : xs)
+        for (const Region& y : ys)
+          if (overlap(x, y)) return true;
+      return false;
+    }
+    bool conflict(const std::vector<Region>& r, const std::vector<Region>& w) const {
+      const std::string& mode = flags().RLX_VULKAN_BARRIERS;
+      if (mode != "deps" && mode != "all") throw Error(ErrorKind::invalid_argument, cat("RLX_VULKAN_BARRIERS=", mode, ": choose deps or all"));
+      if (mode == "all") return true;
+      return any(r, writes) || any(w, writes) || any(w, reads);
+    }
+    void add(const std::vector<Region>& r, const std::vector<Region>& w) {
+      reads.insert(reads.end(), r.begin(), r.end());
+      writes.insert(writes.end(), w.begin(), w.end());
+    }
+    void clear() { reads.clear(), writes.clear(); }
+  } hazards_;
   std::map<int, Region> persistent_;  // per node that keeps staged constants
   Binding bound_;
   Region arena_;
