@@ -95,6 +95,8 @@ struct DeviceInfo {
   std::string description;
   bool available = false;
   std::string reason;  // why it is unavailable
+  // runs here / runs on the accelerator machine / built, not run / emits source / needs hardware
+  std::string status;
   int native_ops = 0;
   bool int8_dot_products = false;  // kernels multiply 8-bit activations natively (PrecisionPolicy "auto")
 };

@@ -45,6 +45,7 @@ void bind_session(py::module_& m) {
       .def_readonly("description", &DeviceInfo::description)
       .def_readonly("available", &DeviceInfo::available)
       .def_readonly("reason", &DeviceInfo::reason)
+      .def_readonly("status", &DeviceInfo::status)
       .def_readonly("native_ops", &DeviceInfo::native_ops)
       .def("__repr__", [](const DeviceInfo& d) {
         return cat("DeviceInfo(", d.name, ", ", d.available ? "available" : "unavailable: " + d.reason, ", ", d.native_ops, " native ops)");

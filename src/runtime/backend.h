@@ -32,6 +32,10 @@ class Backend : public passes::KernelClaims {
  public:
   virtual std::string description() const = 0;
   virtual Availability availability() const { return {}; }
+  // Where the device really runs, as `rlx devices` states it: "runs here", "runs on the
+  // accelerator machine" (built; its hardware is elsewhere), "built, not run", "emits source",
+  // "needs hardware" (listed only: its SDK or chips are not in reach).
+  virtual std::string status() const { return availability().available ? "runs here" : "unavailable here"; }
   // Number of (op) kinds with at least one native kernel, for `rlx devices`.
   int native_op_count() const;
   // LIR → executable. Throws rlx::Error when the device cannot run it.

@@ -82,7 +82,10 @@ Session::Session(std::string device, SessionOptions options) : device_(std::move
   runtime::Backend& b = runtime::backend(device_);  // unknown names fail here, listing the devices
   runtime::Availability a = b.availability();
   if (debug_at(1)) log_line(cat("device ", device_, ": ", a.available ? "available" : "unavailable (" + a.reason + ")", ", ", b.native_op_count(), " native op kinds"));
-  if (!a.available && !options_.compile_only) throw Error(ErrorKind::unsupported, cat("device ", device_, " is not available: ", a.reason));
+  // compile_only inspects a device built here whose hardware is elsewhere (cuda without a
+  // driver); a device whose SDK is out of reach has nothing to compile for
+  if (!a.available && (!options_.compile_only || b.status() == "needs hardware"))
+    throw Error(ErrorKind::unsupported, cat("device ", device_, " is not available: ", a.reason));
   const std::string& qa = options_.precision.quantized_activations;
   if (qa != "auto" && qa != "q8" && qa != "f32")
     throw Error(ErrorKind::invalid_argument, cat("precision: quantized_activations must be auto, q8 or f32, got '", qa, "'"));
@@ -192,7 +195,7 @@ std::string CompiledModel::lir_text(const std::map<std::string, int64_t>& bindin
 namespace {
 DeviceInfo info_of(runtime::Backend& b) {
   runtime::Availability a = b.availability();
-  return {b.name(), b.description(), a.available, a.reason, b.native_op_count(), b.has_int8_dot_products()};
+  return {b.name(), b.description(), a.available, a.reason, b.status(), b.native_op_count(), b.has_int8_dot_products()};
 }
 }  // namespace
 

@@ -3,7 +3,8 @@
 #  - `rlx compile X --device null` fails with one message naming every op kind of X;
 #  - `rlx compile X --device cpu --report` prints per-op counts for native / common-ir / rewritten;
 #  - `rlx compile X --emit mir` output compiles back to itself byte for byte;
-#  - `rlx devices --json` lists reference, cpu and null.
+#  - `rlx devices --json` lists reference, cpu and null, each device with its status; the devices
+#    that need hardware out of reach (mlx, ane, hexagon) say why, and compiling for one fails so.
 set -u
 RLX=$1
 EXAMPLES=$2
@@ -45,6 +46,13 @@ for d in reference cpu null; do
   grep -q "\"name\":\"$d\"" "$tmp/devices.json" || bad "rlx devices --json lacks $d"
 done
 grep -q '^{"devices":\[{"name":' "$tmp/devices.json" || bad "rlx devices --json has the wrong shape"
+grep -q '"name":"cpu","available":true,[^}]*"status":"runs here"' "$tmp/devices.json" || bad "rlx devices --json: cpu's status is not 'runs here'"
+# devices whose hardware is out of reach are listed with the reason, and running on one fails with it
+for d in mlx ane hexagon; do
+  grep -q "\"name\":\"$d\",\"available\":false,[^}]*\"status\":\"needs hardware\"" "$tmp/devices.json" || bad "rlx devices --json: $d is not listed as needing hardware"
+  "$RLX" compile "$EXAMPLES/mlp.rlx" --device $d >/dev/null 2>"$tmp/err"; rc=$?
+  [ $rc = 1 ] && grep -q "device $d is not available: needs " "$tmp/err" || bad "--device $d: exit $rc, $(cat "$tmp/err")"
+done
 
 # Bad input gets one clear error and a non-zero exit, never a crash.
 printf 'graph @g(%%x: f32[4]) {\n  %%y = mir.exp(%%x) : f32[5]\n  return %%y\n}\n' >"$tmp/bad.rlx"

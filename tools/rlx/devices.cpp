@@ -16,13 +16,14 @@ int cmd_devices(Args& args) {
     std::vector<std::string> items;
     for (const auto& d : devs)
       items.push_back(cat("{\"name\":", json_quote(d.name), ",\"available\":", json_bool(d.available), ",\"native_ops\":", d.native_ops,
-                          ",\"description\":", json_quote(d.description), ",\"reason\":", json_quote(d.reason), "}"));
+                          ",\"description\":", json_quote(d.description), ",\"reason\":", json_quote(d.reason),
+                          ",\"status\":", json_quote(d.status), "}"));
     std::printf("{\"devices\":%s}\n", json_array(items).c_str());
     return 0;
   }
-  std::printf("%-12s %-10s %-11s %s\n", "device", "available", "native ops", "description");
+  std::printf("%-12s %-10s %-32s %-11s %s\n", "device", "available", "status", "native ops", "description");
   for (const auto& d : devs)
-    std::printf("%-12s %-10s %-11d %s%s\n", d.name.c_str(), d.available ? "yes" : "no", d.native_ops, d.description.c_str(),
+    std::printf("%-12s %-10s %-32s %-11d %s%s\n", d.name.c_str(), d.available ? "yes" : "no", d.status.c_str(), d.native_ops, d.description.c_str(),
                 d.available ? "" : (" — " + d.reason).c_str());
   return 0;
 }

@@ -43,6 +43,7 @@ class CudaBackend : public runtime::Backend {
     const GpuInfo& g = gpu_info();
     return {g.usable, g.reason};
   }
+  std::string status() const override { return availability().available ? "runs here" : "runs on the accelerator machine"; }
   // Claims depend on the node only, never on the GPU: the dispatch report and docs/ops.md
   // read the same wherever the backend is built.
   bool claims_kernel(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {

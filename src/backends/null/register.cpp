@@ -11,6 +11,7 @@ class NullBackend : public runtime::Backend {
  public:
   std::string name() const override { return "null"; }
   std::string description() const override { return "claims no op: compiling for it lists everything a graph needs"; }
+  std::string status() const override { return "compiles only (a check)"; }
   bool claims_kernel(ir::Op, const std::vector<ir::Type>&, const std::vector<ir::Type>&, const ir::Attrs&) const override { return false; }
   bool claims_op(ir::Op) const override { return false; }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph&) override {

@@ -29,6 +29,8 @@ class VulkanBackend : public runtime::Backend {
                "; GLSL kernels printed per graph");
   }
   runtime::Availability availability() const override { return Context::get().availability(); }
+  // lavapipe in CI, NVIDIA's driver on the accelerator machine
+  std::string status() const override { return availability().available ? "runs here" : "runs on the accelerator machine"; }
   bool claims_kernel(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {
     return vulkan::claims(op, in, out, attrs, Context::get().features());
   }
