@@ -20,6 +20,7 @@
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/shader.h"
 #include "backends/vulkan/shader_compiler.h"
+#include "backends/vulkan/target.h"
 #include "codegen/dialect_glsl.h"
 #include "rlx/error.h"
 #include "codegen/scalar.h"
@@ -203,6 +204,43 @@ TEST(GlslDialect, CooperativeMatrixGemmCompiles) {
   backends::vulkan::Shader sh;
   sh.buffer("a", DType::bf16, backends::vulkan::Access::read);
   EXPECT_FALSE(compile_glsl(backends::vulkan::half_stage(sh, s).source, "half staging").empty());
+}
+
+// The same kernels in OpenGL's flavour (a uniform block for the pushed words, ARB int64, no
+// 8/16-bit storage) compile as OpenGL 4.5 GLSL: every float elementwise op, and the product's
+// rows and tiles schedules.
+TEST(GlslDialect, OpenGlFlavourCompiles) {
+  // the check itself: Vulkan's flavour is not OpenGL GLSL (push constants, 16-bit storage)
+  EXPECT_NE(backends::vulkan::opengl_glsl_errors(shader(ir::Op::exp, 1000), "vulkan flavour"), "");
+  backends::vulkan::KernelTarget gl;
+  gl.api = backends::vulkan::GlslApi::opengl;
+  gl.features.int64 = true;
+  backends::vulkan::ScopedTarget scope(gl);
+  int checked = 0;
+  for (int k = 0; k < ir::kNumOps; ++k) {
+    auto op = static_cast<ir::Op>(k);
+    if (!codegen::is_elementwise(op) || !codegen::defines(codegen::ValueClass::floating, op) || op == ir::Op::cast) continue;
+    const int ar = codegen::arity(op);
+    if (ar < 1 || ar > 3) continue;
+    const std::string src = shader(op, 1000);
+    ASSERT_NE(src.find("uniform P"), std::string::npos) << src;
+    ASSERT_EQ(src.find("push_constant"), std::string::npos) << src;
+    EXPECT_EQ(backends::vulkan::opengl_glsl_errors(src, ir::op_name(op)), "") << src;
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
+  backends::vulkan::MatmulProblem p;
+  p.m = 300, p.n = 200, p.k = 96, p.a_k_contiguous = true;
+  p.functions = "float rlx_a(uint bz, uint m, uint k) { return a_f(m * 96u + k); }\nfloat rlx_b(uint bz, uint n, uint k) { return b_f(k * 200u + n); }\n";
+  for (int64_t rows : {int64_t{3}, int64_t{300}}) {
+    p.m = rows;
+    backends::vulkan::Shader sh;
+    sh.buffer("a", DType::f32, backends::vulkan::Access::read);
+    sh.buffer("b", DType::f32, backends::vulkan::Access::read);
+    sh.buffer("y", DType::f32, backends::vulkan::Access::write);
+    const std::string src = (rows <= backends::vulkan::kMatmulRowsMax ? backends::vulkan::matmul_rows(sh, p) : backends::vulkan::matmul_tiles(sh, p)).source;
+    EXPECT_EQ(backends::vulkan::opengl_glsl_errors(src, cat("matmul ", rows)), "") << src;
+  }
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/shader.h"
+#include "backends/vulkan/target.h"
 #include "codegen/index_map.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -138,7 +139,7 @@ std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t, si
     as.qst = qst, as.kst = kst, as.vst = vst, as.ost = ost, as.d = d, as.md = md, as.bias = bias;
     if (bias) as.bias_dtype = t.in[3].dtype;
     as.bounds = bounds, as.finish_score = finish_score;
-    const Features& f = Context::get().features();
+    const Features& f = current_target().features;
     if (attention_coop_fits(as, f)) {
       std::vector<Launch> c = attention_coop(as, f, scratch);
       c.front().unaligned = std::make_shared<std::vector<Launch>>(std::vector<Launch>{l});

@@ -2,6 +2,7 @@
 #include "backends/vulkan/kernels.h"
 
 #include "backends/vulkan/context.h"
+#include "backends/vulkan/target.h"
 #include "codegen/scalar.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -51,7 +52,7 @@ bool claims_op(ir::Op op) {
 
 std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scratch_bytes) {
   scratch_bytes = 0;
-  const Features& f = Context::get().features();
+  const Features& f = current_target().features;
   if (claims_elementwise(n.op, t, f)) return elementwise_launches(n, t);
   if (claims_movement(n.op, t, n.attrs, f)) return movement_launches(n, t, scratch_bytes);
   if (claims_reduce(n.op, t, n.attrs, f)) return reduce_launches(n, t, scratch_bytes);

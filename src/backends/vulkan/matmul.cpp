@@ -11,6 +11,7 @@
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/shader.h"
+#include "backends/vulkan/target.h"
 #include "codegen/index_map.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -183,7 +184,7 @@ std::vector<Launch> matmul_launches(const ir::Node& n, const NodeTypes& t, size_
   MatmulProblem p = problem(n, t);
   if (p.batch * p.m * p.n == 0) return {};
   if (p.k == 0) throw Error(ErrorKind::unsupported, "vulkan: dot_general with an empty contraction");
-  const Features& f = Context::get().features();
+  const Features& f = current_target().features;
   if (half_float(t.in[0].dtype) && half_float(t.in[1].dtype) && coop_tiles_fit(p, f)) return coop_launches(p, t, f, scratch);
   Shader sh;
   sh.buffer("a", t.in[0].dtype, Access::read);
@@ -203,7 +204,7 @@ std::string out_function(const MatmulProblem& p) {
 RowsParts rows_parts(Shader& sh, const MatmulProblem& p) {
   const bool fl = p.floating;
   const std::string T = fl ? "float" : "int64_t", zero = fl ? "0.0" : "0l";
-  const Features& f = Context::get().features();
+  const Features& f = current_target().features;
   RowsParts r;
   // the lhs rows staged in shared memory once per workgroup (every column reads them)
   const bool stage = p.m * p.k * (fl ? 4 : 8) <= 32768;

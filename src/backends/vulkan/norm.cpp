@@ -5,6 +5,7 @@
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/shader.h"
+#include "backends/vulkan/target.h"
 #include "codegen/dialect_glsl.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -55,7 +56,7 @@ std::vector<Launch> norm_launches(const ir::Node& n, const NodeTypes& t) {
   sh.buffer("y", t.out[0].dtype, Access::write);
   l.operands.push_back({Operand::Kind::output, 0});
   const std::string inv_n = lit(1.0 / static_cast<double>(D)), eps = lit(n.attrs.f("eps"));
-  const Features& f = Context::get().features();
+  const Features& f = current_target().features;
   const int64_t S = f.subgroup_size;
   if (f.subgroup_arithmetic && S >= 8 && S <= 256 && D <= 32 * S) {
     // short rows (an encoder's 384): a subgroup a row, the row held in registers (at most 32 a

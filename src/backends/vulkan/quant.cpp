@@ -7,6 +7,7 @@
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/shader.h"
+#include "backends/vulkan/target.h"
 #include "codegen/dialect_glsl.h"
 #include "codegen/scalar.h"
 #include "rlx/error.h"
@@ -158,7 +159,7 @@ std::vector<Launch> dequant_matmul_launches(const ir::Node& node, const NodeType
     l = half_rows(sh, p, type);
   } else {
     p.functions = f + decoder(type) + cat("float rlx_b(uint bz, uint c, uint k) { return rlx_round(rlx_dq(rlx_row(c) * ", row_bytes, "u, k)); }\n");
-    const Features& feat = Context::get().features();
+    const Features& feat = current_target().features;
     l = type == "f16" && coopmat_fits(p, xd, DType::f16, feat) ? matmul_coop(sh, p, feat) : rows <= kMatmulRowsMax ? matmul_rows(sh, p) : matmul_tiles(sh, p);
     l.name = cat("dequant-", l.name, "-", type);
   }

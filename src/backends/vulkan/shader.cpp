@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "backends/vulkan/context.h"
+#include "backends/vulkan/target.h"
 #include "codegen/dialect_glsl.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -169,19 +170,23 @@ void Shader::local_size(uint32_t x, uint32_t y, uint32_t z) { lx_ = x, ly_ = y, 
 void Shader::extension(const std::string& name) { extensions_.push_back(name); }
 
 std::string Shader::source(const std::string& body) const {
-  std::string s =
-      "#version 450\n"
-      "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n"
-      "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : enable\n"
-      "#extension GL_EXT_shader_explicit_arithmetic_types_int8 : enable\n"
-      "#extension GL_EXT_shader_16bit_storage : enable\n"
-      "#extension GL_EXT_shader_8bit_storage : enable\n";
+  const bool gl = current_target().api == GlslApi::opengl;
+  std::string s = gl ? "#version 450\n"
+                       "#extension GL_ARB_gpu_shader_int64 : require\n"
+                     : "#version 450\n"
+                       "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n"
+                       "#extension GL_EXT_shader_explicit_arithmetic_types_int16 : enable\n"
+                       "#extension GL_EXT_shader_explicit_arithmetic_types_int8 : enable\n"
+                       "#extension GL_EXT_shader_16bit_storage : enable\n"
+                       "#extension GL_EXT_shader_8bit_storage : enable\n";
   for (const auto& e : extensions_) s += cat("#extension ", e, " : require\n");
   s += cat("layout(local_size_x = ", lx_, ", local_size_y = ", ly_, ", local_size_z = ", lz_, ") in;\n");
   s += decls_;
   if (error_) s += cat("layout(std430, binding = ", offsets_.size(), ") buffer B_error { uint e_[]; };\n");
   if (!offsets_.empty() || !words_.empty()) {
-    s += "layout(push_constant) uniform P {";
+    // OpenGL has no push constants: the same words in a uniform block (std140 packs uints
+    // like push constants, 4 bytes each)
+    s += gl ? "layout(std140, binding = 0) uniform P {" : "layout(push_constant) uniform P {";
     for (const auto& o : offsets_) s += cat(" uint ", o, ";");
     for (const auto& w : words_) s += cat(" uint ", w, ";");
     s += " } p;\n";

@@ -91,4 +91,18 @@ std::vector<uint32_t> compile_compute_glsl(const std::string& source, const std:
   return memory[key] = words;
 }
 
+std::string opengl_glsl_errors(const std::string& source, const std::string& name) {
+  shaderc_compiler_t compiler = shaderc_compiler_initialize();
+  shaderc_compile_options_t options = shaderc_compile_options_initialize();
+  shaderc_compile_options_set_target_env(options, shaderc_target_env_opengl, shaderc_env_version_opengl_4_5);
+  shaderc_compilation_result_t r = shaderc_compile_into_spv(compiler, source.data(), source.size(), shaderc_compute_shader, name.c_str(), "main", options);
+  std::string messages;
+  if (shaderc_result_get_compilation_status(r) != shaderc_compilation_status_success)
+    messages = shaderc_result_get_error_message(r) ? shaderc_result_get_error_message(r) : "does not compile";
+  shaderc_result_release(r);
+  shaderc_compile_options_release(options);
+  shaderc_compiler_release(compiler);
+  return messages;
+}
+
 }  // namespace rlx::backends::vulkan

@@ -13,6 +13,10 @@ namespace rlx::backends::vulkan {
 // does not compile (a printer bug, never user input).
 std::vector<uint32_t> compile_compute_glsl(const std::string& source, const std::string& name);
 
+// The messages of compiling `source` as OpenGL 4.5 GLSL ("" when it compiles): a check of the
+// GL flavour of the printed kernels (target.h), which a GL driver compiles itself.
+std::string opengl_glsl_errors(const std::string& source, const std::string& name);
+
 // Where compiled shaders are kept ("" when no cache directory can be used).
 std::string shader_cache_dir();
 
