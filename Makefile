@@ -108,6 +108,9 @@ PACKAGES += libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata pytho
 # The vulkan device: headers, lavapipe (CI's Vulkan), glslc for shaders compiled at build time and
 # static shaderc/glslang/SPIRV-Tools for the kernels generated at run time.
 PACKAGES += libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev spirv-tools
+# The opengl device: EGL and GL headers (libEGL is opened at run time), Mesa's EGL and llvmpipe
+# (CI's OpenGL 4.5, no display needed).
+PACKAGES += libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri
 # .rten models: the FlatBuffers compiler and headers for the reader (src/frontends/rten).
 PACKAGES += flatbuffers-compiler libflatbuffers-dev
 ONNX_DATA ?= /usr/share/libonnx-testdata/data

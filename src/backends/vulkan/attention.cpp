@@ -97,7 +97,8 @@ std::vector<Launch> attention_launches(const ir::Node& n, const NodeTypes& t, si
                                            n.attrs.i("window"), "u + 1u : 0u; }\n")
                                      : "uint rlx_lo(uint i) { return 0u; }\n";
   const int64_t shared_bytes = 4 * (16 * D + 32 * (D + 1) + 32 * Dv + 16 * 33 + 48);
-  if (Sq >= 16 && D <= 128 && Dv <= 128 && shared_bytes <= 48 * 1024) {
+  const uint32_t shared_max = current_target().features.max_shared_bytes;
+  if (Sq >= 16 && D <= 128 && Dv <= 128 && shared_bytes <= std::min<int64_t>(48 * 1024, shared_max ? shared_max : 48 * 1024)) {
     // a block of 16 query rows per workgroup of 256: key/value blocks of 32 staged in shared
     // memory once for all 16 rows (prefill and encoders), scores 2 a lane, each row's online
     // softmax kept by one lane, outputs 16 rows × Dv spread over the lanes

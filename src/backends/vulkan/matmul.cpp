@@ -207,7 +207,10 @@ RowsParts rows_parts(Shader& sh, const MatmulProblem& p) {
   const Features& f = current_target().features;
   RowsParts r;
   // the lhs rows staged in shared memory once per workgroup (every column reads them)
-  const bool stage = p.m * p.k * (fl ? 4 : 8) <= 32768;
+  const bool sub = fl && f.subgroup_arithmetic && f.subgroup_size == 32;
+  const int64_t sums = p.m * 8 * (fl ? 4 : 8) + (sub ? 0 : p.m * 256 * (fl ? 4 : 8));  // s_sum, s_acc below
+  const int64_t budget = std::min<int64_t>(32768, (f.max_shared_bytes ? f.max_shared_bytes : 32768) - sums);
+  const bool stage = p.m * p.k * (fl ? 4 : 8) <= budget;
   r.decls = stage ? cat("shared ", T, " xs_[", p.m * p.k, "];\n") : std::string();
   r.stage = stage ? cat("  for (uint e = t; e < ", p.m * p.k, "u; e += 256u) xs_[e] = rlx_a(bz, e / ", p.k, "u, e % ", p.k, "u);\n  barrier();\n") : std::string();
   r.x = [stage, k = p.k](const std::string& row, const std::string& col) {
@@ -215,7 +218,6 @@ RowsParts rows_parts(Shader& sh, const MatmulProblem& p) {
   };
   // each column's 32 lanes summed: one subgroup operation where subgroups are 32 wide, else a
   // tree in shared memory; then the sums of the workgroup's 8 columns meet in s_sum
-  const bool sub = fl && f.subgroup_arithmetic && f.subgroup_size == 32;
   if (sub) sh.extension("GL_KHR_shader_subgroup_arithmetic");
   r.decls += cat("shared ", T, " s_sum[", p.m, "][8];\n");
   if (!sub) r.decls += cat("shared ", T, " s_acc[", p.m, "][256];\n");

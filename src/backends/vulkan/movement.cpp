@@ -30,7 +30,7 @@ Launch strided_copy(const std::string& name, DType t, std::vector<int64_t> shape
   Launch l;
   l.name = name;
   l.source = sh.source(cat("void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n", index_code(shape, {{"x", in_strides}, {"y", out_strides}}),
-                           "  y_[p.o_y + ", out_base, "u + y_at] = x_[p.o_x + ", in_base, "u + x_at];\n}\n"));
+                           "  y_st(", out_base, "u + y_at, x_ld(", in_base, "u + x_at));\n}\n"));
   l.operands = {from, {Operand::Kind::output, 0}};
   l.words = {static_cast<uint32_t>(n)};
   l.push_bytes = sh.push_bytes();
@@ -95,7 +95,7 @@ Launch pad_general(const ir::Node& n, const NodeTypes& t) {
   const double value = n.attrs.f("value");
   const std::string fill = is_float_class(dt) ? cat("y_wf(i, ", f32_bits(static_cast<float>(value)), ")")
                                               : cat("y_wi(i, ", static_cast<int64_t>(value), "l)");
-  body += cat("  if (inside) y_[p.o_y + i] = x_[p.o_x + src];\n  else ", fill, ";\n}\n");
+  body += cat("  if (inside) y_st(i, x_ld(src));\n  else ", fill, ";\n}\n");
   Launch l;
   l.name = cat("pad-", mode);
   l.source = sh.source(body);
@@ -156,7 +156,7 @@ std::vector<Launch> scatter_by_owner(std::vector<Launch> ls, const NodeTypes& t,
     write.name = "scatter-rows";
     write.source = sh.source(cat("void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n", "  uint e = i % ", s.inner, "u, kk = (i / ", s.inner, "u) % ", k,
                                  "u, o = i / ", k * s.inner, "u;\n", "  int64_t j = idx_i(kk);\n", "  if (j < 0l || j >= ", s.n, "l || own_[p.o_own + uint(j)] != kk + 1u) return;\n",
-                                 "  y_[p.o_y + (o * ", s.n, "u + uint(j)) * ", s.inner, "u + e] = u_[p.o_u + i];\n}\n"));
+                                 "  y_st((o * ", s.n, "u + uint(j)) * ", s.inner, "u + e, u_ld(i));\n}\n"));
     write.operands = {{Operand::Kind::input, 1}, {Operand::Kind::input, 2}, {Operand::Kind::output, 0}, {Operand::Kind::scratch, 0, 4}};
     write.words = {static_cast<uint32_t>(total)};
     write.push_bytes = sh.push_bytes();
@@ -268,8 +268,8 @@ std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t, siz
       l.name = "gather";
       l.source = sh.source(cat("void main() {\n  uint i = rlx_flat();\n  if (i >= p.n) return;\n", "  uint e = i % ", s.inner, "u, r = i / ", s.inner,
                                "u, kk = r % ", k, "u, o = r / ", k, "u;\n", "  int64_t j = idx_i(kk);\n", "  if (j < 0l || j >= ", s.n,
-                               "l) { rlx_index_error(j, ", s.n, "l); return; }\n", "  y_[p.o_y + i] = x_[p.o_x + (o * ", s.n, "u + uint(j)) * ", s.inner,
-                               "u + e];\n}\n"));
+                               "l) { rlx_index_error(j, ", s.n, "l); return; }\n", "  y_st(i, x_ld((o * ", s.n, "u + uint(j)) * ", s.inner,
+                               "u + e));\n}\n"));
       l.operands = {in0, {Operand::Kind::input, 1}, {Operand::Kind::output, 0}, {Operand::Kind::error, 0}};
       l.words = {0, static_cast<uint32_t>(total)};
       l.step_word = 0;
@@ -297,7 +297,7 @@ std::vector<Launch> movement_launches(const ir::Node& n, const NodeTypes& t, siz
       sh.local_size(kThreads);
       std::string apply;
       const std::string c = fl ? "f" : "i";
-      if (red == "none") apply = "y_[p.o_y + d] = u_[p.o_u + g];";
+      if (red == "none") apply = "y_st(d, u_ld(g));";
       else if (red == "add") apply = fl ? "y_wf(d, y_f(d) + u_f(g));" : "y_wi(d, y_i(d) + u_i(g));";
       else  // std::max/min's order: the kept value unless the update compares strictly past it
         apply = cat(fl ? "float" : "int64_t", " cur = y_", c, "(d), v = u_", c, "(g); y_w", c, "(d, ", red == "max" ? "cur < v" : "v < cur", " ? v : cur);");

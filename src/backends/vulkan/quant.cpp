@@ -23,7 +23,7 @@ constexpr uint32_t kThreads = 256;
 // GLSL for block type `type` over the u8 buffer `w`: float rlx_dq(uint row, uint k).
 std::string decoder(const std::string& type) {
   std::string s =
-      "uint rlx_b(uint at) { return uint(w_[p.o_w + at]); }\n"
+      "uint rlx_b(uint at) { return uint(w_ld(at)); }\n"
       "uint rlx_u16(uint at) { return rlx_b(at) | (rlx_b(at + 1u) << 8); }\n"
       "float rlx_h(uint at) { return rlx_h2f(rlx_u16(at)); }\n"
       "int rlx_s8(uint v) { return int(v) - int((v & 128u) << 1); }\n";

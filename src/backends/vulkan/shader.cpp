@@ -114,42 +114,69 @@ bool is_float_class(DType t) { return t == DType::f32 || t == DType::f16 || t ==
 void Shader::buffer(const std::string& name, DType t, Access a) {
   const size_t binding = offsets_.size();
   const std::string raw = name + "_", at = cat("p.o_", name, " + i");
-  decls_ += cat("layout(std430, binding = ", binding, ") ", a == Access::read ? "readonly " : a == Access::write ? "writeonly " : "", "buffer B_", name,
-                " { ", stored_type(t), " ", raw, "[]; };\n");
   offsets_.push_back("o_" + name);
+  // OpenGL has no 8/16-bit storage: such tensors are packed into uint words, read by shifting
+  // and written with two atomics on the element's own bits (neighbours may be written at once)
+  const int bits = dtype_bits(t);
+  const bool packed = current_target().api == GlslApi::opengl && bits < 32;
+  const std::string T = packed ? "uint" : stored_type(t);
+  if (packed) {
+    const std::string per = bits == 8 ? "4u" : "2u", mask = bits == 8 ? "0xffu" : "0xffffu";
+    decls_ += cat("layout(std430, binding = ", binding, ") ", a == Access::read ? "readonly " : "", "buffer B_", name, " { uint ", raw, "[]; };\n");
+    const std::string e = cat("uint e = ", at, ", s = (e % ", per, ") * ", bits, "u;");
+    if (a != Access::write) helpers_ += cat("uint ", name, "_ld(uint i) { ", e, " return (", raw, "[e / ", per, "] >> s) & ", mask, "; }\n");
+    if (a != Access::read)
+      helpers_ += cat("void ", name, "_st(uint i, uint v) { ", e, " atomicAnd(", raw, "[e / ", per, "], ~(", mask, " << s)); atomicOr(", raw, "[e / ", per, "], (v & ",
+                      mask, ") << s); }\n");
+  } else {
+    decls_ += cat("layout(std430, binding = ", binding, ") ", a == Access::read ? "readonly " : a == Access::write ? "writeonly " : "", "buffer B_", name, " { ", T, " ",
+                  raw, "[]; };\n");
+    if (a != Access::write) helpers_ += cat(T, " ", name, "_ld(uint i) { return ", raw, "[", at, "]; }\n");
+    if (a != Access::read) helpers_ += cat("void ", name, "_st(uint i, ", T, " v) { ", raw, "[", at, "] = v; }\n");
+  }
+  // the stored bits of a packed signed value, sign-extended (by xor and subtract: Mesa 22.3
+  // extends int → int64_t with zeros, see i32 below)
+  auto sext = [&](const std::string& v) {
+    const std::string sign = cat(int64_t{1} << (bits - 1), "l");
+    return cat("((int64_t(", v, ") ^ ", sign, ") - ", sign, ")");
+  };
   if (a != Access::write) {
     std::string f, i;
+    const std::string ld = cat(name, "_ld(i)");
     switch (t) {
-      case DType::f32: f = cat(raw, "[", at, "]"); break;
-      case DType::f16: f = cat("rlx_h2f(uint(", raw, "[", at, "]))"); break;
-      case DType::bf16: f = cat("rlx_bf2f(uint(", raw, "[", at, "]))"); break;
-      default: f = cat("float(", raw, "[", at, "])");
+      case DType::f32: f = ld; break;
+      case DType::f16: f = cat("rlx_h2f(uint(", ld, "))"); break;
+      case DType::bf16: f = cat("rlx_bf2f(uint(", ld, "))"); break;
+      case DType::i8:
+      case DType::i16: f = packed ? cat("float(", sext(ld), ")") : cat("float(", ld, ")"); break;
+      default: f = cat("float(", ld, ")");
     }
     if (is_float_class(t)) i = cat("rlx_f2i(", name, "_f(i), ", i64_literal(int_range(DType::i64).first), ", ", i64_literal(int_range(DType::i64).second), ")");
     else if (t == DType::i32)  // sign-extended by hand: Mesa's lavapipe (22.3) extends int → int64_t with zeros
-      i = cat("(int64_t(uint(", raw, "[", at, "])) ^ 0x80000000l) - 0x80000000l");
-    else i = cat("int64_t(", raw, "[", at, "])");
+      i = cat("(int64_t(uint(", ld, ")) ^ 0x80000000l) - 0x80000000l");
+    else if (packed && (t == DType::i8 || t == DType::i16)) i = cat("int64_t(", sext(ld), ")");
+    else i = cat("int64_t(", ld, ")");
     helpers_ += cat("float ", name, "_f(uint i) { return ", f, "; }\n", "int64_t ", name, "_i(uint i) { return ", i, "; }\n");
   }
   if (a != Access::read) {
     std::string wf, wi;
-    const std::string st = stored_type(t);
+    const std::string st = packed ? "uint" : stored_type(t);
     switch (t) {
       case DType::f32: wf = "v"; break;
-      case DType::f16: wf = "uint16_t(rlx_f2h(v))"; break;
-      case DType::bf16: wf = "uint16_t(rlx_f2bf(v))"; break;
-      case DType::boolean: wf = "uint8_t(v != 0.0 ? 1 : 0)"; break;
+      case DType::f16: wf = cat(st, "(rlx_f2h(v))"); break;
+      case DType::bf16: wf = cat(st, "(rlx_f2bf(v))"); break;
+      case DType::boolean: wf = packed ? "(v != 0.0 ? 1u : 0u)" : "uint8_t(v != 0.0 ? 1 : 0)"; break;
       default: {
         auto [lo, hi] = int_range(t);
-        wf = cat(st, "(rlx_f2i(v, ", i64_literal(lo), ", ", i64_literal(hi), "))");
+        wf = packed ? cat("uint(int(rlx_f2i(v, ", i64_literal(lo), ", ", i64_literal(hi), ")))") : cat(st, "(rlx_f2i(v, ", i64_literal(lo), ", ", i64_literal(hi), "))");
       }
     }
     if (is_float_class(t)) wi = "";  // through the float store
-    else if (t == DType::boolean) wi = "uint8_t(v != 0l ? 1 : 0)";
-    else wi = cat(st, "(v)");
-    helpers_ += cat("void ", name, "_wf(uint i, float v) { ", raw, "[", at, "] = ", wf, "; }\n");
+    else if (t == DType::boolean) wi = packed ? "(v != 0l ? 1u : 0u)" : "uint8_t(v != 0l ? 1 : 0)";
+    else wi = packed ? "uint(v)" : cat(st, "(v)");
+    helpers_ += cat("void ", name, "_wf(uint i, float v) { ", name, "_st(i, ", wf, "); }\n");
     helpers_ += wi.empty() ? cat("void ", name, "_wi(uint i, int64_t v) { ", name, "_wf(i, float(v)); }\n")
-                           : cat("void ", name, "_wi(uint i, int64_t v) { ", raw, "[", at, "] = ", wi, "; }\n");
+                           : cat("void ", name, "_wi(uint i, int64_t v) { ", name, "_st(i, ", wi, "); }\n");
   }
 }
 
@@ -171,6 +198,8 @@ void Shader::extension(const std::string& name) { extensions_.push_back(name); }
 
 std::string Shader::source(const std::string& body) const {
   const bool gl = current_target().api == GlslApi::opengl;
+  // OpenGL's barrier() orders execution only: shared memory needs memoryBarrierShared() too
+  // (SPIR-V for Vulkan gives barrier() workgroup-memory semantics)
   std::string s = gl ? "#version 450\n"
                        "#extension GL_ARB_gpu_shader_int64 : require\n"
                      : "#version 450\n"
@@ -180,6 +209,7 @@ std::string Shader::source(const std::string& body) const {
                        "#extension GL_EXT_shader_16bit_storage : enable\n"
                        "#extension GL_EXT_shader_8bit_storage : enable\n";
   for (const auto& e : extensions_) s += cat("#extension ", e, " : require\n");
+  if (gl) s += "void rlx_barrier() { memoryBarrierShared(); barrier(); }\n#define barrier() rlx_barrier()\n";
   s += cat("layout(local_size_x = ", lx_, ", local_size_y = ", ly_, ", local_size_z = ", lz_, ") in;\n");
   s += decls_;
   if (error_) s += cat("layout(std430, binding = ", offsets_.size(), ") buffer B_error { uint e_[]; };\n");

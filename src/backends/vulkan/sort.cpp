@@ -56,7 +56,7 @@ std::vector<Launch> sort_launches(const ir::Node& node, const NodeTypes& t) {
                  n * inner, "u;\n", "  uint base = o * ", n * inner, "u + e;\n", "  ", T, " me = x_", c, "(base + i * ", inner, "u);\n", "  uint rank = 0u;\n",
                  "  for (uint j = 0u; j < ", n, "u; ++j) {\n", "    ", T, " other = x_", c, "(base + j * ", inner, "u);\n",
                  "    if (rlx_less(other, me) || (j < i && !rlx_less(me, other))) ++rank;\n  }\n", "  if (rank < ", k, "u) {\n",
-                 "    uint at = (o * ", k, "u + rank) * ", inner, "u + e;\n", "    v_[p.o_v + at] = x_[p.o_x + base + i * ", inner, "u];\n",
+                 "    uint at = (o * ", k, "u + rank) * ", inner, "u + e;\n", "    v_st(at, x_ld(base + i * ", inner, "u));\n",
                  "    ix_wi(at, int64_t(i));\n  }\n}\n");
   Launch l;
   l.name = topk ? "topk" : "sort";
