@@ -28,10 +28,6 @@ struct Location {
   size_t offset = 0, bytes = 0;
 };
 
-std::string node_label(const ir::Node& n, int i) {
-  return cat(ir::op_keyword(n.op), n.name.empty() ? "" : cat(" \"", n.name, "\""), " (node ", i, ")");
-}
-
 size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 class GlExecutable : public runtime::Executable {
@@ -96,11 +92,7 @@ class GlExecutable : public runtime::Executable {
     uint32_t e[6] = {};
     gl.BindBuffer(GL_COPY_READ_BUFFER, errors_);
     gl.GetBufferSubData(GL_COPY_READ_BUFFER, 0, sizeof e, e);
-    if (e[0]) {
-      const int64_t v = static_cast<int64_t>(uint64_t{e[2]} | uint64_t{e[3]} << 32), n = static_cast<int64_t>(uint64_t{e[4]} | uint64_t{e[5]} << 32);
-      const int node = e[1] < step_nodes_.size() ? step_nodes_[e[1]] : -1;
-      throw Error(ErrorKind::runtime, cat(node >= 0 ? node_label(lir_.node(node), node) : std::string("a step"), ": index ", v, " is out of range [0, ", n, ")"));
-    }
+    vulkan::throw_index_error(e, [&](uint32_t s) { return s < step_nodes_.size() ? vulkan::node_label(lir_.node(step_nodes_[s]), step_nodes_[s]) : std::string("a step"); });
     const auto& outs = lir_.outputs();
     outputs.resize(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -242,7 +234,7 @@ class GlExecutable : public runtime::Executable {
       try {
         planned.push_back({i, vulkan::launches(n, t, scratch)});
       } catch (const Error& e) {
-        throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
+        throw Error(e.kind(), cat(vulkan::node_label(n, i), ": ", e.what()));
       }
       scratch_max = std::max(scratch_max, scratch);
     }
@@ -285,8 +277,8 @@ class GlExecutable : public runtime::Executable {
           push.insert(push.end(), l.words.begin(), l.words.end());
           if (push.size() * 4 != l.push_bytes)
             throw Error(ErrorKind::internal, cat("opengl: ", l.name, " pushes ", push.size() * 4, " bytes, its shader declares ", l.push_bytes));
-          if (debug_at(3)) log_line(cat("opengl: ", l.name, " for ", node_label(n, i), ":\n", l.source));
-          s.program = program(l.source, cat(l.name, " for ", node_label(n, i)));
+          if (debug_at(3)) log_line(cat("opengl: ", l.name, " for ", vulkan::node_label(n, i), ":\n", l.source));
+          s.program = program(l.source, cat(l.name, " for ", vulkan::node_label(n, i)));
           if (!push.empty()) {
             s.words_at = align_up(words.size(), ua);
             s.words_bytes = align_up(push.size() * 4, 16);  // std140 blocks are sized in 16-byte units
@@ -297,7 +289,7 @@ class GlExecutable : public runtime::Executable {
           steps_.push_back(std::move(s));
         }
       } catch (const Error& e) {
-        throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
+        throw Error(e.kind(), cat(vulkan::node_label(n, i), ": ", e.what()));
       }
     }
     const Gl& gl = c_.gl();

@@ -26,16 +26,7 @@ class OpenGlBackend : public runtime::Backend {
     return vulkan::claims(op, in, out, attrs, target().features);
   }
   bool claims_op(ir::Op op) const override { return vulkan::claims_op(op); }
-  bool implements_variant(ir::Op op, const std::string& attr) const override {
-    switch (op) {
-      case ir::Op::dequant_matmul: return attr == "glu" || attr == "norm_eps";
-      case ir::Op::rope: return attr == "norm_eps" || attr == "append_axis";
-      case ir::Op::attention: return attr == "compute";
-      case ir::Op::rms_norm:
-      case ir::Op::layer_norm: return attr == "out";
-      default: return false;
-    }
-  }
+  bool implements_variant(ir::Op op, const std::string& attr) const override { return vulkan::implements_variant(op, attr); }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
     if (!Context::get().availability().available) throw Error(ErrorKind::unsupported, cat("opengl is not available: ", Context::get().availability().reason));
     return make_executable(lir);

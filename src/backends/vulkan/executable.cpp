@@ -34,10 +34,6 @@ struct Location {
   VkDeviceSize offset = 0, bytes = 0;
 };
 
-std::string node_label(const ir::Node& n, int i) {
-  return cat(ir::op_keyword(n.op), n.name.empty() ? "" : cat(" \"", n.name, "\""), " (node ", i, ")");
-}
-
 class VulkanExecutable : public runtime::Executable {
   struct Binding {
     std::vector<Region> in, out;  // per input/output: the device copy it is bound to, or none
@@ -84,12 +80,7 @@ class VulkanExecutable : public runtime::Executable {
     }
     std::memset(errors_.mapped, 0, errors_.bytes);
     program_->run();
-    const auto* e = static_cast<const uint32_t*>(errors_.mapped);
-    if (e[0]) {
-      const int64_t v = static_cast<int64_t>(uint64_t{e[2]} | uint64_t{e[3]} << 32), n = static_cast<int64_t>(uint64_t{e[4]} | uint64_t{e[5]} << 32);
-      const int node = e[1] < step_nodes_.size() ? step_nodes_[e[1]] : -1;
-      throw Error(ErrorKind::runtime, cat(node >= 0 ? node_label(lir_.node(node), node) : std::string("a step"), ": index ", v, " is out of range [0, ", n, ")"));
-    }
+    throw_index_error(static_cast<const uint32_t*>(errors_.mapped), [&](uint32_t s) { return step_label(s); });
     const auto& outs = lir_.outputs();
     outputs.resize(outs.size());
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -298,6 +289,10 @@ class VulkanExecutable : public runtime::Executable {
     } catch (const Error& e) {
       throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
     }
+  }
+
+  std::string step_label(uint32_t s) const {
+    return s < step_nodes_.size() ? node_label(lir_.node(step_nodes_[s]), step_nodes_[s]) : std::string("a step");
   }
 
   // Whether every operand bound in units of elem_bytes starts on a whole unit.

@@ -50,6 +50,27 @@ bool claims_op(ir::Op op) {
   }
 }
 
+bool implements_variant(ir::Op op, const std::string& attr) {
+  switch (op) {
+    case ir::Op::dequant_matmul: return attr == "glu" || attr == "norm_eps";
+    case ir::Op::rope: return attr == "norm_eps" || attr == "append_axis";
+    case ir::Op::attention: return attr == "compute";
+    case ir::Op::rms_norm:
+    case ir::Op::layer_norm: return attr == "out";
+    default: return false;
+  }
+}
+
+std::string node_label(const ir::Node& n, int i) {
+  return cat(ir::op_keyword(n.op), n.name.empty() ? "" : cat(" \"", n.name, "\""), " (node ", i, ")");
+}
+
+void throw_index_error(const uint32_t* e, const std::function<std::string(uint32_t step)>& label) {
+  if (!e[0]) return;
+  const int64_t v = static_cast<int64_t>(uint64_t{e[2]} | uint64_t{e[3]} << 32), n = static_cast<int64_t>(uint64_t{e[4]} | uint64_t{e[5]} << 32);
+  throw Error(ErrorKind::runtime, cat(label(e[1]), ": index ", v, " is out of range [0, ", n, ")"));
+}
+
 std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scratch_bytes) {
   scratch_bytes = 0;
   const Features& f = current_target().features;

@@ -60,6 +60,13 @@ struct NodeTypes {
 // supported attributes).
 bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs, const Features& f);
 bool claims_op(ir::Op op);  // some form of the op has a kernel
+// The fused forms (attributes) of an op the kernels implement; each claim still checks types.
+bool implements_variant(ir::Op op, const std::string& attr);
+// A node as messages name it: op, name and index.
+std::string node_label(const ir::Node& n, int i);
+// Throws the reference's out-of-range error when a run's error word (Shader::error_buffer: flag,
+// step, value and bound as lo/hi words) reports one; `label` names the node of a step.
+void throw_index_error(const uint32_t* words, const std::function<std::string(uint32_t step)>& label);
 // The launches of a claimed node (throws rlx::Error(unsupported) otherwise), and the bytes of
 // scratch it needs (bound as Operand::scratch).
 std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scratch_bytes);

@@ -35,17 +35,7 @@ class VulkanBackend : public runtime::Backend {
     return vulkan::claims(op, in, out, attrs, Context::get().features());
   }
   bool claims_op(ir::Op op) const override { return vulkan::claims_op(op); }
-  // The fused forms the kernels implement (each claim still checks types and attributes).
-  bool implements_variant(ir::Op op, const std::string& attr) const override {
-    switch (op) {
-      case ir::Op::dequant_matmul: return attr == "glu" || attr == "norm_eps";
-      case ir::Op::rope: return attr == "norm_eps" || attr == "append_axis";
-      case ir::Op::attention: return attr == "compute";
-      case ir::Op::rms_norm:
-      case ir::Op::layer_norm: return attr == "out";
-      default: return false;
-    }
-  }
+  bool implements_variant(ir::Op op, const std::string& attr) const override { return vulkan::implements_variant(op, attr); }
   bool make_resident(const Tensor& t) override {
     if (!Context::get().availability().available) return false;
     return vulkan::make_resident(t);
