@@ -49,7 +49,7 @@ std::string word_functions(const AttentionShape& a, bool bf, const std::vector<c
   } else {
     s += "float rlx_max8(uvec4 u) { return 0.0; }\nuvec4 rlx_half8(uvec4 u, int sh) { return u; }\n";
   }
-  s += "int rlx_shift(float m) {\n  int e = 0;\n  if (m > 0.0 && !isinf(m) && !isnan(m)) { frexp(m, e); return clamp(15 - e, -100, 100); }\n  return 0;\n}\n";
+  s += half_shift_function();
   return s;
 }
 

@@ -180,6 +180,9 @@ struct HalfStage {
   bool prepare = false;  // call rlx_prepare(row, 1, t, 256) first
 };
 Launch half_stage(Shader sh, const HalfStage& s);
+// GLSL int rlx_shift(float largest): the power of two half_stage scales a row by (0 for zero,
+// inf or NaN), for every kernel that stages bf16 as f16 the same way.
+std::string half_shift_function();
 
 // Helpers the families share.
 // Symbolic shapes are claimed (the LIR is static by the time kernels are printed); static ones
