@@ -111,6 +111,8 @@ PACKAGES += libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev s
 # The opengl device: EGL and GL headers (libEGL is opened at run time), Mesa's EGL and llvmpipe
 # (CI's OpenGL 4.5, no display needed).
 PACKAGES += libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri
+# the gpu device (OpenCL): the ICD loader, PoCL as the CI driver, the headers
+PACKAGES += ocl-icd-libopencl1 pocl-opencl-icd opencl-c-headers
 # .rten models: the FlatBuffers compiler and headers for the reader (src/frontends/rten).
 PACKAGES += flatbuffers-compiler libflatbuffers-dev
 ONNX_DATA ?= /usr/share/libonnx-testdata/data

@@ -43,8 +43,9 @@ float rlx_reduce_2pi(float x) {
   r = r - k * 1.0253131677018246e-11;
   return r;
 }
-float rlx_sin(float x) { return isinf(x) ? x - x : sin(rlx_reduce_2pi(x)); }
-float rlx_cos(float x) { return isinf(x) ? x - x : cos(rlx_reduce_2pi(x)); }
+// NaN as a constant: NVIDIA's GL compiler folds x − x and (a − a) / (a − a) to 0
+float rlx_sin(float x) { return isinf(x) ? uintBitsToFloat(0x7fc00000u) : sin(rlx_reduce_2pi(x)); }
+float rlx_cos(float x) { return isinf(x) ? uintBitsToFloat(0x7fc00000u) : cos(rlx_reduce_2pi(x)); }
 // erf: Abramowitz–Stegun 7.1.26 refined (|error| < 1.2e-7), odd in x
 float rlx_erf(float x) {
   float t = 1.0 / (1.0 + 0.5 * abs(x));
@@ -70,7 +71,7 @@ float rlx_pow(float a, float b) {
   if (isnan(a) || isnan(b)) return a + b;
   if (a == 0.0) return b < 0.0 ? uintBitsToFloat(0x7f800000u) : 0.0;  // +inf
   if (a < 0.0) {
-    if (b != floor(b)) return (a - a) / (a - a);  // NaN
+    if (b != floor(b)) return uintBitsToFloat(0x7fc00000u);  // NaN
     float r = pow(-a, b);
     return mod(b, 2.0) == 1.0 ? -r : r;
   }
@@ -78,7 +79,7 @@ float rlx_pow(float a, float b) {
 }
 // C's fmodf: the sign of a, |result| < |b|
 float rlx_fmod(float a, float b) {
-  if (b == 0.0 || isinf(a) || isnan(a) || isnan(b)) return (a - a) / (a - a);
+  if (b == 0.0 || isinf(a) || isnan(a) || isnan(b)) return uintBitsToFloat(0x7fc00000u);
   if (isinf(b)) return a;
   float r = abs(a) - abs(b) * trunc(abs(a) / abs(b));
   if (r >= abs(b)) r -= abs(b);

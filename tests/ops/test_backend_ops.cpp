@@ -2,6 +2,7 @@
 //   --mode test     compile each sample node for each device and compare with the reference
 //   --mode support  print (or --output) the op × device support table, docs/ops.md
 // A device that cannot run a case says "not supported"; it never fails silently.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -22,7 +23,7 @@ namespace {
 
 struct Options {
   std::string mode = "test";
-  std::vector<std::string> devices;
+  std::vector<std::string> devices, excluded;  // excluded: left out of the default (every available device)
   std::string op_filter;
   std::string output;
   std::string policy = "prefer-native";
@@ -40,13 +41,14 @@ Options parse(int argc, char** argv) {
     };
     if (a == "--mode") o.mode = next();
     else if (a == "--device") o.devices.push_back(next());
+    else if (a == "--exclude") o.excluded.push_back(next());
     else if (a == "--op") o.op_filter = next();
     else if (a == "--output") o.output = next();
     else if (a == "--policy") o.policy = next();
     else if (a == "--seed") o.seed = static_cast<uint32_t>(std::stoul(next()));
     else if (a == "-v" || a == "--verbose") o.verbose = true;
     else if (a == "--help") {
-      std::printf("usage: test_backend_ops [--mode test|support] [--device D]… [--op REGEX] [--policy P] [--seed N] [--output FILE] [-v]\n");
+      std::printf("usage: test_backend_ops [--mode test|support] [--device D]… [--exclude D]… [--op REGEX] [--policy P] [--seed N] [--output FILE] [-v]\n");
       std::exit(0);
     } else throw Error(ErrorKind::invalid_argument, cat("unknown option ", a));
   }
@@ -68,7 +70,8 @@ int run_tests(const Options& o) {
   std::vector<std::string> devs = o.devices;
   if (devs.empty())
     for (const auto& d : devices())
-      if (d.name != "reference" && d.available && d.native_ops > 0) devs.push_back(d.name);
+      if (d.name != "reference" && d.available && d.native_ops > 0 && std::find(o.excluded.begin(), o.excluded.end(), d.name) == o.excluded.end())
+        devs.push_back(d.name);
   int failed = 0, passed = 0, unsupported = 0;
   SessionOptions so;
   so.policy = o.policy;

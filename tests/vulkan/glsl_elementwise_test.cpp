@@ -213,7 +213,7 @@ TEST(GlslDialect, OpenGlFlavourCompiles) {
   // the check itself: Vulkan's flavour is not OpenGL GLSL (push constants, 16-bit storage)
   EXPECT_NE(backends::vulkan::opengl_glsl_errors(shader(ir::Op::exp, 1000), "vulkan flavour"), "");
   backends::vulkan::KernelTarget gl;
-  gl.api = backends::vulkan::GlslApi::opengl;
+  gl.api = backends::vulkan::KernelApi::opengl;
   gl.features.int64 = true;
   backends::vulkan::ScopedTarget scope(gl);
   int checked = 0;

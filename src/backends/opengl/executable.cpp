@@ -220,24 +220,7 @@ class GlExecutable : public runtime::Executable {
     vulkan::ScopedTarget target(gl_target());
     std::vector<uint8_t> words;
     size_t scratch_max = 0;
-    std::vector<std::pair<int, std::vector<Launch>>> planned;
-    for (int i = 0; i < lir_.num_nodes(); ++i) {
-      const ir::Node& n = lir_.node(i);
-      if (n.op == ir::Op::constant) continue;
-      bool all_views = true;
-      for (ir::ValueId v : n.outputs) all_views = all_views && lir_.placement[static_cast<size_t>(v)].kind == Placement::Kind::view;
-      if (all_views) continue;
-      vulkan::NodeTypes t;
-      for (ir::ValueId v : n.inputs) t.in.push_back(lir_.type(v));
-      for (ir::ValueId v : n.outputs) t.out.push_back(lir_.type(v));
-      size_t scratch = 0;
-      try {
-        planned.push_back({i, vulkan::launches(n, t, scratch)});
-      } catch (const Error& e) {
-        throw Error(e.kind(), cat(vulkan::node_label(n, i), ": ", e.what()));
-      }
-      scratch_max = std::max(scratch_max, scratch);
-    }
+    std::vector<vulkan::NodeLaunches> planned = vulkan::graph_launches(lir_, scratch_max);
     const GLuint scratch = scratch_max ? new_buffer(scratch_max) : 0;
     const size_t ua = static_cast<size_t>(c_.info().ubo_alignment);
     for (auto& [i, ls] : planned) {
@@ -324,7 +307,7 @@ class GlExecutable : public runtime::Executable {
 
 vulkan::KernelTarget gl_target() {
   vulkan::KernelTarget t;
-  t.api = vulkan::GlslApi::opengl;
+  t.api = vulkan::KernelApi::opengl;
   // claims read the same whether or not a GL driver is here (docs/ops.md, dispatch reports):
   // the device is available only where ARB int64 is (gl.cpp), so the kernels may assume it
   t.features.int64 = true;

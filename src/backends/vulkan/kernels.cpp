@@ -1,6 +1,8 @@
 // Which nodes the vulkan device claims, and the family that prints each one's launches.
 #include "backends/vulkan/kernels.h"
 
+#include <algorithm>
+
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/target.h"
 #include "codegen/scalar.h"
@@ -87,6 +89,29 @@ std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scra
   if (claims_sort(n.op, t, n.attrs, f)) return sort_launches(n, t);
   if (claims_cumsum(n.op, t, f)) return cumsum_launches(n, t);
   throw Error(ErrorKind::unsupported, cat("vulkan: no kernel for ", ir::op_keyword(n.op)));
+}
+
+std::vector<NodeLaunches> graph_launches(const ir::Graph& lir, size_t& scratch_bytes) {
+  scratch_bytes = 0;
+  std::vector<NodeLaunches> out;
+  for (int i = 0; i < lir.num_nodes(); ++i) {
+    const ir::Node& n = lir.node(i);
+    if (n.op == ir::Op::constant) continue;
+    bool all_views = true;
+    for (ir::ValueId v : n.outputs) all_views = all_views && lir.placement[static_cast<size_t>(v)].kind == ir::Placement::Kind::view;
+    if (all_views) continue;
+    NodeTypes t;
+    for (ir::ValueId v : n.inputs) t.in.push_back(lir.type(v));
+    for (ir::ValueId v : n.outputs) t.out.push_back(lir.type(v));
+    size_t scratch = 0;
+    try {
+      out.push_back({i, launches(n, t, scratch)});
+    } catch (const Error& e) {
+      throw Error(e.kind(), cat(node_label(n, i), ": ", e.what()));
+    }
+    scratch_bytes = std::max(scratch_bytes, scratch);
+  }
+  return out;
 }
 
 }  // namespace rlx::backends::vulkan

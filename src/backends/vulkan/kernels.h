@@ -71,6 +71,15 @@ void throw_index_error(const uint32_t* words, const std::function<std::string(ui
 // scratch it needs (bound as Operand::scratch).
 std::vector<Launch> launches(const ir::Node& n, const NodeTypes& t, size_t& scratch_bytes);
 
+// Every node's launches for an executable without resident constants (opengl, opencl), printed
+// for the current target: nodes in order, constants and nodes whose outputs are all views left
+// out; errors name the node. `scratch_bytes` gets the most any node needs.
+struct NodeLaunches {
+  int node = -1;
+  std::vector<Launch> launches;
+};
+std::vector<NodeLaunches> graph_launches(const ir::Graph& lir, size_t& scratch_bytes);
+
 // The families (one file each).
 bool claims_elementwise(ir::Op op, const NodeTypes& t, const Features& f);
 std::vector<Launch> elementwise_launches(const ir::Node& n, const NodeTypes& t);

@@ -23,27 +23,27 @@ constexpr uint32_t kThreads = 256;
 // GLSL for block type `type` over the u8 buffer `w`: float rlx_dq(uint row, uint k).
 std::string decoder(const std::string& type) {
   std::string s =
-      "uint rlx_b(uint at) { return uint(w_ld(at)); }\n"
-      "uint rlx_u16(uint at) { return rlx_b(at) | (rlx_b(at + 1u) << 8); }\n"
+      "uint rlx_byte(uint at) { return uint(w_ld(at)); }\n"
+      "uint rlx_u16(uint at) { return rlx_byte(at) | (rlx_byte(at + 1u) << 8); }\n"
       "float rlx_h(uint at) { return rlx_h2f(rlx_u16(at)); }\n"
       "int rlx_s8(uint v) { return int(v) - int((v & 128u) << 1); }\n";
   if (type == "f16") return s + "float rlx_dq(uint row, uint k) { return rlx_h(row + 2u * k); }\n";
   if (type == "bf16") return s + "float rlx_dq(uint row, uint k) { return rlx_bf2f(rlx_u16(row + 2u * k)); }\n";
   if (type == "q8_0")
-    return s + "float rlx_dq(uint row, uint k) {\n  uint b = row + (k / 32u) * 34u;\n  return float(rlx_s8(rlx_b(b + 2u + k % 32u))) * rlx_h(b);\n}\n";
+    return s + "float rlx_dq(uint row, uint k) {\n  uint b = row + (k / 32u) * 34u;\n  return float(rlx_s8(rlx_byte(b + 2u + k % 32u))) * rlx_h(b);\n}\n";
   if (type == "q4_0")
-    return s + "float rlx_dq(uint row, uint k) {\n  uint b = row + (k / 32u) * 18u, j = k % 32u, q = rlx_b(b + 2u + j % 16u);\n"
+    return s + "float rlx_dq(uint row, uint k) {\n  uint b = row + (k / 32u) * 18u, j = k % 32u, q = rlx_byte(b + 2u + j % 16u);\n"
                "  return float(int(j < 16u ? (q & 15u) : (q >> 4)) - 8) * rlx_h(b);\n}\n";
   if (type == "q4_k")
     return s + R"(float rlx_dq(uint row, uint k) {
   uint b = row + (k / 256u) * 144u, j = k % 256u, chunk = j / 64u, hi = (j % 64u) / 32u, l = j % 32u, is = 2u * chunk + hi;
   uint sc, mn;
-  if (is < 4u) { sc = rlx_b(b + 4u + is) & 63u; mn = rlx_b(b + 8u + is) & 63u; }
+  if (is < 4u) { sc = rlx_byte(b + 4u + is) & 63u; mn = rlx_byte(b + 8u + is) & 63u; }
   else {
-    sc = (rlx_b(b + 8u + is) & 15u) | ((rlx_b(b + is) >> 6) << 4);
-    mn = (rlx_b(b + 8u + is) >> 4) | ((rlx_b(b + 4u + is) >> 6) << 4);
+    sc = (rlx_byte(b + 8u + is) & 15u) | ((rlx_byte(b + is) >> 6) << 4);
+    mn = (rlx_byte(b + 8u + is) >> 4) | ((rlx_byte(b + 4u + is) >> 6) << 4);
   }
-  uint q = rlx_b(b + 16u + 32u * chunk + l);
+  uint q = rlx_byte(b + 16u + 32u * chunk + l);
   float d1 = rlx_h(b) * float(sc), m1 = rlx_h(b + 2u) * float(mn);
   return d1 * float(hi == 0u ? (q & 15u) : (q >> 4)) - m1;
 }
@@ -52,10 +52,10 @@ std::string decoder(const std::string& type) {
     return s + R"(float rlx_dq(uint row, uint k) {
   uint b = row + (k / 256u) * 210u, j = k % 256u, n = j / 128u, r = j % 128u, quarter = r / 32u, l = r % 32u;
   uint ql = b + 64u * n, qh = b + 128u + 32u * n, sc = b + 192u + 8u * n + l / 16u + 2u * quarter;
-  uint low = (quarter & 1u) == 0u ? rlx_b(ql + l) : rlx_b(ql + l + 32u);
+  uint low = (quarter & 1u) == 0u ? rlx_byte(ql + l) : rlx_byte(ql + l + 32u);
   low = quarter < 2u ? (low & 15u) : (low >> 4);
-  int q = int(low | (((rlx_b(qh + l) >> (2u * quarter)) & 3u) << 4)) - 32;
-  return rlx_h(b + 208u) * float(rlx_s8(rlx_b(sc))) * float(q);
+  int q = int(low | (((rlx_byte(qh + l) >> (2u * quarter)) & 3u) << 4)) - 32;
+  return rlx_h(b + 208u) * float(rlx_s8(rlx_byte(sc))) * float(q);
 }
 )";
   throw Error(ErrorKind::internal, cat("vulkan: no decoder for ", type));

@@ -84,15 +84,15 @@ Launch reduce_kernel(Shader sh, const std::string& value, const std::string& kin
   else if (kind == "max" || kind == "argmax") ident = fl ? "uintBitsToFloat(0xff800000u)" : "(-9223372036854775807l - 1l)", r = codegen::Reduction::max;
   else ident = fl ? "uintBitsToFloat(0x7f800000u)" : "9223372036854775807l", r = codegen::Reduction::min;
   std::string fns = value;
-  // merge(a, ia, b, ib): the fold of two partial results (ia, ib only for the arg kinds)
+  // merge(a, ia, b, ib): the fold of two partial results into a and ia (ia, ib only for the arg
+  // kinds) — a macro, not a function of inout parameters, which the C-like flavours lack
   if (arg) {
     fns += cat("bool rlx_wins(", T, " v, int j, ", T, " c, int at) {\n  if (at < 0) return true;\n");
     if (fl) fns += "  bool vn = isnan(v), cn = isnan(c);\n  if (vn || cn) return vn && (!cn || j < at);\n";
     fns += cat("  if (v == c) return j < at;\n  return ", kind == "argmax" ? "v > c" : "v < c", ";\n}\n");
-    fns += cat("void rlx_merge(inout ", T, " a, inout int ia, ", T, " b, int ib) { if (rlx_wins(b, ib, a, ia)) { a = b; ia = ib; } }\n");
+    fns += cat("#define rlx_merge(a, ia, b, ib) { ", T, " rlx_mb = (b); int rlx_mi = (ib); if (rlx_wins(rlx_mb, rlx_mi, a, ia)) { a = rlx_mb; ia = rlx_mi; } }\n");
   } else {
-    fns += cat("void rlx_merge(inout ", T, " a, inout int ia, ", T, " b, int ib) { a = ",
-               codegen::print_scalar(codegen::glsl(), cls, codegen::fold_op(r), {"a", "b"}), "; }\n");
+    fns += cat("#define rlx_merge(a, ia, b, ib) { ", T, " rlx_mb = (b); a = ", codegen::print_scalar(codegen::glsl(), cls, codegen::fold_op(r), {"a", "rlx_mb"}), "; }\n");
   }
   std::string store = arg ? "y_wi(o, int64_t(at));" : cat("y_w", c, "(o, acc);");
   // lanes per output: one for short reductions, a subgroup's worth for rows, the workgroup for long ones

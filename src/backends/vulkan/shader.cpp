@@ -118,8 +118,9 @@ void Shader::buffer(const std::string& name, DType t, Access a) {
   // OpenGL has no 8/16-bit storage: such tensors are packed into uint words, read by shifting
   // and written with two atomics on the element's own bits (neighbours may be written at once)
   const int bits = dtype_bits(t);
-  const bool packed = current_target().api == GlslApi::opengl && bits < 32;
+  const bool packed = current_target().api == KernelApi::opengl && bits < 32;
   const std::string T = packed ? "uint" : stored_type(t);
+  bindings_.push_back({raw, T, a == Access::read});
   if (packed) {
     const std::string per = bits == 8 ? "4u" : "2u", mask = bits == 8 ? "0xffu" : "0xffffu";
     decls_ += cat("layout(std430, binding = ", binding, ") ", a == Access::read ? "readonly " : "", "buffer B_", name, " { uint ", raw, "[]; };\n");
@@ -182,6 +183,7 @@ void Shader::buffer(const std::string& name, DType t, Access a) {
 
 void Shader::raw_buffer(const std::string& name, const std::string& glsl_type, Access a) {
   decls_ += cat("layout(std430, binding = ", offsets_.size(), ") ", a == Access::read ? "readonly " : a == Access::write ? "writeonly " : "", "buffer B_", name, " { ", glsl_type, " ", name, "_[]; };\n");
+  bindings_.push_back({name + "_", glsl_type, a == Access::read});
   offsets_.push_back("o_" + name);
 }
 
@@ -197,7 +199,8 @@ void Shader::local_size(uint32_t x, uint32_t y, uint32_t z) { lx_ = x, ly_ = y, 
 void Shader::extension(const std::string& name) { extensions_.push_back(name); }
 
 std::string Shader::source(const std::string& body) const {
-  const bool gl = current_target().api == GlslApi::opengl;
+  const bool gl = current_target().api == KernelApi::opengl;
+  if (current_target().api == KernelApi::opencl) return opencl_source(body);
   // OpenGL's barrier() orders execution only: shared memory needs memoryBarrierShared() too
   // (SPIR-V for Vulkan gives barrier() workgroup-memory semantics)
   std::string s = gl ? "#version 450\n"
@@ -221,7 +224,11 @@ std::string Shader::source(const std::string& body) const {
     for (const auto& w : words_) s += cat(" uint ", w, ";");
     s += " } p;\n";
   }
-  s += kConversions;
+  return s + functions() + body;
+}
+
+std::string Shader::functions() const {
+  std::string s = kConversions;
   // the flat invocation index over a grid folded into x and y (x is limited to 65535 groups)
   s += "uint rlx_flat() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x; }\n";
   s += codegen::glsl().prelude();
@@ -231,7 +238,18 @@ std::string Shader::source(const std::string& body) const {
          "  if (atomicCompSwap(e_[0], 0u, 1u) == 0u) {\n"
          "    e_[1] = p.step; e_[2] = uint(v); e_[3] = uint(v >> 32); e_[4] = uint(n); e_[5] = uint(n >> 32);\n"
          "  }\n}\n";
-  return s + body;
+  return s;
+}
+
+std::string Shader::opencl_source(const std::string& body) const {
+  if (!extensions_.empty()) throw Error(ErrorKind::unsupported, cat("opencl: the kernel needs ", extensions_.front(), ", which OpenCL C has no spelling for"));
+  ClKernel k;
+  k.bindings = bindings_;
+  if (error_) k.bindings.push_back({"e_", "uint", false});
+  k.words = offsets_;
+  k.words.insert(k.words.end(), words_.begin(), words_.end());
+  k.local = {lx_, ly_, lz_};
+  return opencl_c(k, functions() + body);
 }
 
 }  // namespace rlx::backends::vulkan

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/opencl_c.h"
 #include "rlx/dtype.h"
 
 namespace rlx::backends::vulkan {
@@ -45,8 +46,11 @@ class Shader {
   size_t buffers() const { return offsets_.size() + (error_ ? 1 : 0); }
 
  private:
+  std::string functions() const;  // the conversions, dialect helpers and accessors, as GLSL
+  std::string opencl_source(const std::string& body) const;
   std::string decls_, helpers_;
   std::vector<std::string> offsets_, words_, extensions_;
+  std::vector<ClBinding> bindings_;  // what OpenCL's flavour takes as arguments
   uint32_t lx_ = 256, ly_ = 1, lz_ = 1;
   bool error_ = false;
 };

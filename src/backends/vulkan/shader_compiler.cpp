@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "rlx/error.h"
+#include "util/cache_dir.h"
 #include "util/strings.h"
 
 namespace rlx::backends::vulkan {
@@ -36,16 +37,7 @@ std::string cache_key(const std::string& source) {
 
 }  // namespace
 
-std::string shader_cache_dir() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  fs::path base = xdg && *xdg ? fs::path(xdg) : home && *home ? fs::path(home) / ".cache" : fs::path();
-  if (base.empty()) return "";
-  std::error_code ec;
-  fs::path dir = base / "rlx" / "vulkan";
-  fs::create_directories(dir, ec);
-  return ec ? "" : dir.string();
-}
+std::string shader_cache_dir() { return cache_dir("vulkan"); }
 
 std::vector<uint32_t> compile_compute_glsl(const std::string& source, const std::string& name) {
   static std::mutex mu;

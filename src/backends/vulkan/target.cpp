@@ -8,7 +8,7 @@ thread_local const KernelTarget* scoped = nullptr;
 
 const KernelTarget& current_target() {
   if (scoped) return *scoped;
-  static const KernelTarget vulkan{Context::get().features(), GlslApi::vulkan};
+  static const KernelTarget vulkan{Context::get().features(), KernelApi::vulkan};
   return vulkan;
 }
 

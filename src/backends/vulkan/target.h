@@ -1,4 +1,5 @@
-// Whom the kernels are printed for: a device's features and its API's flavour of GLSL. The
+// Whom the kernels are printed for: a device's features and its API's flavour of GLSL (or of
+// OpenCL C, which the bodies' GLSL subset is respelled into). The
 // kernel families (kernels.h) are the same for every GLSL device; Vulkan's flavour has push
 // constants and the explicit-arithmetic-type extensions, OpenGL's (4.5, as Mesa's llvmpipe and
 // NVIDIA's EGL offer it) a uniform block for the same words and ARB int64 — and no 8/16-bit
@@ -10,11 +11,12 @@
 
 namespace rlx::backends::vulkan {
 
-enum class GlslApi : uint8_t { vulkan, opengl };
+// opencl: OpenCL C respelled from the same bodies (opencl_c.h)
+enum class KernelApi : uint8_t { vulkan, opengl, opencl };
 
 struct KernelTarget {
   Features features;
-  GlslApi api = GlslApi::vulkan;
+  KernelApi api = KernelApi::vulkan;
 };
 
 // The target of kernels printed on this thread: the innermost ScopedTarget's, else the vulkan

@@ -1,0 +1,246 @@
+// A planned LIR on OpenCL: the memory plan's arena, each input's and constant's own buffer, and
+// every node's launches — the vulkan device's kernels in their OpenCL C flavour (opencl_c.h) —
+// built once into kernels whose arguments are set when the plan is made. A run writes the
+// inputs, enqueues every kernel on the in-order queue (which orders them) and reads back.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/opencl/opencl.h"
+#include "backends/vulkan/kernels.h"
+#include "backends/vulkan/target.h"
+#include "passes/memory_plan.h"
+#include "rlx/error.h"
+#include "util/log.h"
+#include "util/strings.h"
+
+namespace rlx::backends::opencl {
+
+namespace {
+
+using Placement = ir::Placement;
+using vulkan::Launch;
+using vulkan::Operand;
+
+struct Location {
+  cl_mem buffer = nullptr;
+  size_t offset = 0, bytes = 0;
+};
+
+class ClExecutable : public runtime::Executable {
+  struct Step {
+    cl_kernel kernel = nullptr;
+    size_t global[3] = {1, 1, 1}, local[3] = {1, 1, 1};
+  };
+
+ public:
+  explicit ClExecutable(const ir::Graph& lir) : lir_(lir), c_(Context::get()) {
+    try {
+      build();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~ClExecutable() override { release(); }
+
+  void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override {
+    const Cl& cl = c_.cl();
+    cl_command_queue q = c_.queue();
+    const auto& ins = lir_.inputs();
+    if (inputs.size() != ins.size()) throw Error(ErrorKind::invalid_argument, cat("gpu: ", inputs.size(), " inputs for a plan of ", ins.size()));
+    std::vector<Tensor> staged;  // alive until the writes complete
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const ir::Type& t = lir_.type(ins[i]);
+      const size_t want = dtype_bytes(t.dtype, shape_numel(t.shape).value());
+      if (inputs[i].dtype() != t.dtype || inputs[i].nbytes() != want)
+        throw Error(ErrorKind::invalid_argument, cat("gpu: input ", i, " is ", dtype_name(inputs[i].dtype()), " of ", inputs[i].nbytes(),
+                                                     " bytes; the plan takes ", ir::type_str(t)));
+      staged.push_back(inputs[i].contiguous());
+      const Location& l = loc_[static_cast<size_t>(ins[i])];
+      if (want) c_.check(cl.clEnqueueWriteBuffer(q, l.buffer, CL_FALSE, l.offset, want, staged.back().data(), 0, nullptr, nullptr), cat("writing input ", i));
+    }
+    const cl_uint zero = 0;
+    c_.check(cl.clEnqueueFillBuffer(q, errors_, &zero, sizeof zero, 0, 64, 0, nullptr, nullptr), "clearing the error word");
+    for (const Step& s : steps_) c_.check(cl.clEnqueueNDRangeKernel(q, s.kernel, 3, nullptr, s.global, s.local, 0, nullptr, nullptr), "enqueueing a kernel");
+    uint32_t e[6] = {};
+    c_.check(cl.clEnqueueReadBuffer(q, errors_, CL_TRUE, 0, sizeof e, e, 0, nullptr, nullptr), "a run's kernels");
+    vulkan::throw_index_error(e, [&](uint32_t s) { return s < step_nodes_.size() ? vulkan::node_label(lir_.node(step_nodes_[s]), step_nodes_[s]) : std::string("a step"); });
+    const auto& outs = lir_.outputs();
+    outputs.resize(outs.size());
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const ir::Type& t = lir_.type(outs[i]);
+      if (!outputs[i].defined()) outputs[i] = Tensor::zeros(t.dtype, vulkan::dims(t));
+      const Location& l = loc_[static_cast<size_t>(outs[i])];
+      if (outputs[i].nbytes())
+        c_.check(cl.clEnqueueReadBuffer(q, l.buffer, CL_FALSE, l.offset, outputs[i].nbytes(), outputs[i].data(), 0, nullptr, nullptr), cat("reading output ", i));
+    }
+    c_.check(cl.clFinish(q), "reading the outputs");
+  }
+
+ private:
+  cl_mem new_buffer(size_t bytes, const void* data = nullptr) {
+    cl_int err = CL_SUCCESS;
+    const size_t size = std::max<size_t>(bytes, 16);
+    if (size > c_.info().max_alloc)
+      throw Error(ErrorKind::out_of_memory, cat("gpu: a buffer of ", size, " bytes is larger than ", c_.info().device, " allocates at once (", c_.info().max_alloc, " bytes)"));
+    cl_mem m = c_.cl().clCreateBuffer(c_.context(), data ? CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR : CL_MEM_READ_WRITE, size, const_cast<void*>(data), &err);
+    c_.check(err, cat("allocating ", size, " bytes"));
+    buffers_.push_back(m);
+    return m;
+  }
+
+  void build() {
+    const size_t nv = lir_.num_values();
+    loc_.assign(nv, Location{});
+    const cl_mem arena = new_buffer(static_cast<size_t>(std::max<int64_t>(lir_.arena_bytes, 16)));
+    for (size_t v = 0; v < nv; ++v) {
+      const Placement& p = lir_.placement[v];
+      const ir::Type& t = lir_.type(static_cast<ir::ValueId>(v));
+      if (shape_is_static(t.shape) && p.kind == Placement::Kind::arena)
+        loc_[v] = {arena, static_cast<size_t>(p.offset), dtype_bytes(t.dtype, shape_numel(t.shape).value())};
+    }
+    std::vector<cl_mem> input_buffer;
+    for (ir::ValueId in : lir_.inputs()) {
+      const ir::Type& t = lir_.type(in);
+      input_buffer.push_back(new_buffer(dtype_bytes(t.dtype, shape_numel(t.shape).value())));
+    }
+    for (size_t v = 0; v < nv; ++v)
+      if (lir_.placement[v].kind == Placement::Kind::input) {
+        const ir::Type& t = lir_.type(static_cast<ir::ValueId>(v));
+        loc_[v] = {input_buffer.at(static_cast<size_t>(lir_.placement[v].index)), 0, dtype_bytes(t.dtype, shape_numel(t.shape).value())};
+      }
+    for (int i = 0; i < lir_.num_nodes(); ++i) {
+      const ir::Node& n = lir_.node(i);
+      if (n.op != ir::Op::constant) continue;
+      Tensor value = n.attrs.tensor("value").contiguous();
+      loc_[static_cast<size_t>(n.outputs[0])] = {new_buffer(value.nbytes(), value.nbytes() ? value.data() : nullptr), 0, value.nbytes()};
+    }
+    for (size_t v = 0; v < nv; ++v)
+      if (lir_.placement[v].kind == Placement::Kind::view) {
+        auto id = static_cast<ir::ValueId>(v);
+        const Location& root = loc_[static_cast<size_t>(passes::placement_root(lir_, id))];
+        const ir::Type& t = lir_.type(id);
+        loc_[v] = {root.buffer, root.offset + static_cast<size_t>(passes::placement_offset(lir_, id)), dtype_bytes(t.dtype, shape_numel(t.shape).value())};
+      }
+    errors_ = new_buffer(64);
+    plan();
+  }
+
+  const Location& location(ir::ValueId v) const {
+    const Location& l = loc_.at(static_cast<size_t>(v));
+    if (!l.buffer) throw Error(ErrorKind::internal, cat("gpu: %", v, " has no placement"));
+    return l;
+  }
+
+  // The whole buffer of value v, and v's start in units of elem_bytes (0: its dtype's size)
+  // as the offset word.
+  cl_mem bind(ir::ValueId v, uint32_t elem_bytes, uint32_t& elem_offset) const {
+    const Location& l = location(v);
+    const size_t elem = elem_bytes ? elem_bytes : static_cast<size_t>(std::max(1, dtype_bits(lir_.type(v).dtype) / 8));
+    if (l.offset % elem) throw Error(ErrorKind::internal, cat("gpu: %", v, " starts ", l.offset, " bytes in, not a whole element of ", elem, " bytes"));
+    if (l.offset / elem > UINT32_MAX) throw Error(ErrorKind::unsupported, cat("gpu: %", v, " starts beyond what a 32-bit element offset reaches"));
+    elem_offset = static_cast<uint32_t>(l.offset / elem);
+    return l.buffer;
+  }
+
+  void plan() {
+    vulkan::ScopedTarget target(cl_target());
+    size_t scratch_max = 0;
+    std::vector<vulkan::NodeLaunches> planned = vulkan::graph_launches(lir_, scratch_max);
+    const cl_mem scratch = scratch_max ? new_buffer(scratch_max) : nullptr;
+    const Cl& cl = c_.cl();
+    for (auto& [i, ls] : planned) {
+      const ir::Node& n = lir_.node(i);
+      if (ls.empty()) continue;
+      const uint32_t step = static_cast<uint32_t>(step_nodes_.size());
+      step_nodes_.push_back(i);
+      try {
+        for (Launch& l : ls) {
+          if (l.once || l.persistent_bytes) throw Error(ErrorKind::internal, cat("gpu: ", l.name, " prepares constants, which this device does not"));
+          if (l.skip_when_in_place) {
+            const Operand& from = l.operands.at(0);
+            const Location& a = location(from.kind == Operand::Kind::input ? n.inputs[static_cast<size_t>(from.index)] : n.outputs[static_cast<size_t>(from.index)]);
+            const Location& b = location(n.outputs[0]);
+            if (a.buffer == b.buffer && a.offset == b.offset) continue;
+          }
+          std::vector<cl_mem> args;
+          std::vector<uint32_t> push;
+          for (const Operand& o : l.operands) {
+            uint32_t off = 0;
+            switch (o.kind) {
+              case Operand::Kind::input: args.push_back(bind(n.inputs[static_cast<size_t>(o.index)], o.elem_bytes, off)); break;
+              case Operand::Kind::output: args.push_back(bind(n.outputs[static_cast<size_t>(o.index)], o.elem_bytes, off)); break;
+              case Operand::Kind::error: args.push_back(errors_); continue;
+              case Operand::Kind::scratch:
+                if (!scratch || !o.elem_bytes || o.index % static_cast<int>(o.elem_bytes))
+                  throw Error(ErrorKind::internal, cat("gpu: ", l.name, " binds scratch it did not ask for"));
+                args.push_back(scratch);
+                off = static_cast<uint32_t>(o.index) / o.elem_bytes;
+                break;
+              case Operand::Kind::persistent: throw Error(ErrorKind::internal, cat("gpu: ", l.name, " binds a persistent region"));
+            }
+            push.push_back(off);
+          }
+          if (l.step_word >= 0) l.words[static_cast<size_t>(l.step_word)] = step;
+          push.insert(push.end(), l.words.begin(), l.words.end());
+          if (push.size() * 4 != l.push_bytes)
+            throw Error(ErrorKind::internal, cat("gpu: ", l.name, " pushes ", push.size() * 4, " bytes, its kernel declares ", l.push_bytes));
+          if (push.empty()) push.push_back(0);  // the words struct is never empty
+          if (debug_at(3)) log_line(cat("gpu: ", l.name, " for ", vulkan::node_label(n, i), ":\n", l.source));
+          cl_program prog = c_.program(l.source, cat(l.name, " for ", vulkan::node_label(n, i)));
+          cl_int err = CL_SUCCESS;
+          Step s;
+          s.kernel = cl.clCreateKernel(prog, "rlx_kernel", &err);
+          c_.check(err, cat("creating ", l.name));
+          kernels_.push_back(s.kernel);
+          for (size_t a = 0; a < args.size(); ++a) c_.check(cl.clSetKernelArg(s.kernel, static_cast<cl_uint>(a), sizeof(cl_mem), &args[a]), cat("binding ", l.name, "'s operand ", a));
+          c_.check(cl.clSetKernelArg(s.kernel, static_cast<cl_uint>(args.size()), push.size() * 4, push.data()), cat("setting ", l.name, "'s words"));
+          size_t local[3] = {};
+          c_.check(cl.clGetKernelWorkGroupInfo(s.kernel, nullptr, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof local, local, nullptr), cat("reading ", l.name, "'s group size"));
+          for (int d = 0; d < 3; ++d) s.local[d] = std::max<size_t>(local[d], 1), s.global[d] = s.local[d] * l.groups[static_cast<size_t>(d)];
+          if (s.global[0] * s.global[1] * s.global[2] == 0) continue;
+          steps_.push_back(s);
+        }
+      } catch (const Error& e) {
+        throw Error(e.kind(), cat(vulkan::node_label(n, i), ": ", e.what()));
+      }
+    }
+    if (debug_at(1)) log_line(cat("gpu: graph @", lir_.name, ": ", steps_.size(), " kernels, arena ", lir_.arena_bytes, " bytes"));
+  }
+
+  void release() {
+    const Cl& cl = c_.cl();
+    for (cl_kernel k : kernels_) cl.clReleaseKernel(k);
+    kernels_.clear();
+    for (cl_mem m : buffers_) cl.clReleaseMemObject(m);
+    buffers_.clear();
+  }
+
+  ir::Graph lir_;
+  Context& c_;
+  std::vector<Location> loc_;
+  std::vector<cl_mem> buffers_;
+  std::vector<cl_kernel> kernels_;
+  cl_mem errors_ = nullptr;
+  std::vector<Step> steps_;
+  std::vector<int> step_nodes_;
+};
+
+}  // namespace
+
+vulkan::KernelTarget cl_target() {
+  vulkan::KernelTarget t;
+  t.api = vulkan::KernelApi::opencl;
+  // claims read the same whether or not an OpenCL device is here (docs/ops.md): the device is
+  // available only where a full profile (64-bit integers) is, and OpenCL 1.1+ stores bytes
+  t.features.int64 = t.features.int16 = t.features.int8 = true;
+  t.features.storage8 = t.features.storage16 = true;
+  const ClInfo& i = Context::get().info();
+  t.features.max_storage_range = i.max_alloc ? i.max_alloc : uint64_t{1} << 28;  // OpenCL's minimum of the larger of ¼ memory and 128 MB
+  t.features.max_shared_bytes = static_cast<uint32_t>(i.local_bytes ? i.local_bytes : 32768);
+  return t;
+}
+
+std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir) { return std::make_unique<ClExecutable>(lir); }
+
+}  // namespace rlx::backends::opencl

@@ -1,0 +1,378 @@
+#include "backends/vulkan/opencl_c.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::backends::vulkan {
+
+namespace {
+
+struct Tok {
+  enum Kind : uint8_t { ident, number, punct, space } kind;
+  std::string text;
+};
+
+std::vector<Tok> tokenize(const std::string& s) {
+  std::vector<Tok> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    size_t j = i + 1;
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j])) && s[j - 1] != '\n') ++j;
+      out.push_back({Tok::space, s.substr(i, j - i)});
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      j = s.find('\n', i);
+      if (j == std::string::npos) j = s.size();
+      out.push_back({Tok::space, s.substr(i, j - i)});
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      j = s.find("*/", i + 2);
+      j = j == std::string::npos ? s.size() : j + 2;
+      out.push_back({Tok::space, s.substr(i, j - i)});
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;
+      out.push_back({Tok::ident, s.substr(i, j - i)});
+    } else if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
+      // digits, a point, an exponent with its sign, suffixes; hex digits
+      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '.' ||
+                              ((s[j] == '+' || s[j] == '-') && (s[j - 1] == 'e' || s[j - 1] == 'E') && !(s[i] == '0' && i + 1 < s.size() && (s[i + 1] == 'x' || s[i + 1] == 'X')))))
+        ++j;
+      out.push_back({Tok::number, s.substr(i, j - i)});
+    } else {
+      // two-character operators that matter here: -> (never in GLSL) and the rest pass as is
+      out.push_back({Tok::punct, std::string(1, c)});
+    }
+    i = j;
+  }
+  return out;
+}
+
+bool is_float_literal(const std::string& n) {
+  if (n.size() > 1 && n[0] == '0' && (n[1] == 'x' || n[1] == 'X')) return false;
+  return n.find_first_of(".eE") != std::string::npos;
+}
+
+// GLSL's vector and scalar type names in OpenCL C (the stdint names are typedefs of the prologue)
+const std::map<std::string, std::string>& type_names() {
+  static const std::map<std::string, std::string> m = {
+      {"float", "float"}, {"int", "int"},       {"uint", "uint"},         {"bool", "bool"},         {"int64_t", "int64_t"},
+      {"uint64_t", "uint64_t"}, {"int8_t", "int8_t"}, {"uint8_t", "uint8_t"}, {"int16_t", "int16_t"}, {"uint16_t", "uint16_t"},
+      {"vec2", "float2"}, {"vec3", "float3"},   {"vec4", "float4"},       {"uvec2", "uint2"},       {"uvec3", "uint3"},
+      {"uvec4", "uint4"}, {"ivec2", "int2"},    {"ivec3", "int3"},        {"ivec4", "int4"},
+  };
+  return m;
+}
+
+// Built-ins spelled differently (GLSL's abs is applied to floats only: the integer class prints
+// its own |x|, scalar.h)
+const std::map<std::string, std::string>& builtin_names() {
+  static const std::map<std::string, std::string> m = {
+      {"floatBitsToUint", "as_uint"}, {"uintBitsToFloat", "as_float"}, {"intBitsToFloat", "as_float"}, {"floatBitsToInt", "as_int"},
+      {"roundEven", "rint"},          {"abs", "fabs"},                 {"mod", "rlx_mod"},             {"inversesqrt", "rsqrt"},
+      {"main", "rlx_main"},
+  };
+  return m;
+}
+
+// GLSL's atomics take the lvalue; OpenCL's a pointer to it
+const std::map<std::string, std::string>& atomic_names() {
+  static const std::map<std::string, std::string> m = {
+      {"atomicAdd", "atomic_add"}, {"atomicMax", "atomic_max"}, {"atomicMin", "atomic_min"},          {"atomicAnd", "atomic_and"},
+      {"atomicOr", "atomic_or"},   {"atomicXor", "atomic_xor"}, {"atomicExchange", "atomic_xchg"}, {"atomicCompSwap", "atomic_cmpxchg"},
+  };
+  return m;
+}
+
+const char* kPrologue = R"(typedef long int64_t;
+typedef ulong uint64_t;
+typedef char int8_t;
+typedef uchar uint8_t;
+typedef short int16_t;
+typedef ushort uint16_t;
+#define gl_LocalInvocationID ((uint3)((uint)get_local_id(0), (uint)get_local_id(1), (uint)get_local_id(2)))
+#define gl_WorkGroupID ((uint3)((uint)get_group_id(0), (uint)get_group_id(1), (uint)get_group_id(2)))
+#define gl_NumWorkGroups ((uint3)((uint)get_num_groups(0), (uint)get_num_groups(1), (uint)get_num_groups(2)))
+#define gl_WorkGroupSize ((uint3)((uint)get_local_size(0), (uint)get_local_size(1), (uint)get_local_size(2)))
+#define gl_GlobalInvocationID ((uint3)((uint)get_global_id(0), (uint)get_global_id(1), (uint)get_global_id(2)))
+#define gl_LocalInvocationIndex ((uint)(get_local_id(2) * get_local_size(1) * get_local_size(0) + get_local_id(1) * get_local_size(0) + get_local_id(0)))
+static float rlx_mod(float x, float y) { return x - y * floor(x / y); }
+// an f16 word's value, exactly (no half type without cl_khr_fp16)
+static float rlx_half_value(uint h) {
+  uint s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0u) return as_float(s | as_uint((float)m * 5.9604644775390625e-8f));
+  if (e == 31u) return as_float(s | 0x7f800000u | (m << 13));
+  return as_float(s | ((e + 112u) << 23) | (m << 13));
+}
+static float2 unpackHalf2x16(uint u) { return (float2)(rlx_half_value(u & 0xffffu), rlx_half_value(u >> 16)); }
+)";
+
+struct Shared {
+  std::string type, dims;  // dims: "[256]" or "[64][65]", empty for a scalar
+};
+
+struct Private {
+  std::string type, init;  // init: its initializer as OpenCL C, empty for none
+};
+
+class Rewriter {
+ public:
+  Rewriter(const ClKernel& k, std::vector<Tok> toks) : k_(k), t_(std::move(toks)) {
+    for (const auto& b : k.bindings) buffers_.insert(b.name);
+  }
+
+  std::string run() {
+    structure();
+    return respell();
+  }
+  const std::vector<std::pair<std::string, Shared>>& shared() const { return shared_; }
+  const std::vector<std::pair<std::string, Private>>& privates() const { return privates_; }
+
+ private:
+  size_t next(size_t i) const {  // the next significant token after i
+    for (++i; i < t_.size() && t_[i].kind == Tok::space; ++i) {}
+    return i;
+  }
+  size_t prev(size_t i) const {
+    while (i > 0) {
+      --i;
+      if (t_[i].kind != Tok::space) return i;
+    }
+    return t_.size();
+  }
+  bool is(size_t i, const char* s) const { return i < t_.size() && t_[i].text == s; }
+  size_t matching(size_t open) const {  // the index of the bracket closing t_[open]
+    const std::string o = t_[open].text, c = o == "(" ? ")" : o == "[" ? "]" : "}";
+    int depth = 0;
+    for (size_t i = open; i < t_.size(); ++i) {
+      if (t_[i].kind != Tok::punct) continue;
+      if (t_[i].text == o) ++depth;
+      else if (t_[i].text == c && --depth == 0) return i;
+    }
+    throw Error(ErrorKind::internal, "opencl: unbalanced kernel source");
+  }
+  void erase(size_t from, size_t to) {  // tokens [from, to] become nothing
+    for (size_t i = from; i <= to && i < t_.size(); ++i) t_[i] = {Tok::space, ""};
+  }
+
+  // Top-level declarations: shared arrays leave for the bindings' struct, constants go to the
+  // constant space, and every function definition gets the struct as its first parameter.
+  void structure() {
+    int braces = 0, parens = 0;
+    bool directive = false;
+    for (size_t i = 0; i < t_.size(); ++i) {
+      const Tok& tk = t_[i];
+      if (tk.kind == Tok::space) {
+        if (tk.text.find('\n') != std::string::npos) directive = false;
+        continue;
+      }
+      if (tk.text == "#") directive = true;
+      if (tk.kind == Tok::punct) {
+        braces += tk.text == "{" ? 1 : tk.text == "}" ? -1 : 0;
+        parens += tk.text == "(" ? 1 : tk.text == ")" ? -1 : 0;
+        continue;
+      }
+      if (tk.kind != Tok::ident || directive) continue;
+      if (tk.text == "inout" || tk.text == "out" || tk.text.rfind("subgroup", 0) == 0 || tk.text.rfind("coopMat", 0) == 0 || tk.text == "fcoopmatNV")
+        throw Error(ErrorKind::unsupported, cat("opencl: the kernel uses GLSL's ", tk.text, ", which its OpenCL C flavour has no spelling for"));
+      if (tk.text == "precise") {
+        erase(i, i);
+        continue;
+      }
+      if (braces != 0 || parens != 0) continue;
+      if (tk.text == "shared") {
+        // shared T name[dims], name[dims];
+        const size_t ty = next(i);
+        size_t j = ty;
+        do {
+          const size_t nm = next(j);
+          j = next(nm);
+          std::string dims;
+          while (is(j, "[")) {
+            const size_t close = matching(j);
+            for (size_t q = j; q <= close; ++q) dims += t_[q].text;
+            j = next(close);
+          }
+          if (t_[nm].kind != Tok::ident || !(is(j, ";") || is(j, ","))) throw Error(ErrorKind::internal, "opencl: a shared declaration it cannot read");
+          shared_.push_back({t_[nm].text, {t_[ty].text, dims}});
+        } while (is(j, ","));
+        erase(i, j);
+        i = j;
+        continue;
+      }
+      if (type_names().count(tk.text)) {
+        // a private global (T name = init;): a member of the bindings, set by the entry point
+        const size_t pv = prev(i), nm = next(i), eq = next(nm);
+        if ((pv == t_.size() || is(pv, ";") || is(pv, "}")) && nm < t_.size() && t_[nm].kind == Tok::ident && (is(eq, "=") || is(eq, ";"))) {
+          size_t j = eq;
+          std::string init;
+          if (is(eq, "="))
+            for (j = next(eq); j < t_.size() && !is(j, ";"); ++j) init += t_[j].kind == Tok::number && is_float_literal(t_[j].text) ? t_[j].text + "f" : t_[j].text;
+          privates_.push_back({t_[nm].text, {tk.text, init}});
+          erase(i, j);
+          i = j;
+          continue;
+        }
+      }
+      if (tk.text == "const") {
+        const size_t pv = prev(i);
+        if (pv == t_.size() || is(pv, ";") || is(pv, "}")) t_[i].text = "__constant";
+        continue;
+      }
+      const size_t nx = next(i), pv = prev(i);
+      if (is(nx, "(") && pv < t_.size() && t_[pv].kind == Tok::ident && t_[pv].text != "return") {
+        if (!functions_.insert(tk.text).second)
+          throw Error(ErrorKind::internal, cat("opencl: the kernel defines ", tk.text, " twice (GLSL overloads functions, C does not)"));
+        definitions_.insert(nx);
+        statics_.insert(pv);
+      }
+    }
+  }
+
+  bool type_ahead(size_t i) const { return i < t_.size() && t_[i].kind == Tok::ident && type_names().count(t_[i].text); }
+
+  std::string respell() {
+    std::string out;
+    for (size_t i = 0; i < t_.size(); ++i) {
+      const Tok& tk = t_[i];
+      if (tk.kind == Tok::number) {
+        out += tk.text;
+        if (is_float_literal(tk.text) && tk.text.back() != 'f' && tk.text.back() != 'F') out += 'f';
+        continue;
+      }
+      if (tk.kind != Tok::ident) {
+        out += tk.text;
+        if (tk.text == "(" && definitions_.count(i)) out += is(next(i), ")") ? "struct rlx_bindings* rlx_kb" : "struct rlx_bindings* rlx_kb, ";
+        continue;
+      }
+      const std::string& w = tk.text;
+      if (statics_.count(i)) out += "static ";
+      const size_t nx = next(i), pv = prev(i);
+      const bool member = pv < t_.size() && is(pv, ".");
+      if (member) {
+        out += w;
+        continue;
+      }
+      // T[](a, b) and T[2](a, b) → {a, b}
+      if (type_ahead(i) && is(nx, "[")) {
+        const size_t close = matching(nx);
+        if (is(next(close), "(")) {
+          const size_t open = next(close), end = matching(open);
+          t_[end].text = "}";
+          out += "{";
+          i = open;
+          continue;
+        }
+      }
+      if (type_ahead(i) && is(nx, "(")) {
+        out += cat("(", type_names().at(w), ")");
+        continue;
+      }
+      if (auto it = type_names().find(w); it != type_names().end()) {
+        out += it->second;
+        continue;
+      }
+      if (functions_.count(w) && is(nx, "(") && !definitions_.count(nx)) {
+        out += builtin_names().count(w) ? builtin_names().at(w) : w;
+        out += is(next(nx), ")") ? "(rlx_kb" : "(rlx_kb, ";
+        i = nx;
+        continue;
+      }
+      if (auto it = atomic_names().find(w); it != atomic_names().end() && is(nx, "(")) {
+        out += it->second + "(&";
+        i = nx;
+        continue;
+      }
+      if (w == "barrier" && is(nx, "(") && is(next(nx), ")")) {
+        out += "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
+        i = next(nx);
+        continue;
+      }
+      if ((w == "memoryBarrierShared" || w == "memoryBarrierBuffer" || w == "memoryBarrier" || w == "groupMemoryBarrier") && is(nx, "(")) {
+        out += w == "memoryBarrierShared" ? "mem_fence(CLK_LOCAL_MEM_FENCE" : "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE";
+        i = nx;
+        continue;
+      }
+      if (buffers_.count(w)) {
+        out += "rlx_kb->" + w;
+        continue;
+      }
+      if (auto it = std::find_if(shared_.begin(), shared_.end(), [&](const auto& s) { return s.first == w; }); it != shared_.end()) {
+        out += it->second.dims.empty() ? cat("(*rlx_kb->", w, ")") : "rlx_kb->" + w;
+        continue;
+      }
+      if (std::find_if(privates_.begin(), privates_.end(), [&](const auto& v) { return v.first == w; }) != privates_.end()) {
+        out += "rlx_kb->" + w;
+        continue;
+      }
+      if (w == "p" && is(nx, ".")) {
+        out += "rlx_kb->p";
+        continue;
+      }
+      if (auto it = builtin_names().find(w); it != builtin_names().end()) {
+        out += it->second;
+        continue;
+      }
+      out += w;
+    }
+    return out;
+  }
+
+  const ClKernel& k_;
+  std::vector<Tok> t_;
+  std::set<std::string> buffers_, functions_;
+  std::set<size_t> definitions_;  // the "(" of each function definition's parameters
+  // each definition's return type: functions are static, so those a kernel never calls are
+  // dropped by the front end instead of compiled (PoCL's build time is most of a cold run's)
+  std::set<size_t> statics_;
+  std::vector<std::pair<std::string, Shared>> shared_;
+  std::vector<std::pair<std::string, Private>> privates_;
+};
+
+std::string cl_type(const std::string& glsl_type) {
+  auto it = type_names().find(glsl_type);
+  return it == type_names().end() ? glsl_type : it->second;
+}
+
+// "[64][65]" → the pointer declarator "(*name)[65]"; "[256]" → "*name"
+std::string local_pointer(const std::string& name, const std::string& dims) {
+  const size_t inner = dims.find(']');
+  if (inner == std::string::npos) return "*" + name;
+  const std::string rest = dims.substr(inner + 1);
+  return rest.empty() ? "*" + name : cat("(*", name, ")", rest);
+}
+
+}  // namespace
+
+std::string opencl_c(const ClKernel& k, const std::string& glsl) {
+  Rewriter r(k, tokenize(glsl));
+  const std::string body = r.run();
+  std::string s = kPrologue;
+  s += "struct rlx_words {";
+  for (const auto& w : k.words) s += cat(" uint ", w, ";");
+  if (k.words.empty()) s += " uint unused;";
+  s += " };\nstruct rlx_bindings {\n";
+  for (const auto& b : k.bindings) s += cat("  __global ", b.readonly ? "const " : "", cl_type(b.type), "* ", b.name, ";\n");
+  for (const auto& [name, sh] : r.shared()) s += cat("  __local ", cl_type(sh.type), " ", local_pointer(name, sh.dims), ";\n");
+  for (const auto& [name, v] : r.privates()) s += cat("  ", cl_type(v.type), " ", name, ";\n");
+  s += "  struct rlx_words p;\n};\n";
+  s += body;
+  s += cat("\n__kernel __attribute__((reqd_work_group_size(", k.local[0], ", ", k.local[1], ", ", k.local[2], "))) void rlx_kernel(");
+  for (size_t i = 0; i < k.bindings.size(); ++i)
+    s += cat("__global ", k.bindings[i].readonly ? "const " : "", cl_type(k.bindings[i].type), "* a", i, ", ");
+  s += "struct rlx_words words) {\n";
+  for (const auto& [name, sh] : r.shared()) s += cat("  __local ", cl_type(sh.type), " ", name, sh.dims, ";\n");
+  s += "  struct rlx_bindings b;\n";
+  for (size_t i = 0; i < k.bindings.size(); ++i) s += cat("  b.", k.bindings[i].name, " = a", i, ";\n");
+  for (const auto& [name, sh] : r.shared()) s += cat("  b.", name, " = ", sh.dims.empty() ? "&" : "", name, ";\n");
+  for (const auto& [name, v] : r.privates())
+    if (!v.init.empty()) s += cat("  b.", name, " = ", v.init, ";\n");
+  s += "  b.p = words;\n  rlx_main(&b);\n}\n";
+  return s;
+}
+
+}  // namespace rlx::backends::vulkan

@@ -1,0 +1,35 @@
+// The kernels' OpenCL C flavour. The families write their bodies in a small GLSL subset (scalar
+// and vector types, constructors, the skeleton's accessors, shared arrays, barrier, atomics);
+// OpenCL C spells the same things differently and has no globals a function could reach a
+// buffer through. So the skeleton prints an OpenCL prologue and entry point, and the body's
+// tokens are respelled: constructors become casts and vector literals, built-ins their OpenCL
+// names, float literals single precision, and every function takes one more parameter — a
+// struct (`rlx_kb`) of the kernel's bindings, shared arrays, private globals and words, through
+// which the body's names of them are reached. Anything else of GLSL's (inout parameters,
+// overloads, subgroups, cooperative matrices) is refused with the construct named.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rlx::backends::vulkan {
+
+struct ClBinding {
+  std::string name;  // the body's array name ("x_", "e_")
+  std::string type;  // its element type as the body spells it ("float", "uint16_t", "uvec4")
+  bool readonly = false;
+};
+
+struct ClKernel {
+  std::vector<ClBinding> bindings;  // in binding order: the kernel's arguments
+  std::vector<std::string> words;   // the pushed words, in order (p.<word>)
+  std::array<uint32_t, 3> local{1, 1, 1};
+};
+
+// The OpenCL C program of a kernel whose GLSL functions and main() are `glsl` (no #version,
+// layout or #extension lines): one __kernel named rlx_kernel taking the bindings in order, then
+// the words as one struct by value. Throws rlx::Error(unsupported) naming what has no spelling.
+std::string opencl_c(const ClKernel& k, const std::string& glsl);
+
+}  // namespace rlx::backends::vulkan

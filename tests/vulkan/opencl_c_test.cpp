@@ -1,0 +1,83 @@
+// The kernels' OpenCL C flavour (opencl_c.h): how the GLSL subset of the bodies is respelled,
+// and what it refuses. The op suite on PoCL (backend_ops_gpu) runs every kernel so spelled;
+// these pin the rules one at a time, so a change to one shows here by name.
+#include <gtest/gtest.h>
+
+#include "backends/vulkan/opencl_c.h"
+#include "rlx/error.h"
+
+namespace {
+
+using rlx::backends::vulkan::ClKernel;
+using rlx::backends::vulkan::opencl_c;
+
+ClKernel kernel() {
+  ClKernel k;
+  k.bindings = {{"x_", "float", true}, {"y_", "uint16_t", false}, {"w_", "uvec4", true}, {"e_", "uint", false}};
+  k.words = {"o_x", "o_y", "o_w", "n"};
+  k.local = {256, 1, 1};
+  return k;
+}
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+TEST(OpenClC, RespellsTheGlslSubset) {
+  const std::string glsl = R"(const uint K = 3u;
+const float inv[2] = float[](1.0, 0.5);
+shared float red[256], tile[16][17];
+shared uint count;
+uint rlx_m0 = 7u;
+float load(uint i) { return x_[p.o_x + i] * 2.5; }
+void main() {
+  uint t = gl_LocalInvocationID.x;
+  red[t] = load(t) + float(t) + uintBitsToFloat(0x3f800000u);
+  tile[t % 16u][t % 17u] = abs(red[t]);
+  barrier();
+  uvec4 v = w_[p.o_w + t];
+  if (t == 0u) { count = v.x; atomicAdd(e_[0], 1u); }
+  y_[p.o_y + t] = uint16_t(roundEven(red[t]) + float(rlx_m0) + inv[t % 2u]);
+}
+)";
+  const std::string c = opencl_c(kernel(), glsl);
+  EXPECT_TRUE(has(c, "__constant uint K = 3u;")) << c;
+  EXPECT_TRUE(has(c, "__constant float inv[2] = {1.0f, 0.5f};")) << c;
+  // shared arrays live in the kernel, reached through the bindings struct; scalars by pointer
+  EXPECT_TRUE(has(c, "__local float red[256];")) << c;
+  EXPECT_TRUE(has(c, "__local float (*tile)[17];")) << c;
+  EXPECT_TRUE(has(c, "(*rlx_kb->count) = v.x")) << c;
+  EXPECT_TRUE(has(c, "b.count = &count;")) << c;
+  // a private global: a member set by the entry point
+  EXPECT_TRUE(has(c, "b.rlx_m0 = 7u;")) << c;
+  // functions take the struct first, calls pass it; buffers and words through it
+  EXPECT_TRUE(has(c, "static float load(struct rlx_bindings* rlx_kb, uint i) { return rlx_kb->x_[rlx_kb->p.o_x + i] * 2.5f; }")) << c;
+  EXPECT_TRUE(has(c, "load(rlx_kb, t)")) << c;
+  // constructors as casts and vector types, built-ins by their OpenCL names
+  EXPECT_TRUE(has(c, "(float)(t)")) << c;
+  EXPECT_TRUE(has(c, "as_float(0x3f800000u)")) << c;
+  EXPECT_TRUE(has(c, "fabs(rlx_kb->red[t])")) << c;
+  EXPECT_TRUE(has(c, "rint(rlx_kb->red[t])")) << c;
+  EXPECT_TRUE(has(c, "uint4 v = rlx_kb->w_[rlx_kb->p.o_w + t];")) << c;
+  EXPECT_TRUE(has(c, "atomic_add(&rlx_kb->e_[0], 1u)")) << c;
+  EXPECT_TRUE(has(c, "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)")) << c;
+  // the entry point: bindings in order, read-only ones const, then the words by value
+  EXPECT_TRUE(has(c, "__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void rlx_kernel(__global const float* a0, __global uint16_t* a1, "
+                     "__global const uint4* a2, __global uint* a3, struct rlx_words words)"))
+      << c;
+  EXPECT_TRUE(has(c, "struct rlx_words { uint o_x; uint o_y; uint o_w; uint n; };")) << c;
+}
+
+TEST(OpenClC, RefusesWhatCHasNoSpellingFor) {
+  auto refused = [](const std::string& glsl) {
+    try {
+      opencl_c(kernel(), glsl);
+    } catch (const rlx::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_TRUE(has(refused("void f(inout float a) { a = 1.0; }\nvoid main() {}\n"), "inout")) << refused("void f(inout float a) { a = 1.0; }\nvoid main() {}\n");
+  EXPECT_TRUE(has(refused("float f(uint a) { return 1.0; }\nfloat f(uint a, uint b) { return 2.0; }\nvoid main() {}\n"), "defines f twice"));
+  EXPECT_TRUE(has(refused("void main() { float s = subgroupAdd(1.0); }\n"), "subgroupAdd"));
+}
+
+}  // namespace
