@@ -66,6 +66,9 @@ class CompiledModel {
   // The plan for these symbol values: the very LIR the device's executable is (or would be)
   // built from — one lowering serves both.
   std::string lir_text(const std::map<std::string, int64_t>& bindings) const;
+  // The same plan as the files of a program for a device that emits source (`rlx export`: file
+  // name → contents); other devices throw rlx::Error(unsupported).
+  std::map<std::string, std::string> emit_source(const std::map<std::string, int64_t>& bindings) const;
 
   struct Impl;
   explicit CompiledModel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -1,6 +1,7 @@
 // The backend interface (DESIGN §4): device → compile → execute → buffers. A backend is one
 // folder under src/backends with one public entry point, register_backend().
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ class Backend : public passes::KernelClaims {
   int native_op_count() const;
   // LIR → executable. Throws rlx::Error when the device cannot run it.
   virtual std::unique_ptr<Executable> compile(const ir::Graph& lir) = 0;
+  // LIR → the files of a program that runs it elsewhere (file name → contents), for devices whose
+  // status is "emits source" (`rlx export`); the others throw rlx::Error(unsupported).
+  virtual std::map<std::string, std::string> emit_source(const ir::Graph& lir);
   // Whether the backend claims `op` for some dtype at all (support tables).
   virtual bool claims_op(ir::Op op) const = 0;
   // Evaluates single nodes on host tensors (constant folding); empty when the device can't.

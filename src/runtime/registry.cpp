@@ -32,6 +32,10 @@ int Backend::native_op_count() const {
   return n;
 }
 
+std::map<std::string, std::string> Backend::emit_source(const ir::Graph&) {
+  throw Error(ErrorKind::unsupported, cat(name(), " runs its plans (", status(), "); only devices that emit source export them"));
+}
+
 void register_backend(std::unique_ptr<Backend> b) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);

@@ -52,6 +52,11 @@ struct CompiledModel::Impl {
     return cache.emplace(b, std::move(p)).first->second.exe;
   }
 
+  std::map<std::string, std::string> emit_source(const Bindings& b) {
+    if (stopped || !pipeline.stop_after.empty()) throw Error(ErrorKind::invalid_argument, "this model's compilation stopped before LIR; there is nothing to emit");
+    return backend->emit_source(lower(b));
+  }
+
   std::string lir_text(const Bindings& b) {
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -191,6 +196,7 @@ std::string CompiledModel::dispatch_report_json() const { return impl_->report.j
 std::string CompiledModel::mir_text() const { return ir::print_graph(impl_->mir); }
 
 std::string CompiledModel::lir_text(const std::map<std::string, int64_t>& bindings) const { return impl_->lir_text(bindings); }
+std::map<std::string, std::string> CompiledModel::emit_source(const std::map<std::string, int64_t>& bindings) const { return impl_->emit_source(bindings); }
 
 namespace {
 DeviceInfo info_of(runtime::Backend& b) {

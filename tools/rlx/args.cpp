@@ -13,9 +13,11 @@ Args::Args(std::string command, std::vector<std::string> tokens)
 std::vector<std::string> Args::values(const std::string& key) {
   std::vector<std::string> out;
   std::string opt = "--" + key, eq = opt + "=";
+  // a one-letter key also reads as -k (`rlx export … -o DIR`)
+  const std::string short_opt = key.size() == 1 ? "-" + key : opt;
   for (size_t i = 0; i < tokens_.size(); ++i) {
     if (used_[i]) continue;
-    if (tokens_[i] == opt) {
+    if (tokens_[i] == opt || tokens_[i] == short_opt) {
       if (i + 1 >= tokens_.size())
         throw Error(ErrorKind::invalid_argument, cat("rlx ", command_, ": option ", opt, " needs a value"));
       used_[i] = used_[i + 1] = true;

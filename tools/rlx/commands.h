@@ -18,6 +18,7 @@ const std::vector<Command>& commands();
 
 int cmd_devices(Args& args);
 int cmd_compile(Args& args);
+int cmd_export(Args& args);
 int cmd_demo(Args& args);
 int cmd_train(Args& args);
 int cmd_info(Args& args);

@@ -1,6 +1,9 @@
 // rlx compile FILE.rlx: runs the compiler for a device and prints any stage of it — the IR
 // (hir, mir, lir), the dispatch report, or the graph after any pass (--stop-after).
+// rlx export --target D FILE -o DIR: the same compilation for a device that emits source, its
+// program written to DIR.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -103,6 +106,51 @@ int cmd_compile(Args& args) {
   }
   std::fputs(out_text.c_str(), stdout);
   if (report) std::fputs(report_text.c_str(), emit.empty() ? stdout : stderr);
+  return 0;
+}
+
+int cmd_export(Args& args) {
+  namespace fs = std::filesystem;
+  const bool json = args.flag("json");
+  const std::string target = args.value_or("target", "");
+  std::string out = args.value_or("output", "");
+  if (auto o = args.value("o")) out = *o;
+  SessionOptions options;
+  options.compile_only = true;
+  options.precision = args.value_or("precision", "f32");
+  const std::string bind = args.value_or("bind", "");
+  std::vector<std::string> files = args.positionals();
+  args.finish();
+  if (target.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs --target (metal)");
+  if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx export takes exactly one FILE.rlx or MODEL.onnx");
+  if (out.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs -o DIR");
+  auto g = std::make_shared<ir::Graph>(frontends::onnx::is_onnx_file(files[0]) ? *frontends::onnx::import_model(files[0]).graph
+                                                                              : ir::parse_graph(read_file(files[0]), files[0]));
+  ops::verify(*g, g->level());
+  CompiledModel m = Session(target, options).compile(Graph(g));
+  Bindings b = parse_bindings(bind);
+  for (const auto& s : g->symbols())
+    if (!b.count(s)) throw Error(ErrorKind::invalid_argument, cat("rlx export: symbol ", s, " is not bound; the program is for one shape (--bind ", s, "=N)"));
+  const std::map<std::string, std::string> program = m.emit_source(b);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw Error(ErrorKind::io, cat("rlx export: cannot create ", out, ": ", ec.message()));
+  size_t bytes = 0;
+  for (const auto& [name, text] : program) {
+    const fs::path p = fs::path(out) / name;
+    fs::create_directories(p.parent_path(), ec);
+    std::ofstream f(p, std::ios::binary);
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!f) throw Error(ErrorKind::io, cat("rlx export: cannot write ", p.string()));
+    bytes += text.size();
+  }
+  if (json) {
+    std::vector<std::string> names;
+    for (const auto& [name, text] : program) names.push_back(json_quote(name));
+    std::printf("{\"target\":%s,\"dir\":%s,\"files\":[%s],\"bytes\":%zu}\n", json_quote(target).c_str(), json_quote(out).c_str(), join(names, ",").c_str(), bytes);
+  } else {
+    std::printf("rlx export: %zu files (%zu bytes) for %s in %s\n", program.size(), bytes, target.c_str(), out.c_str());
+  }
   return 0;
 }
 

@@ -1,5 +1,5 @@
 // A planned LIR on OpenCL: the memory plan's arena, each input's and constant's own buffer, and
-// every node's launches — the vulkan device's kernels in their OpenCL C flavour (opencl_c.h) —
+// every node's launches — the vulkan device's kernels in their OpenCL C flavour (c_like.h) —
 // built once into kernels whose arguments are set when the plan is made. A run writes the
 // inputs, enqueues every kernel on the in-order queue (which orders them) and reads back.
 #include <algorithm>

@@ -9,7 +9,7 @@
 
 namespace rlx::backends::opencl {
 
-// The vulkan device's kernels as OpenCL C (opencl_c.h): 8/16/64-bit integers and byte stores of
+// The vulkan device's kernels as OpenCL C (c_like.h): 8/16/64-bit integers and byte stores of
 // the full profile; no subgroups or cooperative matrices (their schedules are not printed).
 vulkan::KernelTarget cl_target();
 std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/vulkan/opencl_c.h"
+#include "backends/vulkan/c_like.h"
 #include "rlx/dtype.h"
 
 namespace rlx::backends::vulkan {
@@ -47,10 +47,10 @@ class Shader {
 
  private:
   std::string functions() const;  // the conversions, dialect helpers and accessors, as GLSL
-  std::string opencl_source(const std::string& body) const;
+  std::string c_like_source(const std::string& body) const;  // OpenCL C or MSL (c_like.h)
   std::string decls_, helpers_;
   std::vector<std::string> offsets_, words_, extensions_;
-  std::vector<ClBinding> bindings_;  // what OpenCL's flavour takes as arguments
+  std::vector<ClBinding> bindings_;  // what the C-like flavours take as arguments
   uint32_t lx_ = 256, ly_ = 1, lz_ = 1;
   bool error_ = false;
 };

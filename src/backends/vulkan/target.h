@@ -11,8 +11,8 @@
 
 namespace rlx::backends::vulkan {
 
-// opencl: OpenCL C respelled from the same bodies (opencl_c.h)
-enum class KernelApi : uint8_t { vulkan, opengl, opencl };
+// opencl and metal: OpenCL C and MSL respelled from the same bodies (c_like.h)
+enum class KernelApi : uint8_t { vulkan, opengl, opencl, metal };
 
 struct KernelTarget {
   Features features;

@@ -1,14 +1,16 @@
-// The kernels' OpenCL C flavour (opencl_c.h): how the GLSL subset of the bodies is respelled,
-// and what it refuses. The op suite on PoCL (backend_ops_gpu) runs every kernel so spelled;
-// these pin the rules one at a time, so a change to one shows here by name.
+// The kernels' C-like flavours (c_like.h): how the GLSL subset of the bodies is respelled as
+// OpenCL C and as MSL, and what is refused. The op suite on PoCL (backend_ops_gpu_*) runs every
+// kernel spelled as OpenCL C; MSL runs nowhere here (metal_export checks a program's golden
+// text). These pin the rules one at a time, so a change to one shows here by name.
 #include <gtest/gtest.h>
 
-#include "backends/vulkan/opencl_c.h"
+#include "backends/vulkan/c_like.h"
 #include "rlx/error.h"
 
 namespace {
 
 using rlx::backends::vulkan::ClKernel;
+using rlx::backends::vulkan::metal_source;
 using rlx::backends::vulkan::opencl_c;
 
 ClKernel kernel() {
@@ -21,8 +23,7 @@ ClKernel kernel() {
 
 bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
-TEST(OpenClC, RespellsTheGlslSubset) {
-  const std::string glsl = R"(const uint K = 3u;
+const char* kSubset = R"(const uint K = 3u;
 const float inv[2] = float[](1.0, 0.5);
 shared float red[256], tile[16][17];
 shared uint count;
@@ -38,7 +39,9 @@ void main() {
   y_[p.o_y + t] = uint16_t(roundEven(red[t]) + float(rlx_m0) + inv[t % 2u]);
 }
 )";
-  const std::string c = opencl_c(kernel(), glsl);
+
+TEST(OpenClC, RespellsTheGlslSubset) {
+  const std::string c = opencl_c(kernel(), kSubset);
   EXPECT_TRUE(has(c, "__constant uint K = 3u;")) << c;
   EXPECT_TRUE(has(c, "__constant float inv[2] = {1.0f, 0.5f};")) << c;
   // shared arrays live in the kernel, reached through the bindings struct; scalars by pointer
@@ -64,6 +67,28 @@ void main() {
                      "__global const uint4* a2, __global uint* a3, struct rlx_words words)"))
       << c;
   EXPECT_TRUE(has(c, "struct rlx_words { uint o_x; uint o_y; uint o_w; uint n; };")) << c;
+}
+
+TEST(MetalC, RespellsTheGlslSubset) {
+  const std::string c = metal_source(kernel(), kSubset);
+  EXPECT_TRUE(has(c, "#include <metal_stdlib>")) << c;
+  EXPECT_TRUE(has(c, "constant uint K = 3u;")) << c;
+  EXPECT_TRUE(has(c, "constant float inv[2] = {1.0f, 0.5f};")) << c;
+  EXPECT_TRUE(has(c, "threadgroup float red[256];")) << c;
+  EXPECT_TRUE(has(c, "threadgroup float (*tile)[17];")) << c;
+  // C++: constructors stay, bit casts are as_type
+  EXPECT_TRUE(has(c, "float(t)")) << c;
+  EXPECT_TRUE(has(c, "as_type<float>(0x3f800000u)")) << c;
+  EXPECT_TRUE(has(c, "float load(thread rlx_bindings* rlx_kb, uint i) { return rlx_kb->x_[rlx_kb->p.o_x + i] * 2.5f; }")) << c;
+  // invocation ids through the struct, set from the entry point's attributes
+  EXPECT_TRUE(has(c, "uint t = rlx_kb->gl_LocalInvocationID.x;")) << c;
+  EXPECT_TRUE(has(c, "uint3 gl_LocalInvocationID_ [[thread_position_in_threadgroup]]")) << c;
+  EXPECT_TRUE(has(c, "atomic_fetch_add_explicit((device atomic_uint*)&rlx_kb->e_[0], 1u, memory_order_relaxed)")) << c;
+  EXPECT_TRUE(has(c, "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)")) << c;
+  EXPECT_TRUE(has(c, "kernel void rlx_kernel(const device float* a0 [[buffer(0)]], device uint16_t* a1 [[buffer(1)]], const device uint4* a2 [[buffer(2)]], "
+                     "device uint* a3 [[buffer(3)]], constant rlx_words& words [[buffer(4)]]"))
+      << c;
+  EXPECT_TRUE(has(c, "// threads per threadgroup: 256 x 1 x 1")) << c;
 }
 
 TEST(OpenClC, RefusesWhatCHasNoSpellingFor) {

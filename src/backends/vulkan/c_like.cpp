@@ -1,4 +1,4 @@
-#include "backends/vulkan/opencl_c.h"
+#include "backends/vulkan/c_like.h"
 
 #include <algorithm>
 #include <cctype>
@@ -70,6 +70,14 @@ const std::map<std::string, std::string>& type_names() {
 
 // Built-ins spelled differently (GLSL's abs is applied to floats only: the integer class prints
 // its own |x|, scalar.h)
+const std::map<std::string, std::string>& metal_builtin_names() {
+  static const std::map<std::string, std::string> m = {
+      {"floatBitsToUint", "as_type<uint>"}, {"uintBitsToFloat", "as_type<float>"}, {"intBitsToFloat", "as_type<float>"}, {"floatBitsToInt", "as_type<int>"},
+      {"roundEven", "rint"},                {"abs", "fabs"},                       {"mod", "rlx_mod"},                    {"inversesqrt", "rsqrt"},
+      {"main", "rlx_main"},
+  };
+  return m;
+}
 const std::map<std::string, std::string>& builtin_names() {
   static const std::map<std::string, std::string> m = {
       {"floatBitsToUint", "as_uint"}, {"uintBitsToFloat", "as_float"}, {"intBitsToFloat", "as_float"}, {"floatBitsToInt", "as_int"},
@@ -87,6 +95,46 @@ const std::map<std::string, std::string>& atomic_names() {
   };
   return m;
 }
+
+// Metal's atomics: explicit memory order, on atomic_uint (every atomic of the kernels is on uint)
+const std::map<std::string, std::string>& metal_atomic_names() {
+  static const std::map<std::string, std::string> m = {
+      {"atomicAdd", "atomic_fetch_add_explicit"}, {"atomicMax", "atomic_fetch_max_explicit"}, {"atomicMin", "atomic_fetch_min_explicit"},
+      {"atomicAnd", "atomic_fetch_and_explicit"}, {"atomicOr", "atomic_fetch_or_explicit"},   {"atomicXor", "atomic_fetch_xor_explicit"},
+      {"atomicExchange", "atomic_exchange_explicit"}, {"atomicCompSwap", "rlx_cas"},
+  };
+  return m;
+}
+
+// GLSL's invocation built-ins: members of the bindings struct on Metal, set from the entry
+// point's attributes
+const std::vector<std::pair<std::string, std::string>>& metal_ids() {
+  static const std::vector<std::pair<std::string, std::string>> v = {
+      {"gl_LocalInvocationID", "uint3 [[thread_position_in_threadgroup]]"}, {"gl_WorkGroupID", "uint3 [[threadgroup_position_in_grid]]"},
+      {"gl_NumWorkGroups", "uint3 [[threadgroups_per_grid]]"},            {"gl_WorkGroupSize", "uint3 [[threads_per_threadgroup]]"},
+      {"gl_GlobalInvocationID", "uint3 [[thread_position_in_grid]]"},     {"gl_LocalInvocationIndex", "uint [[thread_index_in_threadgroup]]"},
+  };
+  return v;
+}
+
+const char* kMetalPrologue = R"(#include <metal_stdlib>
+using namespace metal;
+typedef long int64_t;
+typedef ulong uint64_t;
+typedef char int8_t;
+typedef uchar uint8_t;
+typedef short int16_t;
+typedef ushort uint16_t;
+float rlx_mod(float x, float y) { return x - y * floor(x / y); }
+float2 unpackHalf2x16(uint u) { return float2(as_type<half2>(u)); }
+// GLSL's atomicCompSwap: the value before, whether or not it was swapped
+uint rlx_cas(device atomic_uint* a, uint compare, uint value) {
+  uint expected = compare;
+  while (!atomic_compare_exchange_weak_explicit(a, &expected, value, memory_order_relaxed, memory_order_relaxed))
+    if (expected != compare) break;
+  return expected;
+}
+)";
 
 const char* kPrologue = R"(typedef long int64_t;
 typedef ulong uint64_t;
@@ -121,8 +169,10 @@ struct Private {
 
 class Rewriter {
  public:
-  Rewriter(const ClKernel& k, std::vector<Tok> toks) : k_(k), t_(std::move(toks)) {
+  Rewriter(CLanguage lang, const ClKernel& k, std::vector<Tok> toks) : metal_(lang == CLanguage::metal), lang_(metal_ ? "metal" : "opencl"), k_(k), t_(std::move(toks)) {
     for (const auto& b : k.bindings) buffers_.insert(b.name);
+    if (metal_)
+      for (const auto& [id, attr] : metal_ids()) buffers_.insert(id);  // reached the same way
   }
 
   std::string run() {
@@ -153,7 +203,7 @@ class Rewriter {
       if (t_[i].text == o) ++depth;
       else if (t_[i].text == c && --depth == 0) return i;
     }
-    throw Error(ErrorKind::internal, "opencl: unbalanced kernel source");
+    throw Error(ErrorKind::internal, cat(lang_, ": unbalanced kernel source"));
   }
   void erase(size_t from, size_t to) {  // tokens [from, to] become nothing
     for (size_t i = from; i <= to && i < t_.size(); ++i) t_[i] = {Tok::space, ""};
@@ -178,7 +228,7 @@ class Rewriter {
       }
       if (tk.kind != Tok::ident || directive) continue;
       if (tk.text == "inout" || tk.text == "out" || tk.text.rfind("subgroup", 0) == 0 || tk.text.rfind("coopMat", 0) == 0 || tk.text == "fcoopmatNV")
-        throw Error(ErrorKind::unsupported, cat("opencl: the kernel uses GLSL's ", tk.text, ", which its OpenCL C flavour has no spelling for"));
+        throw Error(ErrorKind::unsupported, cat(lang_, ": the kernel uses GLSL's ", tk.text, ", which its ", metal_ ? "Metal" : "OpenCL C", " flavour has no spelling for"));
       if (tk.text == "precise") {
         erase(i, i);
         continue;
@@ -197,7 +247,7 @@ class Rewriter {
             for (size_t q = j; q <= close; ++q) dims += t_[q].text;
             j = next(close);
           }
-          if (t_[nm].kind != Tok::ident || !(is(j, ";") || is(j, ","))) throw Error(ErrorKind::internal, "opencl: a shared declaration it cannot read");
+          if (t_[nm].kind != Tok::ident || !(is(j, ";") || is(j, ","))) throw Error(ErrorKind::internal, cat(lang_, ": a shared declaration it cannot read"));
           shared_.push_back({t_[nm].text, {t_[ty].text, dims}});
         } while (is(j, ","));
         erase(i, j);
@@ -220,15 +270,15 @@ class Rewriter {
       }
       if (tk.text == "const") {
         const size_t pv = prev(i);
-        if (pv == t_.size() || is(pv, ";") || is(pv, "}")) t_[i].text = "__constant";
+        if (pv == t_.size() || is(pv, ";") || is(pv, "}")) t_[i].text = metal_ ? "constant" : "__constant";
         continue;
       }
       const size_t nx = next(i), pv = prev(i);
       if (is(nx, "(") && pv < t_.size() && t_[pv].kind == Tok::ident && t_[pv].text != "return") {
         if (!functions_.insert(tk.text).second)
-          throw Error(ErrorKind::internal, cat("opencl: the kernel defines ", tk.text, " twice (GLSL overloads functions, C does not)"));
+          throw Error(ErrorKind::internal, cat(lang_, ": the kernel defines ", tk.text, " twice (GLSL overloads functions; the bindings parameter makes every function one more)"));
         definitions_.insert(nx);
-        statics_.insert(pv);
+        if (!metal_) statics_.insert(pv);
       }
     }
   }
@@ -246,7 +296,7 @@ class Rewriter {
       }
       if (tk.kind != Tok::ident) {
         out += tk.text;
-        if (tk.text == "(" && definitions_.count(i)) out += is(next(i), ")") ? "struct rlx_bindings* rlx_kb" : "struct rlx_bindings* rlx_kb, ";
+        if (tk.text == "(" && definitions_.count(i)) out += cat(param(), is(next(i), ")") ? "" : ", ");
         continue;
       }
       const std::string& w = tk.text;
@@ -268,7 +318,7 @@ class Rewriter {
           continue;
         }
       }
-      if (type_ahead(i) && is(nx, "(")) {
+      if (type_ahead(i) && is(nx, "(") && !metal_) {  // Metal is C++: T(x) casts as it is
         out += cat("(", type_names().at(w), ")");
         continue;
       }
@@ -277,24 +327,32 @@ class Rewriter {
         continue;
       }
       if (functions_.count(w) && is(nx, "(") && !definitions_.count(nx)) {
-        out += builtin_names().count(w) ? builtin_names().at(w) : w;
+        out += builtins().count(w) ? builtins().at(w) : w;
         out += is(next(nx), ")") ? "(rlx_kb" : "(rlx_kb, ";
         i = nx;
         continue;
       }
-      if (auto it = atomic_names().find(w); it != atomic_names().end() && is(nx, "(")) {
-        out += it->second + "(&";
+      if (metal_ && metal_atomic_names().count(w) && is(nx, "(")) {
+        // atomicAdd(x, v) → atomic_fetch_add_explicit((device atomic_uint*)&x, v, memory_order_relaxed)
+        if (w != "atomicCompSwap") t_[matching(nx)].text = ", memory_order_relaxed)";
+        out += metal_atomic_names().at(w) + "((device atomic_uint*)&";
+        i = nx;
+        continue;
+      }
+      if (!metal_ && atomic_names().count(w) && is(nx, "(")) {
+        out += atomic_names().at(w) + "(&";
         i = nx;
         continue;
       }
       if (w == "barrier" && is(nx, "(") && is(next(nx), ")")) {
-        out += "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
+        out += metal_ ? "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)" : "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
         i = next(nx);
         continue;
       }
-      if ((w == "memoryBarrierShared" || w == "memoryBarrierBuffer" || w == "memoryBarrier" || w == "groupMemoryBarrier") && is(nx, "(")) {
-        out += w == "memoryBarrierShared" ? "mem_fence(CLK_LOCAL_MEM_FENCE" : "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE";
-        i = nx;
+      if ((w == "memoryBarrierShared" || w == "memoryBarrierBuffer" || w == "memoryBarrier" || w == "groupMemoryBarrier") && is(nx, "(") && is(next(nx), ")")) {
+        if (metal_) out += w == "memoryBarrierShared" ? "threadgroup_barrier(mem_flags::mem_threadgroup)" : "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)";
+        else out += w == "memoryBarrierShared" ? "mem_fence(CLK_LOCAL_MEM_FENCE)" : "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
+        i = next(nx);
         continue;
       }
       if (buffers_.count(w)) {
@@ -313,7 +371,7 @@ class Rewriter {
         out += "rlx_kb->p";
         continue;
       }
-      if (auto it = builtin_names().find(w); it != builtin_names().end()) {
+      if (auto it = builtins().find(w); it != builtins().end()) {
         out += it->second;
         continue;
       }
@@ -322,6 +380,11 @@ class Rewriter {
     return out;
   }
 
+  std::string param() const { return metal_ ? "thread rlx_bindings* rlx_kb" : "struct rlx_bindings* rlx_kb"; }
+  const std::map<std::string, std::string>& builtins() const { return metal_ ? metal_builtin_names() : builtin_names(); }
+
+  bool metal_;
+  std::string lang_;
   const ClKernel& k_;
   std::vector<Tok> t_;
   std::set<std::string> buffers_, functions_;
@@ -349,7 +412,7 @@ std::string local_pointer(const std::string& name, const std::string& dims) {
 }  // namespace
 
 std::string opencl_c(const ClKernel& k, const std::string& glsl) {
-  Rewriter r(k, tokenize(glsl));
+  Rewriter r(CLanguage::opencl, k, tokenize(glsl));
   const std::string body = r.run();
   std::string s = kPrologue;
   s += "struct rlx_words {";
@@ -371,6 +434,38 @@ std::string opencl_c(const ClKernel& k, const std::string& glsl) {
   for (const auto& [name, sh] : r.shared()) s += cat("  b.", name, " = ", sh.dims.empty() ? "&" : "", name, ";\n");
   for (const auto& [name, v] : r.privates())
     if (!v.init.empty()) s += cat("  b.", name, " = ", v.init, ";\n");
+  s += "  b.p = words;\n  rlx_main(&b);\n}\n";
+  return s;
+}
+
+std::string metal_source(const ClKernel& k, const std::string& glsl) {
+  Rewriter r(CLanguage::metal, k, tokenize(glsl));
+  const std::string body = r.run();
+  std::string s = kMetalPrologue;
+  s += "struct rlx_words {";
+  for (const auto& w : k.words) s += cat(" uint ", w, ";");
+  if (k.words.empty()) s += " uint unused;";
+  s += " };\nstruct rlx_bindings {\n";
+  for (const auto& b : k.bindings) s += cat("  ", b.readonly ? "const " : "", "device ", cl_type(b.type), "* ", b.name, ";\n");
+  for (const auto& [name, sh] : r.shared()) s += cat("  threadgroup ", cl_type(sh.type), " ", local_pointer(name, sh.dims), ";\n");
+  for (const auto& [name, v] : r.privates()) s += cat("  ", cl_type(v.type), " ", name, ";\n");
+  for (const auto& [id, attr] : metal_ids()) s += cat("  ", attr.substr(0, attr.find(' ')), " ", id, ";\n");
+  s += "  rlx_words p;\n};\n";
+  s += body;
+  // the host dispatches threadgroups of k.local threads (Metal has no required-size attribute)
+  s += cat("\n// threads per threadgroup: ", k.local[0], " x ", k.local[1], " x ", k.local[2], "\nkernel void rlx_kernel(");
+  for (size_t i = 0; i < k.bindings.size(); ++i)
+    s += cat(k.bindings[i].readonly ? "const " : "", "device ", cl_type(k.bindings[i].type), "* a", i, " [[buffer(", i, ")]], ");
+  s += cat("constant rlx_words& words [[buffer(", k.bindings.size(), ")]]");
+  for (const auto& [id, attr] : metal_ids()) s += cat(", ", attr.substr(0, attr.find(' ')), " ", id, "_ ", attr.substr(attr.find(' ') + 1));
+  s += ") {\n";
+  for (const auto& [name, sh] : r.shared()) s += cat("  threadgroup ", cl_type(sh.type), " ", name, sh.dims, ";\n");
+  s += "  rlx_bindings b;\n";
+  for (size_t i = 0; i < k.bindings.size(); ++i) s += cat("  b.", k.bindings[i].name, " = a", i, ";\n");
+  for (const auto& [name, sh] : r.shared()) s += cat("  b.", name, " = ", sh.dims.empty() ? "&" : "", name, ";\n");
+  for (const auto& [name, v] : r.privates())
+    if (!v.init.empty()) s += cat("  b.", name, " = ", v.init, ";\n");
+  for (const auto& [id, attr] : metal_ids()) s += cat("  b.", id, " = ", id, "_;\n");
   s += "  b.p = words;\n  rlx_main(&b);\n}\n";
   return s;
 }
