@@ -8,6 +8,7 @@
 
 #include "backends/metal/metal.h"
 #include "backends/vulkan/kernels.h"
+#include "backends/vulkan/placement.h"
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -20,10 +21,7 @@ using Placement = ir::Placement;
 using vulkan::Launch;
 using vulkan::Operand;
 
-struct Location {
-  std::string buffer;  // "arena", "input0", "weights"
-  size_t offset = 0;
-};
+using Location = vulkan::Placed<std::string>;  // buffers by name: "arena", "input0", "weights"
 
 std::string json_string(const std::string& s) {
   std::string o = "\"";
@@ -88,37 +86,25 @@ vulkan::KernelTarget metal_target() {
 std::map<std::string, std::string> emit_program(const ir::Graph& lir) {
   vulkan::ScopedTarget target(metal_target());
   std::map<std::string, std::string> files;
-  const size_t nv = lir.num_values();
-  std::vector<Location> loc(nv);
   std::string weights;
   std::vector<std::string> buffers = {cat("{\"name\": \"arena\", \"bytes\": ", std::max<int64_t>(lir.arena_bytes, 16), "}")};
-  for (size_t v = 0; v < nv; ++v)
-    if (lir.placement[v].kind == Placement::Kind::arena) loc[v] = {"arena", static_cast<size_t>(lir.placement[v].offset)};
   std::vector<std::string> inputs, outputs;
-  for (size_t i = 0; i < lir.inputs().size(); ++i) {
-    const ir::Type& t = lir.type(lir.inputs()[i]);
-    if (!shape_is_static(t.shape)) throw Error(ErrorKind::invalid_argument, cat("metal: input ", i, " has a symbolic shape; bind it (--bind)"));
-    const size_t bytes = dtype_bytes(t.dtype, shape_numel(t.shape).value());
-    buffers.push_back(cat("{\"name\": \"input", i, "\", \"bytes\": ", std::max<size_t>(bytes, 16), "}"));
-    const std::string& name = lir.value(lir.inputs()[i]).name;
-    inputs.push_back(cat("{\"name\": ", json_string(name), ", \"buffer\": \"input", i, "\", \"offset\": 0, \"dtype\": \"", dtype_name(t.dtype), "\", \"shape\": ", shape_json(t), "}"));
-  }
-  for (size_t v = 0; v < nv; ++v)
-    if (lir.placement[v].kind == Placement::Kind::input) loc[v] = {cat("input", lir.placement[v].index), 0};
-  for (int i = 0; i < lir.num_nodes(); ++i) {
-    const ir::Node& n = lir.node(i);
-    if (n.op != ir::Op::constant) continue;
-    Tensor value = n.attrs.tensor("value").contiguous();
-    weights.resize((weights.size() + 255) / 256 * 256, '\0');
-    loc[static_cast<size_t>(n.outputs[0])] = {"weights", weights.size()};
-    weights.append(static_cast<const char*>(value.data()), value.nbytes());
-  }
-  for (size_t v = 0; v < nv; ++v)
-    if (lir.placement[v].kind == Placement::Kind::view) {
-      auto id = static_cast<ir::ValueId>(v);
-      const Location& root = loc[static_cast<size_t>(passes::placement_root(lir, id))];
-      loc[v] = {root.buffer, root.offset + static_cast<size_t>(passes::placement_offset(lir, id))};
-    }
+  const std::vector<Location> loc = vulkan::place_values<std::string>(
+      lir, std::string("arena"),
+      [&](size_t i, const ir::Type& t) {
+        if (!shape_is_static(t.shape)) throw Error(ErrorKind::invalid_argument, cat("metal: input ", i, " has a symbolic shape; bind it (--bind)"));
+        const size_t bytes = dtype_bytes(t.dtype, shape_numel(t.shape).value());
+        buffers.push_back(cat("{\"name\": \"input", i, "\", \"bytes\": ", std::max<size_t>(bytes, 16), "}"));
+        inputs.push_back(cat("{\"name\": ", json_string(lir.value(lir.inputs()[i]).name), ", \"buffer\": \"input", i, "\", \"offset\": 0, \"dtype\": \"",
+                             dtype_name(t.dtype), "\", \"shape\": ", shape_json(t), "}"));
+        return cat("input", i);
+      },
+      [&](const Tensor& value) {
+        weights.resize((weights.size() + 255) / 256 * 256, '\0');
+        const size_t offset = weights.size();
+        weights.append(static_cast<const char*>(value.data()), value.nbytes());
+        return std::pair<std::string, size_t>{"weights", offset};
+      });
   buffers.push_back(cat("{\"name\": \"weights\", \"bytes\": ", std::max<size_t>(weights.size(), 16), "}"));
   size_t scratch_max = 0;
   std::vector<vulkan::NodeLaunches> planned = vulkan::graph_launches(lir, scratch_max);

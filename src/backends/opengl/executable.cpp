@@ -9,6 +9,7 @@
 
 #include "backends/opengl/opengl.h"
 #include "backends/vulkan/kernels.h"
+#include "backends/vulkan/placement.h"
 #include "backends/vulkan/target.h"
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
@@ -23,10 +24,7 @@ using Placement = ir::Placement;
 using vulkan::Launch;
 using vulkan::Operand;
 
-struct Location {
-  GLuint buffer = 0;
-  size_t offset = 0, bytes = 0;
-};
+using Location = vulkan::Placed<GLuint>;
 
 size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
@@ -120,38 +118,10 @@ class GlExecutable : public runtime::Executable {
   }
 
   void build() {
-    const size_t nv = lir_.num_values();
-    loc_.assign(nv, Location{});
     const GLuint arena = new_buffer(static_cast<size_t>(std::max<int64_t>(lir_.arena_bytes, 16)));
-    for (size_t v = 0; v < nv; ++v) {
-      const Placement& p = lir_.placement[v];
-      const ir::Type& t = lir_.type(static_cast<ir::ValueId>(v));
-      if (!shape_is_static(t.shape)) continue;
-      if (p.kind == Placement::Kind::arena) loc_[v] = {arena, static_cast<size_t>(p.offset), dtype_bytes(t.dtype, shape_numel(t.shape).value())};
-    }
-    std::vector<GLuint> input_buffer;
-    for (ir::ValueId in : lir_.inputs()) {
-      const ir::Type& t = lir_.type(in);
-      input_buffer.push_back(new_buffer(dtype_bytes(t.dtype, shape_numel(t.shape).value())));
-    }
-    for (size_t v = 0; v < nv; ++v)
-      if (lir_.placement[v].kind == Placement::Kind::input) {
-        const ir::Type& t = lir_.type(static_cast<ir::ValueId>(v));
-        loc_[v] = {input_buffer.at(static_cast<size_t>(lir_.placement[v].index)), 0, dtype_bytes(t.dtype, shape_numel(t.shape).value())};
-      }
-    for (int i = 0; i < lir_.num_nodes(); ++i) {
-      const ir::Node& n = lir_.node(i);
-      if (n.op != ir::Op::constant) continue;
-      Tensor value = n.attrs.tensor("value").contiguous();
-      loc_[static_cast<size_t>(n.outputs[0])] = {new_buffer(value.nbytes(), value.data()), 0, value.nbytes()};
-    }
-    for (size_t v = 0; v < nv; ++v)
-      if (lir_.placement[v].kind == Placement::Kind::view) {
-        auto id = static_cast<ir::ValueId>(v);
-        const Location& root = loc_[static_cast<size_t>(passes::placement_root(lir_, id))];
-        const ir::Type& t = lir_.type(id);
-        loc_[v] = {root.buffer, root.offset + static_cast<size_t>(passes::placement_offset(lir_, id)), dtype_bytes(t.dtype, shape_numel(t.shape).value())};
-      }
+    loc_ = vulkan::place_values<GLuint>(
+        lir_, arena, [&](size_t, const ir::Type& t) { return new_buffer(dtype_bytes(t.dtype, shape_numel(t.shape).value())); },
+        [&](const Tensor& value) { return std::pair<GLuint, size_t>{new_buffer(value.nbytes(), value.data()), 0}; });
     errors_ = new_buffer(64);
     plan();
   }
