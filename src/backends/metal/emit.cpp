@@ -19,19 +19,8 @@ namespace {
 
 using Placement = ir::Placement;
 using vulkan::Launch;
-using vulkan::Operand;
 
 using Location = vulkan::Placed<std::string>;  // buffers by name: "arena", "input0", "weights"
-
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) o += cat("\\u00", "0123456789abcdef"[(c >> 4) & 15], "0123456789abcdef"[c & 15]);
-    else o += c;
-  }
-  return o + "\"";
-}
 
 std::string shape_json(const ir::Type& t) {
   std::vector<std::string> d;
@@ -95,7 +84,7 @@ std::map<std::string, std::string> emit_program(const ir::Graph& lir) {
         if (!shape_is_static(t.shape)) throw Error(ErrorKind::invalid_argument, cat("metal: input ", i, " has a symbolic shape; bind it (--bind)"));
         const size_t bytes = dtype_bytes(t.dtype, shape_numel(t.shape).value());
         buffers.push_back(cat("{\"name\": \"input", i, "\", \"bytes\": ", std::max<size_t>(bytes, 16), "}"));
-        inputs.push_back(cat("{\"name\": ", json_string(lir.value(lir.inputs()[i]).name), ", \"buffer\": \"input", i, "\", \"offset\": 0, \"dtype\": \"",
+        inputs.push_back(cat("{\"name\": ", json_quote(lir.value(lir.inputs()[i]).name), ", \"buffer\": \"input", i, "\", \"offset\": 0, \"dtype\": \"",
                              dtype_name(t.dtype), "\", \"shape\": ", shape_json(t), "}"));
         return cat("input", i);
       },
@@ -123,42 +112,25 @@ std::map<std::string, std::string> emit_program(const ir::Graph& lir) {
     if (ls.empty()) continue;
     try {
       for (Launch& l : ls) {
-        if (l.once || l.persistent_bytes) throw Error(ErrorKind::internal, cat("metal: ", l.name, " prepares constants, which this program does not"));
-        if (l.skip_when_in_place) {
-          const Operand& from = l.operands.at(0);
-          const Location& a = where(from.kind == Operand::Kind::input ? n.inputs[static_cast<size_t>(from.index)] : n.outputs[static_cast<size_t>(from.index)]);
-          const Location& b = where(n.outputs[0]);
-          if (a.buffer == b.buffer && a.offset == b.offset) continue;
-        }
-        std::vector<std::string> bound;
-        std::vector<uint32_t> words;
-        for (const Operand& o : l.operands) {
-          if (o.kind == Operand::Kind::error) {
-            bound.push_back("\"error\"");
-            continue;
-          }
-          if (o.kind == Operand::Kind::scratch) {
-            bound.push_back("\"scratch\"");
-            words.push_back(static_cast<uint32_t>(o.index) / o.elem_bytes);
-            continue;
-          }
-          if (o.kind == Operand::Kind::persistent) throw Error(ErrorKind::internal, cat("metal: ", l.name, " binds a persistent region"));
-          const ir::ValueId v = o.kind == Operand::Kind::input ? n.inputs[static_cast<size_t>(o.index)] : n.outputs[static_cast<size_t>(o.index)];
-          const Location& at = where(v);
-          const size_t elem = o.elem_bytes ? o.elem_bytes : static_cast<size_t>(std::max(1, dtype_bits(lir.type(v).dtype) / 8));
-          if (at.offset % elem) throw Error(ErrorKind::internal, cat("metal: %", v, " starts ", at.offset, " bytes in, not a whole element of ", elem, " bytes"));
-          bound.push_back(json_string(at.buffer));
-          words.push_back(static_cast<uint32_t>(at.offset / elem));
-        }
-        if (l.step_word >= 0) l.words[static_cast<size_t>(l.step_word)] = step;
-        words.insert(words.end(), l.words.begin(), l.words.end());
+        auto bound = vulkan::bind_launch(
+            "metal", n, l, step, loc,
+            [&](ir::ValueId v, uint32_t elem_bytes, uint32_t& off) {
+              const Location& at = where(v);
+              const size_t elem = elem_bytes ? elem_bytes : static_cast<size_t>(std::max(1, dtype_bits(lir.type(v).dtype) / 8));
+              if (at.offset % elem) throw Error(ErrorKind::internal, cat("metal: %", v, " starts ", at.offset, " bytes in, not a whole element of ", elem, " bytes"));
+              off = static_cast<uint32_t>(at.offset / elem);
+              return at.buffer;
+            },
+            scratch_max ? std::optional<std::string>("scratch") : std::nullopt, std::string("error"));
+        if (!bound) continue;
+        std::vector<std::string> names, w;
+        for (const std::string& b : bound->bindings) names.push_back(json_quote(b));
+        for (uint32_t x : bound->words) w.push_back(std::to_string(x));
         auto [it, fresh] = kernel_file.emplace(l.source, cat("kernels/k", kernel_file.size(), ".metal"));
         if (fresh) files[it->second] = cat("// ", l.name, " (first for ", vulkan::node_label(n, i), "), emitted by rlx\n", l.source);
         const auto threads = threads_of(l.source);
-        std::vector<std::string> w;
-        for (uint32_t x : words) w.push_back(std::to_string(x));
-        dispatches.push_back(cat("{\"kernel\": ", json_string(it->second), ", \"name\": ", json_string(l.name), ", \"node\": ", json_string(vulkan::node_label(n, i)),
-                                 ", \"buffers\": [", join(bound, ", "), "], \"words\": [", join(w, ", "), "], \"threadgroups\": [", l.groups[0], ", ", l.groups[1], ", ",
+        dispatches.push_back(cat("{\"kernel\": ", json_quote(it->second), ", \"name\": ", json_quote(l.name), ", \"node\": ", json_quote(vulkan::node_label(n, i)),
+                                 ", \"buffers\": [", join(names, ", "), "], \"words\": [", join(w, ", "), "], \"threadgroups\": [", l.groups[0], ", ", l.groups[1], ", ",
                                  l.groups[2], "], \"threads\": [", threads[0], ", ", threads[1], ", ", threads[2], "]}"));
       }
     } catch (const Error& e) {
@@ -169,10 +141,10 @@ std::map<std::string, std::string> emit_program(const ir::Graph& lir) {
   for (size_t o = 0; o < lir.outputs().size(); ++o) {
     const ir::ValueId v = lir.outputs()[o];
     const Location& at = where(v);
-    outputs.push_back(cat("{\"name\": ", json_string(lir.value(v).name), ", \"buffer\": ", json_string(at.buffer), ", \"offset\": ", at.offset, ", \"dtype\": \"",
+    outputs.push_back(cat("{\"name\": ", json_quote(lir.value(v).name), ", \"buffer\": ", json_quote(at.buffer), ", \"offset\": ", at.offset, ", \"dtype\": \"",
                           dtype_name(lir.type(v).dtype), "\", \"shape\": ", shape_json(lir.type(v)), "}"));
   }
-  files["plan.json"] = cat("{\n  \"format\": \"rlx-metal-plan-1\",\n  \"graph\": ", json_string(lir.name), ",\n  \"buffers\": [\n    ", join(buffers, ",\n    "),
+  files["plan.json"] = cat("{\n  \"format\": \"rlx-metal-plan-1\",\n  \"graph\": ", json_quote(lir.name), ",\n  \"buffers\": [\n    ", join(buffers, ",\n    "),
                            "\n  ],\n  \"inputs\": [", join(inputs, ", "), "],\n  \"outputs\": [", join(outputs, ", "), "],\n  \"dispatches\": [\n    ",
                            join(dispatches, ",\n    "), "\n  ]\n}\n");
   files["weights.bin"] = weights;

@@ -20,7 +20,6 @@ namespace {
 
 using Placement = ir::Placement;
 using vulkan::Launch;
-using vulkan::Operand;
 
 using Location = vulkan::Placed<cl_mem>;
 
@@ -126,35 +125,11 @@ class ClExecutable : public runtime::Executable {
       step_nodes_.push_back(i);
       try {
         for (Launch& l : ls) {
-          if (l.once || l.persistent_bytes) throw Error(ErrorKind::internal, cat("gpu: ", l.name, " prepares constants, which this device does not"));
-          if (l.skip_when_in_place) {
-            const Operand& from = l.operands.at(0);
-            const Location& a = location(from.kind == Operand::Kind::input ? n.inputs[static_cast<size_t>(from.index)] : n.outputs[static_cast<size_t>(from.index)]);
-            const Location& b = location(n.outputs[0]);
-            if (a.buffer == b.buffer && a.offset == b.offset) continue;
-          }
-          std::vector<cl_mem> args;
-          std::vector<uint32_t> push;
-          for (const Operand& o : l.operands) {
-            uint32_t off = 0;
-            switch (o.kind) {
-              case Operand::Kind::input: args.push_back(bind(n.inputs[static_cast<size_t>(o.index)], o.elem_bytes, off)); break;
-              case Operand::Kind::output: args.push_back(bind(n.outputs[static_cast<size_t>(o.index)], o.elem_bytes, off)); break;
-              case Operand::Kind::error: args.push_back(errors_); continue;
-              case Operand::Kind::scratch:
-                if (!scratch || !o.elem_bytes || o.index % static_cast<int>(o.elem_bytes))
-                  throw Error(ErrorKind::internal, cat("gpu: ", l.name, " binds scratch it did not ask for"));
-                args.push_back(scratch);
-                off = static_cast<uint32_t>(o.index) / o.elem_bytes;
-                break;
-              case Operand::Kind::persistent: throw Error(ErrorKind::internal, cat("gpu: ", l.name, " binds a persistent region"));
-            }
-            push.push_back(off);
-          }
-          if (l.step_word >= 0) l.words[static_cast<size_t>(l.step_word)] = step;
-          push.insert(push.end(), l.words.begin(), l.words.end());
-          if (push.size() * 4 != l.push_bytes)
-            throw Error(ErrorKind::internal, cat("gpu: ", l.name, " pushes ", push.size() * 4, " bytes, its kernel declares ", l.push_bytes));
+          auto bound = vulkan::bind_launch("gpu", n, l, step, loc_, [&](ir::ValueId v, uint32_t elem, uint32_t& off) { return bind(v, elem, off); },
+                                           scratch ? std::optional<cl_mem>(scratch) : std::nullopt, errors_);
+          if (!bound) continue;
+          const std::vector<cl_mem>& args = bound->bindings;
+          std::vector<uint32_t> push = std::move(bound->words);
           if (push.empty()) push.push_back(0);  // the words struct is never empty
           if (debug_at(3)) log_line(cat("gpu: ", l.name, " for ", vulkan::node_label(n, i), ":\n", l.source));
           cl_program prog = c_.program(l.source, cat(l.name, " for ", vulkan::node_label(n, i)));

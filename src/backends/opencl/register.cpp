@@ -3,7 +3,7 @@
 // is installed. Its kernels are the vulkan device's, respelled as OpenCL C and built at run time
 // (binaries cached); what they lack decomposes or fails to compile listing what is missing.
 #include "backends/opencl/opencl.h"
-#include "backends/vulkan/kernels.h"
+#include "backends/vulkan/family_backend.h"
 #include "rlx/error.h"
 #include "runtime/registry.h"
 #include "util/strings.h"
@@ -12,7 +12,7 @@ namespace rlx::backends::opencl {
 
 namespace {
 
-class OpenClBackend : public runtime::Backend {
+class OpenClBackend : public vulkan::FamilyBackend {
  public:
   std::string name() const override { return "gpu"; }
   std::string description() const override {
@@ -22,19 +22,13 @@ class OpenClBackend : public runtime::Backend {
     return "OpenCL 1.2+ through the machine's ICD; the vulkan kernels as OpenCL C";
   }
   runtime::Availability availability() const override { return Context::get().availability(); }
-  std::string status() const override { return availability().available ? "runs here" : "unavailable here"; }
-  bool claims_kernel(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {
-    return vulkan::claims(op, in, out, attrs, target().features);
-  }
-  bool claims_op(ir::Op op) const override { return vulkan::claims_op(op); }
-  bool implements_variant(ir::Op op, const std::string& attr) const override { return vulkan::implements_variant(op, attr); }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
     if (!Context::get().availability().available) throw Error(ErrorKind::unsupported, cat("gpu (OpenCL) is not available: ", Context::get().availability().reason));
     return make_executable(lir);
   }
 
  private:
-  static const vulkan::KernelTarget& target() {
+  const vulkan::KernelTarget& target() const override {
     static const vulkan::KernelTarget t = cl_target();
     return t;
   }

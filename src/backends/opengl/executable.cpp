@@ -22,7 +22,6 @@ namespace {
 
 using Placement = ir::Placement;
 using vulkan::Launch;
-using vulkan::Operand;
 
 using Location = vulkan::Placed<GLuint>;
 
@@ -200,36 +199,13 @@ class GlExecutable : public runtime::Executable {
       step_nodes_.push_back(i);
       try {
         for (Launch& l : ls) {
-          if (l.once || l.persistent_bytes) throw Error(ErrorKind::internal, cat("opengl: ", l.name, " prepares constants, which this device does not"));
-          if (l.skip_when_in_place) {
-            const Operand& from = l.operands.at(0);
-            const Location& a = location(from.kind == Operand::Kind::input ? n.inputs[static_cast<size_t>(from.index)] : n.outputs[static_cast<size_t>(from.index)]);
-            const Location& b = location(n.outputs[0]);
-            if (a.buffer == b.buffer && a.offset == b.offset) continue;
-          }
+          auto bound = vulkan::bind_launch("opengl", n, l, step, loc_, [&](ir::ValueId v, uint32_t elem, uint32_t& off) { return range(v, elem, off); },
+                                           scratch ? std::optional<Step::Range>(Step::Range{scratch, 0, scratch_max}) : std::nullopt, Step::Range{errors_, 0, 64});
+          if (!bound) continue;
           Step s;
           s.node = i;
-          std::vector<uint32_t> push;
-          for (const Operand& o : l.operands) {
-            uint32_t off = 0;
-            switch (o.kind) {
-              case Operand::Kind::input: s.ranges.push_back(range(n.inputs[static_cast<size_t>(o.index)], o.elem_bytes, off)); break;
-              case Operand::Kind::output: s.ranges.push_back(range(n.outputs[static_cast<size_t>(o.index)], o.elem_bytes, off)); break;
-              case Operand::Kind::error: s.ranges.push_back({errors_, 0, 64}); continue;
-              case Operand::Kind::scratch:
-                if (!scratch || !o.elem_bytes || o.index % static_cast<int>(o.elem_bytes))
-                  throw Error(ErrorKind::internal, cat("opengl: ", l.name, " binds scratch it did not ask for"));
-                s.ranges.push_back({scratch, 0, scratch_max});
-                off = static_cast<uint32_t>(o.index) / o.elem_bytes;
-                break;
-              case Operand::Kind::persistent: throw Error(ErrorKind::internal, cat("opengl: ", l.name, " binds a persistent region"));
-            }
-            push.push_back(off);
-          }
-          if (l.step_word >= 0) l.words[static_cast<size_t>(l.step_word)] = step;
-          push.insert(push.end(), l.words.begin(), l.words.end());
-          if (push.size() * 4 != l.push_bytes)
-            throw Error(ErrorKind::internal, cat("opengl: ", l.name, " pushes ", push.size() * 4, " bytes, its shader declares ", l.push_bytes));
+          s.ranges = std::move(bound->bindings);
+          const std::vector<uint32_t>& push = bound->words;
           if (debug_at(3)) log_line(cat("opengl: ", l.name, " for ", vulkan::node_label(n, i), ":\n", l.source));
           s.program = program(l.source, cat(l.name, " for ", vulkan::node_label(n, i)));
           if (!push.empty()) {

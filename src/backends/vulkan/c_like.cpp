@@ -169,7 +169,7 @@ struct Private {
 
 class Rewriter {
  public:
-  Rewriter(CLanguage lang, const ClKernel& k, std::vector<Tok> toks) : metal_(lang == CLanguage::metal), lang_(metal_ ? "metal" : "opencl"), k_(k), t_(std::move(toks)) {
+  Rewriter(CLanguage lang, const ClKernel& k, std::vector<Tok> toks) : metal_(lang == CLanguage::metal), lang_(metal_ ? "metal" : "opencl"), t_(std::move(toks)) {
     for (const auto& b : k.bindings) buffers_.insert(b.name);
     if (metal_)
       for (const auto& [id, attr] : metal_ids()) buffers_.insert(id);  // reached the same way
@@ -385,7 +385,6 @@ class Rewriter {
 
   bool metal_;
   std::string lang_;
-  const ClKernel& k_;
   std::vector<Tok> t_;
   std::set<std::string> buffers_, functions_;
   std::set<size_t> definitions_;  // the "(" of each function definition's parameters

@@ -2,13 +2,18 @@
 // every constant a buffer of its own (opengl, gpu, and the metal program): values the memory plan
 // put in the arena at their offsets in `arena`, graph input i in the buffer input(i, type) makes,
 // a constant's value where constant(tensor) puts it (a buffer and a byte offset), and views inside
-// their roots. Values with none (symbolic shapes) keep a default Buffer.
+// their roots. Values with none (symbolic shapes) keep a default Buffer. bind_launch then resolves
+// each launch's bindings and words against those places.
 #pragma once
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "backends/vulkan/kernels.h"
 #include "ir/graph.h"
 #include "passes/memory_plan.h"
+#include "rlx/error.h"
+#include "util/strings.h"
 
 namespace rlx::backends::vulkan {
 
@@ -48,6 +53,53 @@ std::vector<Placed<Buffer>> place_values(const ir::Graph& lir, const Buffer& are
       at[v] = {root.buffer, root.offset + static_cast<size_t>(passes::placement_offset(lir, id)), bytes(v)};
     }
   return at;
+}
+
+// A launch's bindings, one per operand in order, and its words: each operand's element offset,
+// then the kernel's own (the step's index set where the kernel reports index errors).
+template <class Binding>
+struct BoundLaunch {
+  std::vector<Binding> bindings;
+  std::vector<uint32_t> words;
+};
+
+// Resolves launch `l` of node `n`, the plan's step `step`, for an executable whose values are
+// `at`: bind(value, elem_bytes, offset_word) gives an input's or output's binding and sets its
+// element offset; `scratch` (none when no step asked for any) and `error` are bound as they are.
+// Empty when the launch is a copy the memory plan made unnecessary (skip_when_in_place).
+// `device` names the device in errors.
+template <class Buffer, class Binding, class Bind>
+std::optional<BoundLaunch<Binding>> bind_launch(const char* device, const ir::Node& n, Launch& l, uint32_t step, const std::vector<Placed<Buffer>>& at, Bind&& bind,
+                                                const std::optional<Binding>& scratch, const Binding& error) {
+  if (l.once || l.persistent_bytes) throw Error(ErrorKind::internal, cat(device, ": ", l.name, " prepares constants, which this device does not"));
+  auto value = [&](const Operand& o) { return o.kind == Operand::Kind::input ? n.inputs[static_cast<size_t>(o.index)] : n.outputs[static_cast<size_t>(o.index)]; };
+  if (l.skip_when_in_place) {
+    const Placed<Buffer>& a = at.at(static_cast<size_t>(value(l.operands.at(0))));
+    const Placed<Buffer>& b = at.at(static_cast<size_t>(n.outputs[0]));
+    if (a.buffer == b.buffer && a.offset == b.offset) return std::nullopt;
+  }
+  BoundLaunch<Binding> r;
+  for (const Operand& o : l.operands) {
+    uint32_t off = 0;
+    switch (o.kind) {
+      case Operand::Kind::input:
+      case Operand::Kind::output: r.bindings.push_back(bind(value(o), o.elem_bytes, off)); break;
+      case Operand::Kind::error: r.bindings.push_back(error); continue;
+      case Operand::Kind::scratch:
+        if (!scratch || !o.elem_bytes || o.index % static_cast<int>(o.elem_bytes))
+          throw Error(ErrorKind::internal, cat(device, ": ", l.name, " binds scratch it did not ask for"));
+        r.bindings.push_back(*scratch);
+        off = static_cast<uint32_t>(o.index) / o.elem_bytes;
+        break;
+      case Operand::Kind::persistent: throw Error(ErrorKind::internal, cat(device, ": ", l.name, " binds a persistent region"));
+    }
+    r.words.push_back(off);
+  }
+  if (l.step_word >= 0) l.words[static_cast<size_t>(l.step_word)] = step;
+  r.words.insert(r.words.end(), l.words.begin(), l.words.end());
+  if (r.words.size() * 4 != l.push_bytes)
+    throw Error(ErrorKind::internal, cat(device, ": ", l.name, " pushes ", r.words.size() * 4, " bytes, its kernel declares ", l.push_bytes));
+  return r;
 }
 
 }  // namespace rlx::backends::vulkan
