@@ -410,63 +410,57 @@ std::string local_pointer(const std::string& name, const std::string& dims) {
 
 }  // namespace
 
-std::string opencl_c(const ClKernel& k, const std::string& glsl) {
-  Rewriter r(CLanguage::opencl, k, tokenize(glsl));
+namespace {
+
+// One kernel's program in either language: the prologue, the words and bindings structs, the
+// respelled body, and the entry point that fills the bindings and calls rlx_main.
+std::string c_like_program(CLanguage lang, const ClKernel& k, const std::string& glsl) {
+  const bool metal = lang == CLanguage::metal;
+  Rewriter r(lang, k, tokenize(glsl));
   const std::string body = r.run();
-  std::string s = kPrologue;
+  // a binding as a pointer, a shared array's address space, a struct named in a declaration
+  auto pointer = [&](const ClBinding& b, const std::string& name) {
+    return metal ? cat(b.readonly ? "const " : "", "device ", cl_type(b.type), "* ", name) : cat("__global ", b.readonly ? "const " : "", cl_type(b.type), "* ", name);
+  };
+  const std::string local = metal ? "threadgroup " : "__local ", tag = metal ? "" : "struct ";
+  std::string s = metal ? kMetalPrologue : kPrologue;
   s += "struct rlx_words {";
   for (const auto& w : k.words) s += cat(" uint ", w, ";");
   if (k.words.empty()) s += " uint unused;";
   s += " };\nstruct rlx_bindings {\n";
-  for (const auto& b : k.bindings) s += cat("  __global ", b.readonly ? "const " : "", cl_type(b.type), "* ", b.name, ";\n");
-  for (const auto& [name, sh] : r.shared()) s += cat("  __local ", cl_type(sh.type), " ", local_pointer(name, sh.dims), ";\n");
+  for (const auto& b : k.bindings) s += cat("  ", pointer(b, b.name), ";\n");
+  for (const auto& [name, sh] : r.shared()) s += cat("  ", local, cl_type(sh.type), " ", local_pointer(name, sh.dims), ";\n");
   for (const auto& [name, v] : r.privates()) s += cat("  ", cl_type(v.type), " ", name, ";\n");
-  s += "  struct rlx_words p;\n};\n";
-  s += body;
-  s += cat("\n__kernel __attribute__((reqd_work_group_size(", k.local[0], ", ", k.local[1], ", ", k.local[2], "))) void rlx_kernel(");
-  for (size_t i = 0; i < k.bindings.size(); ++i)
-    s += cat("__global ", k.bindings[i].readonly ? "const " : "", cl_type(k.bindings[i].type), "* a", i, ", ");
-  s += "struct rlx_words words) {\n";
-  for (const auto& [name, sh] : r.shared()) s += cat("  __local ", cl_type(sh.type), " ", name, sh.dims, ";\n");
-  s += "  struct rlx_bindings b;\n";
+  if (metal)
+    for (const auto& [id, attr] : metal_ids()) s += cat("  ", attr.substr(0, attr.find(' ')), " ", id, ";\n");
+  s += cat("  ", tag, "rlx_words p;\n};\n", body);
+  if (metal)  // the host dispatches threadgroups of k.local threads (Metal has no required-size attribute)
+    s += cat("\n// threads per threadgroup: ", k.local[0], " x ", k.local[1], " x ", k.local[2], "\nkernel void rlx_kernel(");
+  else
+    s += cat("\n__kernel __attribute__((reqd_work_group_size(", k.local[0], ", ", k.local[1], ", ", k.local[2], "))) void rlx_kernel(");
+  for (size_t i = 0; i < k.bindings.size(); ++i) s += cat(pointer(k.bindings[i], cat("a", i)), metal ? cat(" [[buffer(", i, ")]]") : "", ", ");
+  if (metal) {
+    s += cat("constant rlx_words& words [[buffer(", k.bindings.size(), ")]]");
+    for (const auto& [id, attr] : metal_ids()) s += cat(", ", attr.substr(0, attr.find(' ')), " ", id, "_ ", attr.substr(attr.find(' ') + 1));
+    s += ") {\n";
+  } else {
+    s += "struct rlx_words words) {\n";
+  }
+  for (const auto& [name, sh] : r.shared()) s += cat("  ", local, cl_type(sh.type), " ", name, sh.dims, ";\n");
+  s += cat("  ", tag, "rlx_bindings b;\n");
   for (size_t i = 0; i < k.bindings.size(); ++i) s += cat("  b.", k.bindings[i].name, " = a", i, ";\n");
   for (const auto& [name, sh] : r.shared()) s += cat("  b.", name, " = ", sh.dims.empty() ? "&" : "", name, ";\n");
   for (const auto& [name, v] : r.privates())
     if (!v.init.empty()) s += cat("  b.", name, " = ", v.init, ";\n");
+  if (metal)
+    for (const auto& [id, attr] : metal_ids()) s += cat("  b.", id, " = ", id, "_;\n");
   s += "  b.p = words;\n  rlx_main(&b);\n}\n";
   return s;
 }
 
-std::string metal_source(const ClKernel& k, const std::string& glsl) {
-  Rewriter r(CLanguage::metal, k, tokenize(glsl));
-  const std::string body = r.run();
-  std::string s = kMetalPrologue;
-  s += "struct rlx_words {";
-  for (const auto& w : k.words) s += cat(" uint ", w, ";");
-  if (k.words.empty()) s += " uint unused;";
-  s += " };\nstruct rlx_bindings {\n";
-  for (const auto& b : k.bindings) s += cat("  ", b.readonly ? "const " : "", "device ", cl_type(b.type), "* ", b.name, ";\n");
-  for (const auto& [name, sh] : r.shared()) s += cat("  threadgroup ", cl_type(sh.type), " ", local_pointer(name, sh.dims), ";\n");
-  for (const auto& [name, v] : r.privates()) s += cat("  ", cl_type(v.type), " ", name, ";\n");
-  for (const auto& [id, attr] : metal_ids()) s += cat("  ", attr.substr(0, attr.find(' ')), " ", id, ";\n");
-  s += "  rlx_words p;\n};\n";
-  s += body;
-  // the host dispatches threadgroups of k.local threads (Metal has no required-size attribute)
-  s += cat("\n// threads per threadgroup: ", k.local[0], " x ", k.local[1], " x ", k.local[2], "\nkernel void rlx_kernel(");
-  for (size_t i = 0; i < k.bindings.size(); ++i)
-    s += cat(k.bindings[i].readonly ? "const " : "", "device ", cl_type(k.bindings[i].type), "* a", i, " [[buffer(", i, ")]], ");
-  s += cat("constant rlx_words& words [[buffer(", k.bindings.size(), ")]]");
-  for (const auto& [id, attr] : metal_ids()) s += cat(", ", attr.substr(0, attr.find(' ')), " ", id, "_ ", attr.substr(attr.find(' ') + 1));
-  s += ") {\n";
-  for (const auto& [name, sh] : r.shared()) s += cat("  threadgroup ", cl_type(sh.type), " ", name, sh.dims, ";\n");
-  s += "  rlx_bindings b;\n";
-  for (size_t i = 0; i < k.bindings.size(); ++i) s += cat("  b.", k.bindings[i].name, " = a", i, ";\n");
-  for (const auto& [name, sh] : r.shared()) s += cat("  b.", name, " = ", sh.dims.empty() ? "&" : "", name, ";\n");
-  for (const auto& [name, v] : r.privates())
-    if (!v.init.empty()) s += cat("  b.", name, " = ", v.init, ";\n");
-  for (const auto& [id, attr] : metal_ids()) s += cat("  b.", id, " = ", id, "_;\n");
-  s += "  b.p = words;\n  rlx_main(&b);\n}\n";
-  return s;
-}
+}  // namespace
+
+std::string opencl_c(const ClKernel& k, const std::string& glsl) { return c_like_program(CLanguage::opencl, k, glsl); }
+std::string metal_source(const ClKernel& k, const std::string& glsl) { return c_like_program(CLanguage::metal, k, glsl); }
 
 }  // namespace rlx::backends::vulkan
