@@ -1,6 +1,8 @@
 // test_backend_ops: every op × dtype × device against the reference backend.
 //   --mode test     compile each sample node for each device and compare with the reference
 //   --mode support  print (or --output) the op × device support table, docs/ops.md
+//   --mode emit     for a device that emits source (metal, rocm): export each sample node and
+//                   write every distinct kernel into --output DIR, for that language's compiler
 // A device that cannot run a case says "not supported"; it never fails silently.
 #include <algorithm>
 #include <cstdio>
@@ -48,11 +50,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--seed") o.seed = static_cast<uint32_t>(std::stoul(next()));
     else if (a == "-v" || a == "--verbose") o.verbose = true;
     else if (a == "--help") {
-      std::printf("usage: test_backend_ops [--mode test|support] [--device D]… [--exclude D]… [--op REGEX] [--policy P] [--seed N] [--output FILE] [-v]\n");
+      std::printf("usage: test_backend_ops [--mode test|support|emit] [--device D]… [--exclude D]… [--op REGEX] [--policy P] [--seed N] [--output FILE] [-v]\n");
       std::exit(0);
     } else throw Error(ErrorKind::invalid_argument, cat("unknown option ", a));
   }
-  if (o.mode != "test" && o.mode != "support") throw Error(ErrorKind::invalid_argument, "--mode must be test or support");
+  if (o.mode != "test" && o.mode != "support" && o.mode != "emit") throw Error(ErrorKind::invalid_argument, "--mode must be test, support or emit");
+  if (o.mode == "emit" && (o.devices.size() != 1 || o.output.empty())) throw Error(ErrorKind::invalid_argument, "--mode emit needs one --device and --output DIR");
   return o;
 }
 
@@ -179,12 +182,51 @@ int run_support(const Options& o) {
   return 0;
 }
 
+// Every distinct kernel (its text after the first line, which names the node it was first
+// printed for) of every case the device claims, one file each in o.output.
+int run_emit(const Options& o) {
+  const std::string dev = o.devices[0];
+  SessionOptions so;
+  so.policy = o.policy;
+  so.compile_only = true;
+  std::map<std::string, std::pair<std::string, std::string>> kernels;  // body → (file name, text)
+  int cases = 0, unsupported = 0, failed = 0;
+  for (ir::Op op : selected_ops(o)) {
+    for (auto& c : rlx::testing::op_cases(op, o.seed)) {
+      try {
+        const std::map<std::string, std::string> files = Session(dev, so).compile(Graph(std::make_shared<ir::Graph>(c.graph))).emit_source({});
+        ++cases;
+        for (const auto& [name, text] : files) {
+          if (name.rfind("kernels/", 0) != 0) continue;
+          const std::string body = text.substr(text.find('\n') + 1), ext = name.substr(name.rfind('.'));
+          if (!kernels.count(body)) kernels[body] = {cat("k", kernels.size(), ext), text};
+        }
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::unsupported) {
+          ++unsupported;
+          if (o.verbose) std::printf("  not supported: %s on %s\n", c.name.c_str(), dev.c_str());
+        } else {
+          ++failed;
+          std::printf("  FAIL %s on %s: %s\n", c.name.c_str(), dev.c_str(), e.what());
+        }
+      }
+    }
+  }
+  for (const auto& [body, file] : kernels) {
+    std::ofstream f(o.output + "/" + file.first);
+    f << file.second;
+    if (!f) throw Error(ErrorKind::io, cat("cannot write ", o.output, "/", file.first));
+  }
+  std::printf("%s: %d cases emitted (%zu distinct kernels in %s), %d not supported, %d failed\n", dev.c_str(), cases, kernels.size(), o.output.c_str(), unsupported, failed);
+  return failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     Options o = parse(argc, argv);
-    return o.mode == "test" ? run_tests(o) : run_support(o);
+    return o.mode == "test" ? run_tests(o) : o.mode == "emit" ? run_emit(o) : run_support(o);
   } catch (const Error& e) {
     std::fprintf(stderr, "test_backend_ops: %s\n", e.what());
     return 2;

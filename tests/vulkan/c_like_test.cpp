@@ -1,7 +1,7 @@
 // The kernels' C-like flavours (c_like.h): how the GLSL subset of the bodies is respelled as
-// OpenCL C and as MSL, and what is refused. The op suite on PoCL (backend_ops_gpu_*) runs every
+// OpenCL C, MSL and HIP, and what is refused. The op suite on PoCL (backend_ops_gpu_*) runs every
 // kernel spelled as OpenCL C; MSL runs nowhere here (metal_export checks a program's golden
-// text). These pin the rules one at a time, so a change to one shows here by name.
+// text); HIP is compiled by hipcc, not run (rocm_hipcc). These pin the rules one at a time, so a change to one shows here by name.
 #include <gtest/gtest.h>
 
 #include "backends/vulkan/c_like.h"
@@ -10,6 +10,7 @@
 namespace {
 
 using rlx::backends::vulkan::ClKernel;
+using rlx::backends::vulkan::hip_source;
 using rlx::backends::vulkan::metal_source;
 using rlx::backends::vulkan::opencl_c;
 
@@ -89,6 +90,29 @@ TEST(MetalC, RespellsTheGlslSubset) {
                      "device uint* a3 [[buffer(3)]], constant rlx_words& words [[buffer(4)]]"))
       << c;
   EXPECT_TRUE(has(c, "// threads per threadgroup: 256 x 1 x 1")) << c;
+}
+
+TEST(HipC, RespellsTheGlslSubset) {
+  const std::string c = hip_source(kernel(), kSubset);
+  EXPECT_TRUE(has(c, "#include <hip/hip_runtime.h>")) << c;
+  EXPECT_TRUE(has(c, "__constant__ const uint K = 3u;")) << c;
+  EXPECT_TRUE(has(c, "__constant__ const float inv[2] = {1.0f, 0.5f};")) << c;
+  // shared arrays are declared __shared__ in the kernel; the struct holds generic pointers
+  EXPECT_TRUE(has(c, "__shared__ float red[256];")) << c;
+  EXPECT_TRUE(has(c, "  float (*tile)[17];")) << c;
+  // C++: constructors stay; every function is a device function
+  EXPECT_TRUE(has(c, "float(t)")) << c;
+  EXPECT_TRUE(has(c, "__uint_as_float(0x3f800000u)")) << c;
+  EXPECT_TRUE(has(c, "static __device__ float load(rlx_bindings* rlx_kb, uint i) { return rlx_kb->x_[rlx_kb->p.o_x + i] * 2.5f; }")) << c;
+  EXPECT_TRUE(has(c, "fabsf(rlx_kb->red[t])")) << c;
+  EXPECT_TRUE(has(c, "rintf(rlx_kb->red[t])")) << c;
+  // uvec4 is RLX's own 16-byte type (HIP's uint4 cannot be indexed)
+  EXPECT_TRUE(has(c, "rlx_uint4 v = rlx_kb->w_[rlx_kb->p.o_w + t];")) << c;
+  EXPECT_TRUE(has(c, "atomicAdd(&rlx_kb->e_[0], 1u)")) << c;
+  EXPECT_TRUE(has(c, "__syncthreads()")) << c;
+  EXPECT_TRUE(has(c, "extern \"C\" __global__ void __launch_bounds__(256) rlx_kernel(const float* a0, uint16_t* a1, const rlx_uint4* a2, uint* a3, rlx_words words)"))
+      << c;
+  EXPECT_TRUE(has(c, "// threads per block: 256 x 1 x 1")) << c;
 }
 
 TEST(OpenClC, RefusesWhatCHasNoSpellingFor) {

@@ -121,7 +121,7 @@ int cmd_export(Args& args) {
   const std::string bind = args.value_or("bind", "");
   std::vector<std::string> files = args.positionals();
   args.finish();
-  if (target.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs --target (metal)");
+  if (target.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs --target (metal, rocm)");
   if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx export takes exactly one FILE.rlx or MODEL.onnx");
   if (out.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs -o DIR");
   auto g = std::make_shared<ir::Graph>(frontends::onnx::is_onnx_file(files[0]) ? *frontends::onnx::import_model(files[0]).graph

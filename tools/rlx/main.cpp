@@ -17,7 +17,7 @@ const std::vector<Command>& commands() {
       {"compile", "FILE.rlx|MODEL.onnx [--device D] [--emit hir|mir|lir] [--report] [--policy P] [--precision P] [--stop-after PASS] [--dump-dir DIR] [--bind S=N,…] [--json]",
        "compile a graph, print IR at any level and the dispatch report", cmd_compile},
       {"export", "--target metal FILE.rlx|MODEL.onnx -o DIR [--bind S=N,…] [--precision P] [--json]",
-       "write the program of a compiled plan for a device that emits source (metal: MSL kernels, a dispatch plan, the weights)", cmd_export},
+       "write the program of a compiled plan for a device that emits source (metal: MSL kernels, a dispatch plan, the weights; rocm: HIP kernels, a host program and a Makefile for hipcc)", cmd_export},
       {"demo", "[--json]", "the main job on embedded defaults: a transformer block on every device, then Fashion-MNIST training", cmd_demo},
       {"train", "mnist [--data DIR] [--model mlp|cnn] [--hidden 128[,64…]] [--epochs N] [--batch B] [--lr X] [--optimizer sgd|adam|adamw] "
                 "[--momentum M] [--weight-decay W] [--clip-norm C] [--lr-schedule constant|step|cosine] [--seed S] [--device D] "

@@ -87,11 +87,28 @@ const std::map<std::string, std::string>& builtin_names() {
   return m;
 }
 
-// GLSL's atomics take the lvalue; OpenCL's a pointer to it
+const std::map<std::string, std::string>& hip_builtin_names() {
+  static const std::map<std::string, std::string> m = {
+      {"floatBitsToUint", "__float_as_uint"}, {"uintBitsToFloat", "__uint_as_float"}, {"intBitsToFloat", "__int_as_float"}, {"floatBitsToInt", "__float_as_int"},
+      {"roundEven", "rintf"},                 {"abs", "fabsf"},                       {"mod", "rlx_mod"},                     {"inversesqrt", "rsqrtf"},
+      {"main", "rlx_main"},
+  };
+  return m;
+}
+
+// GLSL's atomics take the lvalue; OpenCL's and HIP's a pointer to it
 const std::map<std::string, std::string>& atomic_names() {
   static const std::map<std::string, std::string> m = {
       {"atomicAdd", "atomic_add"}, {"atomicMax", "atomic_max"}, {"atomicMin", "atomic_min"},          {"atomicAnd", "atomic_and"},
       {"atomicOr", "atomic_or"},   {"atomicXor", "atomic_xor"}, {"atomicExchange", "atomic_xchg"}, {"atomicCompSwap", "atomic_cmpxchg"},
+  };
+  return m;
+}
+
+const std::map<std::string, std::string>& hip_atomic_names() {
+  static const std::map<std::string, std::string> m = {
+      {"atomicAdd", "atomicAdd"}, {"atomicMax", "atomicMax"}, {"atomicMin", "atomicMin"},         {"atomicAnd", "atomicAnd"},
+      {"atomicOr", "atomicOr"},   {"atomicXor", "atomicXor"}, {"atomicExchange", "atomicExch"}, {"atomicCompSwap", "atomicCAS"},
   };
   return m;
 }
@@ -159,6 +176,51 @@ static float rlx_half_value(uint h) {
 static float2 unpackHalf2x16(uint u) { return (float2)(rlx_half_value(u & 0xffffu), rlx_half_value(u >> 16)); }
 )";
 
+const char* kHipPrologue = R"(#include <hip/hip_runtime.h>
+#include <stdint.h>
+typedef unsigned int uint;
+#define gl_LocalInvocationID make_uint3(threadIdx.x, threadIdx.y, threadIdx.z)
+#define gl_WorkGroupID make_uint3(blockIdx.x, blockIdx.y, blockIdx.z)
+// the groups from the dispatch packet: HIP's gridDim rounds up, which ROCm 5.2's LLVM fails to
+// select code for in some kernels (an i1 multiply); a launch's grid is whole groups anyway
+#define gl_NumWorkGroups make_uint3(__builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x(), \
+                                    __builtin_amdgcn_grid_size_y() / __builtin_amdgcn_workgroup_size_y(), \
+                                    __builtin_amdgcn_grid_size_z() / __builtin_amdgcn_workgroup_size_z())
+#define gl_WorkGroupSize make_uint3(blockDim.x, blockDim.y, blockDim.z)
+#define gl_GlobalInvocationID make_uint3(blockIdx.x * blockDim.x + threadIdx.x, blockIdx.y * blockDim.y + threadIdx.y, blockIdx.z * blockDim.z + threadIdx.z)
+#define gl_LocalInvocationIndex ((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x)
+static __device__ float rlx_mod(float x, float y) { return x - y * floorf(x / y); }
+// GLSL's uvec4 as the kernels use it (16-byte loads of packed weights, lanes indexed): HIP's uint4
+// has no operator[]
+struct __attribute__((aligned(16))) rlx_uint4 {
+  uint x, y, z, w;
+  rlx_uint4() = default;
+  __device__ explicit rlx_uint4(uint s) : x(s), y(s), z(s), w(s) {}
+  __device__ rlx_uint4(uint a, uint b, uint c, uint d) : x(a), y(b), z(c), w(d) {}
+  __device__ uint& operator[](uint i) { return i == 0u ? x : i == 1u ? y : i == 2u ? z : w; }
+  __device__ uint operator[](uint i) const { return i == 0u ? x : i == 1u ? y : i == 2u ? z : w; }
+};
+// GLSL's clamp: HIP has min and max only
+static __device__ int clamp(int x, int lo, int hi) { return min(max(x, lo), hi); }
+static __device__ uint clamp(uint x, uint lo, uint hi) { return min(max(x, lo), hi); }
+static __device__ float clamp(float x, float lo, float hi) { return fminf(fmaxf(x, lo), hi); }
+// an f16 word's value, exactly
+static __device__ float rlx_half_value(uint h) {
+  uint s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0u) return __uint_as_float(s | __float_as_uint((float)m * 5.9604644775390625e-8f));
+  if (e == 31u) return __uint_as_float(s | 0x7f800000u | (m << 13));
+  return __uint_as_float(s | ((e + 112u) << 23) | (m << 13));
+}
+static __device__ float2 unpackHalf2x16(uint u) { return make_float2(rlx_half_value(u & 0xffffu), rlx_half_value(u >> 16)); }
+)";
+
+// A GLSL type's name in the language (OpenCL C's and MSL's are the same)
+std::string lang_type(CLanguage lang, const std::string& glsl_type) {
+  if (lang == CLanguage::hip && glsl_type == "uvec4") return "rlx_uint4";
+  auto it = type_names().find(glsl_type);
+  return it == type_names().end() ? glsl_type : it->second;
+}
+
 struct Shared {
   std::string type, dims;  // dims: "[256]" or "[64][65]", empty for a scalar
 };
@@ -169,7 +231,8 @@ struct Private {
 
 class Rewriter {
  public:
-  Rewriter(CLanguage lang, const ClKernel& k, std::vector<Tok> toks) : metal_(lang == CLanguage::metal), lang_(metal_ ? "metal" : "opencl"), t_(std::move(toks)) {
+  Rewriter(CLanguage lang, const ClKernel& k, std::vector<Tok> toks)
+      : metal_(lang == CLanguage::metal), hip_(lang == CLanguage::hip), lang_(metal_ ? "metal" : hip_ ? "rocm" : "opencl"), t_(std::move(toks)) {
     for (const auto& b : k.bindings) buffers_.insert(b.name);
     if (metal_)
       for (const auto& [id, attr] : metal_ids()) buffers_.insert(id);  // reached the same way
@@ -228,7 +291,7 @@ class Rewriter {
       }
       if (tk.kind != Tok::ident || directive) continue;
       if (tk.text == "inout" || tk.text == "out" || tk.text.rfind("subgroup", 0) == 0 || tk.text.rfind("coopMat", 0) == 0 || tk.text == "fcoopmatNV")
-        throw Error(ErrorKind::unsupported, cat(lang_, ": the kernel uses GLSL's ", tk.text, ", which its ", metal_ ? "Metal" : "OpenCL C", " flavour has no spelling for"));
+        throw Error(ErrorKind::unsupported, cat(lang_, ": the kernel uses GLSL's ", tk.text, ", which its ", metal_ ? "Metal" : hip_ ? "HIP" : "OpenCL C", " flavour has no spelling for"));
       if (tk.text == "precise") {
         erase(i, i);
         continue;
@@ -270,7 +333,7 @@ class Rewriter {
       }
       if (tk.text == "const") {
         const size_t pv = prev(i);
-        if (pv == t_.size() || is(pv, ";") || is(pv, "}")) t_[i].text = metal_ ? "constant" : "__constant";
+        if (pv == t_.size() || is(pv, ";") || is(pv, "}")) t_[i].text = metal_ ? "constant" : hip_ ? "__constant__ const" : "__constant";
         continue;
       }
       const size_t nx = next(i), pv = prev(i);
@@ -300,7 +363,7 @@ class Rewriter {
         continue;
       }
       const std::string& w = tk.text;
-      if (statics_.count(i)) out += "static ";
+      if (statics_.count(i)) out += hip_ ? "static __device__ " : "static ";
       const size_t nx = next(i), pv = prev(i);
       const bool member = pv < t_.size() && is(pv, ".");
       if (member) {
@@ -318,12 +381,12 @@ class Rewriter {
           continue;
         }
       }
-      if (type_ahead(i) && is(nx, "(") && !metal_) {  // Metal is C++: T(x) casts as it is
+      if (type_ahead(i) && is(nx, "(") && !metal_ && !hip_) {  // Metal and HIP are C++: T(x) casts as it is
         out += cat("(", type_names().at(w), ")");
         continue;
       }
-      if (auto it = type_names().find(w); it != type_names().end()) {
-        out += it->second;
+      if (type_names().count(w)) {
+        out += lang_type(hip_ ? CLanguage::hip : CLanguage::opencl, w);
         continue;
       }
       if (functions_.count(w) && is(nx, "(") && !definitions_.count(nx)) {
@@ -340,17 +403,18 @@ class Rewriter {
         continue;
       }
       if (!metal_ && atomic_names().count(w) && is(nx, "(")) {
-        out += atomic_names().at(w) + "(&";
+        out += (hip_ ? hip_atomic_names() : atomic_names()).at(w) + "(&";
         i = nx;
         continue;
       }
       if (w == "barrier" && is(nx, "(") && is(next(nx), ")")) {
-        out += metal_ ? "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)" : "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
+        out += metal_ ? "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)" : hip_ ? "__syncthreads()" : "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
         i = next(nx);
         continue;
       }
       if ((w == "memoryBarrierShared" || w == "memoryBarrierBuffer" || w == "memoryBarrier" || w == "groupMemoryBarrier") && is(nx, "(") && is(next(nx), ")")) {
         if (metal_) out += w == "memoryBarrierShared" ? "threadgroup_barrier(mem_flags::mem_threadgroup)" : "threadgroup_barrier(mem_flags::mem_threadgroup | mem_flags::mem_device)";
+        else if (hip_) out += w == "memoryBarrierShared" ? "__threadfence_block()" : "__threadfence()";
         else out += w == "memoryBarrierShared" ? "mem_fence(CLK_LOCAL_MEM_FENCE)" : "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)";
         i = next(nx);
         continue;
@@ -380,10 +444,10 @@ class Rewriter {
     return out;
   }
 
-  std::string param() const { return metal_ ? "thread rlx_bindings* rlx_kb" : "struct rlx_bindings* rlx_kb"; }
-  const std::map<std::string, std::string>& builtins() const { return metal_ ? metal_builtin_names() : builtin_names(); }
+  std::string param() const { return metal_ ? "thread rlx_bindings* rlx_kb" : hip_ ? "rlx_bindings* rlx_kb" : "struct rlx_bindings* rlx_kb"; }
+  const std::map<std::string, std::string>& builtins() const { return metal_ ? metal_builtin_names() : hip_ ? hip_builtin_names() : builtin_names(); }
 
-  bool metal_;
+  bool metal_, hip_;
   std::string lang_;
   std::vector<Tok> t_;
   std::set<std::string> buffers_, functions_;
@@ -395,10 +459,6 @@ class Rewriter {
   std::vector<std::pair<std::string, Private>> privates_;
 };
 
-std::string cl_type(const std::string& glsl_type) {
-  auto it = type_names().find(glsl_type);
-  return it == type_names().end() ? glsl_type : it->second;
-}
 
 // "[64][65]" → the pointer declarator "(*name)[65]"; "[256]" → "*name"
 std::string local_pointer(const std::string& name, const std::string& dims) {
@@ -415,27 +475,34 @@ namespace {
 // One kernel's program in either language: the prologue, the words and bindings structs, the
 // respelled body, and the entry point that fills the bindings and calls rlx_main.
 std::string c_like_program(CLanguage lang, const ClKernel& k, const std::string& glsl) {
-  const bool metal = lang == CLanguage::metal;
+  const bool metal = lang == CLanguage::metal, hip = lang == CLanguage::hip;
+  auto cl_type = [&](const std::string& t) { return lang_type(lang, t); };
   Rewriter r(lang, k, tokenize(glsl));
   const std::string body = r.run();
-  // a binding as a pointer, a shared array's address space, a struct named in a declaration
+  // a binding as a pointer, a shared array's address space (HIP's pointers are generic: only
+  // the array's declaration says __shared__), a struct named in a declaration
   auto pointer = [&](const ClBinding& b, const std::string& name) {
-    return metal ? cat(b.readonly ? "const " : "", "device ", cl_type(b.type), "* ", name) : cat("__global ", b.readonly ? "const " : "", cl_type(b.type), "* ", name);
+    if (metal) return cat(b.readonly ? "const " : "", "device ", cl_type(b.type), "* ", name);
+    if (hip) return cat(b.readonly ? "const " : "", cl_type(b.type), "* ", name);
+    return cat("__global ", b.readonly ? "const " : "", cl_type(b.type), "* ", name);
   };
-  const std::string local = metal ? "threadgroup " : "__local ", tag = metal ? "" : "struct ";
-  std::string s = metal ? kMetalPrologue : kPrologue;
+  const std::string local = metal ? "threadgroup " : hip ? "__shared__ " : "__local ", member_space = hip ? "" : local, tag = metal || hip ? "" : "struct ";
+  std::string s = metal ? kMetalPrologue : hip ? kHipPrologue : kPrologue;
   s += "struct rlx_words {";
   for (const auto& w : k.words) s += cat(" uint ", w, ";");
   if (k.words.empty()) s += " uint unused;";
   s += " };\nstruct rlx_bindings {\n";
   for (const auto& b : k.bindings) s += cat("  ", pointer(b, b.name), ";\n");
-  for (const auto& [name, sh] : r.shared()) s += cat("  ", local, cl_type(sh.type), " ", local_pointer(name, sh.dims), ";\n");
+  for (const auto& [name, sh] : r.shared()) s += cat("  ", member_space, cl_type(sh.type), " ", local_pointer(name, sh.dims), ";\n");
   for (const auto& [name, v] : r.privates()) s += cat("  ", cl_type(v.type), " ", name, ";\n");
   if (metal)
     for (const auto& [id, attr] : metal_ids()) s += cat("  ", attr.substr(0, attr.find(' ')), " ", id, ";\n");
   s += cat("  ", tag, "rlx_words p;\n};\n", body);
+  const uint32_t threads = k.local[0] * k.local[1] * k.local[2];
   if (metal)  // the host dispatches threadgroups of k.local threads (Metal has no required-size attribute)
     s += cat("\n// threads per threadgroup: ", k.local[0], " x ", k.local[1], " x ", k.local[2], "\nkernel void rlx_kernel(");
+  else if (hip)  // the host launches blocks of k.local threads; the bound lets the compiler use registers for no more
+    s += cat("\n// threads per block: ", k.local[0], " x ", k.local[1], " x ", k.local[2], "\nextern \"C\" __global__ void __launch_bounds__(", threads, ") rlx_kernel(");
   else
     s += cat("\n__kernel __attribute__((reqd_work_group_size(", k.local[0], ", ", k.local[1], ", ", k.local[2], "))) void rlx_kernel(");
   for (size_t i = 0; i < k.bindings.size(); ++i) s += cat(pointer(k.bindings[i], cat("a", i)), metal ? cat(" [[buffer(", i, ")]]") : "", ", ");
@@ -444,7 +511,7 @@ std::string c_like_program(CLanguage lang, const ClKernel& k, const std::string&
     for (const auto& [id, attr] : metal_ids()) s += cat(", ", attr.substr(0, attr.find(' ')), " ", id, "_ ", attr.substr(attr.find(' ') + 1));
     s += ") {\n";
   } else {
-    s += "struct rlx_words words) {\n";
+    s += cat(tag, "rlx_words words) {\n");
   }
   for (const auto& [name, sh] : r.shared()) s += cat("  ", local, cl_type(sh.type), " ", name, sh.dims, ";\n");
   s += cat("  ", tag, "rlx_bindings b;\n");
@@ -462,5 +529,6 @@ std::string c_like_program(CLanguage lang, const ClKernel& k, const std::string&
 
 std::string opencl_c(const ClKernel& k, const std::string& glsl) { return c_like_program(CLanguage::opencl, k, glsl); }
 std::string metal_source(const ClKernel& k, const std::string& glsl) { return c_like_program(CLanguage::metal, k, glsl); }
+std::string hip_source(const ClKernel& k, const std::string& glsl) { return c_like_program(CLanguage::hip, k, glsl); }
 
 }  // namespace rlx::backends::vulkan

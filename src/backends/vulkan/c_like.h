@@ -1,9 +1,9 @@
-// The kernels' C-like flavours: OpenCL C (the gpu device) and Metal's MSL (emitted, not run here). The families write their bodies in a small GLSL subset (scalar
+// The kernels' C-like flavours: OpenCL C (the gpu device), Metal's MSL and HIP (emitted, not run here). The families write their bodies in a small GLSL subset (scalar
 // and vector types, constructors, the skeleton's accessors, shared arrays, barrier, atomics);
-// OpenCL C and MSL spell the same things differently and have no globals a function could reach
+// OpenCL C, MSL and HIP spell the same things differently and have no globals a function could reach
 // a buffer through. So the skeleton prints the language's prologue and entry point, and the
-// body's tokens are respelled: constructors become casts and vector literals (OpenCL; MSL, being
-// C++, keeps them), built-ins their names there, float literals single precision, and every function takes one more parameter — a
+// body's tokens are respelled: constructors become casts and vector literals (OpenCL; MSL and HIP,
+// being C++, keep them), built-ins their names there, float literals single precision, and every function takes one more parameter — a
 // struct (`rlx_kb`) of the kernel's bindings, shared arrays, private globals and words, through
 // which the body's names of them are reached. Anything else of GLSL's (inout parameters,
 // overloads, subgroups, cooperative matrices) is refused with the construct named.
@@ -15,7 +15,7 @@
 
 namespace rlx::backends::vulkan {
 
-enum class CLanguage : uint8_t { opencl, metal };
+enum class CLanguage : uint8_t { opencl, metal, hip };
 
 struct ClBinding {
   std::string name;  // the body's array name ("x_", "e_")
@@ -37,5 +37,9 @@ std::string opencl_c(const ClKernel& k, const std::string& glsl);
 // the words as a constant struct at [[buffer(bindings)]]; the host dispatches threadgroups of
 // k.local threads (a comment above the entry point says how many).
 std::string metal_source(const ClKernel& k, const std::string& glsl);
+// The same as HIP C++ for ROCm: `extern "C" __global__ void rlx_kernel` taking the bindings as
+// pointers in order, then the words as one struct by value; blocks of k.local threads (a comment
+// above the entry point says how many, and __launch_bounds__ holds the compiler to it).
+std::string hip_source(const ClKernel& k, const std::string& glsl);
 
 }  // namespace rlx::backends::vulkan

@@ -200,7 +200,8 @@ void Shader::extension(const std::string& name) { extensions_.push_back(name); }
 
 std::string Shader::source(const std::string& body) const {
   const bool gl = current_target().api == KernelApi::opengl;
-  if (current_target().api == KernelApi::opencl || current_target().api == KernelApi::metal) return c_like_source(body);
+  const KernelApi api = current_target().api;
+  if (api == KernelApi::opencl || api == KernelApi::metal || api == KernelApi::hip) return c_like_source(body);
   // OpenGL's barrier() orders execution only: shared memory needs memoryBarrierShared() too
   // (SPIR-V for Vulkan gives barrier() workgroup-memory semantics)
   std::string s = gl ? "#version 450\n"
@@ -242,16 +243,18 @@ std::string Shader::functions() const {
 }
 
 std::string Shader::c_like_source(const std::string& body) const {
-  const bool metal = current_target().api == KernelApi::metal;
-  if (!extensions_.empty())
-    throw Error(ErrorKind::unsupported, cat(metal ? "metal" : "opencl", ": the kernel needs ", extensions_.front(), ", which ", metal ? "MSL" : "OpenCL C", " has no spelling for here"));
+  const KernelApi api = current_target().api;
+  const char* device = api == KernelApi::metal ? "metal" : api == KernelApi::hip ? "rocm" : "opencl";
+  const char* language = api == KernelApi::metal ? "MSL" : api == KernelApi::hip ? "HIP" : "OpenCL C";
+  if (!extensions_.empty()) throw Error(ErrorKind::unsupported, cat(device, ": the kernel needs ", extensions_.front(), ", which ", language, " has no spelling for here"));
   ClKernel k;
   k.bindings = bindings_;
   if (error_) k.bindings.push_back({"e_", "uint", false});
   k.words = offsets_;
   k.words.insert(k.words.end(), words_.begin(), words_.end());
   k.local = {lx_, ly_, lz_};
-  return metal ? metal_source(k, functions() + body) : opencl_c(k, functions() + body);
+  if (api == KernelApi::metal) return metal_source(k, functions() + body);
+  return api == KernelApi::hip ? hip_source(k, functions() + body) : opencl_c(k, functions() + body);
 }
 
 }  // namespace rlx::backends::vulkan

@@ -11,8 +11,8 @@
 
 namespace rlx::backends::vulkan {
 
-// opencl and metal: OpenCL C and MSL respelled from the same bodies (c_like.h)
-enum class KernelApi : uint8_t { vulkan, opengl, opencl, metal };
+// opencl, metal and hip: OpenCL C, MSL and HIP respelled from the same bodies (c_like.h)
+enum class KernelApi : uint8_t { vulkan, opengl, opencl, metal, hip };
 
 struct KernelTarget {
   Features features;
