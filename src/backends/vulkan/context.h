@@ -32,6 +32,9 @@ struct Features {
   uint64_t max_storage_range = 0;  // bytes one storage-buffer binding may span
   uint32_t max_push_bytes = 0;
   uint32_t max_shared_bytes = 0;
+  // The kernels' integer class is 32-bit int, not int64_t (a language without signed 64-bit
+  // integers: glslang's HLSL): no i64 tensors (hlsl.h)
+  bool int32_class = false;
 };
 
 struct PhysicalDevice {

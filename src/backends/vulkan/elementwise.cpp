@@ -153,7 +153,7 @@ std::vector<Launch> elementwise_launches(const ir::Node& n, const NodeTypes& t) 
     l.source = elementwise_source(n.op, t.in, t.out[0]);
     for (size_t k = 0; k < t.in.size(); ++k) l.operands.push_back({Operand::Kind::input, static_cast<int>(k)});
     l.operands.push_back({Operand::Kind::output, 0});
-    l.push_bytes = 4 * static_cast<uint32_t>(t.in.size() + 2);
+    l.push_bytes = pushed_bytes(t.in.size() + 2);
   }
   l.words = {static_cast<uint32_t>(count)};
   l.groups = grid_for(count, kThreads);

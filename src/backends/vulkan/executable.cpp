@@ -10,9 +10,11 @@
 #include <mutex>
 
 #include "backends/vulkan/context.h"
+#include "backends/vulkan/hlsl.h"
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/program.h"
 #include "backends/vulkan/resident.h"
+#include "backends/vulkan/target.h"
 #include "backends/vulkan/shader_compiler.h"
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
@@ -49,8 +51,9 @@ class VulkanExecutable : public runtime::Executable {
   };
 
  public:
-  explicit VulkanExecutable(const ir::Graph& lir) : lir_(lir), c_(Context::get()) {
+  VulkanExecutable(const ir::Graph& lir, const KernelTarget& target) : lir_(lir), c_(Context::get()), target_(target) {
     try {
+      ScopedTarget printing(target_);
       build();
     } catch (...) {
       release();
@@ -354,10 +357,12 @@ class VulkanExecutable : public runtime::Executable {
       }
       if (l.step_word >= 0) l.words[static_cast<size_t>(l.step_word)] = step;
       push.insert(push.end(), l.words.begin(), l.words.end());
+      const bool hlsl = target_.api == KernelApi::hlsl;
+      if (hlsl) push.insert(push.end(), {l.groups[0], l.groups[1], l.groups[2]});  // HLSL has no gl_NumWorkGroups
       if (push.size() * 4 != l.push_bytes)
         throw Error(ErrorKind::internal, cat("vulkan: ", l.name, " pushes ", push.size() * 4, " bytes, its shader declares ", l.push_bytes));
       if (debug_at(3)) log_line(cat("vulkan: ", l.name, " for ", node_label(n, i), ":\n", l.source));
-      std::vector<uint32_t> spirv = compile_compute_glsl(l.source, cat(l.name, " for ", node_label(n, i)));
+      std::vector<uint32_t> spirv = hlsl ? compile_compute_hlsl(l.source, cat(l.name, " for ", node_label(n, i))) : compile_compute_glsl(l.source, cat(l.name, " for ", node_label(n, i)));
       const Pipeline& p = c_.pipeline(spirv, static_cast<uint32_t>(bindings.size()), l.push_bytes);
       // a barrier only where this dispatch touches memory a dispatch since the last one wrote
       // (or writes memory one read): independent neighbours (q, k and v's products) overlap
@@ -388,6 +393,7 @@ class VulkanExecutable : public runtime::Executable {
 
   ir::Graph lir_;
   Context& c_;
+  KernelTarget target_;  // whom the kernels are printed for: vulkan's GLSL, or HLSL (the directx device)
   std::vector<Location> base_loc_;  // without the device copies a run binds
   std::vector<Region> input_region_;  // per graph input
   std::vector<std::vector<Launch>> node_launches_;  // per node; none for constants and views
@@ -430,6 +436,8 @@ class VulkanExecutable : public runtime::Executable {
 
 }  // namespace
 
-std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir) { return std::make_unique<VulkanExecutable>(lir); }
+std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir) { return std::make_unique<VulkanExecutable>(lir, current_target()); }
+
+std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir, const KernelTarget& target) { return std::make_unique<VulkanExecutable>(lir, target); }
 
 }  // namespace rlx::backends::vulkan

@@ -219,6 +219,9 @@ std::string workgroup_sum(const std::string& v, const std::string& into, int64_t
 // (last dim fastest) with `strides` — one multiply when the shape has one dim.
 std::string offset_function(const std::string& fn, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
 
+struct KernelTarget;
 std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir);
+// The same with the kernels printed for `target` (the directx device's HLSL) on the vulkan device.
+std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir, const KernelTarget& target);
 
 }  // namespace rlx::backends::vulkan

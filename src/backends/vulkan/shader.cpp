@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "backends/vulkan/context.h"
+#include "backends/vulkan/hlsl.h"
 #include "backends/vulkan/target.h"
 #include "codegen/dialect_glsl.h"
 #include "rlx/error.h"
@@ -42,6 +43,7 @@ std::pair<int64_t, int64_t> int_range(DType t) {
 std::string i64_literal(int64_t v) {
   // GLSL has no literal for INT64_MIN: spell it as −max − 1
   if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807l - 1l)";
+  if (v == std::numeric_limits<int32_t>::min()) return "(-2147483647l - 1l)";  // a 32-bit class's too
   return cat(v, "l");
 }
 
@@ -82,8 +84,8 @@ int64_t rlx_f2i(float v, int64_t lo, int64_t hi) {
 bool storable(DType t, const Features& f) {
   switch (t) {
     case DType::f32:
-    case DType::i32:
-    case DType::i64: return f.int64;
+    case DType::i32: return f.int64;
+    case DType::i64: return f.int64 && !f.int32_class;
     case DType::f16:
     case DType::bf16:
     case DType::i16: return f.int64 && f.storage16 && f.int16;
@@ -115,10 +117,10 @@ void Shader::buffer(const std::string& name, DType t, Access a) {
   const size_t binding = offsets_.size();
   const std::string raw = name + "_", at = cat("p.o_", name, " + i");
   offsets_.push_back("o_" + name);
-  // OpenGL has no 8/16-bit storage: such tensors are packed into uint words, read by shifting
+  // OpenGL and HLSL have no 8/16-bit storage: such tensors are packed into uint words, read by shifting
   // and written with two atomics on the element's own bits (neighbours may be written at once)
   const int bits = dtype_bits(t);
-  const bool packed = current_target().api == KernelApi::opengl && bits < 32;
+  const bool packed = (current_target().api == KernelApi::opengl || current_target().api == KernelApi::hlsl) && bits < 32;
   const std::string T = packed ? "uint" : stored_type(t);
   bindings_.push_back({raw, T, a == Access::read});
   if (packed) {
@@ -152,7 +154,9 @@ void Shader::buffer(const std::string& name, DType t, Access a) {
       case DType::i16: f = packed ? cat("float(", sext(ld), ")") : cat("float(", ld, ")"); break;
       default: f = cat("float(", ld, ")");
     }
-    if (is_float_class(t)) i = cat("rlx_f2i(", name, "_f(i), ", i64_literal(int_range(DType::i64).first), ", ", i64_literal(int_range(DType::i64).second), ")");
+    const DType cls = current_target().features.int32_class ? DType::i32 : DType::i64;  // the integer class's range
+    if (is_float_class(t)) i = cat("rlx_f2i(", name, "_f(i), ", i64_literal(int_range(cls).first), ", ", i64_literal(int_range(cls).second), ")");
+    else if (t == DType::i32 && cls == DType::i32) i = cat("int64_t(", ld, ")");
     else if (t == DType::i32)  // sign-extended by hand: Mesa's lavapipe (22.3) extends int → int64_t with zeros
       i = cat("(int64_t(uint(", ld, ")) ^ 0x80000000l) - 0x80000000l");
     else if (packed && (t == DType::i8 || t == DType::i16)) i = cat("int64_t(", sext(ld), ")");
@@ -194,6 +198,10 @@ void Shader::error_buffer() {
 
 void Shader::push(const std::string& name) { words_.push_back(name); }
 
+uint32_t pushed_bytes(size_t words) { return 4 * static_cast<uint32_t>(words + (current_target().api == KernelApi::hlsl ? 3 : 0)); }
+
+uint32_t Shader::push_bytes() const { return pushed_bytes(offsets_.size() + words_.size()); }
+
 void Shader::local_size(uint32_t x, uint32_t y, uint32_t z) { lx_ = x, ly_ = y, lz_ = z; }
 
 void Shader::extension(const std::string& name) { extensions_.push_back(name); }
@@ -201,7 +209,7 @@ void Shader::extension(const std::string& name) { extensions_.push_back(name); }
 std::string Shader::source(const std::string& body) const {
   const bool gl = current_target().api == KernelApi::opengl;
   const KernelApi api = current_target().api;
-  if (api == KernelApi::opencl || api == KernelApi::metal || api == KernelApi::hip) return c_like_source(body);
+  if (api == KernelApi::opencl || api == KernelApi::metal || api == KernelApi::hip || api == KernelApi::hlsl) return c_like_source(body);
   // OpenGL's barrier() orders execution only: shared memory needs memoryBarrierShared() too
   // (SPIR-V for Vulkan gives barrier() workgroup-memory semantics)
   std::string s = gl ? "#version 450\n"
@@ -234,7 +242,13 @@ std::string Shader::functions() const {
   s += "uint rlx_flat() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x; }\n";
   s += codegen::glsl().prelude();
   s += helpers_;
-  if (error_)
+  if (error_ && current_target().api == KernelApi::hlsl)  // Interlocked* return through an argument; the class is 32-bit
+    s += "void rlx_index_error(int v, int n) {\n"
+         "  uint before;\n  InterlockedCompareExchange(e_[0], 0u, 1u, before);\n"
+         "  if (before == 0u) {\n"
+         "    e_[1] = p.step; e_[2] = uint(v); e_[3] = v < 0 ? 0xffffffffu : 0u; e_[4] = uint(n); e_[5] = n < 0 ? 0xffffffffu : 0u;\n"
+         "  }\n}\n";
+  else if (error_)
     s += "void rlx_index_error(int64_t v, int64_t n) {\n"
          "  if (atomicCompSwap(e_[0], 0u, 1u) == 0u) {\n"
          "    e_[1] = p.step; e_[2] = uint(v); e_[3] = uint(v >> 32); e_[4] = uint(n); e_[5] = uint(n >> 32);\n"
@@ -244,8 +258,8 @@ std::string Shader::functions() const {
 
 std::string Shader::c_like_source(const std::string& body) const {
   const KernelApi api = current_target().api;
-  const char* device = api == KernelApi::metal ? "metal" : api == KernelApi::hip ? "rocm" : "opencl";
-  const char* language = api == KernelApi::metal ? "MSL" : api == KernelApi::hip ? "HIP" : "OpenCL C";
+  const char* device = api == KernelApi::metal ? "metal" : api == KernelApi::hip ? "rocm" : api == KernelApi::hlsl ? "directx" : "opencl";
+  const char* language = api == KernelApi::metal ? "MSL" : api == KernelApi::hip ? "HIP" : api == KernelApi::hlsl ? "HLSL" : "OpenCL C";
   if (!extensions_.empty()) throw Error(ErrorKind::unsupported, cat(device, ": the kernel needs ", extensions_.front(), ", which ", language, " has no spelling for here"));
   ClKernel k;
   k.bindings = bindings_;
@@ -254,6 +268,7 @@ std::string Shader::c_like_source(const std::string& body) const {
   k.words.insert(k.words.end(), words_.begin(), words_.end());
   k.local = {lx_, ly_, lz_};
   if (api == KernelApi::metal) return metal_source(k, functions() + body);
+  if (api == KernelApi::hlsl) return hlsl_source(k, functions() + body);
   return api == KernelApi::hip ? hip_source(k, functions() + body) : opencl_c(k, functions() + body);
 }
 

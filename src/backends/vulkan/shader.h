@@ -23,6 +23,10 @@ struct Features;
 // Whether tensors of `t` can be kernel operands on a device with `f`.
 bool storable(DType t, const Features& f);
 
+// The push-constant bytes of a kernel of `words` words for the current target (HLSL's kernels
+// take the dispatch's three group counts too).
+uint32_t pushed_bytes(size_t words);
+
 enum class Access : uint8_t { read, write, read_write };
 
 class Shader {
@@ -42,7 +46,8 @@ class Shader {
   void extension(const std::string& name);
   // The whole GLSL source around `body` (functions, shared arrays and main).
   std::string source(const std::string& body) const;
-  uint32_t push_bytes() const { return 4 * static_cast<uint32_t>(offsets_.size() + words_.size()); }
+  // HLSL's kernels also take the dispatch's group counts (three words the executable appends)
+  uint32_t push_bytes() const;
   size_t buffers() const { return offsets_.size() + (error_ ? 1 : 0); }
 
  private:

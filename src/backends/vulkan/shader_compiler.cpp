@@ -1,5 +1,7 @@
 #include "backends/vulkan/shader_compiler.h"
 
+#include "backends/vulkan/hlsl.h"
+
 #include <shaderc/shaderc.h>
 
 #include <cstdlib>
@@ -35,14 +37,28 @@ std::string cache_key(const std::string& source) {
   return buf;
 }
 
+// The source line the compiler's first message names ("NAME:LINE: error"), quoted: the kernels
+// are printed per graph, so the message alone would not show what was printed.
+std::string quoted_line(const std::string& source, const std::string& messages, const std::string& name) {
+  const size_t at = messages.find(name + ":");
+  if (at == std::string::npos) return "";
+  const long line = std::strtol(messages.c_str() + at + name.size() + 1, nullptr, 10);
+  size_t begin = 0;
+  for (long l = 1; l < line && begin != std::string::npos; ++l) begin = source.find('\n', begin) == std::string::npos ? std::string::npos : source.find('\n', begin) + 1;
+  if (line <= 0 || begin == std::string::npos) return "";
+  return cat("line ", line, ": ", source.substr(begin, source.find('\n', begin) - begin), "\n");
+}
+
 }  // namespace
 
 std::string shader_cache_dir() { return cache_dir("vulkan"); }
 
-std::vector<uint32_t> compile_compute_glsl(const std::string& source, const std::string& name) {
+namespace {
+
+std::vector<uint32_t> compile_compute(const std::string& source, const std::string& name, bool hlsl) {
   static std::mutex mu;
   static std::map<std::string, std::vector<uint32_t>> memory;
-  const std::string key = cache_key(source);
+  const std::string key = cache_key(hlsl ? "hlsl\n" + source : source);
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = memory.find(key); it != memory.end()) return it->second;
   const std::string dir = shader_cache_dir();
@@ -60,7 +76,9 @@ std::vector<uint32_t> compile_compute_glsl(const std::string& source, const std:
   shaderc_compiler_t compiler = shaderc_compiler_initialize();
   shaderc_compile_options_t options = shaderc_compile_options_initialize();
   shaderc_compile_options_set_optimization_level(options, shaderc_optimization_level_performance);
-  shaderc_compile_options_set_target_env(options, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
+  // glslang's HLSL decorates buffers BufferBlock, which SPIR-V after 1.3 (Vulkan 1.1) no longer has
+  if (hlsl) shaderc_compile_options_set_source_language(options, shaderc_source_language_hlsl);
+  shaderc_compile_options_set_target_env(options, shaderc_target_env_vulkan, hlsl ? shaderc_env_version_vulkan_1_1 : shaderc_env_version_vulkan_1_2);
   shaderc_compilation_result_t r = shaderc_compile_into_spv(compiler, source.data(), source.size(), shaderc_compute_shader, name.c_str(), "main", options);
   const bool ok = shaderc_result_get_compilation_status(r) == shaderc_compilation_status_success;
   std::string messages = shaderc_result_get_error_message(r) ? shaderc_result_get_error_message(r) : "";
@@ -72,7 +90,7 @@ std::vector<uint32_t> compile_compute_glsl(const std::string& source, const std:
   shaderc_result_release(r);
   shaderc_compile_options_release(options);
   shaderc_compiler_release(compiler);
-  if (!ok) throw Error(ErrorKind::invalid_argument, cat("vulkan: the GLSL of ", name, " does not compile:\n", messages));
+  if (!ok) throw Error(ErrorKind::invalid_argument, cat(hlsl ? "directx: the HLSL of " : "vulkan: the GLSL of ", name, " does not compile:\n", messages, quoted_line(source, messages, name)));
   if (!file.empty()) {  // written whole, then renamed: a reader never sees half a file
     fs::path tmp = file;
     tmp += ".partial";
@@ -82,6 +100,12 @@ std::vector<uint32_t> compile_compute_glsl(const std::string& source, const std:
   }
   return memory[key] = words;
 }
+
+}  // namespace
+
+std::vector<uint32_t> compile_compute_glsl(const std::string& source, const std::string& name) { return compile_compute(source, name, false); }
+
+std::vector<uint32_t> compile_compute_hlsl(const std::string& source, const std::string& name) { return compile_compute(source, name, true); }
 
 std::string opengl_glsl_errors(const std::string& source, const std::string& name) {
   shaderc_compiler_t compiler = shaderc_compiler_initialize();

@@ -11,8 +11,9 @@
 
 namespace rlx::backends::vulkan {
 
-// opencl, metal and hip: OpenCL C, MSL and HIP respelled from the same bodies (c_like.h)
-enum class KernelApi : uint8_t { vulkan, opengl, opencl, metal, hip };
+// opencl, metal and hip: OpenCL C, MSL and HIP respelled from the same bodies (c_like.h); hlsl:
+// HLSL for glslang's HLSL front end (hlsl.h), run by the vulkan executable
+enum class KernelApi : uint8_t { vulkan, opengl, opencl, metal, hip, hlsl };
 
 struct KernelTarget {
   Features features;

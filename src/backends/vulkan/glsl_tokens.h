@@ -1,0 +1,57 @@
+// The tokens of the GLSL subset the kernel families write (identifiers, numbers, punctuation,
+// whitespace and comments kept as they are), for the respellings into other languages
+// (c_like.h, hlsl.h): a respelling rewrites tokens, so what it leaves alone prints unchanged.
+#pragma once
+#include <cctype>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rlx::backends::vulkan {
+
+struct Tok {
+  enum Kind : uint8_t { ident, number, punct, space } kind;
+  std::string text;
+};
+
+inline std::vector<Tok> tokenize(const std::string& s) {
+  std::vector<Tok> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    size_t j = i + 1;
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j])) && s[j - 1] != '\n') ++j;
+      out.push_back({Tok::space, s.substr(i, j - i)});
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      j = s.find('\n', i);
+      if (j == std::string::npos) j = s.size();
+      out.push_back({Tok::space, s.substr(i, j - i)});
+    } else if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      j = s.find("*/", i + 2);
+      j = j == std::string::npos ? s.size() : j + 2;
+      out.push_back({Tok::space, s.substr(i, j - i)});
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;
+      out.push_back({Tok::ident, s.substr(i, j - i)});
+    } else if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
+      // digits, a point, an exponent with its sign, suffixes; hex digits
+      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '.' ||
+                              ((s[j] == '+' || s[j] == '-') && (s[j - 1] == 'e' || s[j - 1] == 'E') && !(s[i] == '0' && i + 1 < s.size() && (s[i + 1] == 'x' || s[i + 1] == 'X')))))
+        ++j;
+      out.push_back({Tok::number, s.substr(i, j - i)});
+    } else {
+      // two-character operators that matter here: -> (never in GLSL) and the rest pass as is
+      out.push_back({Tok::punct, std::string(1, c)});
+    }
+    i = j;
+  }
+  return out;
+}
+
+inline bool is_float_literal(const std::string& n) {
+  if (n.size() > 1 && n[0] == '0' && (n[1] == 'x' || n[1] == 'X')) return false;
+  return n.find_first_of(".eE") != std::string::npos;
+}
+
+}  // namespace rlx::backends::vulkan
