@@ -104,4 +104,50 @@ const Dialect& glsl() {
   return d;
 }
 
+std::string GlslInt32Dialect::call(Fn f, ValueClass cls, const std::vector<std::string>& a) const {
+  switch (f) {
+    case Fn::wrap_add: return cat("rlx_cadd(", a[0], ", ", a[1], ")");
+    case Fn::wrap_sub: return cat("rlx_csub(", a[0], ", ", a[1], ")");
+    case Fn::wrap_mul: return cat("rlx_cmul(", a[0], ", ", a[1], ")");
+    case Fn::ipow: return cat("rlx_cipow(", a[0], ", ", a[1], ")");
+    default: return GlslDialect::call(f, cls, a);
+  }
+}
+
+std::string GlslInt32Dialect::prelude() const {
+  // written with the 64-bit class's names, which the language's printer spells 32-bit; the
+  // operations wrap (through the unsigned type) and the tests are the usual sign ones
+  return GlslDialect::prelude() + R"(int64_t rlx_cadd(int64_t a, int64_t b) {
+  int64_t r = int64_t(uint64_t(a) + uint64_t(b));
+  if (((a ^ r) & (b ^ r)) < 0l) rlx_ovf = true;
+  return r;
+}
+int64_t rlx_csub(int64_t a, int64_t b) {
+  int64_t r = int64_t(uint64_t(a) - uint64_t(b));
+  if (((a ^ b) & (a ^ r)) < 0l) rlx_ovf = true;
+  return r;
+}
+int64_t rlx_cmul(int64_t a, int64_t b) {
+  int64_t r = int64_t(uint64_t(a) * uint64_t(b));
+  if (a == -1l) { if (b == (-2147483647l - 1l)) rlx_ovf = true; }
+  else if (a != 0l && r / a != b) rlx_ovf = true;
+  return r;
+}
+int64_t rlx_cipow(int64_t a, int64_t e) {
+  if (e < 0l) return a == 1l ? 1l : a == -1l ? ((e & 1l) != 0l ? -1l : 1l) : 0l;
+  int64_t r = 1l, b = a;
+  for (int64_t k = e; k != 0l; k >>= 1) {
+    if ((k & 1l) != 0l) r = rlx_cmul(r, b);
+    if (k > 1l) b = rlx_cmul(b, b);
+  }
+  return r;
+}
+)";
+}
+
+const Dialect& glsl_int32() {
+  static const GlslInt32Dialect d;
+  return d;
+}
+
 }  // namespace rlx::codegen

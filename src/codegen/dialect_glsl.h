@@ -22,4 +22,20 @@ class GlslDialect : public Dialect {
 
 const Dialect& glsl();
 
+// GLSL for a language without signed 64-bit integers (HLSL through glslang, which spells the
+// 64-bit class's int64_t as int): the integer class is 32-bit two's complement, and its
+// wrapping add, subtract, multiply and power also set the invocation's `rlx_ovf` when a result
+// leaves 32 bits — stores of i64 tensors check it, so an i64 value the class cannot hold is an
+// error, never a silently wrapped number (stores of i32 and narrower wrap, as everywhere).
+class GlslInt32Dialect : public GlslDialect {
+ public:
+  const char* name() const override { return "glsl-int32"; }
+  std::string call(Fn f, ValueClass cls, const std::vector<std::string>& args) const override;
+  // GlslDialect's helpers and the checked ones (rlx_cadd, rlx_csub, rlx_cmul, rlx_cipow); the
+  // program declares `bool rlx_ovf` before them.
+  std::string prelude() const override;
+};
+
+const Dialect& glsl_int32();
+
 }  // namespace rlx::codegen

@@ -27,6 +27,7 @@ struct ClKernel {
   std::vector<ClBinding> bindings;  // in binding order: the kernel's arguments
   std::vector<std::string> words;   // the pushed words, in order (p.<word>)
   std::array<uint32_t, 3> local{1, 1, 1};
+  bool error_words = false;  // the last binding is the index-error words (e_)
 };
 
 // The OpenCL C program of a kernel whose GLSL functions and main() are `glsl` (no #version,

@@ -126,7 +126,7 @@ static std::string elementwise_source(ir::Op op, const std::vector<ir::Type>& in
     body += cat("  ", fl ? "float" : "int64_t", " v", k, " = x", k, fl ? "_f(" : "_i(", "x", k, "_at);\n");
     operands.push_back(cat("v", k));
   }
-  body += cat("  y_w", fl ? "f" : "i", "(i, ", codegen::print_scalar(codegen::glsl(), cls, op, operands), ");\n}\n");
+  body += cat("  y_w", fl ? "f" : "i", "(i, ", codegen::print_scalar(kernel_dialect(), cls, op, operands), ");\n}\n");
   return sh.source(body);
 }
 

@@ -5,6 +5,7 @@
 // index-error word and a memcpy out. Inputs and outputs kept on the device (resident.h: KV
 // caches) are bound to their device copies instead of staging; the program is recorded again
 // only when that binding changes (the first decode step, not the others).
+#include <climits>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -79,6 +80,7 @@ class VulkanExecutable : public runtime::Executable {
                                                      " bytes; the plan takes ", ir::type_str(t)));
       if (bound_.in[i].buffer) continue;  // its device copy is the data
       Tensor x = inputs[i].contiguous();
+      check_fits_class(x, cat("input ", i, " (", lir_.value(ins[i]).name, ")"));
       std::memcpy(staging + input_slot_[i], x.data(), want);
     }
     std::memset(errors_.mapped, 0, errors_.bytes);
@@ -125,6 +127,7 @@ class VulkanExecutable : public runtime::Executable {
       const ir::Node& n = lir_.node(i);
       if (n.op != ir::Op::constant) continue;
       Tensor value = n.attrs.tensor("value").contiguous();
+      check_fits_class(value, cat("constant ", node_label(n, i)));
       Region r = c_.device_alloc(std::max<size_t>(value.nbytes(), 16));
       regions_.push_back(r);
       c_.upload(r, value.data(), value.nbytes());
@@ -358,7 +361,12 @@ class VulkanExecutable : public runtime::Executable {
       if (l.step_word >= 0) l.words[static_cast<size_t>(l.step_word)] = step;
       push.insert(push.end(), l.words.begin(), l.words.end());
       const bool hlsl = target_.api == KernelApi::hlsl;
-      if (hlsl) push.insert(push.end(), {l.groups[0], l.groups[1], l.groups[2]});  // HLSL has no gl_NumWorkGroups
+      if (hlsl) {  // HLSL has no gl_NumWorkGroups; every HLSL kernel can raise an error (hlsl.h)
+        push.insert(push.end(), {l.groups[0], l.groups[1], l.groups[2], step});
+        bool has_errors = false;
+        for (const Operand& o : l.operands) has_errors = has_errors || o.kind == Operand::Kind::error;
+        if (!has_errors) bindings.push_back({errors_.buffer, 0, errors_.bytes});
+      }
       if (push.size() * 4 != l.push_bytes)
         throw Error(ErrorKind::internal, cat("vulkan: ", l.name, " pushes ", push.size() * 4, " bytes, its shader declares ", l.push_bytes));
       if (debug_at(3)) log_line(cat("vulkan: ", l.name, " for ", node_label(n, i), ":\n", l.source));
@@ -381,6 +389,17 @@ class VulkanExecutable : public runtime::Executable {
                     cat(l.name, " ", n.origin.empty() ? ir::op_keyword(n.op) : n.origin));
       hazards_.add(reads, writes);
     }
+  }
+
+  // Where the kernels' integer class is 32-bit (directx), an i64 tensor's values must fit it:
+  // its kernels read the low word of each (shader.cpp).
+  void check_fits_class(const Tensor& x, const std::string& what) const {
+    if (!target_.features.int32_class || x.dtype() != DType::i64) return;
+    const auto* v = static_cast<const int64_t*>(x.data());
+    for (size_t k = 0; k < static_cast<size_t>(x.numel()); ++k)
+      if (v[k] < INT32_MIN || v[k] > INT32_MAX)
+        throw Error(ErrorKind::invalid_argument, cat(target_.api == KernelApi::hlsl ? "directx: " : "vulkan: ", what, " holds ", v[k], " at element ", k,
+                                                     ", outside the 32-bit integers this device's kernels compute with (HLSL through glslang has no 64-bit int)"));
   }
 
   void release() {

@@ -61,6 +61,14 @@ float rlx_round_even(float x) {
 float2 rlx_unpack_half2(uint u) { return float2(f16tof32(u & 0xffffu), f16tof32(u >> 16)); }
 )";
 
+// The 32-bit integer class's overflow: codegen's glsl_int32 and rlx_fits32 (a float converted to
+// i64) set rlx_ovf, stores of i64 check it and raise it — error word 0 becomes 2, word 1 the step
+const char* kFits32 = R"(float rlx_fits32(float v) {
+  if (!isnan(v) && !(v >= -2147483648.0 && v < 2147483648.0)) rlx_ovf = true;
+  return v;
+}
+)";
+
 bool is_type(const Tok& t) { return t.kind == Tok::ident && hlsl_types().count(t.text); }
 
 class Rewriter {
@@ -215,15 +223,22 @@ std::string element_type(const std::string& glsl_type) {
 std::string hlsl_source(const ClKernel& k, const std::string& glsl) {
   const std::string body = Rewriter(tokenize(glsl)).run();
   std::string s = kPrologue;
-  for (size_t i = 0; i < k.bindings.size(); ++i) {
-    const ClBinding& b = k.bindings[i];
+  // every kernel can raise an error: its error words are the last binding when its family did
+  // not ask for them (the executable binds them the same way)
+  std::vector<ClBinding> bindings = k.bindings;
+  if (!k.error_words) bindings.push_back({"rlx_errors", "uint", false});
+  const std::string errors = bindings.back().name;
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    const ClBinding& b = bindings[i];
     s += cat("[[vk::binding(", i, ", 0)]] ", b.readonly ? "" : "RW", "StructuredBuffer<", element_type(b.type), "> ", b.name, ";\n");
   }
   s += "struct rlx_words {";
   for (const auto& w : k.words) s += cat(" uint ", w, ";");
-  s += " uint rlx_ng_x; uint rlx_ng_y; uint rlx_ng_z; };\n[[vk::push_constant]] ConstantBuffer<rlx_words> p;\n";
+  s += " uint rlx_ng_x; uint rlx_ng_y; uint rlx_ng_z; uint rlx_step; };\n[[vk::push_constant]] ConstantBuffer<rlx_words> p;\n";
   for (const auto& [id, sem] : hlsl_ids()) s += cat("static ", sem.substr(0, sem.find(' ')), " rlx_", id, ";\n");
   s += cat("static const uint3 rlx_gl_WorkGroupSize = uint3(", k.local[0], "u, ", k.local[1], "u, ", k.local[2], "u);\n");
+  s += cat("static bool rlx_ovf = false;\nvoid rlx_raise_overflow() {\n  uint before;\n  InterlockedCompareExchange(", errors, "[0], 0u, 2u, before);\n  if (before == 0u) ",
+           errors, "[1] = p.rlx_step;\n}\n", kFits32);
   s += body;
   s += cat("\n[numthreads(", k.local[0], ", ", k.local[1], ", ", k.local[2], ")]\nvoid main(");
   std::vector<std::string> params, sets;

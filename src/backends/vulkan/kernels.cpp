@@ -13,6 +13,12 @@ namespace rlx::backends::vulkan {
 
 bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs, const Features& f) {
   if (op == ir::Op::constant) return true;
+  // the 32-bit integer class checks the arithmetic it prints through its dialect (elementwise,
+  // reductions) before an i64 store; these families add and multiply with the language's own
+  // operators, so their i64 results are not claimed there
+  if (f.int32_class && (op == ir::Op::cumsum || op == ir::Op::dot_general || (op == ir::Op::scatter && attrs.has("reduce") && attrs.s("reduce") != "none")))
+    for (const ir::Type& o : out)
+      if (o.dtype == DType::i64) return false;
   NodeTypes t{in, out};
   return claims_elementwise(op, t, f) || claims_movement(op, t, attrs, f) || claims_reduce(op, t, attrs, f) || claims_matmul(op, t, attrs, f) ||
          claims_quant(op, t, attrs, f) || claims_region(op, t, attrs, f) ||
@@ -69,6 +75,9 @@ std::string node_label(const ir::Node& n, int i) {
 
 void throw_index_error(const uint32_t* e, const std::function<std::string(uint32_t step)>& label) {
   if (!e[0]) return;
+  if (e[0] == 2)
+    throw Error(ErrorKind::runtime, cat(label(e[1]), ": an i64 result does not fit the 32-bit integers this device's kernels compute with (HLSL through glslang has no "
+                                        "64-bit int); run the graph on a device with 64-bit integers"));
   const int64_t v = static_cast<int64_t>(uint64_t{e[2]} | uint64_t{e[3]} << 32), n = static_cast<int64_t>(uint64_t{e[4]} | uint64_t{e[5]} << 32);
   throw Error(ErrorKind::runtime, cat(label(e[1]), ": index ", v, " is out of range [0, ", n, ")"));
 }

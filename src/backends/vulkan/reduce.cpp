@@ -92,7 +92,7 @@ Launch reduce_kernel(Shader sh, const std::string& value, const std::string& kin
     fns += cat("  if (v == c) return j < at;\n  return ", kind == "argmax" ? "v > c" : "v < c", ";\n}\n");
     fns += cat("#define rlx_merge(a, ia, b, ib) { ", T, " rlx_mb = (b); int rlx_mi = (ib); if (rlx_wins(rlx_mb, rlx_mi, a, ia)) { a = rlx_mb; ia = rlx_mi; } }\n");
   } else {
-    fns += cat("#define rlx_merge(a, ia, b, ib) { ", T, " rlx_mb = (b); a = ", codegen::print_scalar(codegen::glsl(), cls, codegen::fold_op(r), {"a", "rlx_mb"}), "; }\n");
+    fns += cat("#define rlx_merge(a, ia, b, ib) { ", T, " rlx_mb = (b); a = ", codegen::print_scalar(kernel_dialect(), cls, codegen::fold_op(r), {"a", "rlx_mb"}), "; }\n");
   }
   std::string store = arg ? "y_wi(o, int64_t(at));" : cat("y_w", c, "(o, acc);");
   // lanes per output: one for short reductions, a subgroup's worth for rows, the workgroup for long ones

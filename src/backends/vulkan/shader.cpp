@@ -85,7 +85,7 @@ bool storable(DType t, const Features& f) {
   switch (t) {
     case DType::f32:
     case DType::i32: return f.int64;
-    case DType::i64: return f.int64 && !f.int32_class;
+    case DType::i64: return f.int64;
     case DType::f16:
     case DType::bf16:
     case DType::i16: return f.int64 && f.storage16 && f.int16;
@@ -121,9 +121,19 @@ void Shader::buffer(const std::string& name, DType t, Access a) {
   // and written with two atomics on the element's own bits (neighbours may be written at once)
   const int bits = dtype_bits(t);
   const bool packed = (current_target().api == KernelApi::opengl || current_target().api == KernelApi::hlsl) && bits < 32;
-  const std::string T = packed ? "uint" : stored_type(t);
+  // i64 where the integer class is 32-bit: two words per element (low, then the high word, the
+  // low word's sign — every value a kernel writes is a 32-bit class value, and the executable
+  // checks the inputs and constants); a store of a result that left 32 bits raises an error
+  const bool pairs = t == DType::i64 && current_target().features.int32_class;
+  const std::string T = packed || pairs ? "uint" : stored_type(t);
   bindings_.push_back({raw, T, a == Access::read});
-  if (packed) {
+  if (pairs) {
+    decls_ += cat("layout(std430, binding = ", binding, ") ", a == Access::read ? "readonly " : "", "buffer B_", name, " { uint ", raw, "[]; };\n");
+    if (a != Access::write) helpers_ += cat("int64_t ", name, "_ld(uint i) { return int64_t(int(", raw, "[2u * (", at, ")])); }\n");
+    if (a != Access::read)
+      helpers_ += cat("void ", name, "_st(uint i, int64_t v) {\n  if (rlx_ovf) rlx_raise_overflow();\n  ", raw, "[2u * (", at, ")] = uint(v); ", raw, "[2u * (", at,
+                      ") + 1u] = v < 0l ? 0xffffffffu : 0u;\n}\n");
+  } else if (packed) {
     const std::string per = bits == 8 ? "4u" : "2u", mask = bits == 8 ? "0xffu" : "0xffffu";
     decls_ += cat("layout(std430, binding = ", binding, ") ", a == Access::read ? "readonly " : "", "buffer B_", name, " { uint ", raw, "[]; };\n");
     const std::string e = cat("uint e = ", at, ", s = (e % ", per, ") * ", bits, "u;");
@@ -172,7 +182,11 @@ void Shader::buffer(const std::string& name, DType t, Access a) {
       case DType::bf16: wf = cat(st, "(rlx_f2bf(v))"); break;
       case DType::boolean: wf = packed ? "(v != 0.0 ? 1u : 0u)" : "uint8_t(v != 0.0 ? 1 : 0)"; break;
       default: {
-        auto [lo, hi] = int_range(t);
+        auto [lo, hi] = int_range(pairs ? DType::i32 : t);
+        if (pairs) {  // beyond 32 bits is an error, not a saturated value
+          wf = cat("rlx_f2i(rlx_fits32(v), ", i64_literal(lo), ", ", i64_literal(hi), ")");
+          break;
+        }
         wf = packed ? cat("uint(int(rlx_f2i(v, ", i64_literal(lo), ", ", i64_literal(hi), ")))") : cat(st, "(rlx_f2i(v, ", i64_literal(lo), ", ", i64_literal(hi), "))");
       }
     }
@@ -198,7 +212,9 @@ void Shader::error_buffer() {
 
 void Shader::push(const std::string& name) { words_.push_back(name); }
 
-uint32_t pushed_bytes(size_t words) { return 4 * static_cast<uint32_t>(words + (current_target().api == KernelApi::hlsl ? 3 : 0)); }
+uint32_t pushed_bytes(size_t words) { return 4 * static_cast<uint32_t>(words + (current_target().api == KernelApi::hlsl ? 4 : 0)); }
+
+const codegen::Dialect& kernel_dialect() { return current_target().features.int32_class ? codegen::glsl_int32() : codegen::glsl(); }
 
 uint32_t Shader::push_bytes() const { return pushed_bytes(offsets_.size() + words_.size()); }
 
@@ -240,7 +256,7 @@ std::string Shader::functions() const {
   std::string s = kConversions;
   // the flat invocation index over a grid folded into x and y (x is limited to 65535 groups)
   s += "uint rlx_flat() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x; }\n";
-  s += codegen::glsl().prelude();
+  s += kernel_dialect().prelude();
   s += helpers_;
   if (error_ && current_target().api == KernelApi::hlsl)  // Interlocked* return through an argument; the class is 32-bit
     s += "void rlx_index_error(int v, int n) {\n"
@@ -264,6 +280,7 @@ std::string Shader::c_like_source(const std::string& body) const {
   ClKernel k;
   k.bindings = bindings_;
   if (error_) k.bindings.push_back({"e_", "uint", false});
+  k.error_words = error_;
   k.words = offsets_;
   k.words.insert(k.words.end(), words_.begin(), words_.end());
   k.local = {lx_, ly_, lz_};

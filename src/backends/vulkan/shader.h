@@ -9,6 +9,7 @@
 // i32/i64 as themselves. Writing a float into an integer saturates (cast's rule), an integer into
 // a narrower integer wraps, anything into a bool stores v ≠ 0.
 #pragma once
+#include "codegen/printer.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,8 +25,12 @@ struct Features;
 bool storable(DType t, const Features& f);
 
 // The push-constant bytes of a kernel of `words` words for the current target (HLSL's kernels
-// take the dispatch's three group counts too).
+// take the dispatch's three group counts and its step too).
 uint32_t pushed_bytes(size_t words);
+
+// The dialect integer-class arithmetic is printed in for the current target: GLSL's 64-bit
+// wrapping class, or the checked 32-bit one (codegen/dialect_glsl.h).
+const codegen::Dialect& kernel_dialect();
 
 enum class Access : uint8_t { read, write, read_write };
 
@@ -46,7 +51,7 @@ class Shader {
   void extension(const std::string& name);
   // The whole GLSL source around `body` (functions, shared arrays and main).
   std::string source(const std::string& body) const;
-  // HLSL's kernels also take the dispatch's group counts (three words the executable appends)
+  // HLSL's kernels also take the dispatch's group counts and step (four words the executable appends)
   uint32_t push_bytes() const;
   size_t buffers() const { return offsets_.size() + (error_ ? 1 : 0); }
 
