@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A device of the vulkan kernels end to end — vulkan (issue 23's CI acceptance), opengl or gpu
-# (OpenCL; issue 24), on whatever driver the environment gives (lavapipe / llvmpipe / PoCL in CI): greedy ids of the tiny Qwen3 and Qwen3-MoE fixtures (f32) equal to the
+# A device of the vulkan kernels end to end — vulkan (issue 23's CI acceptance), opengl, gpu
+# (OpenCL) or directx (HLSL; issue 24), on whatever driver the environment gives (lavapipe / llvmpipe / PoCL in CI): greedy ids of the tiny Qwen3 and Qwen3-MoE fixtures (f32) equal to the
 # PyTorch reference's, sentence embeddings equal to the cpu device's, and short MLP and CNN training runs
 # that end where the cpu's do.
 set -u
