@@ -19,7 +19,7 @@ bool claims(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Ty
   if (f.int32_class && (op == ir::Op::cumsum || op == ir::Op::dot_general || (op == ir::Op::scatter && attrs.has("reduce") && attrs.s("reduce") != "none")))
     for (const ir::Type& o : out)
       if (o.dtype == DType::i64) return false;
-  NodeTypes t{in, out};
+  NodeTypes t{in, out, {}};
   return claims_elementwise(op, t, f) || claims_movement(op, t, attrs, f) || claims_reduce(op, t, attrs, f) || claims_matmul(op, t, attrs, f) ||
          claims_quant(op, t, attrs, f) || claims_region(op, t, attrs, f) ||
          claims_attention(op, t, attrs, f) || claims_rope(op, t, attrs, f) ||
