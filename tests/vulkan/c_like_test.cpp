@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "backends/vulkan/c_like.h"
+#include "backends/vulkan/hlsl.h"
 #include "rlx/error.h"
 
 namespace {
 
 using rlx::backends::vulkan::ClKernel;
 using rlx::backends::vulkan::hip_source;
+using rlx::backends::vulkan::hlsl_source;
 using rlx::backends::vulkan::metal_source;
 using rlx::backends::vulkan::opencl_c;
 
@@ -113,6 +115,41 @@ TEST(HipC, RespellsTheGlslSubset) {
   EXPECT_TRUE(has(c, "extern \"C\" __global__ void __launch_bounds__(256) rlx_kernel(const float* a0, uint16_t* a1, const rlx_uint4* a2, uint* a3, rlx_words words)"))
       << c;
   EXPECT_TRUE(has(c, "// threads per block: 256 x 1 x 1")) << c;
+}
+
+// HLSL (the directx device; its op suite runs every kernel on lavapipe): globals stay globals,
+// the integer class is 32-bit, the skeleton adds the group counts, the step and error words
+TEST(Hlsl, RespellsTheGlslSubset) {
+  const std::string c = hlsl_source(kernel(), std::string(kSubset) + "int64_t twice(int64_t v) { return v * 2l; }\n");
+  EXPECT_TRUE(has(c, "static const uint K = 3u;")) << c;
+  EXPECT_TRUE(has(c, "static const float inv[2] = {1.0, 0.5};")) << c;
+  EXPECT_TRUE(has(c, "groupshared float red[256], tile[16][17];")) << c;
+  EXPECT_TRUE(has(c, "static uint rlx_m0 = 7u;")) << c;
+  EXPECT_TRUE(has(c, "[[vk::binding(0, 0)]] StructuredBuffer<float> x_;")) << c;
+  EXPECT_TRUE(has(c, "[[vk::binding(2, 0)]] StructuredBuffer<uint4> w_;")) << c;
+  // e_ here is the family's own buffer, not error words: those come after it
+  EXPECT_TRUE(has(c, "[[vk::binding(4, 0)]] RWStructuredBuffer<uint> rlx_errors;")) << c;
+  EXPECT_TRUE(has(c, "struct rlx_words { uint o_x; uint o_y; uint o_w; uint n; uint rlx_ng_x; uint rlx_ng_y; uint rlx_ng_z; uint rlx_step; };")) << c;
+  EXPECT_TRUE(has(c, "[[vk::push_constant]] ConstantBuffer<rlx_words> p;")) << c;
+  EXPECT_TRUE(has(c, "uint t = rlx_gl_LocalInvocationID.x;")) << c;
+  EXPECT_TRUE(has(c, "asfloat(0x3f800000u)")) << c;
+  EXPECT_TRUE(has(c, "rlx_round_even(red[t])")) << c;
+  EXPECT_TRUE(has(c, "InterlockedAdd(e_[0], 1u);")) << c;
+  EXPECT_TRUE(has(c, "AllMemoryBarrierWithGroupSync()")) << c;
+  EXPECT_TRUE(has(c, "int twice(int v) { return v * 2; }")) << c;  // the 32-bit class
+  EXPECT_TRUE(has(c, "void rlx_main() {")) << c;
+  EXPECT_TRUE(has(c, "[numthreads(256, 1, 1)]")) << c;
+  auto refused = [](const std::string& glsl) {
+    try {
+      hlsl_source(kernel(), glsl);
+    } catch (const rlx::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_TRUE(has(refused("void main() { int64_t big = 4294967296l; }\n"), "64-bit constant 4294967296l")) << refused("void main() { int64_t big = 4294967296l; }\n");
+  EXPECT_TRUE(has(refused("void main() { uint old = atomicAdd(e_[0], 1u); }\n"), "whose value is used"));
+  EXPECT_TRUE(has(refused("void main() { float s = subgroupAdd(1.0); }\n"), "subgroupAdd"));
 }
 
 TEST(OpenClC, RefusesWhatCHasNoSpellingFor) {
