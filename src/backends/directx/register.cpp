@@ -2,7 +2,8 @@
 // is no Direct3D on Linux, so the HLSL is compiled by glslang's HLSL front end to SPIR-V and run
 // on the vulkan device (lavapipe in CI, NVIDIA's driver on the accelerator machine): every
 // kernel it claims is executed and checked, not only printed. glslang's HLSL has no signed
-// 64-bit integers, so its integer class is 32-bit and i64 tensors are refused (hlsl.h).
+// 64-bit integers, so its integer class is 32-bit: i64 values must fit 32 bits, and one that
+// does not is an error (hlsl.h).
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/family_backend.h"
 #include "backends/vulkan/kernels.h"
@@ -38,7 +39,7 @@ class DirectxBackend : public vulkan::FamilyBackend {
     const Context& c = Context::get();
     const std::string on = c.chosen() < 0 ? std::string("no Vulkan device") : c.devices()[static_cast<size_t>(c.chosen())].name;
     return cat("HLSL compute kernels (Direct3D 12's language) compiled by glslang's HLSL front end to SPIR-V and run on Vulkan: ", on,
-               "; integers in 32 bits (no i64 tensors)");
+               "; integers computed in 32 bits (i64 values must fit)");
   }
   runtime::Availability availability() const override { return Context::get().availability(); }
   std::string status() const override { return availability().available ? "runs here" : "runs on the accelerator machine"; }

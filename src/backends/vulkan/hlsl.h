@@ -8,9 +8,12 @@
 // statements.
 //
 // glslang's HLSL has no signed 64-bit integer type, so on this target the kernels' integer
-// class is 32-bit `int` (KernelTarget's int32_class): every op on 32-bit and narrower integer
+// class is 32-bit `int` (Features::int32_class): every op on 32-bit and narrower integer
 // tensors computes what the 64-bit class does (the same wrapping, the same saturating
-// conversions), and i64 tensors are not storable — ops on them are refused, never run narrowed.
+// conversions); i64 tensors are word pairs (low, sign) whose values must fit 32 bits — the
+// executable checks inputs and constants, and the class's arithmetic (codegen's glsl_int32)
+// flags a result that leaves 32 bits, which an i64 store turns into an error (error word 2).
+// Families that add with the language's own operators do not claim i64 results (kernels.cpp).
 #pragma once
 #include <string>
 
