@@ -33,7 +33,7 @@ struct Features {
   uint32_t max_push_bytes = 0;
   uint32_t max_shared_bytes = 0;
   // The kernels' integer class is 32-bit int, not int64_t (a language without signed 64-bit
-  // integers: glslang's HLSL): no i64 tensors (hlsl.h)
+  // integers: glslang's HLSL): i64 tensors are word pairs whose values must fit (hlsl.h)
   bool int32_class = false;
 };
 
