@@ -202,28 +202,10 @@ class Rewriter {
   const std::vector<std::pair<std::string, Private>>& privates() const { return privates_; }
 
  private:
-  size_t next(size_t i) const {  // the next significant token after i
-    for (++i; i < t_.size() && t_[i].kind == Tok::space; ++i) {}
-    return i;
-  }
-  size_t prev(size_t i) const {
-    while (i > 0) {
-      --i;
-      if (t_[i].kind != Tok::space) return i;
-    }
-    return t_.size();
-  }
-  bool is(size_t i, const char* s) const { return i < t_.size() && t_[i].text == s; }
-  size_t matching(size_t open) const {  // the index of the bracket closing t_[open]
-    const std::string o = t_[open].text, c = o == "(" ? ")" : o == "[" ? "]" : "}";
-    int depth = 0;
-    for (size_t i = open; i < t_.size(); ++i) {
-      if (t_[i].kind != Tok::punct) continue;
-      if (t_[i].text == o) ++depth;
-      else if (t_[i].text == c && --depth == 0) return i;
-    }
-    throw Error(ErrorKind::internal, cat(lang_, ": unbalanced kernel source"));
-  }
+  size_t next(size_t i) const { return walk_.next(i); }
+  size_t prev(size_t i) const { return walk_.prev(i); }
+  bool is(size_t i, const char* s) const { return walk_.is(i, s); }
+  size_t matching(size_t open) const { return walk_.matching(open); }
   void erase(size_t from, size_t to) {  // tokens [from, to] become nothing
     for (size_t i = from; i <= to && i < t_.size(); ++i) t_[i] = {Tok::space, ""};
   }
@@ -406,6 +388,7 @@ class Rewriter {
   bool metal_, hip_;
   std::string lang_;
   std::vector<Tok> t_;
+  TokenWalk walk_{t_, lang_.c_str()};
   std::set<std::string> buffers_, functions_;
   std::set<size_t> definitions_;  // the "(" of each function definition's parameters
   // each definition's return type: functions are static, so those a kernel never calls are

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "rlx/error.h"
+#include "util/strings.h"
+
 namespace rlx::backends::vulkan {
 
 struct Tok {
@@ -49,9 +52,40 @@ inline std::vector<Tok> tokenize(const std::string& s) {
   return out;
 }
 
+// Walking a token list: the significant token after or before one, a token's text, the bracket
+// that closes one. `lang` names the language in the error an unbalanced source gives.
+struct TokenWalk {
+  std::vector<Tok>& t;
+  const char* lang;
+  size_t next(size_t i) const {
+    for (++i; i < t.size() && t[i].kind == Tok::space; ++i) {}
+    return i;
+  }
+  size_t prev(size_t i) const {  // t.size() when there is none
+    while (i > 0) {
+      --i;
+      if (t[i].kind != Tok::space) return i;
+    }
+    return t.size();
+  }
+  bool is(size_t i, const char* s) const { return i < t.size() && t[i].text == s; }
+  size_t matching(size_t open) const;
+};
+
 inline bool is_float_literal(const std::string& n) {
   if (n.size() > 1 && n[0] == '0' && (n[1] == 'x' || n[1] == 'X')) return false;
   return n.find_first_of(".eE") != std::string::npos;
+}
+
+inline size_t TokenWalk::matching(size_t open) const {
+  const std::string o = t[open].text, c = o == "(" ? ")" : o == "[" ? "]" : "}";
+  int depth = 0;
+  for (size_t i = open; i < t.size(); ++i) {
+    if (t[i].kind != Tok::punct) continue;
+    if (t[i].text == o) ++depth;
+    else if (t[i].text == c && --depth == 0) return i;
+  }
+  throw Error(ErrorKind::internal, cat(lang, ": unbalanced kernel source"));
 }
 
 }  // namespace rlx::backends::vulkan

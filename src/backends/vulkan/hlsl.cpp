@@ -187,30 +187,13 @@ class Rewriter {
     return digits;
   }
 
-  size_t next(size_t i) const {
-    for (++i; i < t_.size() && t_[i].kind == Tok::space; ++i) {}
-    return i;
-  }
-  size_t prev(size_t i) const {
-    while (i > 0) {
-      --i;
-      if (t_[i].kind != Tok::space) return i;
-    }
-    return t_.size();
-  }
-  bool is(size_t i, const char* s) const { return i < t_.size() && t_[i].text == s; }
-  size_t matching(size_t open) const {
-    const std::string o = t_[open].text, c = o == "(" ? ")" : o == "[" ? "]" : "}";
-    int depth = 0;
-    for (size_t i = open; i < t_.size(); ++i) {
-      if (t_[i].kind != Tok::punct) continue;
-      if (t_[i].text == o) ++depth;
-      else if (t_[i].text == c && --depth == 0) return i;
-    }
-    throw Error(ErrorKind::internal, "directx: unbalanced kernel source");
-  }
+  size_t next(size_t i) const { return walk_.next(i); }
+  size_t prev(size_t i) const { return walk_.prev(i); }
+  bool is(size_t i, const char* s) const { return walk_.is(i, s); }
+  size_t matching(size_t open) const { return walk_.matching(open); }
 
   std::vector<Tok> t_;
+  TokenWalk walk_{t_, "directx"};
 };
 
 std::string element_type(const std::string& glsl_type) {
