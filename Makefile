@@ -107,7 +107,7 @@ test: fuzz-smoke
 PACKAGES += libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx
 # The vulkan device: headers, lavapipe (CI's Vulkan), glslc for shaders compiled at build time and
 # static shaderc/glslang/SPIRV-Tools for the kernels generated at run time.
-PACKAGES += libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev spirv-tools
+PACKAGES += libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev spirv-tools spirv-headers
 # The opengl device: EGL and GL headers (libEGL is opened at run time), Mesa's EGL and llvmpipe
 # (CI's OpenGL 4.5, no display needed).
 PACKAGES += libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri

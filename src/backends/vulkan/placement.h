@@ -67,10 +67,11 @@ struct BoundLaunch {
 // `at`: bind(value, elem_bytes, offset_word) gives an input's or output's binding and sets its
 // element offset; `scratch` (none when no step asked for any) and `error` are bound as they are.
 // Empty when the launch is a copy the memory plan made unnecessary (skip_when_in_place).
-// `device` names the device in errors.
+// `device` names the device in errors; `trailing_bytes` are words the executable pushes after
+// these itself (the HLSL flavour's group counts and step).
 template <class Buffer, class Binding, class Bind>
 std::optional<BoundLaunch<Binding>> bind_launch(const char* device, const ir::Node& n, Launch& l, uint32_t step, const std::vector<Placed<Buffer>>& at, Bind&& bind,
-                                                const std::optional<Binding>& scratch, const Binding& error) {
+                                                const std::optional<Binding>& scratch, const Binding& error, uint32_t trailing_bytes = 0) {
   if (l.once || l.persistent_bytes) throw Error(ErrorKind::internal, cat(device, ": ", l.name, " prepares constants, which this device does not"));
   auto value = [&](const Operand& o) { return o.kind == Operand::Kind::input ? n.inputs[static_cast<size_t>(o.index)] : n.outputs[static_cast<size_t>(o.index)]; };
   if (l.skip_when_in_place) {
@@ -97,7 +98,7 @@ std::optional<BoundLaunch<Binding>> bind_launch(const char* device, const ir::No
   }
   if (l.step_word >= 0) l.words[static_cast<size_t>(l.step_word)] = step;
   r.words.insert(r.words.end(), l.words.begin(), l.words.end());
-  if (r.words.size() * 4 != l.push_bytes)
+  if (r.words.size() * 4 + trailing_bytes != l.push_bytes)
     throw Error(ErrorKind::internal, cat(device, ": ", l.name, " pushes ", r.words.size() * 4, " bytes, its kernel declares ", l.push_bytes));
   return r;
 }

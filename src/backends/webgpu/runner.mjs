@@ -1,0 +1,233 @@
+// The webgpu device's GPU side: a Node process that owns a WebGPU device (the npm `webgpu`
+// package: Dawn) and does what the rlx process asks over its stdin/stdout — Dawn's node binding
+// exports no C API, so the device lives here and the plan is driven from C++ (bridge.h).
+//
+// Frames both ways: u32 length of what follows, then (requests) u32 op and its payload or
+// (replies) u32 status (0 ok, 1 error) and the reply's payload or the error's text.
+// Little-endian; ids are chosen by the caller.
+//
+//   1 hello    JSON {module, backends[]}        → JSON {adapter, backend, limits}
+//   2 buffer   u32 id, f64 bytes                 a storage buffer (copy source and destination)
+//   3 write    u32 id, f64 offset, bytes         queue.writeBuffer
+//   4 pipeline u32 id, u32 bindings, WGSL text   compiled; its layout: group 0 = `bindings`
+//                                                storage buffers, group 1 = one uniform buffer
+//   5 program  u32 id, u32 n, n × (u32 pipeline, u32 nb, nb × u32 buffer, u32 nw, nw × u32 word,
+//              u32 gx, gy, gz)                   bind groups and the words' uniform buffer, made once
+//   6 run      u32 program                       one compute pass, submitted and waited for
+//   7 read     u32 id, f64 offset, f64 bytes     → the bytes
+//   8 free     u32 kind (0 buffer, 1 pipeline, 2 program), u32 id
+import fs from 'fs';
+import { pathToFileURL } from 'url';
+
+let device = null;
+const instances = [];  // kept alive: Dawn's device dies with the instance it came from
+const buffers = new Map(), pipelines = new Map(), programs = new Map();
+
+function reply(status, payload) {
+  const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.from(payload ?? new Uint8Array(0));
+  const head = Buffer.alloc(8);
+  head.writeUInt32LE(body.length + 4, 0);
+  head.writeUInt32LE(status, 4);
+  fs.writeSync(1, head);
+  for (let off = 0; off < body.length;) off += fs.writeSync(1, body, off, body.length - off);
+}
+
+// Validation and out-of-memory errors of what `f` does, as one message (or null).
+async function checked(f) {
+  device.pushErrorScope('out-of-memory');
+  device.pushErrorScope('validation');
+  let thrown = null;
+  try {
+    await f();
+  } catch (e) {
+    thrown = e;
+  }
+  const validation = await device.popErrorScope();
+  const oom = await device.popErrorScope();
+  if (thrown) throw thrown;
+  if (validation) throw new Error(validation.message);
+  if (oom) throw new Error(`out of GPU memory: ${oom.message}`);
+}
+
+function need(map, id, what) {
+  const x = map.get(id);
+  if (x === undefined) throw new Error(`no ${what} ${id}`);
+  return x;
+}
+
+async function hello(req) {
+  const { create, globals } = await import(pathToFileURL(req.module).href);
+  Object.assign(globalThis, globals);
+  const why = [];
+  for (const backend of req.backends) {
+    const gpu = create([`backend=${backend}`]);
+    instances.push(gpu);
+    const adapter = await gpu.requestAdapter({ featureLevel: 'compatibility' }).catch(e => (why.push(`${backend}: ${e.message}`), null));
+    if (!adapter) {
+      if (why.length === 0 || !why[why.length - 1].startsWith(backend)) why.push(`${backend}: no adapter`);
+      continue;
+    }
+    const L = adapter.limits, want = {};
+    for (const k of ['maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ', 'maxComputeInvocationsPerWorkgroup',
+      'maxComputeWorkgroupStorageSize', 'maxStorageBufferBindingSize', 'maxBufferSize', 'maxStorageBuffersPerShaderStage',
+      'maxComputeWorkgroupsPerDimension', 'maxBindGroups'])
+      want[k] = L[k];
+    device = await adapter.requestDevice({ requiredLimits: want });
+    device.lost.then(info => { if (info.reason !== 'destroyed') process.stderr.write(`rlx webgpu runner: device lost: ${info.message}\n`); });
+    const i = adapter.info ?? {};
+    const limits = {};
+    for (const k in want) limits[k] = device.limits[k];
+    return JSON.stringify({ adapter: [i.description || i.device, i.vendor, i.architecture].filter(Boolean).join(', '), backend, limits });
+  }
+  throw new Error(`no WebGPU adapter (${why.join('; ')})`);
+}
+
+async function pipeline(id, bindings, code) {
+  const module = device.createShaderModule({ code });
+  const info = await module.getCompilationInfo();
+  const errors = info.messages.filter(m => m.type === 'error');
+  if (errors.length) {
+    const lines = code.split('\n');
+    throw new Error(errors.map(m => `${m.lineNum}:${m.linePos}: ${m.message}\n    ${lines[m.lineNum - 1] ?? ''}`).join('\n'));
+  }
+  const storage = [];
+  for (let b = 0; b < bindings; ++b) storage.push({ binding: b, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } });
+  const groups = [device.createBindGroupLayout({ entries: storage }),
+    device.createBindGroupLayout({ entries: [{ binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } }] })];
+  await checked(async () => {
+    const layout = device.createPipelineLayout({ bindGroupLayouts: groups });
+    pipelines.set(id, { pipeline: await device.createComputePipelineAsync({ layout, compute: { module, entryPoint: 'main' } }), groups });
+  });
+}
+
+function program(id, v) {
+  let k = 0;
+  const n = v[k++], steps = [];
+  const align = device.limits.minUniformBufferOffsetAlignment;
+  for (let s = 0; s < n; ++s) {
+    const p = need(pipelines, v[k++], 'pipeline');
+    const nb = v[k++], bound = Array.from(v.subarray(k, k + nb));
+    k += nb;
+    const nw = v[k++], words = v.slice(k, k + nw);
+    k += nw;
+    steps.push({ p, bound, words, groups: [v[k], v[k + 1], v[k + 2]] });
+    k += 3;
+  }
+  const stride = Math.ceil(Math.max(16, ...steps.map(s => s.words.length * 4)) / align) * align;
+  const uniform = device.createBuffer({ size: Math.max(stride * steps.length, 16), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  const bytes = new Uint8Array(Math.max(stride * steps.length, 16));
+  steps.forEach((s, i) => bytes.set(new Uint8Array(s.words.buffer, s.words.byteOffset, s.words.byteLength), i * stride));
+  device.queue.writeBuffer(uniform, 0, bytes);
+  const made = steps.map((s, i) => ({
+    pipeline: s.p.pipeline,
+    groups: s.groups,
+    sets: [
+      device.createBindGroup({ layout: s.p.groups[0], entries: s.bound.map((b, j) => ({ binding: j, resource: { buffer: need(buffers, b, 'buffer') } })) }),
+      device.createBindGroup({ layout: s.p.groups[1], entries: [{ binding: 0, resource: { buffer: uniform, offset: i * stride, size: Math.max(16, s.words.length * 4) } }] }),
+    ],
+  }));
+  programs.set(id, { steps: made, uniform });
+}
+
+async function run(id) {
+  const prog = need(programs, id, 'program');
+  const enc = device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  for (const s of prog.steps) {
+    pass.setPipeline(s.pipeline);
+    pass.setBindGroup(0, s.sets[0]);
+    pass.setBindGroup(1, s.sets[1]);
+    pass.dispatchWorkgroups(s.groups[0], s.groups[1], s.groups[2]);
+  }
+  pass.end();
+  device.queue.submit([enc.finish()]);
+  await device.queue.onSubmittedWorkDone();
+}
+
+async function read(id, offset, bytes) {
+  const src = need(buffers, id, 'buffer');
+  const lo = offset - (offset % 4), size = Math.ceil((offset + bytes - lo) / 4) * 4;
+  const staging = device.createBuffer({ size: Math.max(size, 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const enc = device.createCommandEncoder();
+  enc.copyBufferToBuffer(src, lo, staging, 0, size);
+  device.queue.submit([enc.finish()]);
+  await staging.mapAsync(GPUMapMode.READ);
+  const out = Buffer.from(staging.getMappedRange()).subarray(offset - lo, offset - lo + bytes);
+  const copy = Buffer.from(out);
+  staging.unmap();
+  staging.destroy();
+  return copy;
+}
+
+async function handle(op, body) {
+  const u32 = i => body.readUInt32LE(i), f64 = i => body.readDoubleLE(i);
+  switch (op) {
+    case 1: return hello(JSON.parse(body.toString('utf8')));
+    case 2:
+      await checked(() => buffers.set(u32(0), device.createBuffer({ size: Math.max(16, Math.ceil(f64(4) / 4) * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST })));
+      return null;
+    case 3: {
+      const data = body.subarray(12);
+      const offset = f64(4), lo = offset - (offset % 4);
+      if (lo === offset && data.length % 4 === 0) device.queue.writeBuffer(need(buffers, u32(0), 'buffer'), offset, data);
+      else {  // writeBuffer takes whole words: merge the edges with what is there
+        const size = Math.ceil((offset + data.length - lo) / 4) * 4;
+        const merged = Buffer.from(await read(u32(0), lo, size));
+        data.copy(merged, offset - lo);
+        device.queue.writeBuffer(need(buffers, u32(0), 'buffer'), lo, merged);
+      }
+      return null;
+    }
+    case 4: return pipeline(u32(0), u32(4), body.subarray(8).toString('utf8')).then(() => null);
+    case 5: {
+      const v = new Uint32Array(body.buffer.slice(body.byteOffset + 4, body.byteOffset + body.length));
+      await checked(() => program(u32(0), v));
+      return null;
+    }
+    case 6: await checked(() => run(u32(0))); return null;
+    case 7: return read(u32(0), f64(4), f64(12));
+    case 8: {
+      const map = [buffers, pipelines, programs][u32(0)], x = map.get(u32(4));
+      if (x && u32(0) === 0) x.destroy();
+      if (x && u32(0) === 2) x.uniform.destroy();
+      map.delete(u32(4));
+      return null;
+    }
+    default: throw new Error(`unknown request ${op}`);
+  }
+}
+
+// Requests are served one at a time, in order. What arrives is kept as chunks and joined once
+// per frame (a model's weights arrive in many).
+let chunks = [], total = 0, busy = false;
+async function pump() {
+  if (busy) return;
+  busy = true;
+  for (;;) {
+    if (total < 4) break;
+    if (chunks[0].length < 4) chunks = [Buffer.concat(chunks, total)];
+    const len = chunks[0].readUInt32LE(0);
+    if (total < 4 + len) break;
+    const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+    const rest = all.subarray(4 + len);
+    chunks = rest.length ? [rest] : [];
+    total = rest.length;
+    const op = all.readUInt32LE(4), body = Buffer.from(all.subarray(8, 4 + len));
+    try {
+      reply(0, await handle(op, body));
+    } catch (e) {
+      reply(1, String(e && e.message ? e.message : e));
+    }
+  }
+  busy = false;
+}
+process.stdin.on('data', chunk => {
+  chunks.push(chunk);
+  total += chunk.length;
+  pump();
+});
+// Dawn's teardown at a normal exit aborts (std::system_error from a worker thread): leave at once
+process.stdin.on('end', () => {
+  if (device) device.destroy();
+  process.exit(0);
+});
