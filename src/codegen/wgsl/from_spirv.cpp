@@ -354,8 +354,11 @@ class Translator {
     return s + body + "}\n";
   }
 
+  // The innermost loop's merge and continue blocks, and the merge of a switch inside it (a
+  // branch there is WGSL's `break` out of the switch, never the code after it copied into
+  // the branch: that would move a barrier into non-uniform control flow).
   struct Loop {
-    Id merge = 0, cont = 0;
+    Id merge = 0, cont = 0, switch_merge = 0;
   };
 
   void indent(std::string& out, int depth) const { out.append(static_cast<size_t>(2 * depth), ' '); }
@@ -377,6 +380,11 @@ class Translator {
   bool jump(Id from, Id to, Id end, std::string& out, int depth, const Loop& loop) {
     edge(from, to, out, depth);
     if (to == end) return true;
+    if (loop.switch_merge && to == loop.switch_merge) {
+      indent(out, depth), out += "break;\n";
+      return true;
+    }
+    if (loop.switch_merge && loop.merge && to == loop.merge) refuse("a loop's exit from inside a switch (WGSL's break would leave the switch)");
     if (loop.merge && to == loop.merge) {
       indent(out, depth), out += "break;\n";
       return true;
@@ -450,14 +458,16 @@ class Translator {
         case spv::OpSwitch: {
           if (b.merge != spv::OpSelectionMerge) refuse("a switch without a merge");
           const Id merge = b.merge_block;
+          Loop in_switch = loop;
+          in_switch.switch_merge = merge;
           indent(out, depth), out += cat("switch (", as_signed(t.w[0], true), ") {\n");
           for (size_t k = 2; k + 1 < t.w.size(); k += 2) {
             indent(out, depth + 1), out += cat("case ", static_cast<int32_t>(t.w[k]), ": {\n");
-            if (!jump(cur, t.w[k + 1], merge, out, depth + 2, loop)) emit_region(t.w[k + 1], merge, out, depth + 2, loop);
+            if (!jump(cur, t.w[k + 1], merge, out, depth + 2, in_switch)) emit_region(t.w[k + 1], merge, out, depth + 2, in_switch);
             indent(out, depth + 1), out += "}\n";
           }
           indent(out, depth + 1), out += "default: {\n";
-          if (!jump(cur, t.w[1], merge, out, depth + 2, loop)) emit_region(t.w[1], merge, out, depth + 2, loop);
+          if (!jump(cur, t.w[1], merge, out, depth + 2, in_switch)) emit_region(t.w[1], merge, out, depth + 2, in_switch);
           indent(out, depth + 1), out += "}\n";
           indent(out, depth), out += "}\n";
           cur = merge;
