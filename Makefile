@@ -80,7 +80,16 @@ npm-openai:
 	  echo "make setup: npm could not install openai; the server's client test will skip"; \
 	else echo "make setup: no npm; the server's client test will skip"; fi
 
-.PHONY: fuzz fuzz-smoke npm-packages npm-openai
+# The webgpu device's Dawn (npm webgpu: dawn.node, run by Node); its tests skip without it.
+setup: npm-webgpu
+npm-webgpu:
+	@if command -v npm >/dev/null; then \
+	  [ -f $(NPM_DIR)/node_modules/webgpu/package.json ] || \
+	  npm install --silent --no-audit --no-fund --prefix $(NPM_DIR) webgpu || \
+	  echo "make setup: npm could not install webgpu; the webgpu device's tests will skip"; \
+	else echo "make setup: no npm; the webgpu device's tests will skip"; fi
+
+.PHONY: fuzz fuzz-smoke npm-packages npm-openai npm-webgpu
 fuzz: setup
 	@if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then \
 	  echo "make fuzz: skipped: needs clang and libclang-rt-14-dev (make setup installs them)"; exit 0; fi; \
