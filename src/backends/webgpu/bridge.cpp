@@ -81,6 +81,7 @@ void Bridge::start() {
     availability_ = {false, cat("socketpair failed: ", std::strerror(errno))};
     return;
   }
+  if (!stderr_path_.empty()) std::filesystem::remove(stderr_path_);
   char tmpl[] = "/tmp/rlx-webgpu-XXXXXX";
   const int err_fd = mkstemp(tmpl);
   stderr_path_ = err_fd >= 0 ? tmpl : "";
@@ -129,7 +130,15 @@ void Bridge::start() {
 }
 
 std::string Bridge::request(uint32_t op, const std::string& payload, const std::string& what) {
-  if (fd_ < 0) throw Error(ErrorKind::runtime, cat("webgpu: ", what, ": the runner is not running"));
+  if (fd_ < 0 && op != hello && availability_.available) {
+    // the runner died (its error went to the request that saw it): a new one for what comes
+    // next; plans made on the old one fail naming a buffer or program it never had
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    pipelines_.clear();
+    start();
+  }
+  if (fd_ < 0) throw Error(ErrorKind::runtime, cat("webgpu: ", what, ": the runner is not running (", availability_.reason, ")"));
   std::string frame;
   put_u32(frame, static_cast<uint32_t>(payload.size() + 4));
   put_u32(frame, op);
@@ -137,7 +146,13 @@ std::string Bridge::request(uint32_t op, const std::string& payload, const std::
   auto died = [&](const char* how) {
     close(fd_);
     fd_ = -1;
-    return Error(ErrorKind::runtime, cat("webgpu: ", what, ": the Node runner ", how, "; its messages:\n", runner_stderr()));
+    int status = 0;
+    std::string exit;
+    if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_) {
+      exit = WIFSIGNALED(status) ? cat(" (signal ", WTERMSIG(status), ")") : cat(" (exit status ", WEXITSTATUS(status), ")");
+      pid_ = -1;
+    }
+    return Error(ErrorKind::runtime, cat("webgpu: ", what, ": the Node runner ", how, exit, "; its messages:\n", runner_stderr()));
   };
   for (size_t off = 0; off < frame.size();) {
     const ssize_t n = send(fd_, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);

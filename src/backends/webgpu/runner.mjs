@@ -23,13 +23,24 @@ let device = null;
 const instances = [];  // kept alive: Dawn's device dies with the instance it came from
 const buffers = new Map(), pipelines = new Map(), programs = new Map();
 
+// stdout is a non-blocking socket to Node: a large reply fills it (EAGAIN) while rlx reads
+function write_all(buf) {
+  for (let off = 0; off < buf.length;) {
+    try {
+      off += fs.writeSync(1, buf, off, buf.length - off);
+    } catch (e) {
+      if (e.code !== 'EAGAIN') throw e;
+    }
+  }
+}
+
 function reply(status, payload) {
   const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.from(payload ?? new Uint8Array(0));
   const head = Buffer.alloc(8);
   head.writeUInt32LE(body.length + 4, 0);
   head.writeUInt32LE(status, 4);
-  fs.writeSync(1, head);
-  for (let off = 0; off < body.length;) off += fs.writeSync(1, body, off, body.length - off);
+  write_all(head);
+  write_all(body);
 }
 
 // Validation and out-of-memory errors of what `f` does, as one message (or null).
