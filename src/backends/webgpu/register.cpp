@@ -24,6 +24,11 @@ class WebgpuBackend : public vulkan::FamilyBackend {
     return "WebGPU through Dawn (the npm webgpu package, run by Node); the vulkan kernels as WGSL";
   }
   runtime::Availability availability() const override { return Bridge::get().availability(); }
+  // Fused attention is left to its decomposition: its WGSL hung Dawn on llvmpipe (workgroups
+  // waiting at a barrier, not yet diagnosed) — refused here rather than run.
+  bool claims_kernel(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) const override {
+    return op != ir::Op::attention && FamilyBackend::claims_kernel(op, in, out, attrs);
+  }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
     const runtime::Availability a = availability();
     if (!a.available) throw Error(ErrorKind::unsupported, cat("webgpu is not available: ", a.reason));
