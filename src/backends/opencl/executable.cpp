@@ -95,22 +95,6 @@ class ClExecutable : public runtime::Executable {
     plan();
   }
 
-  const Location& location(ir::ValueId v) const {
-    const Location& l = loc_.at(static_cast<size_t>(v));
-    if (!l.buffer) throw Error(ErrorKind::internal, cat("gpu: %", v, " has no placement"));
-    return l;
-  }
-
-  // The whole buffer of value v, and v's start in units of elem_bytes (0: its dtype's size)
-  // as the offset word.
-  cl_mem bind(ir::ValueId v, uint32_t elem_bytes, uint32_t& elem_offset) const {
-    const Location& l = location(v);
-    const size_t elem = elem_bytes ? elem_bytes : static_cast<size_t>(std::max(1, dtype_bits(lir_.type(v).dtype) / 8));
-    if (l.offset % elem) throw Error(ErrorKind::internal, cat("gpu: %", v, " starts ", l.offset, " bytes in, not a whole element of ", elem, " bytes"));
-    if (l.offset / elem > UINT32_MAX) throw Error(ErrorKind::unsupported, cat("gpu: %", v, " starts beyond what a 32-bit element offset reaches"));
-    elem_offset = static_cast<uint32_t>(l.offset / elem);
-    return l.buffer;
-  }
 
   void plan() {
     vulkan::ScopedTarget target(cl_target());
@@ -125,7 +109,7 @@ class ClExecutable : public runtime::Executable {
       step_nodes_.push_back(i);
       try {
         for (Launch& l : ls) {
-          auto bound = vulkan::bind_launch("gpu", n, l, step, loc_, [&](ir::ValueId v, uint32_t elem, uint32_t& off) { return bind(v, elem, off); },
+          auto bound = vulkan::bind_launch("gpu", n, l, step, loc_, [&](ir::ValueId v, uint32_t elem, uint32_t& off) { return vulkan::whole_buffer("gpu", lir_, loc_, v, elem, off); },
                                            scratch ? std::optional<cl_mem>(scratch) : std::nullopt, errors_);
           if (!bound) continue;
           const std::vector<cl_mem>& args = bound->bindings;

@@ -394,12 +394,7 @@ class VulkanExecutable : public runtime::Executable {
   // Where the kernels' integer class is 32-bit (directx), an i64 tensor's values must fit it:
   // its kernels read the low word of each (shader.cpp).
   void check_fits_class(const Tensor& x, const std::string& what) const {
-    if (!target_.features.int32_class || x.dtype() != DType::i64) return;
-    const auto* v = static_cast<const int64_t*>(x.data());
-    for (size_t k = 0; k < static_cast<size_t>(x.numel()); ++k)
-      if (v[k] < INT32_MIN || v[k] > INT32_MAX)
-        throw Error(ErrorKind::invalid_argument, cat(target_.api == KernelApi::hlsl ? "directx: " : "vulkan: ", what, " holds ", v[k], " at element ", k,
-                                                     ", outside the 32-bit integers this device's kernels compute with (HLSL through glslang has no 64-bit int)"));
+    if (target_.features.int32_class) check_fits_int32_class(x, "directx", what);
   }
 
   void release() {

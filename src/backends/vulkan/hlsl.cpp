@@ -1,5 +1,6 @@
 #include "backends/vulkan/hlsl.h"
 
+#include <climits>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -202,6 +203,16 @@ std::string element_type(const std::string& glsl_type) {
 }
 
 }  // namespace
+
+void check_fits_int32_class(const Tensor& x, const char* device, const std::string& what) {
+  if (x.dtype() != DType::i64) return;
+  const Tensor c = x.contiguous();
+  const auto* v = static_cast<const int64_t*>(c.data());
+  for (size_t k = 0; k < static_cast<size_t>(c.numel()); ++k)
+    if (v[k] < INT32_MIN || v[k] > INT32_MAX)
+      throw Error(ErrorKind::invalid_argument, cat(device, ": ", what, " holds ", v[k], " at element ", k,
+                                                   ", outside the 32-bit integers this device's kernels compute with (no 64-bit int in its shading language)"));
+}
 
 std::string hlsl_source(const ClKernel& k, const std::string& glsl) {
   const std::string body = Rewriter(tokenize(glsl)).run();

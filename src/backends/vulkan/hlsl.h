@@ -18,6 +18,7 @@
 #include <string>
 
 #include "backends/vulkan/c_like.h"
+#include "rlx/tensor.h"
 
 namespace rlx::backends::vulkan {
 
@@ -26,6 +27,10 @@ namespace rlx::backends::vulkan {
 // counts (rlx_ng_x, rlx_ng_y, rlx_ng_z), as push constants. Throws rlx::Error(unsupported)
 // naming what has no spelling (an atomic whose value is used, a 64-bit constant, subgroups).
 std::string hlsl_source(const ClKernel& k, const std::string& glsl);
+
+// Throws rlx::Error(invalid_argument) when `x` is i64 with a value outside 32 bits, which the
+// 32-bit integer class cannot hold; `device` and `what` ("input 2") name it.
+void check_fits_int32_class(const Tensor& x, const char* device, const std::string& what);
 
 // SPIR-V of an HLSL compute kernel (glslang's HLSL front end through shaderc), cached like the
 // GLSL kernels'. Throws rlx::Error(invalid_argument) with the compiler's messages and `name`.

@@ -5,6 +5,7 @@
 // their roots. Values with none (symbolic shapes) keep a default Buffer. bind_launch then resolves
 // each launch's bindings and words against those places.
 #pragma once
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -53,6 +54,19 @@ std::vector<Placed<Buffer>> place_values(const ir::Graph& lir, const Buffer& are
       at[v] = {root.buffer, root.offset + static_cast<size_t>(passes::placement_offset(lir, id)), bytes(v)};
     }
   return at;
+}
+
+// The whole buffer of value v (placed at `at`), with v's start in units of elem_bytes (0: its
+// dtype's size) as its offset word — for executables that bind whole buffers (gpu, webgpu).
+template <class Buffer>
+Buffer whole_buffer(const char* device, const ir::Graph& lir, const std::vector<Placed<Buffer>>& at, ir::ValueId v, uint32_t elem_bytes, uint32_t& elem_offset) {
+  const Placed<Buffer>& l = at.at(static_cast<size_t>(v));
+  if (!l.buffer) throw Error(ErrorKind::internal, cat(device, ": %", v, " has no placement"));
+  const size_t elem = elem_bytes ? elem_bytes : static_cast<size_t>(std::max(1, dtype_bits(lir.type(v).dtype) / 8));
+  if (l.offset % elem) throw Error(ErrorKind::internal, cat(device, ": %", v, " starts ", l.offset, " bytes in, not a whole element of ", elem, " bytes"));
+  if (l.offset / elem > UINT32_MAX) throw Error(ErrorKind::unsupported, cat(device, ": %", v, " starts beyond what a 32-bit element offset reaches"));
+  elem_offset = static_cast<uint32_t>(l.offset / elem);
+  return l.buffer;
 }
 
 // A launch's bindings, one per operand in order, and its words: each operand's element offset,

@@ -75,14 +75,7 @@ class WebgpuExecutable : public runtime::Executable {
  private:
   // The kernels' integer class is 32-bit (hlsl.h): i64 values must fit it. (An i64 the kernels
   // write is a word pair, low word then its sign: the little-endian int64 itself.)
-  static void check_fits_class(const Tensor& x, const std::string& what) {
-    if (x.dtype() != DType::i64) return;
-    const Tensor c = x.contiguous();
-    const auto* v = static_cast<const int64_t*>(c.data());
-    for (size_t k = 0; k < static_cast<size_t>(x.numel()); ++k)
-      if (v[k] < INT32_MIN || v[k] > INT32_MAX)
-        throw Error(ErrorKind::invalid_argument, cat("webgpu: ", what, " holds ", v[k], " at element ", k, ", outside the 32-bit integers the device's kernels compute with (WGSL has no 64-bit int)"));
-  }
+  static void check_fits_class(const Tensor& x, const std::string& what) { vulkan::check_fits_int32_class(x, "webgpu", what); }
 
   uint32_t new_buffer(size_t bytes, const void* data = nullptr) {
     const WebgpuInfo& info = b_.info();
@@ -108,22 +101,6 @@ class WebgpuExecutable : public runtime::Executable {
     plan();
   }
 
-  const Location& location(ir::ValueId v) const {
-    const Location& l = loc_.at(static_cast<size_t>(v));
-    if (!l.buffer) throw Error(ErrorKind::internal, cat("webgpu: %", v, " has no placement"));
-    return l;
-  }
-
-  // The whole buffer of value v, and v's start in units of elem_bytes (0: its dtype's size,
-  // packed 8/16-bit elements counted as elements) as the offset word.
-  uint32_t bind(ir::ValueId v, uint32_t elem_bytes, uint32_t& elem_offset) const {
-    const Location& l = location(v);
-    const size_t elem = elem_bytes ? elem_bytes : static_cast<size_t>(std::max(1, dtype_bits(lir_.type(v).dtype) / 8));
-    if (l.offset % elem) throw Error(ErrorKind::internal, cat("webgpu: %", v, " starts ", l.offset, " bytes in, not a whole element of ", elem, " bytes"));
-    if (l.offset / elem > UINT32_MAX) throw Error(ErrorKind::unsupported, cat("webgpu: %", v, " starts beyond what a 32-bit element offset reaches"));
-    elem_offset = static_cast<uint32_t>(l.offset / elem);
-    return l.buffer;
-  }
 
   // A launch's WGSL: its HLSL compiled by glslang (cached SPIR-V), printed by codegen/wgsl.
   static std::string wgsl_of(const Launch& l, const std::string& name) {
@@ -149,7 +126,7 @@ class WebgpuExecutable : public runtime::Executable {
       step_nodes_.push_back(i);
       try {
         for (Launch& l : ls) {
-          auto bound = vulkan::bind_launch("webgpu", n, l, step, loc_, [&](ir::ValueId v, uint32_t elem, uint32_t& off) { return bind(v, elem, off); },
+          auto bound = vulkan::bind_launch("webgpu", n, l, step, loc_, [&](ir::ValueId v, uint32_t elem, uint32_t& off) { return vulkan::whole_buffer("webgpu", lir_, loc_, v, elem, off); },
                                            scratch ? std::optional<uint32_t>(scratch) : std::nullopt, errors_, 16);
           if (!bound) continue;
           if (uint64_t{l.groups[0]} * l.groups[1] * l.groups[2] == 0) continue;
