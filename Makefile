@@ -122,6 +122,8 @@ PACKAGES += libvulkan-dev mesa-vulkan-drivers glslc libshaderc-dev glslang-dev s
 PACKAGES += libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri
 # the gpu device (OpenCL): the ICD loader, PoCL as the CI driver, the headers
 PACKAGES += ocl-icd-libopencl1 pocl-opencl-icd opencl-c-headers
+# the webgpu export's page is tested in headless Chromium (its WebGPU on the SwiftShader it ships)
+PACKAGES += chromium
 # the rocm device (built, not run: no AMD GPU): hipcc builds its exports for gfx90a and gfx1030
 PACKAGES += hipcc
 # .rten models: the FlatBuffers compiler and headers for the reader (src/frontends/rten).

@@ -8,9 +8,12 @@
 #include <sstream>
 
 #include "commands.h"
+#include "export_web.h"
 #include "frontends/onnx/onnx.h"
 #include "ir/text.h"
 #include "json.h"
+#include "models/bert.h"
+#include "text/tokenizer_loader.h"
 #include "ops/verify.h"
 #include "passes/pipeline.h"
 #include "rlx/error.h"
@@ -121,17 +124,36 @@ int cmd_export(Args& args) {
   const std::string bind = args.value_or("bind", "");
   std::vector<std::string> files = args.positionals();
   args.finish();
-  if (target.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs --target (metal, rocm)");
-  if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx export takes exactly one FILE.rlx or MODEL.onnx");
+  if (target.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs --target (webgpu, metal, rocm)");
+  if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx export takes exactly one FILE.rlx, MODEL.onnx or BERT model directory");
   if (out.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs -o DIR");
-  auto g = std::make_shared<ir::Graph>(frontends::onnx::is_onnx_file(files[0]) ? *frontends::onnx::import_model(files[0]).graph
-                                                                              : ir::parse_graph(read_file(files[0]), files[0]));
+  // A BERT model directory (sentence-transformers or Hugging Face) is exported for one batch
+  // and length (B=4, S=64 unless bound), and for webgpu with its embeddings page.
+  std::optional<models::BertModel> bert;
+  std::shared_ptr<ir::Graph> g;
+  Bindings b = parse_bindings(bind);
+  if (fs::is_directory(files[0])) {
+    bert = models::load_bert(files[0]);
+    g = std::make_shared<ir::Graph>(bert->graph());
+    b.emplace("B", 4);
+    b.emplace("S", std::min<int64_t>(64, bert->max_tokens));
+    if (b.at("S") > bert->max_tokens)
+      throw Error(ErrorKind::invalid_argument, cat("rlx export: S=", b.at("S"), " is longer than ", files[0], " takes (", bert->max_tokens, " tokens)"));
+  } else {
+    g = std::make_shared<ir::Graph>(frontends::onnx::is_onnx_file(files[0]) ? *frontends::onnx::import_model(files[0]).graph
+                                                                           : ir::parse_graph(read_file(files[0]), files[0]));
+  }
   ops::verify(*g, g->level());
   CompiledModel m = Session(target, options).compile(Graph(g));
-  Bindings b = parse_bindings(bind);
   for (const auto& s : g->symbols())
     if (!b.count(s)) throw Error(ErrorKind::invalid_argument, cat("rlx export: symbol ", s, " is not bound; the program is for one shape (--bind ", s, "=N)"));
-  const std::map<std::string, std::string> program = m.emit_source(b);
+  std::map<std::string, std::string> program = m.emit_source(b);
+  if (bert && target == "webgpu") {
+    const text::Tokenizer tok = text::load_tokenizer(bert->layout.transformer_dir);
+    const fs::path dir = fs::path(files[0]).lexically_normal();
+    const std::string model_name = (dir.has_filename() ? dir.filename() : dir.parent_path().filename()).string();
+    for (auto& [name, text] : sentence_page_files(tok, model_name, b.at("S"))) program[name] = std::move(text);
+  }
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) throw Error(ErrorKind::io, cat("rlx export: cannot create ", out, ": ", ec.message()));

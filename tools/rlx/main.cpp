@@ -16,8 +16,10 @@ const std::vector<Command>& commands() {
       {"devices", "[--json]", "list devices, whether they are available, and their native-op counts", cmd_devices},
       {"compile", "FILE.rlx|MODEL.onnx [--device D] [--emit hir|mir|lir] [--report] [--policy P] [--precision P] [--stop-after PASS] [--dump-dir DIR] [--bind S=N,…] [--json]",
        "compile a graph, print IR at any level and the dispatch report", cmd_compile},
-      {"export", "--target metal FILE.rlx|MODEL.onnx -o DIR [--bind S=N,…] [--precision P] [--json]",
-       "write the program of a compiled plan for a device that emits source (metal: MSL kernels, a dispatch plan, the weights; rocm: HIP kernels, a host program and a Makefile for hipcc)", cmd_export},
+      {"export", "--target webgpu|metal|rocm FILE.rlx|MODEL.onnx|BERT_DIR -o DIR [--bind S=N,…] [--precision P] [--json]",
+       "write the program of a compiled plan for a host RLX does not run in-process (webgpu: WGSL kernels, plan, weights, the JS module and a page a browser "
+       "runs — for a BERT directory, a sentence-embedding page; metal: MSL kernels, a dispatch plan, the weights; rocm: HIP kernels, a host program and a "
+       "Makefile for hipcc)", cmd_export},
       {"demo", "[--json]", "the main job on embedded defaults: a transformer block on every device, then Fashion-MNIST training", cmd_demo},
       {"train", "mnist [--data DIR] [--model mlp|cnn] [--hidden 128[,64…]] [--epochs N] [--batch B] [--lr X] [--optimizer sgd|adam|adamw] "
                 "[--momentum M] [--weight-decay W] [--clip-norm C] [--lr-schedule constant|step|cosine] [--seed S] [--device D] "

@@ -5,6 +5,7 @@
 
 #include "backends/vulkan/kernels.h"
 #include "backends/vulkan/placement.h"
+#include "backends/vulkan/target.h"
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -19,7 +20,8 @@ using Location = Placed<std::string>;  // buffers by name: "arena", "input0", "w
 std::array<uint32_t, 3> threads_of(const std::string& src, const std::string& device, const std::string& key) {
   const size_t at = src.rfind(key);
   std::array<uint32_t, 3> t{1, 1, 1};
-  if (at == std::string::npos || std::sscanf(src.c_str() + at + key.size(), "%u x %u x %u", &t[0], &t[1], &t[2]) != 3)
+  const char* from = at == std::string::npos ? nullptr : src.c_str() + at + key.size();
+  if (!from || (std::sscanf(from, "%u x %u x %u", &t[0], &t[1], &t[2]) != 3 && std::sscanf(from, "%u, %u, %u", &t[0], &t[1], &t[2]) != 3))
     throw Error(ErrorKind::internal, cat(device, ": a kernel without its group size"));
   return t;
 }
@@ -37,12 +39,19 @@ std::string tensor_json(const ExportTensor& t) {
 
 }  // namespace
 
-ExportedPlan export_plan(const ir::Graph& lir, const std::string& device, const std::string& ext, const std::string& threads_key) {
+ExportedPlan export_plan(const ir::Graph& lir, const std::string& device, const std::string& ext, const std::string& threads_key,
+                         const ExportOptions& options) {
   ExportedPlan p;
   p.graph = lir.name;
-  p.buffers.push_back({"arena", static_cast<size_t>(std::max<int64_t>(lir.arena_bytes, 16))});
-  const std::vector<Location> loc = place_values<std::string>(
-      lir, std::string("arena"),
+  if (!options.own_buffers) p.buffers.push_back({"arena", static_cast<size_t>(std::max<int64_t>(lir.arena_bytes, 16))});
+  size_t constants = 0;
+  const std::vector<Location> loc = place_values_with<std::string>(
+      lir,
+      [&](ir::ValueId v, size_t bytes) {
+        if (!options.own_buffers) return std::pair<std::string, size_t>{"arena", static_cast<size_t>(lir.placement[static_cast<size_t>(v)].offset)};
+        p.buffers.push_back({cat("v", v), std::max<size_t>((bytes + 3) / 4 * 4, 16)});
+        return std::pair<std::string, size_t>{p.buffers.back().name, 0};
+      },
       [&](size_t i, const ir::Type& t) {
         if (!shape_is_static(t.shape)) throw Error(ErrorKind::invalid_argument, cat(device, ": input ", i, " has a symbolic shape; bind it (--bind)"));
         const size_t bytes = dtype_bytes(t.dtype, shape_numel(t.shape).value());
@@ -54,9 +63,11 @@ ExportedPlan export_plan(const ir::Graph& lir, const std::string& device, const 
         p.weights.resize((p.weights.size() + 255) / 256 * 256, '\0');
         const size_t offset = p.weights.size();
         p.weights.append(static_cast<const char*>(value.data()), value.nbytes());
-        return std::pair<std::string, size_t>{"weights", offset};
+        if (!options.own_buffers) return std::pair<std::string, size_t>{"weights", offset};
+        p.buffers.push_back({cat("c", constants++), std::max<size_t>((value.nbytes() + 3) / 4 * 4, 16), offset});
+        return std::pair<std::string, size_t>{p.buffers.back().name, 0};
       });
-  p.buffers.push_back({"weights", std::max<size_t>(p.weights.size(), 16)});
+  if (!options.own_buffers) p.buffers.push_back({"weights", std::max<size_t>(p.weights.size(), 16)});
   size_t scratch_max = 0;
   std::vector<NodeLaunches> planned = graph_launches(lir, scratch_max);
   if (scratch_max) p.buffers.push_back({"scratch", scratch_max});
@@ -82,8 +93,17 @@ ExportedPlan export_plan(const ir::Graph& lir, const std::string& device, const 
               off = static_cast<uint32_t>(at.offset / elem);
               return at.buffer;
             },
-            scratch_max ? std::optional<std::string>("scratch") : std::nullopt, std::string("error"));
+            scratch_max ? std::optional<std::string>("scratch") : std::nullopt, std::string("error"), current_target().api == KernelApi::hlsl ? 16 : 0);
         if (!bound) continue;
+        std::vector<bool> writes;
+        for (const Operand& o : l.operands) writes.push_back(o.kind != Operand::Kind::input);
+        if (current_target().api == KernelApi::hlsl) {  // HLSL has no group count built-in; every HLSL kernel can raise an error (hlsl.h)
+          bound->words.insert(bound->words.end(), {l.groups[0], l.groups[1], l.groups[2], step});
+          if (std::none_of(l.operands.begin(), l.operands.end(), [](const Operand& o) { return o.kind == Operand::Kind::error; })) {
+            bound->bindings.push_back("error");
+            writes.push_back(true);
+          }
+        }
         auto [it, fresh] = kernel_of.emplace(l.source, p.kernels.size());
         if (fresh) p.kernels.push_back({cat("kernels/k", it->second, ext), cat("// ", l.name, " (first for ", node_label(n, i), "), emitted by rlx\n", l.source)});
         ExportDispatch d;
@@ -91,7 +111,9 @@ ExportedPlan export_plan(const ir::Graph& lir, const std::string& device, const 
         d.kernel = p.kernels[it->second].first;
         d.name = l.name;
         d.node = node_label(n, i);
+        d.step = step;
         d.buffers = bound->bindings;
+        d.writes = writes;
         d.words = bound->words;
         d.groups = {l.groups[0], l.groups[1], l.groups[2]};
         d.threads = threads_of(l.source, device, threads_key);

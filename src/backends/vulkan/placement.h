@@ -24,8 +24,10 @@ struct Placed {
   size_t offset = 0, bytes = 0;
 };
 
-template <class Buffer, class Input, class Constant>
-std::vector<Placed<Buffer>> place_values(const ir::Graph& lir, const Buffer& arena, Input&& input, Constant&& constant) {
+// The same with the arena's values placed where arena_at(value, bytes) says (a buffer and a byte
+// offset) — for a program that gives each of them a buffer of its own (webgpu's exported page).
+template <class Buffer, class ArenaAt, class Input, class Constant>
+std::vector<Placed<Buffer>> place_values_with(const ir::Graph& lir, ArenaAt&& arena_at, Input&& input, Constant&& constant) {
   using Placement = ir::Placement;
   const size_t nv = lir.num_values();
   std::vector<Placed<Buffer>> at(nv);
@@ -34,8 +36,10 @@ std::vector<Placed<Buffer>> place_values(const ir::Graph& lir, const Buffer& are
     return dtype_bytes(t.dtype, shape_numel(t.shape).value());
   };
   for (size_t v = 0; v < nv; ++v)
-    if (lir.placement[v].kind == Placement::Kind::arena && shape_is_static(lir.type(static_cast<ir::ValueId>(v)).shape))
-      at[v] = {arena, static_cast<size_t>(lir.placement[v].offset), bytes(v)};
+    if (lir.placement[v].kind == Placement::Kind::arena && shape_is_static(lir.type(static_cast<ir::ValueId>(v)).shape)) {
+      std::pair<Buffer, size_t> where = arena_at(static_cast<ir::ValueId>(v), bytes(v));
+      at[v] = {where.first, where.second, bytes(v)};
+    }
   std::vector<Buffer> inputs;
   for (size_t i = 0; i < lir.inputs().size(); ++i) inputs.push_back(input(i, lir.type(lir.inputs()[i])));
   for (size_t v = 0; v < nv; ++v)
@@ -54,6 +58,13 @@ std::vector<Placed<Buffer>> place_values(const ir::Graph& lir, const Buffer& are
       at[v] = {root.buffer, root.offset + static_cast<size_t>(passes::placement_offset(lir, id)), bytes(v)};
     }
   return at;
+}
+
+template <class Buffer, class Input, class Constant>
+std::vector<Placed<Buffer>> place_values(const ir::Graph& lir, const Buffer& arena, Input&& input, Constant&& constant) {
+  return place_values_with<Buffer>(
+      lir, [&](ir::ValueId v, size_t) { return std::pair<Buffer, size_t>{arena, static_cast<size_t>(lir.placement[static_cast<size_t>(v)].offset)}; },
+      std::forward<Input>(input), std::forward<Constant>(constant));
 }
 
 // The whole buffer of value v (placed at `at`), with v's start in units of elem_bytes (0: its

@@ -34,6 +34,7 @@ class WebgpuBackend : public vulkan::FamilyBackend {
     if (!a.available) throw Error(ErrorKind::unsupported, cat("webgpu is not available: ", a.reason));
     return make_executable(lir);
   }
+  std::map<std::string, std::string> emit_source(const ir::Graph& lir) override { return emit_program(lir); }
 
  private:
   const vulkan::KernelTarget& target() const override {

@@ -1,6 +1,7 @@
 // The webgpu device's GPU side: a Node process that owns a WebGPU device (the npm `webgpu`
 // package: Dawn) and does what the rlx process asks over its stdin/stdout — Dawn's node binding
-// exports no C API, so the device lives here and the plan is driven from C++ (bridge.h).
+// exports no C API, so the device lives here and the plan is driven from C++ (bridge.h). It runs
+// as one module after web/rlx-webgpu.js (CMake joins them), whose functions it calls.
 //
 // Frames both ways: u32 length of what follows, then (requests) u32 op and its payload or
 // (replies) u32 status (0 ok, 1 error) and the reply's payload or the error's text.
@@ -21,7 +22,7 @@ import { pathToFileURL } from 'url';
 
 let device = null;
 const instances = [];  // kept alive: Dawn's device dies with the instance it came from
-const buffers = new Map(), pipelines = new Map(), programs = new Map();
+const buffers_ = new Map(), pipelines = new Map(), programs = new Map();
 
 // stdout is a non-blocking socket to Node: a large reply fills it (EAGAIN) while rlx reads
 function write_all(buf) {
@@ -41,23 +42,6 @@ function reply(status, payload) {
   head.writeUInt32LE(status, 4);
   write_all(head);
   write_all(body);
-}
-
-// Validation and out-of-memory errors of what `f` does, as one message (or null).
-async function checked(f) {
-  device.pushErrorScope('out-of-memory');
-  device.pushErrorScope('validation');
-  let thrown = null;
-  try {
-    await f();
-  } catch (e) {
-    thrown = e;
-  }
-  const validation = await device.popErrorScope();
-  const oom = await device.popErrorScope();
-  if (thrown) throw thrown;
-  if (validation) throw new Error(validation.message);
-  if (oom) throw new Error(`out of GPU memory: ${oom.message}`);
 }
 
 function need(map, id, what) {
@@ -96,80 +80,28 @@ async function hello(req) {
 }
 
 async function pipeline(id, bindings, code) {
-  const module = device.createShaderModule({ code });
-  const info = await module.getCompilationInfo();
-  const errors = info.messages.filter(m => m.type === 'error');
-  if (errors.length) {
-    const lines = code.split('\n');
-    throw new Error(errors.map(m => `${m.lineNum}:${m.linePos}: ${m.message}\n    ${lines[m.lineNum - 1] ?? ''}`).join('\n'));
-  }
-  const storage = [];
-  for (let b = 0; b < bindings; ++b) storage.push({ binding: b, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } });
-  const groups = [device.createBindGroupLayout({ entries: storage }),
-    device.createBindGroupLayout({ entries: [{ binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'uniform' } }] })];
-  await checked(async () => {
-    const layout = device.createPipelineLayout({ bindGroupLayouts: groups });
-    pipelines.set(id, { pipeline: await device.createComputePipelineAsync({ layout, compute: { module, entryPoint: 'main' } }), groups });
-  });
+  // all read_write: the device binds one arena for a kernel's inputs and outputs (from_spirv.h)
+  pipelines.set(id, await makeKernel(device, code, new Array(bindings).fill(true)));
 }
 
+// The payload of a program request: n, then each dispatch's pipeline, buffers, words, groups.
 function program(id, v) {
   let k = 0;
   const n = v[k++], steps = [];
-  const align = device.limits.minUniformBufferOffsetAlignment;
   for (let s = 0; s < n; ++s) {
-    const p = need(pipelines, v[k++], 'pipeline');
-    const nb = v[k++], bound = Array.from(v.subarray(k, k + nb));
+    const kernel = need(pipelines, v[k++], 'pipeline');
+    const nb = v[k++], buffers = Array.from(v.subarray(k, k + nb), b => need(buffers_, b, 'buffer'));
     k += nb;
     const nw = v[k++], words = v.slice(k, k + nw);
     k += nw;
-    steps.push({ p, bound, words, groups: [v[k], v[k + 1], v[k + 2]] });
+    steps.push({ kernel, buffers, words, groups: [v[k], v[k + 1], v[k + 2]] });
     k += 3;
   }
-  const stride = Math.ceil(Math.max(16, ...steps.map(s => s.words.length * 4)) / align) * align;
-  const uniform = device.createBuffer({ size: Math.max(stride * steps.length, 16), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-  const bytes = new Uint8Array(Math.max(stride * steps.length, 16));
-  steps.forEach((s, i) => bytes.set(new Uint8Array(s.words.buffer, s.words.byteOffset, s.words.byteLength), i * stride));
-  device.queue.writeBuffer(uniform, 0, bytes);
-  const made = steps.map((s, i) => ({
-    pipeline: s.p.pipeline,
-    groups: s.groups,
-    sets: [
-      device.createBindGroup({ layout: s.p.groups[0], entries: s.bound.map((b, j) => ({ binding: j, resource: { buffer: need(buffers, b, 'buffer') } })) }),
-      device.createBindGroup({ layout: s.p.groups[1], entries: [{ binding: 0, resource: { buffer: uniform, offset: i * stride, size: Math.max(16, s.words.length * 4) } }] }),
-    ],
-  }));
-  programs.set(id, { steps: made, uniform });
-}
-
-async function run(id) {
-  const prog = need(programs, id, 'program');
-  const enc = device.createCommandEncoder();
-  const pass = enc.beginComputePass();
-  for (const s of prog.steps) {
-    pass.setPipeline(s.pipeline);
-    pass.setBindGroup(0, s.sets[0]);
-    pass.setBindGroup(1, s.sets[1]);
-    pass.dispatchWorkgroups(s.groups[0], s.groups[1], s.groups[2]);
-  }
-  pass.end();
-  device.queue.submit([enc.finish()]);
-  await device.queue.onSubmittedWorkDone();
+  programs.set(id, makeProgram(device, steps));
 }
 
 async function read(id, offset, bytes) {
-  const src = need(buffers, id, 'buffer');
-  const lo = offset - (offset % 4), size = Math.ceil((offset + bytes - lo) / 4) * 4;
-  const staging = device.createBuffer({ size: Math.max(size, 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  const enc = device.createCommandEncoder();
-  enc.copyBufferToBuffer(src, lo, staging, 0, size);
-  device.queue.submit([enc.finish()]);
-  await staging.mapAsync(GPUMapMode.READ);
-  const out = Buffer.from(staging.getMappedRange()).subarray(offset - lo, offset - lo + bytes);
-  const copy = Buffer.from(out);
-  staging.unmap();
-  staging.destroy();
-  return copy;
+  return Buffer.from(await readBuffer(device, need(buffers_, id, 'buffer'), offset, bytes));
 }
 
 async function handle(op, body) {
@@ -177,30 +109,30 @@ async function handle(op, body) {
   switch (op) {
     case 1: return hello(JSON.parse(body.toString('utf8')));
     case 2:
-      await checked(() => buffers.set(u32(0), device.createBuffer({ size: Math.max(16, Math.ceil(f64(4) / 4) * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST })));
+      await checked(device, () => buffers_.set(u32(0), makeBuffer(device, f64(4))));
       return null;
     case 3: {
       const data = body.subarray(12);
       const offset = f64(4), lo = offset - (offset % 4);
-      if (lo === offset && data.length % 4 === 0) device.queue.writeBuffer(need(buffers, u32(0), 'buffer'), offset, data);
+      if (lo === offset && data.length % 4 === 0) device.queue.writeBuffer(need(buffers_, u32(0), 'buffer'), offset, data);
       else {  // writeBuffer takes whole words: merge the edges with what is there
         const size = Math.ceil((offset + data.length - lo) / 4) * 4;
         const merged = Buffer.from(await read(u32(0), lo, size));
         data.copy(merged, offset - lo);
-        device.queue.writeBuffer(need(buffers, u32(0), 'buffer'), lo, merged);
+        device.queue.writeBuffer(need(buffers_, u32(0), 'buffer'), lo, merged);
       }
       return null;
     }
     case 4: return pipeline(u32(0), u32(4), body.subarray(8).toString('utf8')).then(() => null);
     case 5: {
       const v = new Uint32Array(body.buffer.slice(body.byteOffset + 4, body.byteOffset + body.length));
-      await checked(() => program(u32(0), v));
+      await checked(device, async () => program(u32(0), v));
       return null;
     }
-    case 6: await checked(() => run(u32(0))); return null;
+    case 6: await checked(device, () => runProgram(device, need(programs, u32(0), 'program'))); return null;
     case 7: return read(u32(0), f64(4), f64(12));
     case 8: {
-      const map = [buffers, pipelines, programs][u32(0)], x = map.get(u32(4));
+      const map = [buffers_, pipelines, programs][u32(0)], x = map.get(u32(4));
       if (x && u32(0) === 0) x.destroy();
       if (x && u32(0) === 2) x.uniform.destroy();
       map.delete(u32(4));

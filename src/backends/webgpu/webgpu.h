@@ -1,7 +1,9 @@
 // The webgpu device's parts: the bridge to its Node/Dawn runner (bridge.h), the kernels' target
 // and the executable.
 #pragma once
+#include <map>
 #include <memory>
+#include <string>
 
 #include "backends/vulkan/target.h"
 #include "ir/graph.h"
@@ -14,5 +16,9 @@ namespace rlx::backends::webgpu {
 // (128 MiB a binding, 16 KiB of workgroup memory), so claims read the same everywhere.
 vulkan::KernelTarget webgpu_target();
 std::unique_ptr<runtime::Executable> make_executable(const ir::Graph& lir);
+
+// A planned LIR as files a browser runs (export.cpp): kernels/kN.wgsl, plan.json, weights.bin,
+// rlx-webgpu.js, index.html and README.md.
+std::map<std::string, std::string> emit_program(const ir::Graph& lir);
 
 }  // namespace rlx::backends::webgpu

@@ -48,7 +48,7 @@ struct Block {
 
 class Translator {
  public:
-  explicit Translator(const std::vector<uint32_t>& words) {
+  Translator(const std::vector<uint32_t>& words, const Options& options) : options_(options) {
     if (words.size() < 5 || words[0] != spv::MagicNumber) refuse("not SPIR-V");
     for (size_t i = 5; i < words.size();) {
       const uint32_t n = words[i] >> 16;
@@ -81,6 +81,9 @@ class Translator {
           if (w[1] == spv::ExecutionModeLocalSize) local_ = {w[2], w[3], w[4]};
           break;
         case spv::OpDecorate: decorate(w[0], w[1], w.size() > 2 ? w[2] : 0); break;
+        case spv::OpMemberDecorate:  // glslang marks a StructuredBuffer's (read-only) array member
+          if (w[2] == spv::DecorationNonWritable) non_writable_.insert(w[0]);
+          break;
         case spv::OpTypeVoid: types_[w[0]] = type_of_kind(Type::void_); break;
         case spv::OpTypeBool: types_[w[0]] = type_of_kind(Type::bool_); break;
         case spv::OpTypeInt:
@@ -173,6 +176,7 @@ class Translator {
     switch (decoration) {
       case spv::DecorationBinding: binding_[target] = value; break;
       case spv::DecorationBuiltIn: builtin_[target] = value; break;
+      case spv::DecorationNonWritable: non_writable_.insert(target); break;
       default: break;
     }
   }
@@ -238,10 +242,15 @@ class Translator {
         case spv::StorageClassStorageBuffer: {
           const bool atomic = atomic_roots_.count(g.id) > 0;
           s += buffer_type(g.id, pointee, atomic);  // a struct per buffer: one may be atomic, another not
-          // read_write even where the kernel only reads: WebGPU forbids one buffer bound both
-          // read-only and writable in a dispatch, and the executables bind one arena for both
+          // read_write even where the kernel only reads, unless asked (Options): WebGPU forbids
+          // one buffer bound both read-only and writable in a dispatch, and the webgpu device
+          // binds one arena for both
           const uint32_t b = binding_.count(g.id) ? binding_.at(g.id) : 0;
-          s += cat("@group(0) @binding(", b, ") var<storage, read_write> v", g.id, ": B", g.id, ";\n");
+          const bool writable = atomic || !(non_writable_.count(g.id) || non_writable_.count(pointee));
+          if (out.writable.size() <= b) out.writable.resize(b + 1, true), out.declared.resize(b + 1, false);
+          out.writable[b] = writable;
+          out.declared[b] = true;
+          s += cat("@group(0) @binding(", b, ") var<storage, ", writable || !options_.read_only_bindings ? "read_write" : "read", "> v", g.id, ": B", g.id, ";\n");
           names_[g.id] = cat("v", g.id);
           break;
         }
@@ -765,6 +774,8 @@ class Translator {
   std::vector<Insn> phis_;
   std::map<Id, Id> chain_base_;
   std::set<Id> atomic_pointers_, atomic_roots_;
+  std::set<Id> non_writable_;  // variables and buffer structs glslang decorated NonWritable
+  Options options_;
   bool function_seen_ = false;
   // printing state
   std::map<Id, std::string> names_, refs_;
@@ -773,6 +784,6 @@ class Translator {
 
 }  // namespace
 
-Translation from_spirv(const std::vector<uint32_t>& spirv) { return Translator(spirv).run(); }
+Translation from_spirv(const std::vector<uint32_t>& spirv, const Options& options) { return Translator(spirv, options).run(); }
 
 }  // namespace rlx::codegen::wgsl
