@@ -7,11 +7,12 @@
 //
 //   node export_page_test.mjs RLX FIXTURE_DIR WORK_DIR
 // Exits 77 (skipped) when neither Dawn nor Chromium is here, 1 on any mismatch.
-import { spawn, spawnSync } from 'child_process';
+import { spawnSync } from 'child_process';
 import fs from 'fs';
-import http from 'http';
 import path from 'path';
 import { pathToFileURL } from 'url';
+
+import { chromiumPath, openPage, serve } from './page_driver.mjs';
 
 const [rlx, fixture, work] = process.argv.slice(2);
 if (!work) {
@@ -23,14 +24,6 @@ const expected = JSON.parse(fs.readFileSync(path.join(fixture, 'expected.json'),
 const cases = expected.cases.filter(c => c.text !== undefined && c.embedding);
 let failed = false;
 const fail = msg => { console.log(`FAIL ${msg}`); failed = true; };
-
-function which(name) {
-  for (const dir of (process.env.PATH ?? '').split(':')) {
-    const p = path.join(dir, name);
-    if (dir && fs.existsSync(p)) return p;
-  }
-  return null;
-}
 
 // ---- export ----
 const dir = path.join(work, 'export');
@@ -46,19 +39,8 @@ const [B, S] = plan.inputs.find(t => t.name === 'input_ids').shape;
 if (S !== expected.max_tokens) fail(`the export's length S=${S} is not the model's ${expected.max_tokens} tokens`);
 console.log(`exported ${JSON.parse(ex.stdout).files.length} files: ${plan.dispatches.length} dispatches, ${plan.kernels.length} kernels, batch ${B} × ${S} tokens`);
 
-// ---- a static server for the directory ----
-const types = { '.html': 'text/html', '.js': 'text/javascript', '.json': 'application/json', '.wgsl': 'text/plain', '.bin': 'application/octet-stream' };
-const server = http.createServer((req, res) => {
-  const p = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
-  if (!p.startsWith(dir) || !fs.existsSync(p) || fs.statSync(p).isDirectory()) {
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, { 'content-type': types[path.extname(p)] ?? 'application/octet-stream' });
-  fs.createReadStream(p).pipe(res);
-});
-await new Promise(r => server.listen(0, '127.0.0.1', r));
-const base = `http://127.0.0.1:${server.address().port}/`;
+const server = await serve(dir);
+const base = server.base;
 
 function compare(where, got, c) {
   let worst = 0;
@@ -99,66 +81,28 @@ async function dawn() {
   return true;
 }
 
-// ---- 2. headless Chromium: the page, over the DevTools protocol on a pipe ----
+// ---- 2. headless Chromium: the page itself, given the fixture's texts ----
 async function chromium() {
-  const bin = process.env.RLX_CHROMIUM || which('chromium') || which('chromium-browser') || which('google-chrome');
-  if (!bin) return console.log('SKIP Chromium: not installed (apt-get install chromium)'), false;
-  const args = ['--headless', '--remote-debugging-pipe', `--user-data-dir=${path.join(work, 'profile')}`, '--enable-unsafe-webgpu', '--enable-features=Vulkan',
-    '--use-vulkan=swiftshader', '--use-webgpu-adapter=swiftshader', '--ignore-gpu-blocklist', '--no-first-run', '--hide-scrollbars', 'about:blank'];
-  if (process.getuid?.() === 0) args.unshift('--no-sandbox');  // Chromium refuses root with its sandbox
-  const proc = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  proc.stderr.on('data', d => { stderr = (stderr + d).slice(-4000); });
-  const waiting = new Map();
-  let next = 1, pending = Buffer.alloc(0);
-  proc.stdio[4].on('data', d => {
-    pending = Buffer.concat([pending, d]);
-    for (let z; (z = pending.indexOf(0)) >= 0;) {
-      const msg = JSON.parse(pending.subarray(0, z).toString('utf8'));
-      pending = pending.subarray(z + 1);
-      const w = waiting.get(msg.id);
-      if (!w) continue;
-      waiting.delete(msg.id);
-      if (msg.error) w.reject(new Error(`${w.method}: ${msg.error.message}`));
-      else w.resolve(msg.result);
-    }
-  });
-  const send = (method, params = {}, sessionId) => new Promise((resolve, reject) => {
-    const id = next++;
-    waiting.set(id, { resolve, reject, method });
-    proc.stdio[3].write(JSON.stringify({ id, method, params, sessionId }) + '\0');
-  });
-  const timer = setTimeout(() => { fail(`Chromium: no result in 240 s\n${stderr}`); proc.kill('SIGKILL'); process.exit(1); }, 240000);
+  if (!chromiumPath()) return console.log('SKIP Chromium: not installed (apt-get install chromium)'), false;
+  const texts = cases.map(c => c.text);
+  let got;
   try {
-    const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
-    const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
-    await send('Emulation.setDeviceMetricsOverride', { width: 1000, height: 820, deviceScaleFactor: 1, mobile: false }, sessionId);
-    const texts = cases.map(c => c.text);
-    await send('Page.navigate', { url: `${base}index.html?texts=${encodeURIComponent(JSON.stringify(texts))}` }, sessionId);
-    for (let i = 0; ; ++i) {
-      const r = await send('Runtime.evaluate', { expression: 'typeof window.rlx', returnByValue: true }, sessionId);
-      if (r.result.value === 'object') break;
-      if (i > 600) throw new Error('the page never started');
-      await new Promise(r => setTimeout(r, 100));
-    }
-    const r = await send('Runtime.evaluate', { expression: 'window.rlx.done', awaitPromise: true, returnByValue: true }, sessionId);
-    const shot = await send('Page.captureScreenshot', { format: 'png' }, sessionId);
-    fs.writeFileSync(path.join(work, 'page.png'), Buffer.from(shot.data, 'base64'));
-    if (r.exceptionDetails) return fail(`Chromium: the page failed: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`), true;
-    const got = r.result.value;
-    let worst = 0;
-    cases.forEach((c, i) => {
-      // the reference truncates to the model's max_tokens, the export's S (its default)
-      if (JSON.stringify(got.ids[i]) !== JSON.stringify(c.ids))
-        fail(`Chromium: ${c.name}: token ids ${JSON.stringify(got.ids[i])} are not Hugging Face's ${JSON.stringify(c.ids)}`);
-      else worst = Math.max(worst, compare('Chromium', got.embeddings[i], c));
-    });
-    console.log(`Chromium (${got.adapter}): ${texts.length} texts tokenized and embedded in ${got.ms.toFixed(0)} ms, max |diff| ${worst.toExponential(2)}; screenshot ${path.join(work, 'page.png')}`);
-    return true;
-  } finally {
-    clearTimeout(timer);
-    proc.kill();
+    const r = await openPage(`${base}index.html?texts=${encodeURIComponent(JSON.stringify(texts))}`, { profile: path.join(work, 'profile') });
+    fs.writeFileSync(path.join(work, 'page.png'), r.png);
+    got = r.value;
+  } catch (e) {
+    if (e.png) fs.writeFileSync(path.join(work, 'page.png'), e.png);
+    return fail(`Chromium: ${e.message}`), true;
   }
+  let worst = 0;
+  cases.forEach((c, i) => {
+    // the reference truncates to the model's max_tokens, the export's S (its default)
+    if (JSON.stringify(got.ids[i]) !== JSON.stringify(c.ids))
+      fail(`Chromium: ${c.name}: token ids ${JSON.stringify(got.ids[i])} are not Hugging Face's ${JSON.stringify(c.ids)}`);
+    else worst = Math.max(worst, compare('Chromium', got.embeddings[i], c));
+  });
+  console.log(`Chromium (${got.adapter}): ${texts.length} texts tokenized and embedded in ${got.ms.toFixed(0)} ms, max |diff| ${worst.toExponential(2)}; screenshot ${path.join(work, 'page.png')}`);
+  return true;
 }
 
 let ran = false;
