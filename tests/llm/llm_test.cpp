@@ -15,6 +15,7 @@
 #include "models/qwen3_model.h"
 #include "models/qwen3_weights.h"
 #include "rlx/error.h"
+#include "wide_fixture.h"
 
 namespace rlx::models {
 namespace {
@@ -166,19 +167,6 @@ TEST(Gguf, Q8_0KeepsTheTopOneTokens) {
               100 * agree, same, want.size());
   EXPECT_GE(agree, 0.95);
   fs::remove(path);
-}
-
-// Q4_K needs rows of 256, and random weights give near-flat logits whose argmax any
-// quantization flips: a wider Qwen3 *trained* on the tokenizer corpus by the PyTorch reference
-// (train_wide.py), made once per build tree when Debian's torch is present.
-std::string trained_wide_model() {
-  std::string dir = std::string(RLX_BINARY_DIR) + "/llm_fixtures/wide_trained";
-  if (fs::exists(dir + "/expected.json")) return dir;
-  if (!fs::exists("/usr/bin/python3")) return "";
-  std::string cmd = "cd " + std::string(RLX_FIXTURE_DIR) + " && OMP_NUM_THREADS=1 /usr/bin/python3 train_wide.py " + dir + " > " +
-                    temp_path("train_wide.log") + " 2>&1";
-  if (std::system(cmd.c_str()) != 0 || !fs::exists(dir + "/expected.json")) return "";
-  return dir;
 }
 
 // Top-1 argmax at every position of `text` (teacher-forced through the KV cache).

@@ -30,5 +30,6 @@ int cmd_run(Args& args);
 int cmd_onnx_suite(Args& args);
 int cmd_diff(Args& args);
 int cmd_serve(Args& args);
+int cmd_quantize(Args& args);
 
 }  // namespace rlx::cli
