@@ -50,7 +50,7 @@ class GgufWriter {
   // copied: views from the readers and owned_view() keep them alive through their owner;
   // any other view must stay valid until write().
   void add_tensor(const TensorView& tensor);
-  // f32 values quantized to `type` (F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K); the last dim must hold
+  // f32 values quantized to `type` (F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K); the last dim must hold
   // whole blocks of the type.
   void add_tensor_f32(const std::string& name, const std::vector<int64_t>& shape, const float* data, WeightType type);
 

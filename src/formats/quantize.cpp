@@ -44,12 +44,13 @@ void q4_0(const float* x, uint8_t* b) {
   }
 }
 
-// Fits x ≈ scale * L - min with L in [0, nmax] and min >= 0 for one group: start from the
-// range, then alternate rounding and a least-squares refit, keeping the best.
-void fit_scale_min(const float* x, int n, int nmax, float* scale, float* min) {
+// Fits x ≈ scale * L - min with L in [0, nmax] for one group — min >= 0 for the K-quants, any
+// sign for Q4_1/Q5_1 (free_min): start from the range, then alternate rounding and a
+// least-squares refit, keeping the best.
+void fit_scale_min(const float* x, int n, int nmax, float* scale, float* min, bool free_min = false) {
   float lo = x[0], hi = x[0];
   for (int i = 1; i < n; ++i) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
-  lo = std::min(lo, 0.0f);  // ggml's K-quants subtract a non-negative min
+  if (!free_min) lo = std::min(lo, 0.0f);  // ggml's K-quants subtract a non-negative min
   float s = (hi - lo) / static_cast<float>(nmax), m = -lo;
   if (s == 0) {
     *scale = 0, *min = m;
@@ -76,7 +77,7 @@ void fit_scale_min(const float* x, int n, int nmax, float* scale, float* min) {
     if (det <= 0) break;
     double ns = (n * slx - sl * sx) / det, nm = -(sx - ns * sl) / n;  // x ≈ ns*l - nm
     if (ns <= 0) break;
-    if (nm < 0) nm = 0, ns = sll > 0 ? slx / sll : ns;
+    if (nm < 0 && !free_min) nm = 0, ns = sll > 0 ? slx / sll : ns;
     s = static_cast<float>(ns), m = static_cast<float>(nm);
     float e = error(s, m);
     if (!(e < best)) break;
@@ -84,11 +85,14 @@ void fit_scale_min(const float* x, int n, int nmax, float* scale, float* min) {
   }
 }
 
-void q4_k(const float* x, uint8_t* b) {
+// The super-block header of Q4_K and Q5_K: each group of 32 fitted with L in [0, nmax], the
+// 6-bit scales and mins packed as scale_min_k4 reads them; the levels re-rounded against the
+// scales as stored go to L.
+void k4_header(const float* x, int nmax, uint8_t* b, uint8_t* L) {
   float scales[8], mins[8];
   float max_scale = 0, max_min = 0;
   for (int g = 0; g < 8; ++g) {
-    fit_scale_min(x + 32 * g, 32, 15, &scales[g], &mins[g]);
+    fit_scale_min(x + 32 * g, 32, nmax, &scales[g], &mins[g]);
     max_scale = std::max(max_scale, scales[g]);
     max_min = std::max(max_min, mins[g]);
   }
@@ -113,15 +117,70 @@ void q4_k(const float* x, uint8_t* b) {
       s[j] |= static_cast<uint8_t>((mn[j] >> 4) << 6);
     }
   }
-  uint8_t L[256];
   for (int g = 0; g < 8; ++g) {
     float gs = ds * static_cast<float>(sc[g]), gm = dm * static_cast<float>(mn[g]);
     for (int i = 0; i < 32; ++i)
-      L[32 * g + i] = static_cast<uint8_t>(gs > 0 ? clamp_int(round_int((x[32 * g + i] + gm) / gs), 0, 15) : 0);
+      L[32 * g + i] = static_cast<uint8_t>(gs > 0 ? clamp_int(round_int((x[32 * g + i] + gm) / gs), 0, nmax) : 0);
   }
+}
+
+void q4_k(const float* x, uint8_t* b) {
+  uint8_t L[256];
+  k4_header(x, 15, b, L);
   uint8_t* qs = b + 16;
   for (int j = 0; j < 4; ++j)
     for (int l = 0; l < 32; ++l) qs[32 * j + l] = static_cast<uint8_t>(L[64 * j + l] | (L[64 * j + 32 + l] << 4));
+}
+
+// Q5_K: Q4_K's header, the low nibbles in qs, and group g's fifth bits in bit g of qh[l].
+void q5_k(const float* x, uint8_t* b) {
+  uint8_t L[256];
+  k4_header(x, 31, b, L);
+  uint8_t* qh = b + 16;
+  uint8_t* qs = b + 48;
+  std::memset(qh, 0, 32);
+  for (int j = 0; j < 4; ++j)
+    for (int l = 0; l < 32; ++l) {
+      const int lo = L[64 * j + l], hi = L[64 * j + 32 + l];
+      qs[32 * j + l] = static_cast<uint8_t>((lo & 0x0f) | ((hi & 0x0f) << 4));
+      qh[l] |= static_cast<uint8_t>(((lo >> 4) << (2 * j)) | ((hi >> 4) << (2 * j + 1)));
+    }
+}
+
+// Q4_1 and Q5_1: x ≈ d * L + m per block of 32, L in [0, nmax] (the fifth bits in qh for Q5_1).
+template <int nmax>
+void q_1(const float* x, uint8_t* b) {
+  float d = 0, neg_m = 0;
+  fit_scale_min(x, 32, nmax, &d, &neg_m, true);
+  put_half(b, d);
+  put_half(b + 2, -neg_m);
+  const float ds = stored_half(d), m = stored_half(-neg_m);
+  uint8_t* qs = b + (nmax == 15 ? 4 : 8);
+  uint32_t qh = 0;
+  int L[32];
+  for (int j = 0; j < 32; ++j) L[j] = ds > 0 ? clamp_int(round_int((x[j] - m) / ds), 0, nmax) : 0;
+  for (int j = 0; j < 16; ++j) {
+    qs[j] = static_cast<uint8_t>((L[j] & 0x0f) | ((L[j + 16] & 0x0f) << 4));
+    qh |= static_cast<uint32_t>(L[j] >> 4) << j | static_cast<uint32_t>(L[j + 16] >> 4) << (j + 16);
+  }
+  if (nmax == 31) std::memcpy(b + 4, &qh, 4);
+}
+
+// Q5_0: as Q4_0 with 32 levels (the largest magnitude maps to -16), fifth bits in qh.
+void q5_0(const float* x, uint8_t* b) {
+  float amax = 0, max = 0;
+  for (int j = 0; j < 32; ++j)
+    if (std::fabs(x[j]) > amax) amax = std::fabs(x[j]), max = x[j];
+  float d = max / -16.0f, id = d != 0 ? 1.0f / d : 0.0f;
+  put_half(b, d);
+  uint32_t qh = 0;
+  for (int j = 0; j < 16; ++j) {
+    int q0 = clamp_int(round_int(x[j] * id) + 16, 0, 31);
+    int q1 = clamp_int(round_int(x[j + 16] * id) + 16, 0, 31);
+    b[6 + j] = static_cast<uint8_t>((q0 & 0x0f) | ((q1 & 0x0f) << 4));
+    qh |= static_cast<uint32_t>(q0 >> 4) << j | static_cast<uint32_t>(q1 >> 4) << (j + 16);
+  }
+  std::memcpy(b + 2, &qh, 4);
 }
 
 void q6_k(const float* x, uint8_t* b) {
@@ -179,7 +238,11 @@ bool can_quantize(WeightType t) {
     case WeightType::bf16:
     case WeightType::q8_0:
     case WeightType::q4_0:
+    case WeightType::q4_1:
+    case WeightType::q5_0:
+    case WeightType::q5_1:
     case WeightType::q4_k:
+    case WeightType::q5_k:
     case WeightType::q6_k: return true;
     default: return false;
   }
@@ -188,7 +251,7 @@ bool can_quantize(WeightType t) {
 std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n) {
   if (!can_quantize(t))
     throw Error(ErrorKind::unsupported, cat("RLX cannot quantize to ", weight_type_name(t),
-                                            "; it writes F32, F16, BF16, Q8_0, Q4_0, Q4_K and Q6_K"));
+                                            "; it writes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K"));
   auto nbytes = n >= 0 ? weight_type_bytes(t, static_cast<uint64_t>(n)) : std::nullopt;
   if (!nbytes)
     throw Error(ErrorKind::invalid_argument, cat(weight_type_name(t), " packs whole blocks of ",
@@ -209,10 +272,17 @@ std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n) {
       return out;
     default: break;
   }
-  void (*fn)(const float*, uint8_t*) = t == WeightType::q8_0   ? q8_0
-                                       : t == WeightType::q4_0 ? q4_0
-                                       : t == WeightType::q4_k ? q4_k
-                                                               : q6_k;
+  void (*fn)(const float*, uint8_t*) = nullptr;
+  switch (t) {
+    case WeightType::q8_0: fn = q8_0; break;
+    case WeightType::q4_0: fn = q4_0; break;
+    case WeightType::q4_1: fn = q_1<15>; break;
+    case WeightType::q5_0: fn = q5_0; break;
+    case WeightType::q5_1: fn = q_1<31>; break;
+    case WeightType::q4_k: fn = q4_k; break;
+    case WeightType::q5_k: fn = q5_k; break;
+    default: fn = q6_k; break;
+  }
   int64_t be = weight_type_block_elems(t), bb = weight_type_block_bytes(t);
   for (int64_t i = 0; i < n / be; ++i) fn(src + i * be, out.data() + i * bb);
   return out;

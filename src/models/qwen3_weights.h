@@ -37,7 +37,7 @@ LlamaWeights random_llama_weights(const LlamaSpec& spec, uint64_t seed, DType dt
 std::vector<float> random_llama_tensor(const LlamaSpec& spec, uint64_t seed, const std::string& name, int64_t numel, double stddev = 0.02);
 
 struct GgufExportOptions {
-  formats::WeightType matrix_type = formats::WeightType::q8_0;  // F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K
+  formats::WeightType matrix_type = formats::WeightType::q8_0;  // F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K
   // llama.cpp's Q4_K_M recipe on top of Q4_K: Q6_K for the output (or tied embedding) and for
   // attn_v / ffn_down in the layers its use_more_bits() picks.
   bool k_quant_mix = false;

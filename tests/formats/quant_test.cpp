@@ -124,8 +124,57 @@ TEST(Quant, Q6_KIsWithinOneStepOfItsSuperBlock) {
   EXPECT_LT(s.rel_rmse, 0.05);
 }
 
+TEST(Quant, Q5_0IsWithinOneStep) {
+  auto x = weights(64 * 1024, 6);
+  // As Q4_0 with 32 levels: the largest magnitude maps to -16, its opposite clamps at 15.
+  auto s = measure(WeightType::q5_0, x, 32, [](const float* b, int64_t) { return amax(b, 32) / 16.0 * (1.0 + 16 * kHalfEps); });
+  EXPECT_LE(s.max_bound_ratio, 1.0);
+  EXPECT_LT(s.rel_rmse, 0.1);
+}
+
+// Q4_1 / Q5_1: d·L + m fitted by least squares from the block's range; the refit trades the
+// extremes' half step for a lower total error, so the bound is one step (range/nmax), plus the
+// f16 rounding of m and of d over nmax levels.
+template <int nmax>
+double affine_bound(const float* b) {
+  float lo = b[0], hi = b[0];
+  for (int i = 0; i < 32; ++i) lo = std::min(lo, b[i]), hi = std::max(hi, b[i]);
+  const double step = static_cast<double>(hi - lo) / nmax;
+  return step * (1.0 + nmax * kHalfEps) + std::max(std::fabs(lo), std::fabs(hi)) * kHalfEps + 1e-12;
+}
+
+TEST(Quant, Q4_1AndQ5_1AreWithinOneStepOfTheirRange) {
+  auto x = weights(64 * 1024, 7);
+  auto s4 = measure(WeightType::q4_1, x, 32, [](const float* b, int64_t) { return affine_bound<15>(b); });
+  EXPECT_LE(s4.max_bound_ratio, 1.0);
+  auto s5 = measure(WeightType::q5_1, x, 32, [](const float* b, int64_t) { return affine_bound<31>(b); });
+  EXPECT_LE(s5.max_bound_ratio, 1.0);
+  EXPECT_LT(s5.rel_rmse, s4.rel_rmse * 0.6);  // a fifth bit halves the step
+}
+
+TEST(Quant, Q5_KIsWithinOneStepOfItsSuperBlockAndFinerThanQ4_K) {
+  auto x = weights(64 * 1024, 8);
+  auto bound = [](int nmax) {
+    return [nmax](const float* b, int64_t) {
+      double worst = 0, worst_min = 0;
+      for (int g = 0; g < 8; ++g) {
+        float lo = 0, hi = b[32 * g];
+        for (int i = 0; i < 32; ++i) lo = std::min(lo, b[32 * g + i]), hi = std::max(hi, b[32 * g + i]);
+        worst = std::max(worst, static_cast<double>(hi - lo) / nmax);
+        worst_min = std::max(worst_min, static_cast<double>(-lo));
+      }
+      return worst + worst_min / 63.0;
+    };
+  };
+  auto s5 = measure(WeightType::q5_k, x, 256, bound(31));
+  EXPECT_LE(s5.max_bound_ratio, 1.0);
+  auto s4 = measure(WeightType::q4_k, x, 256, bound(15));
+  EXPECT_LT(s5.rel_rmse, s4.rel_rmse * 0.7);
+}
+
 TEST(Quant, ZerosStayZeroAndScalesSurviveExtremes) {
-  for (WeightType t : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k, WeightType::q6_k}) {
+  for (WeightType t : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_1, WeightType::q5_0, WeightType::q5_1, WeightType::q4_k, WeightType::q5_k,
+                       WeightType::q6_k}) {
     std::vector<float> z(256, 0.0f), y(256, 1.0f);
     auto q = quantize(t, z.data(), 256);
     dequantize_row(t, q.data(), 256, y.data());
@@ -142,7 +191,8 @@ TEST(Quant, RejectsPartialBlocksAndUnwritableTypes) {
   std::vector<float> x(100);
   EXPECT_THROW(quantize(WeightType::q8_0, x.data(), 100), Error);
   EXPECT_THROW(quantize(WeightType::q2_k, x.data(), 256), Error);
-  EXPECT_THROW(quantize(WeightType::q5_0, x.data(), 32), Error);
+  EXPECT_THROW(quantize(WeightType::q3_k, x.data(), 256), Error);
+  EXPECT_THROW(quantize(WeightType::q5_k, x.data(), 100), Error);
 }
 
 TEST(Quant, Fp8Decoders) {

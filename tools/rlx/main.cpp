@@ -28,7 +28,7 @@ const std::vector<Command>& commands() {
       {"info", "FILE|DIR [--json]", "format, metadata and tensors of a safetensors/GGUF/ONNX file or model directory", cmd_info},
       {"tokenize", "--model DIR|FILE.gguf --text T [--pair T2] [--special|--no-special] [--max-length N] [--json]", "token ids and tokens of a text (WordPiece or BPE, Hugging Face-exact)", cmd_tokenize},
       {"embed", "--model DIR|FILE.gguf [--text T]… [--file F|-] [--batch N] [--device D] [--precision f32] [--threads N] [--json]", "sentence embeddings with a BERT-family model directory (sentence-transformers pooling)", cmd_embed},
-      {"quantize", "MODEL --to gguf:Q8_0|Q6_K|Q4_K|Q4_K_M|Q4_0|F16|BF16 -o OUT.gguf [--eval TEXT_FILE] [--tokens 512] [--gate kld=X,kld_p99=X,top1=P,ppl=R] [--plot KLD.png] [--threads N] [--json]",
+      {"quantize", "MODEL --to gguf:Q8_0|Q6_K|Q5_K_M|Q5_K|Q5_1|Q5_0|Q4_K_M|Q4_K|Q4_1|Q4_0|F16|BF16 -o OUT.gguf [--eval TEXT_FILE] [--tokens 512] [--gate kld=X,kld_p99=X,top1=P,ppl=R] [--plot KLD.png] [--threads N] [--json]",
        "quantize a llama-family Hugging Face model to a GGUF file, measured against f32 over a text (KL divergence, top-1 agreement, perplexity, teacher-forced); refused — exit 3, nothing written — when a --gate limit is broken", cmd_quantize},
       {"bench", "WORKLOAD [options] (minilm; `rlx bench` lists them)", "benchmarks: p50/p90 latency of a workload", cmd_bench},
       {"generate", "--model DIR|FILE.gguf (--prompt T | --prompt-ids 1,2,3) [--max-tokens N] [--temperature 0] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--chat [--chat-template FILE.jinja]] [--no-think] [--ignore-eos] [--device D] [--precision f32|bf16] [--activations auto|q8|f32] [--threads N] [--json]",
