@@ -184,8 +184,8 @@ void q5_0(const float* x, uint8_t* b) {
 }
 
 void q6_k(const float* x, uint8_t* b) {
-  // Groups of 16 with a signed scale mapping the largest magnitude to -32 (as Q4_0 does), then
-  // a least-squares refit given the rounded levels.
+  // Groups of 16 with a signed scale near the one mapping the largest magnitude to -32 (as
+  // Q4_0 does), searched and refit by least squares.
   float scales[16];
   float max_abs_scale = 0, max_scale = 0;
   for (int g = 0; g < 16; ++g) {
@@ -193,14 +193,25 @@ void q6_k(const float* x, uint8_t* b) {
     float amax = 0, max = 0;
     for (int i = 0; i < 16; ++i)
       if (std::fabs(v[i]) > amax) amax = std::fabs(v[i]), max = v[i];
-    float s = max / -32.0f;
-    if (s != 0) {
+    // candidate grids around the one that maps the largest magnitude to -32 (a slightly finer
+    // or coarser grid often rounds the group better), each refit by least squares; the scale
+    // of the smallest squared error wins
+    float s = 0;
+    double best = INFINITY;
+    for (int k = -9; k <= 9 && max != 0; ++k) {
+      const float guess = max / -(32.0f + 0.1f * static_cast<float>(k));
       double num = 0, den = 0;
       for (int i = 0; i < 16; ++i) {
-        int l = clamp_int(round_int(v[i] / s), -32, 31);
+        int l = clamp_int(round_int(v[i] / guess), -32, 31);
         num += static_cast<double>(l) * v[i], den += static_cast<double>(l) * l;
       }
-      if (den > 0) s = static_cast<float>(num / den);
+      const float fit = den > 0 ? static_cast<float>(num / den) : guess;
+      double err = 0;
+      for (int i = 0; i < 16; ++i) {
+        const double r = fit * clamp_int(round_int(v[i] / fit), -32, 31) - v[i];
+        err += r * r;
+      }
+      if (err < best) best = err, s = fit;
     }
     scales[g] = s;
     if (std::fabs(s) > max_abs_scale) max_abs_scale = std::fabs(s), max_scale = s;

@@ -2,7 +2,9 @@
 // quantized type, measured against the full-precision model before it is kept — the KL
 // divergence of the quantized next-token distributions, top-1 agreement and both perplexities
 // over an evaluation text, teacher-forced (as llama.cpp's perplexity --kl-divergence) — and
-// refused (nothing written, exit code 3) when a --gate limit is broken.
+// refused (nothing written, exit code 3) when a --gate limit is broken. --compare measures a GGUF
+// file made elsewhere (llama.cpp's llama-quantize) the same way, so two quantizers meet on one
+// runtime and one text.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -47,7 +49,7 @@ struct Target {
 Target parse_target(const std::string& to) {
   const std::string prefix = "gguf:";
   if (to.rfind(prefix, 0) != 0)
-    throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": RLX quantizes to GGUF types so far (gguf:Q8_0, Q6_K, Q5_K_M, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K, Q4_1, Q4_0, F16, BF16)"));
+    throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": RLX quantizes to GGUF types so far (gguf:Q8_0, Q6_K, Q5_K_M, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K, Q4_1, Q4_0, F32, F16, BF16)"));
   std::string t = to.substr(prefix.size());
   for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (t == "Q4_K_M") return {formats::WeightType::q4_k, true, t};
@@ -56,9 +58,10 @@ Target parse_target(const std::string& to) {
                                                             {"Q5_K", formats::WeightType::q5_k}, {"Q4_K", formats::WeightType::q4_k},
                                                             {"Q5_1", formats::WeightType::q5_1}, {"Q5_0", formats::WeightType::q5_0},
                                                             {"Q4_1", formats::WeightType::q4_1}, {"Q4_0", formats::WeightType::q4_0},
-                                                            {"F16", formats::WeightType::f16},   {"BF16", formats::WeightType::bf16}};
+                                                            {"F16", formats::WeightType::f16},   {"BF16", formats::WeightType::bf16},
+                                                            {"F32", formats::WeightType::f32}};
   auto it = types.find(t);
-  if (it == types.end()) throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": not a type RLX's quantizer writes (Q8_0, Q6_K, Q5_K_M, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K, Q4_1, Q4_0, F16, BF16)"));
+  if (it == types.end()) throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": not a type RLX's quantizer writes (Q8_0, Q6_K, Q5_K_M, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K, Q4_1, Q4_0, F32, F16, BF16)"));
   return {it->second, false, t};
 }
 
@@ -99,6 +102,7 @@ int cmd_quantize(Args& args) {
   std::string out = args.value_or("output", "");
   if (auto o = args.value("o")) out = *o;
   const auto eval_file = args.value("eval");
+  const auto compare = args.value("compare");  // a GGUF file made elsewhere (llama-quantize), measured only
   const int64_t max_tokens = args.int_or("tokens", 512);
   const std::string gate_text = args.value_or("gate", "");
   const auto plot = args.value("plot");
@@ -107,11 +111,12 @@ int cmd_quantize(Args& args) {
   std::vector<std::string> files = args.positionals();
   args.finish();
   if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx quantize takes one MODEL (a Hugging Face llama-family directory)");
-  if (to.empty()) throw Error(ErrorKind::invalid_argument, "rlx quantize needs --to (gguf:Q8_0, gguf:Q4_K_M, …)");
-  if (out.empty()) throw Error(ErrorKind::invalid_argument, "rlx quantize needs -o OUT.gguf");
+  if (compare && (!to.empty() || !out.empty())) throw Error(ErrorKind::invalid_argument, "rlx quantize: --compare FILE.gguf measures a file; it takes no --to or -o");
+  if (!compare && to.empty()) throw Error(ErrorKind::invalid_argument, "rlx quantize needs --to (gguf:Q8_0, gguf:Q4_K_M, …) or --compare FILE.gguf");
+  if (!compare && out.empty()) throw Error(ErrorKind::invalid_argument, "rlx quantize needs -o OUT.gguf");
   if (max_tokens < 2) throw Error(ErrorKind::invalid_argument, cat("--tokens must be at least 2, got ", max_tokens));
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
-  const Target target = parse_target(to);
+  const Target target = compare ? Target{formats::WeightType::f32, false, fs::path(*compare).filename().string()} : parse_target(to);
   const quant::Gate gate = quant::Gate::parse(gate_text);
   const auto t0 = std::chrono::steady_clock::now();
 
@@ -127,9 +132,11 @@ int cmd_quantize(Args& args) {
   if (fs::exists(dir / "tokenizer.json")) o.tokenizer_json = (dir / "tokenizer.json").string();
   if (!ref.chat_template.empty()) o.chat_template = ref.chat_template;
   o.name = dir.filename().string();
-  models::write_llama_gguf(pending, ref.spec, ref.weights, o);
+  if (!compare) models::write_llama_gguf(pending, ref.spec, ref.weights, o);
+  const std::string measured = compare ? *compare : pending;
   try {
-    models::LlamaModel q = models::load_llama_model(pending);
+    models::LlamaModel q = models::load_llama_model(measured);
+    if (q.format != "gguf") throw Error(ErrorKind::invalid_argument, cat("--compare ", measured, ": not a GGUF file"));
     std::vector<int32_t> ids = ref.tokenizer->encode(eval_file ? read_text(*eval_file) : kDefaultEvalText, true).ids;
     if (ids.size() < 2) throw Error(ErrorKind::invalid_argument, "the evaluation text is shorter than 2 tokens");
     if (static_cast<int64_t>(ids.size()) > max_tokens) ids.resize(static_cast<size_t>(max_tokens));
@@ -149,14 +156,14 @@ int cmd_quantize(Args& args) {
     const quant::Comparison c = cmp.result();
     const std::vector<std::string> failed = gate.failures(c);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const uintmax_t bytes = fs::file_size(pending);
+    const uintmax_t bytes = fs::file_size(measured);
     if (plot) write_kld_plot(*plot, c, target.name);
-    if (failed.empty()) fs::rename(pending, out);
-    else fs::remove(pending);
+    if (!compare && failed.empty()) fs::rename(pending, out);
+    else if (!compare) fs::remove(pending);
     if (json) {
       std::printf("{\"model\":%s,\"type\":%s,\"output\":%s,\"bytes\":%ju,\"f32_bytes\":%lld,\"tokens\":%zu,\"kld_mean\":%s,\"kld_median\":%s,\"kld_p99\":%s,"
                   "\"kld_max\":%s,\"top1\":%s,\"ppl_reference\":%s,\"ppl_quantized\":%s,\"gate\":%s,\"passed\":%s,\"failures\":%s,\"seconds\":%s}\n",
-                  json_quote(files[0]).c_str(), json_quote(target.name).c_str(), failed.empty() ? json_quote(out).c_str() : "null", bytes,
+                  json_quote(files[0]).c_str(), json_quote(target.name).c_str(), compare ? json_quote(*compare).c_str() : failed.empty() ? json_quote(out).c_str() : "null", bytes,
                   static_cast<long long>(ref.weight_bytes()), c.positions, format_double(c.kld_mean).c_str(), format_double(c.kld_median).c_str(),
                   format_double(c.kld_p99).c_str(), format_double(c.kld_max).c_str(), format_double(c.top1).c_str(), format_double(c.ppl_reference).c_str(),
                   format_double(c.ppl_test).c_str(), json_quote(gate.str()).c_str(), json_bool(failed.empty()).c_str(),
@@ -167,17 +174,19 @@ int cmd_quantize(Args& args) {
       std::printf("  against f32 over %zu tokens: KLD mean %.6f, median %.6f, p99 %.6f, max %.6f nats; top-1 agreement %.2f%%; perplexity %.4f → %.4f\n",
                   c.positions, c.kld_mean, c.kld_median, c.kld_p99, c.kld_max, 100 * c.top1, c.ppl_reference, c.ppl_test);
       if (plot) std::printf("  KLD histogram: %s\n", plot->c_str());
-      if (failed.empty()) std::printf("  %s%s\n", gate.empty() ? "no gate; written to " : cat("gate ", gate.str(), " passed; written to ").c_str(), out.c_str());
+      if (failed.empty() && compare) std::printf("  %s\n", gate.empty() ? "no gate" : cat("gate ", gate.str(), " passed").c_str());
+      else if (failed.empty()) std::printf("  %s%s\n", gate.empty() ? "no gate; written to " : cat("gate ", gate.str(), " passed; written to ").c_str(), out.c_str());
     }
     if (!failed.empty()) {
       std::fflush(stdout);
-      std::fprintf(stderr, "rlx quantize: refused: %s (gate %s); nothing written to %s\n", join(failed, "; ").c_str(), gate.str().c_str(), out.c_str());
+      if (compare) std::fprintf(stderr, "rlx quantize: refused: %s (gate %s): %s fails it\n", join(failed, "; ").c_str(), gate.str().c_str(), compare->c_str());
+      else std::fprintf(stderr, "rlx quantize: refused: %s (gate %s); nothing written to %s\n", join(failed, "; ").c_str(), gate.str().c_str(), out.c_str());
       return 3;
     }
     return 0;
   } catch (...) {
     std::error_code ec;
-    fs::remove(pending, ec);
+    if (!compare) fs::remove(pending, ec);
     throw;
   }
 }
