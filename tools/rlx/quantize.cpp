@@ -116,6 +116,10 @@ int cmd_quantize(Args& args) {
   if (!compare && out.empty()) throw Error(ErrorKind::invalid_argument, "rlx quantize needs -o OUT.gguf");
   if (max_tokens < 2) throw Error(ErrorKind::invalid_argument, cat("--tokens must be at least 2, got ", max_tokens));
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
+  if (!compare) {
+    const fs::path folder = fs::path(out).parent_path();
+    if (!folder.empty() && !fs::is_directory(folder)) throw Error(ErrorKind::io, cat("-o ", out, ": the folder ", folder.string(), " does not exist"));
+  }
   const Target target = compare ? Target{formats::WeightType::f32, false, fs::path(*compare).filename().string()} : parse_target(to);
   const quant::Gate gate = quant::Gate::parse(gate_text);
   const auto t0 = std::chrono::steady_clock::now();
