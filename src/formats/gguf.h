@@ -52,7 +52,8 @@ class GgufWriter {
   void add_tensor(const TensorView& tensor);
   // f32 values quantized to `type` (F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K); the last dim must hold
   // whole blocks of the type.
-  void add_tensor_f32(const std::string& name, const std::vector<int64_t>& shape, const float* data, WeightType type);
+  // `importance` (optional): one weight per column (the last dim), as quantize() takes.
+  void add_tensor_f32(const std::string& name, const std::vector<int64_t>& shape, const float* data, WeightType type, const float* importance = nullptr);
 
   std::vector<uint8_t> bytes() const;
   // Streams the tensors to the file one by one, never holding the whole file in memory.

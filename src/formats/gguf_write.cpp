@@ -112,14 +112,14 @@ void GgufWriter::add_tensor(const TensorView& t) {
 }
 
 void GgufWriter::add_tensor_f32(const std::string& name, const std::vector<int64_t>& shape, const float* data,
-                                WeightType type) {
+                                WeightType type, const float* importance) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   int64_t row = shape.empty() ? 1 : shape.back();
   if (row % weight_type_block_elems(type) != 0)
     throw Error(ErrorKind::invalid_argument, cat("tensor '", name, "': the last dim ", row, " is not a multiple of the ",
                                                  weight_type_name(type), " block size ", weight_type_block_elems(type)));
-  add_tensor(owned_view(name, type, shape, quantize(type, data, n)));
+  add_tensor(owned_view(name, type, shape, importance ? quantize(type, data, n, importance, row) : quantize(type, data, n)));
 }
 
 std::vector<uint8_t> GgufWriter::header(std::vector<uint64_t>* offsets, uint64_t* data_bytes) const {

@@ -28,6 +28,10 @@ Tensor dequantize(const TensorView& view);
 bool can_quantize(WeightType type);
 // Packs `n` f32 values (a whole number of blocks of `type`) into `type`'s bytes.
 std::vector<uint8_t> quantize(WeightType type, const float* src, int64_t n);
+// The same with each column's importance (`row` values, repeated for each row of `row` values:
+// the mean square of the activation that multiplies it, an importance matrix's row): the
+// fitted scales minimize the importance-weighted squared error. F32/F16/BF16/Q8_0 ignore it.
+std::vector<uint8_t> quantize(WeightType type, const float* src, int64_t n, const float* importance, int64_t row);
 
 // Single-value decoders of the 8-bit float storage types (OCP FP8 E4M3FN / E5M2, MX E8M0).
 float f8_e4m3_to_f32(uint8_t v);

@@ -22,7 +22,34 @@ float stored_half(float v) { return f16_to_f32(f32_to_f16(v)); }
 int clamp_int(int v, int lo, int hi) { return std::min(hi, std::max(lo, v)); }
 int round_int(float v) { return static_cast<int>(std::lround(v)); }
 
-void q8_0(const float* x, uint8_t* b) {
+// A symmetric group's scale: candidate grids around the one that maps the largest magnitude to
+// -half (a slightly finer or coarser grid often rounds the group better), each refit by
+// (weighted) least squares; the scale of the smallest weighted squared error wins.
+float search_symmetric_scale(const float* v, int n, int half, const float* w) {
+  float amax = 0, max = 0;
+  for (int i = 0; i < n; ++i)
+    if (std::fabs(v[i]) > amax) amax = std::fabs(v[i]), max = v[i];
+  float s = 0;
+  double best = INFINITY;
+  for (int k = -9; k <= 9 && max != 0; ++k) {
+    const float guess = max / -(static_cast<float>(half) + 0.1f * static_cast<float>(k));
+    double num = 0, den = 0;
+    for (int i = 0; i < n; ++i) {
+      const double l = clamp_int(round_int(v[i] / guess), -half, half - 1), wi = w ? w[i] : 1.0;
+      num += wi * l * v[i], den += wi * l * l;
+    }
+    const float fit = den > 0 ? static_cast<float>(num / den) : guess;
+    double err = 0;
+    for (int i = 0; i < n; ++i) {
+      const double r = fit * clamp_int(round_int(v[i] / fit), -half, half - 1) - v[i];
+      err += (w ? w[i] : 1.0) * r * r;
+    }
+    if (err < best) best = err, s = fit;
+  }
+  return s;
+}
+
+void q8_0(const float* x, uint8_t* b, const float*) {
   float amax = 0;
   for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
   float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
@@ -30,12 +57,13 @@ void q8_0(const float* x, uint8_t* b) {
   for (int j = 0; j < 32; ++j) b[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(clamp_int(round_int(x[j] * id), -127, 127)));
 }
 
-void q4_0(const float* x, uint8_t* b) {
-  // The element of largest magnitude maps to -8 exactly, so the sign of d carries its sign.
+void q4_0(const float* x, uint8_t* b, const float* w) {
+  // The element of largest magnitude maps to -8 exactly, so the sign of d carries its sign
+  // (ggml's rounding, byte for byte); with importance weights, the searched scale.
   float amax = 0, max = 0;
   for (int j = 0; j < 32; ++j)
     if (std::fabs(x[j]) > amax) amax = std::fabs(x[j]), max = x[j];
-  float d = max / -8.0f, id = d != 0 ? 1.0f / d : 0.0f;
+  float d = w ? search_symmetric_scale(x, 32, 8, w) : max / -8.0f, id = d != 0 ? 1.0f / d : 0.0f;
   put_half(b, d);
   for (int j = 0; j < 16; ++j) {
     int q0 = clamp_int(round_int(x[j] * id) + 8, 0, 15);
@@ -47,7 +75,8 @@ void q4_0(const float* x, uint8_t* b) {
 // Fits x ≈ scale * L - min with L in [0, nmax] for one group — min >= 0 for the K-quants, any
 // sign for Q4_1/Q5_1 (free_min): start from the range, then alternate rounding and a
 // least-squares refit, keeping the best.
-void fit_scale_min(const float* x, int n, int nmax, float* scale, float* min, bool free_min = false) {
+// `w` (may be null: all 1) weighs each element's squared error: the importance of its column.
+void fit_scale_min(const float* x, int n, int nmax, float* scale, float* min, bool free_min = false, const float* w = nullptr) {
   float lo = x[0], hi = x[0];
   for (int i = 1; i < n; ++i) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
   if (!free_min) lo = std::min(lo, 0.0f);  // ggml's K-quants subtract a non-negative min
@@ -61,21 +90,21 @@ void fit_scale_min(const float* x, int n, int nmax, float* scale, float* min, bo
     for (int i = 0; i < n; ++i) {
       int l = clamp_int(round_int((x[i] + mn) / sc), 0, nmax);
       float r = sc * static_cast<float>(l) - mn - x[i];
-      e += r * r;
+      e += (w ? w[i] : 1.0f) * r * r;
     }
     return e;
   };
   float best = error(s, m);
   *scale = s, *min = m;
   for (int it = 0; it < 4; ++it) {
-    double sl = 0, sll = 0, sx = 0, slx = 0;
+    double sw = 0, sl = 0, sll = 0, sx = 0, slx = 0;  // weighted sums
     for (int i = 0; i < n; ++i) {
-      double l = clamp_int(round_int((x[i] + m) / s), 0, nmax);
-      sl += l, sll += l * l, sx += x[i], slx += l * x[i];
+      double l = clamp_int(round_int((x[i] + m) / s), 0, nmax), wi = w ? w[i] : 1.0;
+      sw += wi, sl += wi * l, sll += wi * l * l, sx += wi * x[i], slx += wi * l * x[i];
     }
-    double det = n * sll - sl * sl;
-    if (det <= 0) break;
-    double ns = (n * slx - sl * sx) / det, nm = -(sx - ns * sl) / n;  // x ≈ ns*l - nm
+    double det = sw * sll - sl * sl;
+    if (det <= 0 || sw <= 0) break;
+    double ns = (sw * slx - sl * sx) / det, nm = -(sx - ns * sl) / sw;  // x ≈ ns*l - nm
     if (ns <= 0) break;
     if (nm < 0 && !free_min) nm = 0, ns = sll > 0 ? slx / sll : ns;
     s = static_cast<float>(ns), m = static_cast<float>(nm);
@@ -88,11 +117,11 @@ void fit_scale_min(const float* x, int n, int nmax, float* scale, float* min, bo
 // The super-block header of Q4_K and Q5_K: each group of 32 fitted with L in [0, nmax], the
 // 6-bit scales and mins packed as scale_min_k4 reads them; the levels re-rounded against the
 // scales as stored go to L.
-void k4_header(const float* x, int nmax, uint8_t* b, uint8_t* L) {
+void k4_header(const float* x, int nmax, uint8_t* b, uint8_t* L, const float* w) {
   float scales[8], mins[8];
   float max_scale = 0, max_min = 0;
   for (int g = 0; g < 8; ++g) {
-    fit_scale_min(x + 32 * g, 32, nmax, &scales[g], &mins[g]);
+    fit_scale_min(x + 32 * g, 32, nmax, &scales[g], &mins[g], false, w ? w + 32 * g : nullptr);
     max_scale = std::max(max_scale, scales[g]);
     max_min = std::max(max_min, mins[g]);
   }
@@ -124,18 +153,18 @@ void k4_header(const float* x, int nmax, uint8_t* b, uint8_t* L) {
   }
 }
 
-void q4_k(const float* x, uint8_t* b) {
+void q4_k(const float* x, uint8_t* b, const float* w) {
   uint8_t L[256];
-  k4_header(x, 15, b, L);
+  k4_header(x, 15, b, L, w);
   uint8_t* qs = b + 16;
   for (int j = 0; j < 4; ++j)
     for (int l = 0; l < 32; ++l) qs[32 * j + l] = static_cast<uint8_t>(L[64 * j + l] | (L[64 * j + 32 + l] << 4));
 }
 
 // Q5_K: Q4_K's header, the low nibbles in qs, and group g's fifth bits in bit g of qh[l].
-void q5_k(const float* x, uint8_t* b) {
+void q5_k(const float* x, uint8_t* b, const float* w) {
   uint8_t L[256];
-  k4_header(x, 31, b, L);
+  k4_header(x, 31, b, L, w);
   uint8_t* qh = b + 16;
   uint8_t* qs = b + 48;
   std::memset(qh, 0, 32);
@@ -149,9 +178,9 @@ void q5_k(const float* x, uint8_t* b) {
 
 // Q4_1 and Q5_1: x ≈ d * L + m per block of 32, L in [0, nmax] (the fifth bits in qh for Q5_1).
 template <int nmax>
-void q_1(const float* x, uint8_t* b) {
+void q_1(const float* x, uint8_t* b, const float* w) {
   float d = 0, neg_m = 0;
-  fit_scale_min(x, 32, nmax, &d, &neg_m, true);
+  fit_scale_min(x, 32, nmax, &d, &neg_m, true, w);
   put_half(b, d);
   put_half(b + 2, -neg_m);
   const float ds = stored_half(d), m = stored_half(-neg_m);
@@ -167,11 +196,11 @@ void q_1(const float* x, uint8_t* b) {
 }
 
 // Q5_0: as Q4_0 with 32 levels (the largest magnitude maps to -16), fifth bits in qh.
-void q5_0(const float* x, uint8_t* b) {
+void q5_0(const float* x, uint8_t* b, const float* w) {
   float amax = 0, max = 0;
   for (int j = 0; j < 32; ++j)
     if (std::fabs(x[j]) > amax) amax = std::fabs(x[j]), max = x[j];
-  float d = max / -16.0f, id = d != 0 ? 1.0f / d : 0.0f;
+  float d = w ? search_symmetric_scale(x, 32, 16, w) : max / -16.0f, id = d != 0 ? 1.0f / d : 0.0f;
   put_half(b, d);
   uint32_t qh = 0;
   for (int j = 0; j < 16; ++j) {
@@ -183,36 +212,14 @@ void q5_0(const float* x, uint8_t* b) {
   std::memcpy(b + 2, &qh, 4);
 }
 
-void q6_k(const float* x, uint8_t* b) {
+void q6_k(const float* x, uint8_t* b, const float* w) {
   // Groups of 16 with a signed scale near the one mapping the largest magnitude to -32 (as
   // Q4_0 does), searched and refit by least squares.
   float scales[16];
   float max_abs_scale = 0, max_scale = 0;
   for (int g = 0; g < 16; ++g) {
     const float* v = x + 16 * g;
-    float amax = 0, max = 0;
-    for (int i = 0; i < 16; ++i)
-      if (std::fabs(v[i]) > amax) amax = std::fabs(v[i]), max = v[i];
-    // candidate grids around the one that maps the largest magnitude to -32 (a slightly finer
-    // or coarser grid often rounds the group better), each refit by least squares; the scale
-    // of the smallest squared error wins
-    float s = 0;
-    double best = INFINITY;
-    for (int k = -9; k <= 9 && max != 0; ++k) {
-      const float guess = max / -(32.0f + 0.1f * static_cast<float>(k));
-      double num = 0, den = 0;
-      for (int i = 0; i < 16; ++i) {
-        int l = clamp_int(round_int(v[i] / guess), -32, 31);
-        num += static_cast<double>(l) * v[i], den += static_cast<double>(l) * l;
-      }
-      const float fit = den > 0 ? static_cast<float>(num / den) : guess;
-      double err = 0;
-      for (int i = 0; i < 16; ++i) {
-        const double r = fit * clamp_int(round_int(v[i] / fit), -32, 31) - v[i];
-        err += r * r;
-      }
-      if (err < best) best = err, s = fit;
-    }
+    const float s = search_symmetric_scale(v, 16, 32, w ? w + 16 * g : nullptr);
     scales[g] = s;
     if (std::fabs(s) > max_abs_scale) max_abs_scale = std::fabs(s), max_scale = s;
   }
@@ -259,7 +266,11 @@ bool can_quantize(WeightType t) {
   }
 }
 
-std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n) {
+std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n) { return quantize(t, src, n, nullptr, 0); }
+
+std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n, const float* importance, int64_t row) {
+  if (importance && (row <= 0 || n % row || row % weight_type_block_elems(t)))
+    throw Error(ErrorKind::invalid_argument, cat("quantize: importance for rows of ", row, " values does not fit ", n, " values of ", weight_type_name(t)));
   if (!can_quantize(t))
     throw Error(ErrorKind::unsupported, cat("RLX cannot quantize to ", weight_type_name(t),
                                             "; it writes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K"));
@@ -283,7 +294,7 @@ std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n) {
       return out;
     default: break;
   }
-  void (*fn)(const float*, uint8_t*) = nullptr;
+  void (*fn)(const float*, uint8_t*, const float*) = nullptr;
   switch (t) {
     case WeightType::q8_0: fn = q8_0; break;
     case WeightType::q4_0: fn = q4_0; break;
@@ -295,7 +306,24 @@ std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n) {
     default: fn = q6_k; break;
   }
   int64_t be = weight_type_block_elems(t), bb = weight_type_block_bytes(t);
-  for (int64_t i = 0; i < n / be; ++i) fn(src + i * be, out.data() + i * bb);
+  if (!importance) {
+    for (int64_t i = 0; i < n / be; ++i) fn(src + i * be, out.data() + i * bb, nullptr);
+    return out;
+  }
+  // Each element's weight: its column's importance times sqrt(σ² + x²), σ² the row's mean
+  // square — the activations say which columns matter, the values keep large weights exact.
+  std::vector<float> w(static_cast<size_t>(be));
+  for (int64_t r = 0; r < n / row; ++r) {
+    const float* x = src + r * row;
+    double sigma2 = 0;
+    for (int64_t j = 0; j < row; ++j) sigma2 += static_cast<double>(x[j]) * x[j];
+    sigma2 /= static_cast<double>(row);
+    for (int64_t j = 0; j < row; j += be) {
+      for (int64_t e = 0; e < be; ++e)
+        w[static_cast<size_t>(e)] = importance[j + e] * static_cast<float>(std::sqrt(sigma2 + static_cast<double>(x[j + e]) * x[j + e]));
+      fn(x + j, out.data() + (r * row + j) / be * bb, w.data());
+    }
+  }
   return out;
 }
 

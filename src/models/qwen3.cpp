@@ -65,6 +65,13 @@ class LlamaEmitter {
   // x[..., k] · Wᵀ for W[n, k] however it is stored.
   ValueId matmul(ValueId x, const std::string& name, int64_t n, int64_t k) {
     const LlamaWeight& w = weight(name, {n, k});
+    if (opt_.matmul_input_stats) {  // Σ over x's rows of x², by column (an importance matrix's sums)
+      const auto rank = static_cast<int64_t>(b_.graph().type(x).shape.size());
+      ir::Ints rows;
+      for (int64_t a = 0; a + 1 < rank; ++a) rows.push_back(a);
+      ValueId x32 = b_.cast(x, DType::f32);
+      stats_.push_back({name, b_.reduce(b_.mul(x32, x32), "sum", rows, false)});
+    }
     if (w.is_packed()) return dequant_matmul(x, w.packed, w.type, n, k);
     DType d = w.dense.dtype();
     if (d == DType::f32) return b_.emit1(Op::linear, {x, b_.constant(w.dense)});
@@ -317,6 +324,10 @@ class LlamaEmitter {
   const LlamaWeights& w_;
   const LlamaGraphOptions& opt_;
   ValueId long_rope_ = ir::kNoValue;
+  std::vector<std::pair<std::string, ValueId>> stats_;  // matmul_input_stats
+
+ public:
+  const std::vector<std::pair<std::string, ValueId>>& stats() const { return stats_; }
 };
 
 // The two attention masks a model may need — global (causal) and sliding-window — each built
@@ -487,6 +498,8 @@ ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, 
   e.set_long_rope(b.gather(pos, last, 0));  // the step's last real row (rows past it are padding)
   LayerMasks masks(spec, [&](bool sliding) { return window_mask(b, spec, pos, Dim(1), S, C, sliding); });
   for (int64_t l = 0; l < spec.num_layers; ++l) x = e.layer(l, x, pos, masks.of(l), caches[static_cast<size_t>(l)], B, S);
+  // the matmuls' input statistics so far: the LM head's input is one row, not the text's
+  const std::vector<std::pair<std::string, ValueId>> stats = e.stats();
   // Only the row that predicts the next token reaches the norm and the LM head.
   ValueId logits = lm_head(e, spec, b.reshape(b.gather(x, last, 1), {B, Dim(spec.hidden_size)}));
   g.value(logits).name = "logits";
@@ -502,6 +515,10 @@ ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, 
     ValueId next = b.reduce(logits, "argmax", {1}, false);
     g.value(next).name = "next_token";
     outs.push_back(next);
+  }
+  for (const auto& [name, v] : stats) {
+    g.value(v).name = "sq:" + name;
+    outs.push_back(v);
   }
   g.set_outputs(outs);
   for (size_t i = 1; i < donated; ++i) g.donations.push_back({static_cast<int32_t>(i), static_cast<int32_t>(i + 2)});

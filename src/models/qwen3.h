@@ -132,6 +132,10 @@ struct LlamaGraphOptions {
   // a copied window of the live positions — for devices whose attention skips the masked tail
   // (the cpu device's decode kernel reads only keys up to the last unmasked one).
   bool slot_attention_full_cache = false;
+  // Outputs after the others, one per dense or packed matmul of the layers (not the LM head):
+  // "sq:<weight name>" f32[k], the sum over the step's rows of the matmul's input squared, by
+  // column — the statistics of an importance matrix (quant/importance.h).
+  bool matmul_input_stats = false;
 };
 
 // Throws rlx::Error(invalid_argument) when a weight is missing or has the wrong shape.

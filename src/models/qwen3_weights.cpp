@@ -721,7 +721,12 @@ void write_llama_gguf(const std::string& path, const LlamaSpec& spec,
       int64_t heads = name.find("q_proj") != std::string::npos ? spec.num_heads : spec.num_kv_heads;
       v = permute_rows(v, shape[0], 1, heads);
     }
-    gw.add_tensor_f32(formats::gguf_tensor_name(name, spec.arch), shape, v.data(), t);
+    const float* importance = nullptr;
+    if (o.importance && is_matrix(shape) && shape.size() == 2) {
+      auto it = o.importance->find(name);
+      if (it != o.importance->end() && static_cast<int64_t>(it->second.size()) == shape.back()) importance = it->second.data();
+    }
+    gw.add_tensor_f32(formats::gguf_tensor_name(name, spec.arch), shape, v.data(), t, importance);
   }
   gw.write(path);
 }

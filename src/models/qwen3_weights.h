@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ struct GgufExportOptions {
   std::optional<std::string> tokenizer_json;     // tokenizer.json to store as tokenizer.ggml.*
   std::optional<std::string> chat_template;
   std::string name = "rlx";
+  // Importance of each matrix's columns by Hugging Face tensor name (llama_matmul_importance):
+  // quantized with importance-weighted fits. Matrices without an entry are quantized plainly.
+  const std::map<std::string, std::vector<float>>* importance = nullptr;
 };
 // Writes `weights` (dense) as a GGUF file with llama.cpp's tensor names and metadata. Matrices
 // whose rows do not hold whole blocks of the type fall back to Q8_0, then F16 (as llama.cpp

@@ -4,6 +4,7 @@
 
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <initializer_list>
 #include <iterator>
@@ -11,6 +12,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "models/qwen3_model.h"
+#include "quant/importance.h"
+#include "rlx/error.h"
 #include "wide_fixture.h"
 
 namespace rlx::models {
@@ -89,6 +93,48 @@ TEST(QuantizeCli, GatePassesAGoodQuantizationAndRefusesABadOne) {
   EXPECT_NE(gate.err.find("accuracy"), std::string::npos) << gate.err;
   EXPECT_FALSE(fs::exists(bad));
   fs::remove(good);
+}
+
+}  // namespace
+}  // namespace rlx::models
+
+namespace rlx::models {
+namespace {
+
+// The importance of layer 0's q/k/v columns is the mean square of their input — the embeddings
+// RMS-normalized and scaled by input_layernorm — which the host computes here directly.
+TEST(Importance, FirstLayerInputStatisticsMatchAHostComputation) {
+  LlamaModel m = load_llama_model(std::string(RLX_FIXTURE_DIR) + "/qwen3_tiny");
+  const std::vector<int32_t> ids = {494, 17, 3, 250, 42, 42, 7, 300, 11};
+  quant::ImportanceOptions o;
+  o.chunk = 4;  // three sequences: 4 + 4 + 1 tokens
+  const auto imp = quant::llama_matmul_importance(m.spec, m.weights, ids, o);
+  const int64_t H = m.spec.hidden_size;
+  const Tensor emb = m.weights.at("model.embed_tokens.weight").dense.contiguous();
+  const Tensor norm = m.weights.at("model.layers.0.input_layernorm.weight").dense.contiguous();
+  std::vector<double> want(static_cast<size_t>(H), 0.0);
+  for (int32_t id : ids) {
+    const float* e = emb.data_as<float>() + static_cast<int64_t>(id) * H;
+    double ms = 0;
+    for (int64_t j = 0; j < H; ++j) ms += static_cast<double>(e[j]) * e[j];
+    const double r = 1.0 / std::sqrt(ms / static_cast<double>(H) + m.spec.rms_norm_eps);
+    for (int64_t j = 0; j < H; ++j) {
+      const double x = e[j] * r * norm.data_as<float>()[j];
+      want[static_cast<size_t>(j)] += x * x / static_cast<double>(ids.size());
+    }
+  }
+  for (const char* name : {"model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.v_proj.weight", "model.layers.0.mlp.gate_proj.weight"}) {
+    ASSERT_TRUE(imp.count(name)) << name;
+    ASSERT_EQ(imp.at(name).size(), static_cast<size_t>(H)) << name;
+  }
+  double worst = 0;
+  for (int64_t j = 0; j < H; ++j)
+    worst = std::max(worst, std::fabs(imp.at("model.layers.0.self_attn.q_proj.weight")[static_cast<size_t>(j)] - want[static_cast<size_t>(j)]) /
+                                std::max(want[static_cast<size_t>(j)], 1e-3));
+  EXPECT_LT(worst, 1e-4);
+  EXPECT_EQ(imp.at("model.layers.0.mlp.down_proj.weight").size(), static_cast<size_t>(m.spec.intermediate_size));
+  EXPECT_EQ(imp.count("lm_head.weight") + imp.count("model.embed_tokens.weight"), 0u);  // the head sees one row: not measured
+  EXPECT_THROW(quant::llama_matmul_importance(m.spec, m.weights, {}), Error);
 }
 
 }  // namespace

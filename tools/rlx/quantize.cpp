@@ -21,6 +21,7 @@
 #include "plot.h"
 #include "progress.h"
 #include "quant/compare.h"
+#include "quant/importance.h"
 #include "rlx/error.h"
 #include "util/flags.h"
 
@@ -102,7 +103,9 @@ int cmd_quantize(Args& args) {
   std::string out = args.value_or("output", "");
   if (auto o = args.value("o")) out = *o;
   const auto eval_file = args.value("eval");
-  const auto compare = args.value("compare");  // a GGUF file made elsewhere (llama-quantize), measured only
+  const auto compare = args.value("compare");
+  const auto imatrix_text = args.value("imatrix-text");  // calibration text: importance-weighted quantization
+  const int64_t imatrix_tokens = args.int_or("imatrix-tokens", 4096);  // a GGUF file made elsewhere (llama-quantize), measured only
   const int64_t max_tokens = args.int_or("tokens", 512);
   const std::string gate_text = args.value_or("gate", "");
   const auto plot = args.value("plot");
@@ -114,6 +117,8 @@ int cmd_quantize(Args& args) {
   if (compare && (!to.empty() || !out.empty())) throw Error(ErrorKind::invalid_argument, "rlx quantize: --compare FILE.gguf measures a file; it takes no --to or -o");
   if (!compare && to.empty()) throw Error(ErrorKind::invalid_argument, "rlx quantize needs --to (gguf:Q8_0, gguf:Q4_K_M, …) or --compare FILE.gguf");
   if (!compare && out.empty()) throw Error(ErrorKind::invalid_argument, "rlx quantize needs -o OUT.gguf");
+  if (compare && imatrix_text) throw Error(ErrorKind::invalid_argument, "rlx quantize: --imatrix-text quantizes; --compare only measures");
+  if (imatrix_tokens < 1) throw Error(ErrorKind::invalid_argument, cat("--imatrix-tokens must be at least 1, got ", imatrix_tokens));
   if (max_tokens < 2) throw Error(ErrorKind::invalid_argument, cat("--tokens must be at least 2, got ", max_tokens));
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
   if (!compare) {
@@ -136,6 +141,19 @@ int cmd_quantize(Args& args) {
   if (fs::exists(dir / "tokenizer.json")) o.tokenizer_json = (dir / "tokenizer.json").string();
   if (!ref.chat_template.empty()) o.chat_template = ref.chat_template;
   o.name = dir.filename().string();
+  std::map<std::string, std::vector<float>> importance;
+  size_t imatrix_used = 0;
+  if (imatrix_text) {
+    std::vector<int32_t> cal = ref.tokenizer->encode(read_text(*imatrix_text), true).ids;
+    if (static_cast<int64_t>(cal.size()) > imatrix_tokens) cal.resize(static_cast<size_t>(imatrix_tokens));
+    Progress bar("rlx quantize: importance", static_cast<int64_t>(cal.size()), !json);
+    quant::ImportanceOptions io;
+    io.progress = [&](int64_t done, int64_t) { bar.update(done, "tokens"); };
+    importance = quant::llama_matmul_importance(ref.spec, ref.weights, cal, io);
+    bar.finish();
+    imatrix_used = cal.size();
+    o.importance = &importance;
+  }
   if (!compare) models::write_llama_gguf(pending, ref.spec, ref.weights, o);
   const std::string measured = compare ? *compare : pending;
   try {
@@ -166,15 +184,15 @@ int cmd_quantize(Args& args) {
     else if (!compare) fs::remove(pending);
     if (json) {
       std::printf("{\"model\":%s,\"type\":%s,\"output\":%s,\"bytes\":%ju,\"f32_bytes\":%lld,\"tokens\":%zu,\"kld_mean\":%s,\"kld_median\":%s,\"kld_p99\":%s,"
-                  "\"kld_max\":%s,\"top1\":%s,\"ppl_reference\":%s,\"ppl_quantized\":%s,\"gate\":%s,\"passed\":%s,\"failures\":%s,\"seconds\":%s}\n",
+                  "\"kld_max\":%s,\"top1\":%s,\"ppl_reference\":%s,\"ppl_quantized\":%s,\"imatrix_tokens\":%zu,\"gate\":%s,\"passed\":%s,\"failures\":%s,\"seconds\":%s}\n",
                   json_quote(files[0]).c_str(), json_quote(target.name).c_str(), compare ? json_quote(*compare).c_str() : failed.empty() ? json_quote(out).c_str() : "null", bytes,
                   static_cast<long long>(ref.weight_bytes()), c.positions, format_double(c.kld_mean).c_str(), format_double(c.kld_median).c_str(),
                   format_double(c.kld_p99).c_str(), format_double(c.kld_max).c_str(), format_double(c.top1).c_str(), format_double(c.ppl_reference).c_str(),
-                  format_double(c.ppl_test).c_str(), json_quote(gate.str()).c_str(), json_bool(failed.empty()).c_str(),
+                  format_double(c.ppl_test).c_str(), imatrix_used, json_quote(gate.str()).c_str(), json_bool(failed.empty()).c_str(),
                   quoted_array(failed).c_str(), format_double(secs).c_str());
     } else {
-      std::printf("rlx quantize: %s → %s: %.2f MB (f32 weights %.2f MB)\n", files[0].c_str(), target.name.c_str(), static_cast<double>(bytes) / 1e6,
-                  static_cast<double>(ref.weight_bytes()) / 1e6);
+      std::printf("rlx quantize: %s → %s: %.2f MB (f32 weights %.2f MB)%s\n", files[0].c_str(), target.name.c_str(), static_cast<double>(bytes) / 1e6,
+                  static_cast<double>(ref.weight_bytes()) / 1e6, imatrix_used ? cat("; importance from ", imatrix_used, " tokens").c_str() : "");
       std::printf("  against f32 over %zu tokens: KLD mean %.6f, median %.6f, p99 %.6f, max %.6f nats; top-1 agreement %.2f%%; perplexity %.4f → %.4f\n",
                   c.positions, c.kld_mean, c.kld_median, c.kld_p99, c.kld_max, 100 * c.top1, c.ppl_reference, c.ppl_test);
       if (plot) std::printf("  KLD histogram: %s\n", plot->c_str());
