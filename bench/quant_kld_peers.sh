@@ -17,7 +17,7 @@ g++ -O2 -std=c++17 "$here/ggml_requant.cpp" -I"$ggml/include" -L"$ggml/build/src
 "$rlx" quantize "$model" --to gguf:F32 -o "$work/f32.gguf" --eval "$eval" --tokens 2 --json >/dev/null
 echo "| type | MB | RLX KLD | RLX top-1 | RLX ppl | ggml KLD | ggml top-1 | KLD RLX/ggml |"
 echo "|---|---|---|---|---|---|---|---|"
-for t in Q8_0 Q6_K Q5_K_M Q5_K Q5_1 Q5_0 Q4_K_M Q4_K Q4_1 Q4_0; do
+for t in Q8_0 Q6_K Q5_K_M Q5_K Q5_1 Q5_0 Q4_K_M Q4_K Q4_1 Q4_0 Q3_K Q2_K; do
   "$rlx" quantize "$model" --to gguf:$t -o "$work/rlx-$t.gguf" --eval "$eval" --tokens "$tokens" --json 2>/dev/null >"$work/r.json"
   "$work/ggml_requant" "$work/rlx-$t.gguf" "$work/f32.gguf" "$work/ggml-$t.gguf" >/dev/null
   "$rlx" quantize "$model" --compare "$work/ggml-$t.gguf" --eval "$eval" --tokens "$tokens" --json 2>/dev/null >"$work/g.json"

@@ -24,7 +24,7 @@ void dequantize_row(WeightType type, const uint8_t* src, int64_t n, float* dst);
 // support yet" for types it cannot decode.
 Tensor dequantize(const TensorView& view);
 
-// Types quantize() can produce: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K.
+// Types quantize() can produce: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
 bool can_quantize(WeightType type);
 // Packs `n` f32 values (a whole number of blocks of `type`) into `type`'s bytes.
 std::vector<uint8_t> quantize(WeightType type, const float* src, int64_t n);

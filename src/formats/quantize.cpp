@@ -247,6 +247,72 @@ void q6_k(const float* x, uint8_t* b, const float* w) {
   }
 }
 
+// The 2- and 3-bit K-quants lay out 16 groups of 16 the same way: group (n, j, half) of a
+// 128-element half-block takes bits 2j of bytes half·16 … half·16+15 of its 32-byte run.
+// Element i of the super-block: its byte in the run and its shift index j.
+inline void k_low_bits_at(int i, int* byte, int* j) {
+  const int r = i % 128;
+  *byte = (i / 128) * 32 + r % 32;
+  *j = r / 32;
+}
+
+// Q2_K: x ≈ d·sc·L − dmin·mn with L in 0…3 and 4-bit sc and mn per group of 16.
+void q2_k(const float* x, uint8_t* b, const float* w) {
+  float scales[16], mins[16], max_scale = 0, max_min = 0;
+  for (int g = 0; g < 16; ++g) {
+    fit_scale_min(x + 16 * g, 16, 3, &scales[g], &mins[g], false, w ? w + 16 * g : nullptr);
+    max_scale = std::max(max_scale, scales[g]);
+    max_min = std::max(max_min, mins[g]);
+  }
+  const float d = max_scale / 15.0f, dmin = max_min / 15.0f;
+  put_half(b + 80, d);
+  put_half(b + 82, dmin);
+  const float ds = stored_half(d), dm = stored_half(dmin);
+  std::memset(b, 0, 80);
+  for (int g = 0; g < 16; ++g) {
+    const int sc = ds > 0 ? clamp_int(round_int(scales[g] / ds), 0, 15) : 0, mn = dm > 0 ? clamp_int(round_int(mins[g] / dm), 0, 15) : 0;
+    b[g] = static_cast<uint8_t>(sc | (mn << 4));
+    const float gs = ds * static_cast<float>(sc), gm = dm * static_cast<float>(mn);
+    for (int l = 0; l < 16; ++l) {
+      const int i = 16 * g + l, L = gs > 0 ? clamp_int(round_int((x[i] + gm) / gs), 0, 3) : 0;
+      int byte, j;
+      k_low_bits_at(i, &byte, &j);
+      b[16 + byte] |= static_cast<uint8_t>(L << (2 * j));
+    }
+  }
+}
+
+// Q3_K: x ≈ d·sc·v with v in −4…3 (two low bits, and a high bit that when clear subtracts 4) and
+// signed 6-bit sc per group of 16.
+void q3_k(const float* x, uint8_t* b, const float* w) {
+  float scales[16], max_abs = 0, max_scale = 0;
+  for (int g = 0; g < 16; ++g) {
+    scales[g] = search_symmetric_scale(x + 16 * g, 16, 4, w ? w + 16 * g : nullptr);
+    if (std::fabs(scales[g]) > max_abs) max_abs = std::fabs(scales[g]), max_scale = scales[g];
+  }
+  const float d = max_scale / -32.0f;
+  put_half(b + 108, d);
+  const float ds = stored_half(d);
+  std::memset(b, 0, 108);
+  uint8_t* hm = b;
+  uint8_t* qs = b + 32;
+  uint8_t* sc = b + 96;
+  for (int g = 0; g < 16; ++g) {
+    const int s = ds != 0 ? clamp_int(round_int(scales[g] / ds), -32, 31) : 0, u = s + 32;
+    if (g < 8) sc[g] |= static_cast<uint8_t>(u & 0x0f);
+    else sc[g - 8] |= static_cast<uint8_t>((u & 0x0f) << 4);
+    sc[8 + g % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (g / 4)));
+    const float gs = ds * static_cast<float>(s);
+    for (int l = 0; l < 16; ++l) {
+      const int i = 16 * g + l, q = (gs != 0 ? clamp_int(round_int(x[i] / gs), -4, 3) : 0) + 4;
+      int byte, j;
+      k_low_bits_at(i, &byte, &j);
+      qs[byte] |= static_cast<uint8_t>((q & 3) << (2 * j));
+      if (q & 4) hm[byte % 32] |= static_cast<uint8_t>(1u << (j + 4 * (i / 128)));
+    }
+  }
+}
+
 }  // namespace
 
 bool can_quantize(WeightType t) {
@@ -259,6 +325,8 @@ bool can_quantize(WeightType t) {
     case WeightType::q4_1:
     case WeightType::q5_0:
     case WeightType::q5_1:
+    case WeightType::q2_k:
+    case WeightType::q3_k:
     case WeightType::q4_k:
     case WeightType::q5_k:
     case WeightType::q6_k: return true;
@@ -273,7 +341,7 @@ std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n, const f
     throw Error(ErrorKind::invalid_argument, cat("quantize: importance for rows of ", row, " values does not fit ", n, " values of ", weight_type_name(t)));
   if (!can_quantize(t))
     throw Error(ErrorKind::unsupported, cat("RLX cannot quantize to ", weight_type_name(t),
-                                            "; it writes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K"));
+                                            "; it writes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K"));
   auto nbytes = n >= 0 ? weight_type_bytes(t, static_cast<uint64_t>(n)) : std::nullopt;
   if (!nbytes)
     throw Error(ErrorKind::invalid_argument, cat(weight_type_name(t), " packs whole blocks of ",
@@ -301,6 +369,8 @@ std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n, const f
     case WeightType::q4_1: fn = q_1<15>; break;
     case WeightType::q5_0: fn = q5_0; break;
     case WeightType::q5_1: fn = q_1<31>; break;
+    case WeightType::q2_k: fn = q2_k; break;
+    case WeightType::q3_k: fn = q3_k; break;
     case WeightType::q4_k: fn = q4_k; break;
     case WeightType::q5_k: fn = q5_k; break;
     default: fn = q6_k; break;

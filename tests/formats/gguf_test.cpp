@@ -159,7 +159,7 @@ TEST(Gguf, WriterChecksItsInputs) {
   GgufWriter w;
   std::vector<float> v(256);
   EXPECT_THROW(w.add_tensor_f32("x", {48}, v.data(), WeightType::q4_0), Error);  // 48 is not whole blocks of 32
-  EXPECT_THROW(w.add_tensor_f32("x", {256}, v.data(), WeightType::q2_k), Error);  // RLX does not write Q2_K
+  EXPECT_THROW(w.add_tensor_f32("x", {256}, v.data(), WeightType::q8_k), Error);  // RLX does not write Q8_K
   w.add_tensor_f32("x", {32}, v.data(), WeightType::q8_0);
   EXPECT_THROW(w.add_tensor_f32("x", {32}, v.data(), WeightType::q8_0), Error);  // duplicate name
   EXPECT_THROW(w.set("general.alignment", GgufValue(uint32_t{48})), Error);

@@ -172,9 +172,35 @@ TEST(Quant, Q5_KIsWithinOneStepOfItsSuperBlockAndFinerThanQ4_K) {
   EXPECT_LT(s5.rel_rmse, s4.rel_rmse * 0.7);
 }
 
+TEST(Quant, Q2_KAndQ3_KAreWithinTheirStepsAndOrdered) {
+  auto x = weights(64 * 1024, 9);
+  // Q2_K: 4 levels of a group's range, 4-bit scales and mins of the super-block's widest:
+  // a step of the widest group plus the rounding of the largest min.
+  auto s2 = measure(WeightType::q2_k, x, 256, [](const float* b, int64_t) {
+    double worst = 0, worst_min = 0;
+    for (int g = 0; g < 16; ++g) {
+      float lo = 0, hi = b[16 * g];
+      for (int i = 0; i < 16; ++i) lo = std::min(lo, b[16 * g + i]), hi = std::max(hi, b[16 * g + i]);
+      worst = std::max(worst, static_cast<double>(hi - lo) / 3.0);
+      worst_min = std::max(worst_min, static_cast<double>(-lo));
+    }
+    return 1.5 * worst + worst_min / 15.0;
+  });
+  EXPECT_LE(s2.max_bound_ratio, 1.0);
+  // Q3_K: 8 signed levels per group (amax/4 a step) with 6-bit signed scales of d = max/32.
+  auto s3 = measure(WeightType::q3_k, x, 256, [](const float* b, int64_t) {
+    const double a = amax(b, 256);
+    return 1.5 * a / 4.0 + a / 32.0;
+  });
+  EXPECT_LE(s3.max_bound_ratio, 1.0);
+  auto s4 = measure(WeightType::q4_k, x, 256, [](const float*, int64_t) { return 1e30; });
+  EXPECT_LT(s3.rel_rmse, s2.rel_rmse);
+  EXPECT_LT(s4.rel_rmse, s3.rel_rmse);
+}
+
 TEST(Quant, ZerosStayZeroAndScalesSurviveExtremes) {
-  for (WeightType t : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_1, WeightType::q5_0, WeightType::q5_1, WeightType::q4_k, WeightType::q5_k,
-                       WeightType::q6_k}) {
+  for (WeightType t : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_1, WeightType::q5_0, WeightType::q5_1, WeightType::q2_k, WeightType::q3_k,
+                       WeightType::q4_k, WeightType::q5_k, WeightType::q6_k}) {
     std::vector<float> z(256, 0.0f), y(256, 1.0f);
     auto q = quantize(t, z.data(), 256);
     dequantize_row(t, q.data(), 256, y.data());
@@ -190,8 +216,8 @@ TEST(Quant, ZerosStayZeroAndScalesSurviveExtremes) {
 TEST(Quant, RejectsPartialBlocksAndUnwritableTypes) {
   std::vector<float> x(100);
   EXPECT_THROW(quantize(WeightType::q8_0, x.data(), 100), Error);
-  EXPECT_THROW(quantize(WeightType::q2_k, x.data(), 256), Error);
-  EXPECT_THROW(quantize(WeightType::q3_k, x.data(), 256), Error);
+  EXPECT_THROW(quantize(WeightType::q8_k, x.data(), 256), Error);
+  EXPECT_THROW(quantize(WeightType::q3_k, x.data(), 100), Error);
   EXPECT_THROW(quantize(WeightType::q5_k, x.data(), 100), Error);
 }
 
