@@ -20,8 +20,8 @@ class WebgpuBackend : public vulkan::FamilyBackend {
   std::string description() const override {
     Bridge& b = Bridge::get();
     if (b.availability().available)
-      return cat(b.info().adapter, " (Dawn's ", b.info().backend, " backend, through Node); the vulkan kernels as WGSL");
-    return "WebGPU through Dawn (the npm webgpu package, run by Node); the vulkan kernels as WGSL";
+      return cat(b.info().adapter, " (Dawn's ", b.info().backend, " backend, through Node); the vulkan kernels as WGSL; rlx export --target webgpu writes a page a browser runs");
+    return "WebGPU through Dawn (the npm webgpu package, run by Node); the vulkan kernels as WGSL; rlx export --target webgpu writes a page a browser runs";
   }
   runtime::Availability availability() const override { return Bridge::get().availability(); }
   // Fused attention is left to its decomposition: its WGSL hung Dawn on llvmpipe (workgroups
