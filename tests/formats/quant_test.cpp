@@ -59,6 +59,19 @@ float amax(const float* x, int n) {
   return m;
 }
 
+// K-quants with a min: `steps` steps of the super-block's widest group (its range over nmax
+// levels, groups of `size`) plus the rounding of its largest min at `levels` scale levels.
+double min_group_bound(const float* b, int groups, int size, int nmax, double steps, int levels) {
+  double worst = 0, worst_min = 0;
+  for (int g = 0; g < groups; ++g) {
+    float lo = 0, hi = b[size * g];
+    for (int i = 0; i < size; ++i) lo = std::min(lo, b[size * g + i]), hi = std::max(hi, b[size * g + i]);
+    worst = std::max(worst, static_cast<double>(hi - lo) / nmax);
+    worst_min = std::max(worst_min, static_cast<double>(-lo));
+  }
+  return steps * worst + worst_min / levels;
+}
+
 constexpr double kHalfEps = 1.0 / 2048;  // relative rounding of a scale stored as f16
 
 TEST(Quant, F16AndBF16RoundToNearest) {
@@ -98,16 +111,7 @@ TEST(Quant, Q4_KIsWithinOneStepOfItsSuperBlock) {
   // Scales and mins are 6-bit multiples of d = max_scale/63 and dmin = max_min/63; with the
   // final re-rounding an element is at most one 4-bit step of the super-block's widest group
   // (range/15) plus the rounding of its min away.
-  auto s = measure(WeightType::q4_k, x, 256, [](const float* b, int64_t) {
-    double worst = 0, worst_min = 0;
-    for (int g = 0; g < 8; ++g) {
-      float lo = 0, hi = b[32 * g];
-      for (int i = 0; i < 32; ++i) lo = std::min(lo, b[32 * g + i]), hi = std::max(hi, b[32 * g + i]);
-      worst = std::max(worst, static_cast<double>(hi - lo) / 15.0);
-      worst_min = std::max(worst_min, static_cast<double>(-lo));
-    }
-    return worst + worst_min / 63.0;
-  });
+  auto s = measure(WeightType::q4_k, x, 256, [](const float* b, int64_t) { return min_group_bound(b, 8, 32, 15, 1.0, 63); });
   EXPECT_LE(s.max_bound_ratio, 1.0);
   EXPECT_LT(s.rel_rmse, 0.15);
 }
@@ -154,18 +158,7 @@ TEST(Quant, Q4_1AndQ5_1AreWithinOneStepOfTheirRange) {
 
 TEST(Quant, Q5_KIsWithinOneStepOfItsSuperBlockAndFinerThanQ4_K) {
   auto x = weights(64 * 1024, 8);
-  auto bound = [](int nmax) {
-    return [nmax](const float* b, int64_t) {
-      double worst = 0, worst_min = 0;
-      for (int g = 0; g < 8; ++g) {
-        float lo = 0, hi = b[32 * g];
-        for (int i = 0; i < 32; ++i) lo = std::min(lo, b[32 * g + i]), hi = std::max(hi, b[32 * g + i]);
-        worst = std::max(worst, static_cast<double>(hi - lo) / nmax);
-        worst_min = std::max(worst_min, static_cast<double>(-lo));
-      }
-      return worst + worst_min / 63.0;
-    };
-  };
+  auto bound = [](int nmax) { return [nmax](const float* b, int64_t) { return min_group_bound(b, 8, 32, nmax, 1.0, 63); }; };
   auto s5 = measure(WeightType::q5_k, x, 256, bound(31));
   EXPECT_LE(s5.max_bound_ratio, 1.0);
   auto s4 = measure(WeightType::q4_k, x, 256, bound(15));
@@ -176,16 +169,7 @@ TEST(Quant, Q2_KAndQ3_KAreWithinTheirStepsAndOrdered) {
   auto x = weights(64 * 1024, 9);
   // Q2_K: 4 levels of a group's range, 4-bit scales and mins of the super-block's widest:
   // a step of the widest group plus the rounding of the largest min.
-  auto s2 = measure(WeightType::q2_k, x, 256, [](const float* b, int64_t) {
-    double worst = 0, worst_min = 0;
-    for (int g = 0; g < 16; ++g) {
-      float lo = 0, hi = b[16 * g];
-      for (int i = 0; i < 16; ++i) lo = std::min(lo, b[16 * g + i]), hi = std::max(hi, b[16 * g + i]);
-      worst = std::max(worst, static_cast<double>(hi - lo) / 3.0);
-      worst_min = std::max(worst_min, static_cast<double>(-lo));
-    }
-    return 1.5 * worst + worst_min / 15.0;
-  });
+  auto s2 = measure(WeightType::q2_k, x, 256, [](const float* b, int64_t) { return min_group_bound(b, 16, 16, 3, 1.5, 15); });
   EXPECT_LE(s2.max_bound_ratio, 1.0);
   // Q3_K: 8 signed levels per group (amax/4 a step) with 6-bit signed scales of d = max/32.
   auto s3 = measure(WeightType::q3_k, x, 256, [](const float* b, int64_t) {
