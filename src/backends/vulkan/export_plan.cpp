@@ -97,13 +97,7 @@ ExportedPlan export_plan(const ir::Graph& lir, const std::string& device, const 
         if (!bound) continue;
         std::vector<bool> writes;
         for (const Operand& o : l.operands) writes.push_back(o.kind != Operand::Kind::input);
-        if (current_target().api == KernelApi::hlsl) {  // HLSL has no group count built-in; every HLSL kernel can raise an error (hlsl.h)
-          bound->words.insert(bound->words.end(), {l.groups[0], l.groups[1], l.groups[2], step});
-          if (std::none_of(l.operands.begin(), l.operands.end(), [](const Operand& o) { return o.kind == Operand::Kind::error; })) {
-            bound->bindings.push_back("error");
-            writes.push_back(true);
-          }
-        }
+        if (current_target().api == KernelApi::hlsl) add_hlsl_tail(l, step, *bound, std::string("error"), &writes);
         auto [it, fresh] = kernel_of.emplace(l.source, p.kernels.size());
         if (fresh) p.kernels.push_back({cat("kernels/k", it->second, ext), cat("// ", l.name, " (first for ", node_label(n, i), "), emitted by rlx\n", l.source)});
         ExportDispatch d;

@@ -128,4 +128,17 @@ std::optional<BoundLaunch<Binding>> bind_launch(const char* device, const ir::No
   return r;
 }
 
+// What the HLSL flavour adds to a bound launch (hlsl.h): its group counts and step as trailing
+// words (HLSL has no group-count built-in), and the error words as a last binding where the
+// family has none (every HLSL kernel can raise an error). `writes` (may be null) gets that
+// binding's access.
+template <class Binding>
+void add_hlsl_tail(const Launch& l, uint32_t step, BoundLaunch<Binding>& b, const Binding& error, std::vector<bool>* writes = nullptr) {
+  b.words.insert(b.words.end(), {l.groups[0], l.groups[1], l.groups[2], step});
+  if (std::none_of(l.operands.begin(), l.operands.end(), [](const Operand& o) { return o.kind == Operand::Kind::error; })) {
+    b.bindings.push_back(error);
+    if (writes) writes->push_back(true);
+  }
+}
+
 }  // namespace rlx::backends::vulkan

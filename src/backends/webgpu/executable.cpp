@@ -130,11 +130,9 @@ class WebgpuExecutable : public runtime::Executable {
                                            scratch ? std::optional<uint32_t>(scratch) : std::nullopt, errors_, 16);
           if (!bound) continue;
           if (uint64_t{l.groups[0]} * l.groups[1] * l.groups[2] == 0) continue;
+          vulkan::add_hlsl_tail(l, step, *bound, errors_);
           std::vector<uint32_t>& args = bound->bindings;
           std::vector<uint32_t>& words = bound->words;
-          // the HLSL flavour's group counts and step, and its error words where the family has none (hlsl.h)
-          words.insert(words.end(), {l.groups[0], l.groups[1], l.groups[2], step});
-          if (std::none_of(l.operands.begin(), l.operands.end(), [](const Operand& o) { return o.kind == Operand::Kind::error; })) args.push_back(errors_);
           const std::string name = cat(l.name, " for ", vulkan::node_label(n, i));
           if (info.max_storage_buffers && args.size() > info.max_storage_buffers)
             throw Error(ErrorKind::unsupported, cat("webgpu: ", name, " binds ", args.size(), " buffers; ", info.adapter, " allows ", info.max_storage_buffers, " in a compute stage"));
