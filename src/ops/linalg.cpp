@@ -78,7 +78,9 @@ std::vector<Type> infer_conv(Op op, const std::vector<Type>& in, const Attrs& a)
     if (!k) type_error(op, "kernel dims must be static");
     out.push_back(window_out_dim(op, x[2 + i], padding[i][0] + padding[i][1], *k, strides[i], dilation[i]));
   }
-  return {{in[0].dtype, out}};
+  DType od = in[0].dtype;
+  if (auto* o = a.find("out")) od = std::get<DType>(*o);
+  return {{od, out}};
 }
 
 // numpy matmul: [..., M, K] x [..., K, N] with broadcast batch dims; 1-D operands are promoted.

@@ -18,6 +18,7 @@ const RuleTable& table() {
     register_conv_pool(r);
     register_region(r);
     register_quant(r);
+    register_quant_linear(r);
     register_experts(r);
     register_vjp_elementwise(r);
     register_vjp_structural(r);

@@ -52,6 +52,7 @@ void register_attention(RuleTable& t);
 void register_conv_pool(RuleTable& t);
 void register_region(RuleTable& t);
 void register_quant(RuleTable& t);
+void register_quant_linear(RuleTable& t);
 void register_experts(RuleTable& t);
 void register_vjp_elementwise(RuleTable& t);
 void register_vjp_structural(RuleTable& t);

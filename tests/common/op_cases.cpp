@@ -26,7 +26,9 @@ using ir::Type;
 // and −inf after them (a KV cache filled that far). causal_bias: a causal mask as a bias over
 // [.., Sq, Sk], 0 where key ≤ row + `range` and −1e30 after (how the llama graph masks its cache).
 // spread: distinct indices in [0, range), not in order ((7i + 3) mod range; range prime to 7)
-enum class Fill { normal, positive, unit, distinct, spread, boolean, index, label, small_int, packed, cache_mask, causal_bias };
+// int8: the full range of an int8 value, [−128, 127] (what quantized tensors hold).
+// multiplier: fixed-point multipliers in [2^30, 2^31); shift: in [range − 8, range].
+enum class Fill { normal, positive, unit, distinct, spread, boolean, index, label, small_int, int8, multiplier, shift, packed, cache_mask, causal_bias };
 
 struct Operand {
   Type type;
@@ -113,6 +115,9 @@ Tensor make_input(const Operand& o, std::mt19937& rng, bool transposed_view) {
       case Fill::index: v[i] = static_cast<double>(rng() % static_cast<uint32_t>(o.range)); break;
       case Fill::label: v[i] = static_cast<double>(rng() % static_cast<uint32_t>(o.range)); break;
       case Fill::small_int: v[i] = static_cast<double>(static_cast<int>(rng() % 7) - 3); break;
+      case Fill::int8: v[i] = static_cast<double>(static_cast<int>(rng() % 256) - 128); break;
+      case Fill::multiplier: v[i] = static_cast<double>((int64_t{1} << 30) + static_cast<int64_t>(rng() % (1u << 30))); break;
+      case Fill::shift: v[i] = static_cast<double>(o.range - static_cast<int64_t>(rng() % 9)); break;
       case Fill::distinct: v[i] = static_cast<double>(i); break;
       case Fill::spread: v[i] = static_cast<double>((7 * static_cast<int64_t>(i) + 3) % o.range); break;
       case Fill::cache_mask: v[i] = static_cast<int64_t>(i) % shape.back() < o.range ? 0.0 : -INFINITY; break;
@@ -267,6 +272,12 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{d, S({3, 2, 4})}, f}, {{d, S({4, 2, 5})}, f}}, Attrs{{"batch", ir::Intss{{1}, {1}}}, {"contract", ir::Intss{{2}, {0}}}}, "batch in the middle");
         add({{{d, S({4, 3, 2})}, f}, {{d, S({3, 2, 5})}, f}}, Attrs{{"contract", ir::Intss{{1, 2}, {0, 1}}}}, "two contracting dims");
       }
+      // int8 products accumulated in i32 (an int8 kernel's), small and big enough for blocked paths
+      for (auto [m, k, n] : {std::array<int64_t, 3>{5, 7, 3}, {33, 100, 70}, {64, 784, 128}}) {
+        Attrs a{{"contract", ir::Intss{{1}, {1}}}, {"out", DType::i32}};
+        add({{{DType::i8, S({m, k})}, Fill::int8}, {{DType::i8, S({n, k})}, Fill::int8}}, a, "int8 x·wᵀ");
+        add({{{DType::i8, S({m, k})}, Fill::int8}, {{DType::i8, S({n, k})}, Fill::int8, 0, true}}, a, "int8 x·wᵀ, constant w");
+      }
       for (DType d : {DType::f32, DType::f64}) {  // big enough for the threaded GEMM paths
         add({{{d, S({64, 96})}}, {{d, S({96, 80})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}}, "rows split");
         add({{{d, S({96, 66})}}, {{d, S({70, 96})}}}, Attrs{{"contract", ir::Intss{{0}, {1}}}}, "transposed rows split");
@@ -294,6 +305,14 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{d, S({1, 4, 9, 8})}, f}, {{d, S({6, 2, 3, 2})}, f}},
             Attrs{{"strides", ir::Ints{2, 1}}, {"padding", ir::Intss{{0, 0}, {1, 1}}}, {"dilation", ir::Ints{1, 2}}, {"groups", int64_t{2}}});
         add({{{d, S({2, 2, 11})}, f}, {{d, S({3, 2, 4})}, f}}, Attrs{{"strides", ir::Ints{2}}, {"padding", ir::Intss{{2, 1}}}, {"dilation", ir::Ints{1}}}, "1-D");
+      }
+      for (bool constant : {false, true}) {  // int8 convolutions accumulated in i32
+        add({{{DType::i8, S({2, 3, 7, 6})}, Fill::int8}, {{DType::i8, S({4, 3, 3, 3})}, Fill::int8, 0, constant}},
+            Attrs{{"strides", ir::Ints{1, 1}}, {"padding", ir::Intss{{1, 1}, {0, 1}}}, {"dilation", ir::Ints{1, 1}}, {"out", DType::i32}},
+            constant ? "int8, constant w" : "int8");
+        add({{{DType::i8, S({4, 16, 14, 14})}, Fill::int8}, {{DType::i8, S({32, 16, 3, 3})}, Fill::int8, 0, constant}},
+            Attrs{{"strides", ir::Ints{1, 1}}, {"padding", ir::Intss{{1, 1}, {1, 1}}}, {"dilation", ir::Ints{1, 1}}, {"out", DType::i32}},
+            constant ? "int8 CNN layer, constant w" : "int8 CNN layer");
       }
       for (DType d : {DType::f32, DType::f64, DType::bf16}) {  // big enough for the oneDNN paths and their thread splits
         auto conv = [&](std::vector<int64_t> x, std::vector<int64_t> w, ir::Ints st, ir::Intss pad, ir::Ints dil, int64_t groups,
@@ -610,6 +629,35 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           add({{{d, S({1, 2, 5, 5})}}}, Attrs{{"kernel", ir::Ints{3, 3}}, {"pads", ir::Ints{1, 1, 1, 1}}, {"count_include_pad", true}}, "count pads");
       }
       if (op == Op::max_pool) add({{{DType::i32, S({1, 2, 6, 6})}}}, Attrs{{"kernel", ir::Ints{2, 3}}, {"strides", ir::Ints{2, 3}}});
+      break;
+    case Op::quantize_linear:  // f32/f64 only: a fused region's wider registers would round f16 ties differently
+      for (DType d : {DType::f32, DType::f64})
+        for (DType q : {DType::i8, DType::u8}) {
+          add({{{d, S({4, 6})}}, {{d, S({})}, Fill::positive}, {{q, S({})}, q == DType::u8 ? Fill::positive : Fill::small_int}}, {}, "per tensor");
+          add({{{d, S({2, 3, 5})}}, {{d, S({1, 3, 1})}, Fill::unit}, {{q, S({1, 3, 1})}, q == DType::u8 ? Fill::positive : Fill::small_int}}, {}, "per channel");
+        }
+      break;
+    case Op::dequantize_linear:
+      for (DType q : {DType::i8, DType::u8, DType::i32})
+        for (DType d : kFloats) {
+          add({{{q, S({4, 6})}, q == DType::i8 ? Fill::int8 : Fill::normal}, {{d, S({})}, Fill::positive}, {{q, S({})}, Fill::small_int}}, {}, "per tensor");
+          add({{{q, S({2, 3, 5})}, Fill::normal}, {{d, S({3, 1})}, Fill::positive}, {{q, S({3, 1})}, Fill::positive}}, {}, "per channel");
+        }
+      break;
+    case Op::requantize:
+      for (int64_t shift : {int64_t{8}, int64_t{38}, int64_t{50}}) {
+        Operand acc{{DType::i32, S({6, 10})}, Fill::normal}, m{{DType::i32, S({10})}, Fill::multiplier}, sh{{DType::i32, S({10})}, Fill::shift, shift};
+        add({acc, m, sh}, {}, cat("per channel, shifts near ", shift));
+        add({acc, m, sh}, Attrs{{"zero_point", int64_t{-5}}, {"lo", int64_t{-5}}}, cat("relu folded in, shifts near ", shift));
+        add({acc, {{DType::i32, S({})}, Fill::multiplier}, {{DType::i32, S({})}, Fill::shift, shift}},
+            Attrs{{"zero_point", int64_t{3}}, {"lo", int64_t{0}}, {"hi", int64_t{255}}, {"out", DType::u8}}, cat("per tensor, u8, shift near ", shift));
+      }
+      break;
+    case Op::fake_quant:
+      for (DType d : {DType::f32, DType::f64}) {
+        add({{{d, S({4, 6})}}, {{d, S({})}, Fill::positive}, {{d, S({})}, Fill::small_int}}, {}, "per tensor");
+        add({{{d, S({5, 3})}}, {{d, S({1, 3})}, Fill::unit}, {{d, S({1, 3})}, Fill::small_int}}, Attrs{{"lo", int64_t{-8}}, {"hi", int64_t{7}}}, "per channel int4");
+      }
       break;
     case Op::dequantize:
       for (int i = 0; i < quant::kNumBlockTypes; ++i) {

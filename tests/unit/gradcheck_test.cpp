@@ -20,7 +20,9 @@ namespace {
 
 bool differentiable(ir::Op op) {
   const auto& r = ops::op_rule(op);
-  return !r.no_gradient && (r.vjp || r.decompose);
+  // fake_quant's gradient is a chosen surrogate (straight-through, LSQ), not the derivative of a
+  // staircase: quant_linear_test checks it against its formula instead
+  return !r.no_gradient && (r.vjp || r.decompose) && op != ir::Op::fake_quant;
 }
 
 // loss = Σ_k Σ_i out_k[i] · r_k[i] over the float outputs of the case's graph.

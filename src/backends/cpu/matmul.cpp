@@ -357,7 +357,8 @@ bool claims_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>
   return is_one_of(in[0].dtype, {DType::f32, DType::f64, DType::i32, DType::i64}) && out[0].dtype == in[0].dtype;
 }
 
-bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& attrs) {
+bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
+  if (out[0].dtype != in[0].dtype) return false;
   if (in[0].dtype == DType::bf16) {
     // oneDNN only (AMX / avx512_bf16), which takes 1 to 3 spatial dims and no crops
     if (!onednn_available() || in[0].shape.size() < 3 || in[0].shape.size() > 5) return false;

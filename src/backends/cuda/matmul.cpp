@@ -27,9 +27,9 @@ Kernel make_dot(const ir::Node& n, const ir::Graph& g) {
           plan->scratch(), plan->describe()};
 }
 
-bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
   DType d = in[0].dtype;
-  return in[1].dtype == d && in[0].shape.size() >= 3 && in[0].shape.size() <= 5 && (is_float(d) || int_dtype(d));
+  return in[1].dtype == d && out[0].dtype == d && in[0].shape.size() >= 3 && in[0].shape.size() <= 5 && (is_float(d) || int_dtype(d));
 }
 
 Kernel make_conv(const ir::Node& n, const ir::Graph& g) {

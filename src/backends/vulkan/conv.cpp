@@ -13,6 +13,7 @@ namespace rlx::backends::vulkan {
 
 bool claims_conv(ir::Op op, const NodeTypes& t, const ir::Attrs&, const Features& f) {
   if (op != ir::Op::conv || t.in.size() != 2 || t.out.size() != 1 || t.in[0].dtype == DType::boolean) return false;
+  if (t.out[0].dtype != t.in[0].dtype) return false;  // sums stored in a wider type (int8 products): not here yet
   for (const ir::Type& x : t.in)
     if (!indexable(x) || !storable(x.dtype, f)) return false;
   return indexable(t.out[0]) && storable(t.out[0].dtype, f) && t.in[0].shape.size() <= 5;
