@@ -92,12 +92,13 @@ Gate Gate::parse(const std::string& text) {
     const std::string v = eq == std::string::npos ? "" : item.substr(eq + 1);
     const double x = std::strtod(v.c_str(), &end);
     if (v.empty() || *end || !std::isfinite(x) || x < 0)
-      throw Error(ErrorKind::invalid_argument, cat("--gate ", item, ": expected KEY=NUMBER (kld, kld_p99, top1, ppl), a number at least 0"));
+      throw Error(ErrorKind::invalid_argument, cat("--gate ", item, ": expected KEY=NUMBER (kld, kld_p99, top1, ppl, accuracy), a number at least 0"));
     if (key == "kld") g.kld = x;
     else if (key == "kld_p99") g.kld_p99 = x;
     else if (key == "top1") g.top1 = x > 1 ? x / 100 : x;
     else if (key == "ppl") g.ppl = x;
-    else throw Error(ErrorKind::invalid_argument, cat("--gate: unknown limit '", key, "' (kld, kld_p99, top1, ppl)"));
+    else if (key == "accuracy") g.accuracy = x;
+    else throw Error(ErrorKind::invalid_argument, cat("--gate: unknown limit '", key, "' (kld, kld_p99, top1, ppl, accuracy)"));
   }
   if (g.top1 > 1) throw Error(ErrorKind::invalid_argument, "--gate top1: at most 100%");
   return g;
@@ -114,12 +115,22 @@ std::vector<std::string> Gate::failures(const Comparison& c) const {
   return f;
 }
 
+std::vector<std::string> Gate::accuracy_failures(double reference, double quantized) const {
+  std::vector<std::string> f;
+  const double drop = 100 * (reference - quantized);
+  if (accuracy >= 0 && !(drop <= accuracy))
+    f.push_back(cat("test accuracy ", short_number(100 * quantized), "% is ", short_number(drop), " points below the float model's ",
+                    short_number(100 * reference), "% (limit ", short_number(accuracy), ")"));
+  return f;
+}
+
 std::string Gate::str() const {
   std::vector<std::string> s;
   if (kld >= 0) s.push_back(cat("kld=", format_double(kld)));
   if (kld_p99 >= 0) s.push_back(cat("kld_p99=", format_double(kld_p99)));
   if (top1 >= 0) s.push_back(cat("top1=", format_double(top1)));
   if (ppl >= 0) s.push_back(cat("ppl=", format_double(ppl)));
+  if (accuracy >= 0) s.push_back(cat("accuracy=", format_double(accuracy)));
   return join(s, ",");
 }
 

@@ -37,10 +37,13 @@ class LogitComparer {
 // cannot read.
 struct Gate {
   double kld = -1, kld_p99 = -1, top1 = -1, ppl = -1;  // < 0: not limited
+  double accuracy = -1;  // classifiers: the most test accuracy may drop, in percentage points
   static Gate parse(const std::string& text);
-  bool empty() const { return kld < 0 && kld_p99 < 0 && top1 < 0 && ppl < 0; }
+  bool empty() const { return kld < 0 && kld_p99 < 0 && top1 < 0 && ppl < 0 && accuracy < 0; }
   // One sentence per limit the comparison breaks ("mean KLD 0.0041 > 0.002"); empty: it passes.
   std::vector<std::string> failures(const Comparison& c) const;
+  // The same for a classifier's accuracies (fractions in [0, 1]).
+  std::vector<std::string> accuracy_failures(double reference, double quantized) const;
   std::string str() const;
 };
 

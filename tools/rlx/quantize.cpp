@@ -103,6 +103,7 @@ int cmd_quantize(Args& args) {
   const std::string to = args.value_or("to", "");
   std::string out = args.value_or("output", "");
   if (auto o = args.value("o")) out = *o;
+  if (to == "int8" || to == "int4") return cmd_quantize_classifier(args, to, out);
   const auto eval_file = args.value("eval");
   const auto compare = args.value("compare");
   const auto imatrix_text = args.value("imatrix-text");  // calibration text: importance-weighted quantization

@@ -265,7 +265,8 @@ HostKernel make_dot_general(const ir::Node& node, const ir::Graph& lir) {
 HostKernel try_onednn_conv(const ir::Node& node, const ir::Graph& lir) {
   ConvShape s;
   s.dtype = lir.type(node.inputs[0]).dtype;
-  if (s.dtype != DType::f32 && s.dtype != DType::bf16) return {};
+  s.out = lir.type(node.outputs[0]).dtype;
+  if (s.dtype != DType::f32 && s.dtype != DType::bf16 && s.dtype != DType::i8) return {};
   s.x = shape_values(lir.type(node.inputs[0]).shape);
   s.w = shape_values(lir.type(node.inputs[1]).shape);
   s.y = shape_values(lir.type(node.outputs[0]).shape);
@@ -281,8 +282,12 @@ HostKernel try_onednn_conv(const ir::Node& node, const ir::Graph& lir) {
 }
 
 HostKernel make_conv(const ir::Node& node, const ir::Graph& lir) {
-  if (flags().RLX_CPU_GEMM != "blas" || lir.type(node.inputs[0]).dtype == DType::bf16)
+  DType in = lir.type(node.inputs[0]).dtype;
+  if (flags().RLX_CPU_GEMM != "blas" || in == DType::bf16 || in == DType::i8)
     if (HostKernel k = try_onednn_conv(node, lir)) return k;
+  if (in == DType::i8)
+    throw Error(ErrorKind::unsupported, cat("cpu: oneDNN has no int8 convolution for mir.conv ", shape_str(lir.type(node.inputs[0]).shape), " * ",
+                                            shape_str(lir.type(node.inputs[1]).shape)));
   if (lir.type(node.inputs[0]).dtype == DType::bf16)
     throw Error(ErrorKind::unsupported, cat("cpu: oneDNN has no bf16 convolution for mir.conv ", shape_str(lir.type(node.inputs[0]).shape), " * ",
                                             shape_str(lir.type(node.inputs[1]).shape), "; cast it to f32"));
@@ -358,6 +363,13 @@ bool claims_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>
 }
 
 bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
+  if (in[0].dtype == DType::i8 && out[0].dtype == DType::i32) {
+    // int8 products summed in i32: oneDNN's VNNI kernels (1 to 3 spatial dims, no crops)
+    if (!onednn_available() || in[0].shape.size() < 3 || in[0].shape.size() > 5) return false;
+    for (const auto& p : attrs.intss("padding"))
+      if (p[0] < 0 || p[1] < 0) return false;
+    return true;
+  }
   if (out[0].dtype != in[0].dtype) return false;
   if (in[0].dtype == DType::bf16) {
     // oneDNN only (AMX / avx512_bf16), which takes 1 to 3 spatial dims and no crops

@@ -22,7 +22,15 @@ using md = dnnl::memory::desc;
 
 dnnl::engine& engine() { return onednn_engine(); }
 
-dt to_dnnl(DType d) { return d == DType::bf16 ? dt::bf16 : dt::f32; }
+dt to_dnnl(DType d) {
+  switch (d) {
+    case DType::bf16: return dt::bf16;
+    case DType::i8: return dt::s8;
+    case DType::u8: return dt::u8;
+    case DType::i32: return dt::s32;
+    default: return dt::f32;
+  }
+}
 
 int64_t prod(const std::vector<int64_t>& v, size_t from = 0) {
   int64_t p = 1;
@@ -73,7 +81,7 @@ struct Plan {
   bool weight_grad = false;  // slices split the backward batch; their partial dW are summed
   int64_t x_step = 0, w_step = 0, y_step = 0;  // elements a slice's `lo` moves each operand by
   int64_t y_numel = 0;
-  size_t elem = 4;
+  size_t elem = 4, y_elem = 4;  // bytes of an x/w element and of a y element
   std::vector<Slice> slices;
 };
 
@@ -106,6 +114,7 @@ std::shared_ptr<Plan> forward_plan(const ConvShape& s, const void* const_w) {
   int64_t N = s.x[0], C = s.x[1], O = s.w[0], T = num_threads();
   int64_t X = prod(s.x, 2), Y = prod(s.y, 2), K = prod(s.w, 2), Cg = s.w[1];
   p->elem = dtype_size(s.dtype);
+  p->y_elem = dtype_size(s.out);
   bool by_channels = N < T && s.groups == 1 && O >= 32;
   int64_t item_bytes = (C * X + O * Y) * static_cast<int64_t>(p->elem);
   int64_t sub = std::clamp<int64_t>((512 << 10) / std::max<int64_t>(1, item_bytes), 1, (N + T - 1) / T);
@@ -149,9 +158,9 @@ std::shared_ptr<Plan> forward_plan(const ConvShape& s, const void* const_w) {
       st[0] = wd[1] * Cg * K;
       w_user = view(wd, st, s.dtype);
     }
-    md y_user = view(ys, view_strides(ys, O * Y, Y), s.dtype);
+    md y_user = view(ys, view_strides(ys, O * Y, Y), s.out);
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any(xs, s.dtype),
-                                      any(wd, s.dtype), any(ys, s.dtype), strides, dil, pl, pr);
+                                      any(wd, s.dtype), any(ys, s.out), strides, dil, pl, pr);
     dnnl::convolution_forward::primitive_desc pd(d, user_scratchpad(), engine());
     sl.prim = dnnl::convolution_forward(pd);
     sl.src.set(x_user, pd.src_desc(), true);
@@ -186,7 +195,7 @@ std::shared_ptr<Plan> weight_grad_plan(const ConvShape& s) {
   }
   auto p = std::make_shared<Plan>();
   p->weight_grad = true;
-  p->elem = dtype_size(s.dtype);
+  p->elem = p->y_elem = dtype_size(s.dtype);
   int64_t X = prod(s.x, 2), P = prod(s.w, 2), Y = prod(s.y, 2);
   p->x_step = X;
   p->w_step = P;
@@ -268,7 +277,7 @@ void run_slice(const Plan& p, const Slice& sl, const uint8_t* x, const uint8_t* 
       if (!w_ready) sl.wei.move.execute(stream, wu, wk);
     }
   }
-  dnnl::memory yu(sl.dst.user, engine(), y + sl.lo * p.y_step * e);
+  dnnl::memory yu(sl.dst.user, engine(), y + sl.lo * p.y_step * static_cast<int64_t>(p.y_elem));
   dnnl::memory yk = sl.dst.reordered ? dnnl::memory(sl.dst.kernel, engine(), thread_buffer(2, sl.dst.kernel.get_size())) : yu;
   dnnl::memory sm(sl.scratch, engine(), thread_buffer(3, sl.scratch.get_size()));
   if (p.weight_grad)
@@ -285,13 +294,15 @@ bool conv_is_weight_gradient(const ConvShape& s) { return prod(s.w, 2) > prod(s.
 
 HostKernel make_onednn_conv(const ConvShape& s, const void* const_w) {
   size_t sp = s.x.size() - 2;
-  if (!onednn_available() || sp < 1 || sp > 3 || (s.dtype != DType::f32 && s.dtype != DType::bf16)) return {};
+  bool int8 = s.dtype == DType::i8 && s.out == DType::i32;
+  if (!onednn_available() || sp < 1 || sp > 3 || (s.dtype != DType::f32 && s.dtype != DType::bf16 && !int8)) return {};
+  if (!int8 && s.out != s.dtype) return {};
   for (size_t i = 0; i < sp; ++i)
     if (s.pad_lo[i] < 0 || s.pad_hi[i] < 0 || s.strides[i] < 1 || s.dilation[i] < 1) return {};
   if (prod(s.x) == 0 || prod(s.w) == 0 || prod(s.y) == 0) return {};
   omp_set_num_threads(1);  // the weight reorders below must not start an OpenMP team either
   std::shared_ptr<Plan> plan;
-  if (conv_is_weight_gradient(s)) {
+  if (conv_is_weight_gradient(s) && !int8) {
     try {
       plan = weight_grad_plan(s);
     } catch (const dnnl::error&) {

@@ -10,7 +10,8 @@ struct ConvShape {
   std::vector<int64_t> x, w, y;
   std::vector<int64_t> strides, dilation, pad_lo, pad_hi;
   int64_t groups = 1;
-  DType dtype = DType::f32;
+  DType dtype = DType::f32;      // x and w
+  DType out = DType::f32;        // y: the same, or i32 sums of i8 products (VNNI)
 };
 
 // A conv whose kernel window is larger than its output (a weight gradient written as a

@@ -1,0 +1,314 @@
+#include "quant/ptq.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "ops/builder.h"
+#include "rlx/error.h"
+#include "rlx/graph.h"
+#include "rlx/session.h"
+#include "util/scalar.h"
+#include "util/strings.h"
+
+namespace rlx::quant {
+
+using ir::Op;
+using ir::ValueId;
+
+std::pair<int64_t, int64_t> fixed_point_multiplier(double real) {
+  if (!(real >= 0) || !std::isfinite(real)) throw Error(ErrorKind::invalid_argument, cat("a requantization scale of ", real, " is not a finite non-negative number"));
+  if (real == 0) return {0, 0};
+  int e = 0;
+  double f = std::frexp(real, &e);  // real = f · 2^e, f in [0.5, 1)
+  auto m = static_cast<int64_t>(std::nearbyint(std::ldexp(f, 31)));
+  int64_t shift = 31 - e;
+  if (m == (int64_t{1} << 31)) m /= 2, shift -= 1;
+  if (shift < 0) throw Error(ErrorKind::invalid_argument, cat("a requantization scale of ", real, " is too large for a fixed-point multiplier (≥ 2^31)"));
+  if (shift > 62) {  // below 2^−31: the product rounds to 0 anyway; keep it exactly representable
+    m = static_cast<int64_t>(std::nearbyint(std::ldexp(m, static_cast<int>(62 - shift))));
+    shift = 62;
+  }
+  return {m, shift};
+}
+
+namespace {
+
+// A quantized value in the new graph with its grid.
+// Any real tensor's elements as doubles, in row-major order.
+std::vector<double> values_f64(const Tensor& t) {
+  Tensor c = t.contiguous();
+  std::vector<double> v(static_cast<size_t>(c.numel()));
+  for (int64_t i = 0; i < c.numel(); ++i) v[static_cast<size_t>(i)] = load_f64(c.data(), c.dtype(), i);
+  return v;
+}
+
+struct QValue {
+  ValueId v = ir::kNoValue;
+  QParams q;
+};
+
+const Tensor& weight_of(const std::map<ValueId, Tensor>& weights, const ir::Graph& g, ValueId v, const ir::Node& n, const char* role) {
+  if (auto it = weights.find(v); it != weights.end()) return it->second;
+  if (const ir::Node* p = g.producer(v); p && p->op == Op::constant) return p->attrs.tensor("value");
+  throw Error(ErrorKind::invalid_argument, cat("PTQ: the ", role, " of ", ir::op_name(n.op), " '", n.name, "' is computed, not a constant or bound weight"));
+}
+
+// Per-output-channel symmetric int8: scale_c = max|w_c| / 127, codes in [−127, 127].
+struct ChannelQuant {
+  Tensor codes;                // i8, the weight's shape
+  std::vector<double> scales;  // per output channel
+  std::vector<int64_t> sums;   // Σ codes per output channel (the input zero point's correction)
+};
+
+ChannelQuant quantize_channels(const Tensor& w) {
+  std::vector<double> f = values_f64(w);
+  int64_t out = w.shape()[0], per = out ? w.numel() / out : 0;
+  const double* p = f.data();
+  ChannelQuant c;
+  std::vector<double> codes(f.size());
+  for (int64_t o = 0; o < out; ++o) {
+    double amax = 0;
+    for (int64_t k = 0; k < per; ++k) amax = std::max(amax, std::fabs(p[o * per + k]));
+    double s = amax > 0 ? amax / 127.0 : 1.0;
+    int64_t sum = 0;
+    for (int64_t k = 0; k < per; ++k) {
+      double q = std::clamp(std::nearbyint(p[o * per + k] / s), -127.0, 127.0);
+      codes[static_cast<size_t>(o * per + k)] = q;
+      sum += static_cast<int64_t>(q);
+    }
+    c.scales.push_back(s);
+    c.sums.push_back(sum);
+  }
+  c.codes = Tensor::from_f64(DType::i8, w.shape(), codes);
+  return c;
+}
+
+class Quantizer {
+ public:
+  Quantizer(const ir::Graph& g, const std::map<ValueId, Tensor>& weights, ValueId input, ValueId output, const PtqOptions& o)
+      : g_(g), weights_(weights), input_(input), output_(output), opt_(o), b_(result_.graph) {}
+
+  PtqResult run(const std::vector<Tensor>& calibration) {
+    if (calibration.empty()) throw Error(ErrorKind::invalid_argument, "PTQ needs at least one calibration batch");
+    plan();
+    calibrate(calibration);
+    build();
+    return std::move(result_);
+  }
+
+ private:
+  const ir::Graph& g_;
+  const std::map<ValueId, Tensor>& weights_;
+  ValueId input_, output_;
+  PtqOptions opt_;
+  PtqResult result_;
+  ops::Builder b_;
+  std::set<ValueId> needed_;          // values the output depends on
+  std::vector<int> layer_nodes_;      // linear/conv nodes, in order
+  std::map<int, int> folded_relu_;    // layer node → the relu node folded into it
+  std::vector<ValueId> observed_;     // float values whose ranges are calibrated
+  std::map<ValueId, QParams> qparams_;
+
+  // Which nodes lie between the input and the output, and where the grids change.
+  void plan() {
+    std::vector<int> producer_index(g_.num_values(), -1);
+    for (int i = 0; i < g_.num_nodes(); ++i)
+      for (ValueId v : g_.node(i).outputs) producer_index[static_cast<size_t>(v)] = i;
+    std::vector<ValueId> stack = {output_};
+    while (!stack.empty()) {
+      ValueId v = stack.back();
+      stack.pop_back();
+      if (!needed_.insert(v).second) continue;
+      if (int p = producer_index[static_cast<size_t>(v)]; p >= 0)
+        for (ValueId in : g_.node(p).inputs) stack.push_back(in);
+    }
+    if (!needed_.count(input_)) throw Error(ErrorKind::invalid_argument, "PTQ: the output does not depend on the input");
+    std::vector<int> uses = g_.use_counts();
+    observed_.push_back(input_);
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      const ir::Node& n = g_.node(i);
+      if (!needed_.count(n.outputs[0])) continue;
+      bool linear = n.op == Op::linear, conv = n.op == Op::conv2d;
+      if (!linear && !conv) continue;
+      layer_nodes_.push_back(i);
+      ValueId out = n.outputs[0];
+      // a relu as the only use of the layer's result becomes the lower end of its clamp
+      for (int j = i + 1; j < g_.num_nodes() && uses[static_cast<size_t>(out)] == 1; ++j)
+        if (g_.node(j).op == Op::relu && g_.node(j).inputs[0] == out) {
+          folded_relu_[i] = j;
+          out = g_.node(j).outputs[0];
+          break;
+        }
+      observed_.push_back(out);
+    }
+    if (layer_nodes_.empty()) throw Error(ErrorKind::invalid_argument, "PTQ: the graph has no linear or conv2d layer to quantize");
+  }
+
+  Tensor zeros_for(ValueId v, int64_t batch) const {
+    std::vector<int64_t> shape;
+    for (const Dim& d : g_.type(v).shape) shape.push_back(d.try_value().value_or(batch));
+    return Tensor::zeros(g_.type(v).dtype, shape);
+  }
+
+  void calibrate(const std::vector<Tensor>& batches) {
+    ir::Graph probe = g_;
+    probe.set_outputs(observed_);
+    Session session(opt_.device);
+    CompiledModel m = session.compile(Graph(std::make_shared<ir::Graph>(probe)));
+    std::vector<Observer> obs(observed_.size(), Observer(opt_.observer, opt_.percentile));
+    // the model's output keeps its whole range: clipping a classifier's top logit changes its answer
+    for (size_t k = 0; k < observed_.size(); ++k)
+      if (observed_[k] == output_) obs[k] = Observer(ObserverKind::minmax);
+    bool second = obs[0].needs_second_pass();
+    for (int pass = 0; pass < (second ? 2 : 1); ++pass) {
+      for (const Tensor& batch : batches) {
+        std::vector<Tensor> in;
+        for (ValueId v : g_.inputs()) {
+          if (v == input_) in.push_back(batch);
+          else if (auto it = weights_.find(v); it != weights_.end()) in.push_back(it->second);
+          else in.push_back(zeros_for(v, batch.shape().empty() ? 1 : batch.shape()[0]));
+        }
+        std::vector<Tensor> out = m.run(in);
+        for (size_t k = 0; k < obs.size(); ++k) {
+          std::vector<double> d = values_f64(out[k]);
+          std::vector<float> f(d.begin(), d.end());
+          obs[k].observe(f.data(), static_cast<int64_t>(f.size()));
+        }
+      }
+      for (auto& o : obs) o.finish_pass();
+    }
+    for (size_t k = 0; k < obs.size(); ++k) {
+      auto [lo, hi] = obs[k].range();
+      qparams_[observed_[k]] = int8_qparams(lo, hi);
+    }
+  }
+
+  ValueId i32_vector(const std::vector<int64_t>& v, const std::vector<int64_t>& shape) {
+    std::vector<double> d(v.begin(), v.end());
+    return b_.constant(Tensor::from_f64(DType::i32, shape, d));
+  }
+
+  // acc (i32, channels on `axis` of `rank`) → int8 on the grid `to`: bias, then fixed point.
+  ValueId requantize(ValueId acc, const QParams& from, const ChannelQuant& w, const QParams& to, bool relu, size_t rank, size_t axis) {
+    std::vector<int64_t> mult, shift;
+    for (double ws : w.scales) {
+      auto [m, s] = fixed_point_multiplier(from.scale * ws / to.scale);
+      mult.push_back(m);
+      shift.push_back(s);
+    }
+    std::vector<int64_t> shape(rank, 1);
+    shape[axis] = static_cast<int64_t>(w.scales.size());
+    ir::Attrs a{{"zero_point", to.zero_point}, {"lo", relu ? to.zero_point : int64_t{-128}}, {"hi", int64_t{127}}, {"out", DType::i8}};
+    return b_.emit1(Op::requantize, {acc, i32_vector(mult, shape), i32_vector(shift, shape)}, a);
+  }
+
+  // The int32 bias: b / (s_x · s_w) minus the input zero point times each channel's code sum.
+  std::vector<int64_t> int_bias(const ir::Node& n, const QParams& x, const ChannelQuant& w, const char* what) {
+    std::vector<int64_t> out(w.scales.size(), 0);
+    std::vector<double> bias;
+    if (n.inputs.size() > 2) bias = values_f64(weight_of(weights_, g_, n.inputs[2], n, "bias"));
+    for (size_t c = 0; c < out.size(); ++c) {
+      double b = bias.empty() ? 0.0 : bias[c] / (x.scale * w.scales[c]);
+      double v = std::nearbyint(b) - static_cast<double>(x.zero_point) * static_cast<double>(w.sums[c]);
+      if (std::fabs(v) > 2147483647.0)
+        throw Error(ErrorKind::invalid_argument, cat("PTQ: the int32 bias of ", what, " '", n.name, "' channel ", c, " overflows (", v, ")"));
+      out[c] = static_cast<int64_t>(v);
+    }
+    return out;
+  }
+
+  QValue layer(const ir::Node& n, const QValue& x, bool relu, const QParams& to) {
+    b_.set_context(n.name, ir::op_keyword(n.op));
+    ChannelQuant w = quantize_channels(weight_of(weights_, g_, n.inputs[1], n, "weight"));
+    PtqLayer rep{n.name, ir::op_keyword(n.op), x.q.scale, to.scale, x.q.zero_point, to.zero_point,
+                 *std::min_element(w.scales.begin(), w.scales.end()), *std::max_element(w.scales.begin(), w.scales.end()), relu};
+    result_.layers.push_back(rep);
+    ValueId wq = b_.constant(w.codes);
+    if (n.op == Op::linear) {
+      size_t r = b_.rank(x.v);
+      ValueId acc = b_.emit1(Op::dot_general, {x.v, wq}, ir::Attrs{{"contract", ir::Intss{{static_cast<int64_t>(r) - 1}, {1}}}, {"out", DType::i32}});
+      std::vector<int64_t> bshape(r, 1);
+      bshape.back() = static_cast<int64_t>(w.scales.size());
+      acc = b_.add(acc, i32_vector(int_bias(n, x.q, w, "linear"), bshape));
+      return {requantize(acc, x.q, w, to, relu, r, r - 1), to};
+    }
+    // conv2d: pad with the input's zero point (a real 0), then an unpadded integer conv
+    if (n.attrs.i("groups") != 1) throw Error(ErrorKind::invalid_argument, cat("PTQ: grouped conv2d '", n.name, "' is not handled yet"));
+    const ir::Ints& p = n.attrs.ints("pads");  // [top, left, bottom, right]
+    ValueId xv = x.v;
+    if (p[0] || p[1] || p[2] || p[3])
+      xv = b_.emit1(Op::pad, {xv}, ir::Attrs{{"lo", ir::Ints{0, 0, p[0], p[1]}}, {"hi", ir::Ints{0, 0, p[2], p[3]}}, {"value", static_cast<double>(x.q.zero_point)}});
+    ValueId acc = b_.emit1(Op::conv, {xv, wq}, ir::Attrs{{"strides", n.attrs.ints("strides")}, {"padding", ir::Intss{{0, 0}, {0, 0}}},
+                                                         {"dilation", n.attrs.ints("dilations")}, {"out", DType::i32}});
+    acc = b_.add(acc, i32_vector(int_bias(n, x.q, w, "conv2d"), {1, static_cast<int64_t>(w.scales.size()), 1, 1}));
+    return {requantize(acc, x.q, w, to, relu, 4, 1), to};
+  }
+
+  void build() {
+    result_.graph.name = g_.name + "_int8";
+    std::map<ValueId, QValue> q;  // float value → its quantized counterpart
+    const ir::Type& it = g_.type(input_);
+    ValueId x = result_.graph.add_input(it, g_.value(input_).name.empty() ? "input" : g_.value(input_).name);
+    QParams qx = qparams_.at(input_);
+    result_.input = qx;
+    b_.set_context("input", "");
+    ValueId xq = b_.emit1(Op::quantize_linear, {x, b_.scalar(it.dtype, qx.scale), b_.scalar(DType::i8, static_cast<double>(qx.zero_point))});
+    q[input_] = {xq, qx};
+    std::set<int> folded;
+    for (auto [layer_node, relu_node] : folded_relu_) folded.insert(relu_node);
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      const ir::Node& n = g_.node(i);
+      if (!needed_.count(n.outputs[0]) || folded.count(i)) continue;
+      auto in = q.find(n.inputs[0]);
+      if (in == q.end()) {
+        // a node computing a constant or a weight (a transpose of one, say) is not on the data path
+        bool on_path = false;
+        for (ValueId v : n.inputs) on_path = on_path || q.count(v);
+        if (!on_path) continue;
+        throw Error(ErrorKind::invalid_argument, cat("PTQ: ", ir::op_name(n.op), " '", n.name, "' takes the data as a later operand; not handled"));
+      }
+      switch (n.op) {
+        case Op::linear:
+        case Op::conv2d: {
+          auto f = folded_relu_.find(i);
+          ValueId out = f == folded_relu_.end() ? n.outputs[0] : g_.node(f->second).outputs[0];
+          q[out] = layer(n, in->second, f != folded_relu_.end(), qparams_.at(out));
+          break;
+        }
+        case Op::relu: {  // a relu not right after a layer: clamp at the zero point's code
+          b_.set_context(n.name, "hir.relu");
+          ValueId zp = b_.scalar(DType::i8, static_cast<double>(in->second.q.zero_point));
+          q[n.outputs[0]] = {b_.max(in->second.v, zp), in->second.q};
+          break;
+        }
+        case Op::max_pool:
+          b_.set_context(n.name, "hir.max_pool");
+          q[n.outputs[0]] = {b_.emit1(Op::max_pool, {in->second.v}, n.attrs), in->second.q};
+          break;
+        case Op::reshape:
+          q[n.outputs[0]] = {b_.reshape(in->second.v, g_.type(n.outputs[0]).shape), in->second.q};
+          break;
+        default:
+          throw Error(ErrorKind::invalid_argument, cat("PTQ: ", ir::op_name(n.op), " '", n.name, "' between the input and the output is not handled yet",
+                                                       " (int8 PTQ takes linear, conv2d, relu, max_pool and reshape)"));
+      }
+    }
+    auto out = q.find(output_);
+    if (out == q.end()) throw Error(ErrorKind::internal, "PTQ: the output was not reached");
+    result_.output = out->second.q;
+    b_.set_context("output", "");
+    DType od = g_.type(output_).dtype;
+    ValueId y = b_.emit1(Op::dequantize_linear, {out->second.v, b_.scalar(od, out->second.q.scale), b_.scalar(DType::i8, static_cast<double>(out->second.q.zero_point))});
+    result_.graph.set_outputs({y});
+  }
+};
+
+}  // namespace
+
+PtqResult quantize_int8(const ir::Graph& float_graph, const std::map<ValueId, Tensor>& weights, ValueId input, ValueId output,
+                        const std::vector<Tensor>& calibration, const PtqOptions& options) {
+  return Quantizer(float_graph, weights, input, output, options).run(calibration);
+}
+
+}  // namespace rlx::quant
