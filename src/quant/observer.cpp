@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
+#include <array>
 
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -99,51 +99,61 @@ std::pair<double, double> Observer::range() const {
     for (acc = 0; high > 0 && acc + hist_[static_cast<size_t>(high)] <= (lo < 0 ? tail / 2 : tail); --high) acc += hist_[static_cast<size_t>(high)];
     return {lo < 0 ? lo + low * width : lo, lo + (high + 1) * width};
   }
-  // mse and entropy: both ends shrunk toward 0 by one factor t, the best t of a sweep
-  double best = std::numeric_limits<double>::infinity(), best_t = 1;
-  for (int step = 0; step < 100; ++step) {
-    double t = 1.0 - step * 0.0075;  // 1 … 0.2575
-    QParams q = int8_qparams(lo * t, hi * t);
+  // mse and entropy: each end shrunk toward 0 by its own factor, the best pair of a sweep (one
+  // factor when an end is 0, as after a ReLU)
+  auto cost_of = [&](double a, double z) {
+    QParams q = int8_qparams(a, z);
     double cost = 0;
     if (kind_ == ObserverKind::mse) {
       for (int b = 0; b < kBins; ++b) {
-        if (hist_[static_cast<size_t>(b)] == 0) continue;
-        double x = center(b), e = x - dequant(code_of(x, q), q);
-        cost += hist_[static_cast<size_t>(b)] * e * e;
-      }
-    } else {
-      // P: the histogram with everything outside the clipped range piled on its edge bins;
-      // Q: the clipped histogram *without* that pile, its mass per 8-bit code spread evenly over
-      // the code's non-empty bins — so the clipped mass costs what it moves (as TensorRT's)
-      std::vector<double> p(hist_);
-      int first = std::clamp(static_cast<int>((lo * t - lo) / width), 0, kBins - 1);
-      int last = std::clamp(static_cast<int>(std::ceil((hi * t - lo) / width)) - 1, first, kBins - 1);
-      for (int b = 0; b < first; ++b) p[static_cast<size_t>(first)] += p[static_cast<size_t>(b)], p[static_cast<size_t>(b)] = 0;
-      for (int b = last + 1; b < kBins; ++b) p[static_cast<size_t>(last)] += p[static_cast<size_t>(b)], p[static_cast<size_t>(b)] = 0;
-      std::map<int64_t, std::pair<double, int>> per_code;  // mass, non-empty bins
-      double q_total = 0;
-      for (int b = first; b <= last; ++b) {
         double h = hist_[static_cast<size_t>(b)];
         if (h == 0) continue;
-        auto& [mass, bins] = per_code[code_of(center(b), q)];
-        mass += h;
-        bins += 1;
-        q_total += h;
+        double x = center(b), e = x - dequant(code_of(x, q), q);
+        cost += h * e * e;
       }
-      for (int b = first; b <= last; ++b) {
-        double pb = p[static_cast<size_t>(b)] / total;
-        if (pb == 0) continue;
-        double qb = 0;
-        if (hist_[static_cast<size_t>(b)] > 0) {
-          const auto& [mass, bins] = per_code[code_of(center(b), q)];
-          qb = mass / bins / std::max(q_total, 1.0);
-        }
-        cost += pb * std::log(pb / std::max(qb, 1e-9));  // a pile where Q has nothing: heavily, not infinitely, penalized
-      }
+      return cost;
     }
-    if (cost < best) best = cost, best_t = t;
-  }
-  return {lo * best_t, hi * best_t};
+    // P: the histogram with everything outside [a, z] piled on its edge bins; Q: the clipped
+    // histogram *without* that pile, its mass per 8-bit code spread evenly over the code's
+    // non-empty bins — so the clipped mass costs what it moves (as TensorRT's calibrator)
+    int first = std::clamp(static_cast<int>((a - lo) / width), 0, kBins - 1);
+    int last = std::clamp(static_cast<int>(std::ceil((z - lo) / width)) - 1, first, kBins - 1);
+    std::vector<double> p(hist_.begin() + first, hist_.begin() + last + 1);
+    for (int b = 0; b < first; ++b) p.front() += hist_[static_cast<size_t>(b)];
+    for (int b = last + 1; b < kBins; ++b) p.back() += hist_[static_cast<size_t>(b)];
+    std::array<double, 256> mass{};
+    std::array<int, 256> bins{};
+    double q_total = 0;
+    for (int b = first; b <= last; ++b) {
+      double h = hist_[static_cast<size_t>(b)];
+      if (h == 0) continue;
+      size_t c = static_cast<size_t>(code_of(center(b), q) + 128);
+      mass[c] += h;
+      bins[c] += 1;
+      q_total += h;
+    }
+    for (int b = first; b <= last; ++b) {
+      double pb = p[static_cast<size_t>(b - first)] / total;
+      if (pb == 0) continue;
+      double qb = 0;
+      if (hist_[static_cast<size_t>(b)] > 0) {
+        size_t c = static_cast<size_t>(code_of(center(b), q) + 128);
+        qb = mass[c] / bins[c] / std::max(q_total, 1.0);
+      }
+      cost += pb * std::log(pb / std::max(qb, 1e-9));  // a pile where Q has nothing: heavily, not infinitely, penalized
+    }
+    return cost;
+  };
+  const int steps = lo < 0 && hi > 0 ? 40 : 100;
+  const double step = 0.75 / steps;  // factors 1 … 0.25
+  double best = std::numeric_limits<double>::infinity(), best_lo = lo, best_hi = hi;
+  for (int i = 0; i < (lo < 0 ? steps : 1); ++i)
+    for (int j = 0; j < (hi > 0 ? steps : 1); ++j) {
+      double a = lo * (1 - i * step), z = hi * (1 - j * step);
+      double c = cost_of(a, z);
+      if (c < best) best = c, best_lo = a, best_hi = z;
+    }
+  return {best_lo, best_hi};
 }
 
 }  // namespace rlx::quant

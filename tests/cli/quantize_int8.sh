@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `rlx quantize CHECKPOINT --to int8` (issue #25): a classifier trained by `rlx train mnist`
+# becomes a static int8 graph within a point of its float accuracy, written as .rlx that
+# compiles again; a quantization that ruins it (the grid clipped at the median) is refused —
+# exit 3 and nothing written.
+set -u
+RLX=$1
+DATA=/usr/share/datasets/fashion-mnist
+if [ ! -e "$DATA/train-images-idx3-ubyte.gz" ]; then
+  echo "SKIP: $DATA is missing (apt-get install dataset-fashion-mnist; make setup installs it)"
+  exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+"$RLX" train mnist --epochs 1 --limit 20000 --json --save "$tmp/mlp.safetensors" >/dev/null || { echo "FAIL: training the mlp failed"; exit 1; }
+"$RLX" train mnist --model cnn --hidden 4,8 --epochs 1 --limit 6000 --batch 50 --lr 0.005 --json --save "$tmp/cnn.safetensors" >/dev/null ||
+  { echo "FAIL: training the cnn failed"; exit 1; }
+for m in mlp cnn; do
+  for obs in minmax mse; do
+    "$RLX" quantize "$tmp/$m.safetensors" --to int8 --observer $obs --calib 1000 --gate accuracy=1 -o "$tmp/$m.rlx" --json >"$tmp/$m.json"
+    rc=$?
+    cat "$tmp/$m.json"
+    [ $rc = 0 ] || { echo "FAIL: $m ($obs) exited $rc"; fail=1; continue; }
+    grep -q '"passed":true' "$tmp/$m.json" || { echo "FAIL: $m ($obs) did not pass its gate"; fail=1; }
+    drop=$(grep -oE '"accuracy_drop_points":-?[0-9.]+' "$tmp/$m.json" | cut -d: -f2)
+    awk -v d="$drop" 'BEGIN { exit !(d <= 1.0) }' || { echo "FAIL: $m ($obs) loses $drop points"; fail=1; }
+    [ -s "$tmp/$m.rlx" ] || { echo "FAIL: $m.rlx was not written"; fail=1; }
+    grep -q "hir.requantize" "$tmp/$m.rlx" || { echo "FAIL: $m.rlx has no integer layers"; fail=1; }
+    "$RLX" compile "$tmp/$m.rlx" --device cpu >/dev/null || { echo "FAIL: $m.rlx does not compile again"; fail=1; }
+  done
+done
+"$RLX" quantize "$tmp/mlp.safetensors" --to int8 --observer percentile --percentile 50.5 --calib 500 --gate accuracy=1 -o "$tmp/bad.rlx" >"$tmp/bad.txt" 2>&1
+rc=$?
+cat "$tmp/bad.txt"
+[ $rc = 3 ] || { echo "FAIL: a ruined quantization exited $rc, not 3"; fail=1; }
+[ -e "$tmp/bad.rlx" ] && { echo "FAIL: a refused quantization was written"; fail=1; }
+grep -q "points below the float model" "$tmp/bad.txt" || { echo "FAIL: the refusal does not say why"; fail=1; }
+"$RLX" quantize "$tmp/mlp.safetensors" --to int8 --observer median -o "$tmp/x.rlx" >/dev/null 2>"$tmp/err"; [ $? = 2 ] || { echo "FAIL: an unknown observer must exit 2 (invalid argument)"; fail=1; }
+grep -q "minmax, percentile, mse or entropy" "$tmp/err" || { echo "FAIL: the unknown-observer error does not list the choices"; fail=1; }
+exit $fail
