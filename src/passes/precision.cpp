@@ -1,5 +1,7 @@
 #include "passes/precision.h"
 
+#include <cmath>
+
 #include "ops/builder.h"
 #include "passes/rewrite.h"
 #include "rlx/error.h"
@@ -12,7 +14,8 @@ Precision precision_from_name(const std::string& name) {
   if (name == "bf16") return Precision::bf16;
   if (name == "f16") return Precision::f16;
   if (name == "amp") return Precision::amp;
-  throw Error(ErrorKind::invalid_argument, cat("unknown precision '", name, "' (choose f32, bf16, f16 or amp)"));
+  if (name == "int8") return Precision::int8;
+  throw Error(ErrorKind::invalid_argument, cat("unknown precision '", name, "' (choose f32, bf16, f16, amp or int8)"));
 }
 
 const char* precision_name(Precision p) {
@@ -21,12 +24,61 @@ const char* precision_name(Precision p) {
     case Precision::bf16: return "bf16";
     case Precision::f16: return "f16";
     case Precision::amp: return "amp";
+    case Precision::int8: return "int8";
   }
   return "?";
 }
 
+namespace {
+
+// x[..., k] · W with W a constant f32 — [n, k] contracted on its dim 1 (a linear's weight) or
+// [k, n] on dim 0 — becomes an integer product: W per output channel to int8 (symmetric, once,
+// now), each row of x to int8 by its own max|x| as it is read, i8 · i8 summed in i32, and
+// the sums scaled back by both scales. The rule runs after legalization, when linears are
+// dot_generals; other products stay as they are.
+Rule int8_matmul_rule() {
+  return {"int8-matmul", [](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
+    if (op != Op::dot_general || b.dtype(in[0]) != DType::f32 || attrs.has("out") || attrs.has("compute")) return std::nullopt;
+    const ir::Node* w = b.graph().producer(in[1]);
+    if (!w || w->op != Op::constant) return std::nullopt;
+    const ir::Intss& batch = attrs.intss("batch");
+    const ir::Intss& contract = attrs.intss("contract");
+    const int64_t r = static_cast<int64_t>(b.rank(in[0]));
+    if (!batch[0].empty() || contract[0] != ir::Ints{r - 1} || contract[1].size() != 1) return std::nullopt;
+    Tensor wt = w->attrs.tensor("value");
+    if (wt.dtype() != DType::f32 || wt.rank() != 2) return std::nullopt;
+    if (contract[1][0] == 0) wt = wt.transpose({1, 0});
+    const int64_t n = wt.shape()[0], k = wt.shape()[1];
+    if (n == 0 || k < 16) return std::nullopt;  // too small to gain anything
+    Tensor c = wt.contiguous();
+    const float* p = c.data_as<float>();
+    std::vector<double> codes(static_cast<size_t>(n * k)), scales(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) {
+      double amax = 0;
+      for (int64_t i = 0; i < k; ++i) amax = std::max(amax, std::fabs(static_cast<double>(p[j * k + i])));
+      double sc = amax > 0 ? amax / 127 : 1;
+      scales[static_cast<size_t>(j)] = sc;
+      for (int64_t i = 0; i < k; ++i) codes[static_cast<size_t>(j * k + i)] = std::nearbyint(p[j * k + i] / sc);
+    }
+    ValueId x = in[0];
+    // per row: s = max|x| / 127 (a row of zeros: 1, any scale represents it)
+    ValueId amax = b.reduce(b.unary(Op::abs, x), "max", {r - 1}, true);
+    ValueId zero = b.scalar(DType::f32, 0);
+    ValueId sx = b.select(b.binary(Op::eq, amax, zero), b.scalar(DType::f32, 1), b.div(amax, b.scalar(DType::f32, 127)));
+    ValueId q = b.emit1(Op::quantize_linear, {x, sx, b.scalar(DType::i8, 0)});
+    ValueId acc = b.emit_plain(Op::dot_general, {q, b.constant(Tensor::from_f64(DType::i8, {n, k}, codes))},
+                               Attrs{{"contract", ir::Intss{{r - 1}, {1}}}, {"out", DType::i32}})[0];
+    ValueId sw = b.constant(Tensor::from_f64(DType::f32, {n}, scales));
+    // (acc · s_w) · s_x: both products over acc's shape, one fused region with what follows
+    return std::vector<ValueId>{b.mul(b.mul(b.cast(acc, DType::f32), sw), sx)};
+  }};
+}
+
+}  // namespace
+
 ir::Graph apply_precision(const ir::Graph& g, Precision p) {
   if (p == Precision::f32) return g;
+  if (p == Precision::int8) return rewrite(g, {int8_matmul_rule()}, "precision");
   // amp keeps f32 master weights and reductions; its matmuls run like bf16's
   const DType low = p == Precision::f16 ? DType::f16 : DType::bf16;
   Rule rule{p == Precision::f16 ? "f16-matmul" : "bf16-matmul", [low](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {

@@ -27,6 +27,7 @@ struct KernelEntry {
 using KernelTable = std::array<KernelEntry, ir::kNumOps>;
 
 void register_elementwise(KernelTable& t);
+void register_quant_linear(KernelTable& t);
 void register_reduce(KernelTable& t);
 void register_matmul(KernelTable& t);
 void register_movement(KernelTable& t);

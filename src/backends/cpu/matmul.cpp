@@ -209,7 +209,7 @@ namespace {
 
 HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
   DType ad = lir.type(node.inputs[0]).dtype, cd = lir.type(node.outputs[0]).dtype;
-  if (!onednn_available() || (ad != DType::f32 && ad != DType::bf16)) return {};
+  if (!onednn_available() || (ad != DType::f32 && ad != DType::bf16 && !(ad == DType::i8 && cd == DType::i32))) return {};
   DType compute = node.attrs.has("compute") ? node.attrs.dtype("compute") : ad;
   auto shape = onednn_shape(shape_values(lir.type(node.inputs[0]).shape), shape_values(lir.type(node.inputs[1]).shape), node.attrs);
   if (!shape) return {};
@@ -224,8 +224,12 @@ HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
 }
 
 HostKernel make_dot_general(const ir::Node& node, const ir::Graph& lir) {
-  if (flags().RLX_CPU_GEMM != "blas" || lir.type(node.inputs[0]).dtype == DType::bf16 || node.attrs.has("compute"))
+  DType in = lir.type(node.inputs[0]).dtype;
+  if (flags().RLX_CPU_GEMM != "blas" || in == DType::bf16 || in == DType::i8 || node.attrs.has("compute"))
     if (HostKernel k = try_onednn(node, lir)) return k;
+  if (in == DType::i8)
+    throw Error(ErrorKind::unsupported, cat("cpu: oneDNN has no int8 matmul for mir.dot_general ", shape_str(lir.type(node.inputs[0]).shape), " · ",
+                                            shape_str(lir.type(node.inputs[1]).shape)));
   ir::Intss batch = node.attrs.intss("batch"), contract = node.attrs.intss("contract");
   return [=](const KernelArgs& a) {
     const auto &xs = a.in[0].shape, &ws = a.in[1].shape;
@@ -350,6 +354,12 @@ bool claims_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>
     DType c = attrs.dtype("compute");
     if (c == in[0].dtype) return in[0].dtype == out[0].dtype && is_one_of(in[0].dtype, {DType::f32, DType::f64});
     if (c != DType::bf16 || in[0].dtype != DType::f32 || out[0].dtype != DType::f32 || !onednn_available()) return false;
+    if (!shape_is_static(in[0].shape) || !shape_is_static(in[1].shape)) return true;
+    return onednn_shape(shape_values(in[0].shape), shape_values(in[1].shape), attrs).has_value();
+  }
+  // i8 × i8 summed in i32: oneDNN's int8 matmul (AVX512-VNNI, AMX-INT8 where the CPU has it)
+  if (in[0].dtype == DType::i8 && in[1].dtype == DType::i8 && out[0].dtype == DType::i32) {
+    if (!onednn_available()) return false;
     if (!shape_is_static(in[0].shape) || !shape_is_static(in[1].shape)) return true;
     return onednn_shape(shape_values(in[0].shape), shape_values(in[1].shape), attrs).has_value();
   }

@@ -24,7 +24,15 @@ using dt = dnnl::memory::data_type;
 
 dnnl::engine& engine() { return onednn_engine(); }
 
-dt to_dnnl(DType d) { return d == DType::bf16 ? dt::bf16 : dt::f32; }
+dt to_dnnl(DType d) {
+  switch (d) {
+    case DType::bf16: return dt::bf16;
+    case DType::i8: return dt::s8;
+    case DType::u8: return dt::u8;
+    case DType::i32: return dt::s32;
+    default: return dt::f32;
+  }
+}
 
 struct Slice {
   int64_t lo = 0, hi = 0;  // rows (by_rows) or columns of C

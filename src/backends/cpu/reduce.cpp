@@ -90,6 +90,26 @@ void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan
   else if (kind == "prod") fold(std::integral_constant<Op, codegen::fold_op(Reduction::prod)>{}, Acc(1));
   else {
     bool mx = kind == "max";
+    if constexpr (std::is_same_v<T, float>) {
+      // f32 rows reduced along their contiguous last axis (a row's max|x| for int8 scales, a
+      // softmax's max): a loop the compiler vectorizes, NaN tracked beside it so it still wins
+      bool contiguous = true;
+      for (size_t k = 0; k < p.window.size() && contiguous; ++k) contiguous = p.window[k] == static_cast<int64_t>(k);
+      if (contiguous && !p.window.empty()) {
+        const int64_t n = static_cast<int64_t>(p.window.size());
+        parallel_items(n_out, 16, [&](int64_t o) {
+          const float* row = x + p.base[static_cast<size_t>(o)];
+          float acc = row[0];
+          bool nan = false;
+          if (mx)
+            for (int64_t k = 0; k < n; ++k) acc = row[k] > acc ? row[k] : acc, nan |= row[k] != row[k];
+          else
+            for (int64_t k = 0; k < n; ++k) acc = row[k] < acc ? row[k] : acc, nan |= row[k] != row[k];
+          y[o] = nan ? std::numeric_limits<float>::quiet_NaN() : acc;
+        });
+        return;
+      }
+    }
     T lo = std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
     T hi = std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
     if (std::is_same_v<T, uint8_t> && a.in[0].dtype == DType::boolean) lo = 0, hi = 1;

@@ -23,6 +23,7 @@ const KernelTable& table() {
     register_fused_dot(k);
     register_rope(k);
     register_quant(k);
+    register_quant_linear(k);
     register_experts(k);
     return k;
   }();

@@ -105,6 +105,28 @@ void ScaleToBf16(const float* x, int64_t n, float s, uint16_t* out) {
   for (; i < n; ++i) out[i] = vm::to_bf16(x[i] * s);
 }
 
+void QuantizeI8(const float* x, int64_t n, float s, float zp, int8_t* out) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<int8_t, decltype(d)> d8;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto vs = hn::Set(d, s), vz = hn::Set(d, zp), lo = hn::Set(d, -128.0f), hi = hn::Set(d, 127.0f), zero = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto v = hn::Div(hn::LoadU(d, x + i), vs);
+    auto ok = hn::Not(hn::IsNaN(v));
+    auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), vz), lo), hi);  // Round: half to even
+    q = hn::IfThenElse(ok, q, zero);
+    hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, q)), d8, out + i);
+  }
+  for (; i < n; ++i) {
+    float v = x[i] / s;
+    float q = std::nearbyint(v) + zp;
+    q = q > 127.0f ? 127.0f : q < -128.0f ? -128.0f : q;
+    out[i] = v == v ? static_cast<int8_t>(q) : int8_t{0};
+  }
+}
+
 void CopyRows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
@@ -193,6 +215,7 @@ HWY_EXPORT(ScaleBiasMax);
 HWY_EXPORT(ExpShiftedSum);
 HWY_EXPORT(Scale);
 HWY_EXPORT(ScaleToBf16);
+HWY_EXPORT(QuantizeI8);
 HWY_EXPORT(CopyRows);
 HWY_EXPORT(CopyRowsBf16);
 HWY_EXPORT(DotRows);
@@ -203,6 +226,7 @@ float scale_bias_max(float* x, int64_t n, float scale, const float* bias) { retu
 float exp_shifted_sum(float* x, int64_t n, float shift) { return HWY_DYNAMIC_DISPATCH(ExpShiftedSum)(x, n, shift); }
 void scale(float* x, int64_t n, float s) { HWY_DYNAMIC_DISPATCH(Scale)(x, n, s); }
 void scale_to_bf16(const float* x, int64_t n, float s, uint16_t* out) { HWY_DYNAMIC_DISPATCH(ScaleToBf16)(x, n, s, out); }
+void quantize_i8(const float* x, int64_t n, float s, float zp, int8_t* out) { HWY_DYNAMIC_DISPATCH(QuantizeI8)(x, n, s, zp, out); }
 void copy_rows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst) {
   HWY_DYNAMIC_DISPATCH(CopyRows)(src, rows, ld_src, cols, dst, ld_dst);
 }
