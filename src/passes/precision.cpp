@@ -38,16 +38,20 @@ namespace {
 // dot_generals; other products stay as they are.
 Rule int8_matmul_rule() {
   return {"int8-matmul", [](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
-    if (op != Op::dot_general || b.dtype(in[0]) != DType::f32 || attrs.has("out") || attrs.has("compute")) return std::nullopt;
+    // a device that runs hir.linear itself (the reference) still has it here
+    const bool linear = op == Op::linear;
+    if ((op != Op::dot_general && !linear) || b.dtype(in[0]) != DType::f32 || attrs.has("out") || attrs.has("compute")) return std::nullopt;
     const ir::Node* w = b.graph().producer(in[1]);
     if (!w || w->op != Op::constant) return std::nullopt;
-    const ir::Intss& batch = attrs.intss("batch");
-    const ir::Intss& contract = attrs.intss("contract");
     const int64_t r = static_cast<int64_t>(b.rank(in[0]));
-    if (!batch[0].empty() || contract[0] != ir::Ints{r - 1} || contract[1].size() != 1) return std::nullopt;
     Tensor wt = w->attrs.tensor("value");
     if (wt.dtype() != DType::f32 || wt.rank() != 2) return std::nullopt;
-    if (contract[1][0] == 0) wt = wt.transpose({1, 0});
+    if (!linear) {
+      const ir::Intss& batch = attrs.intss("batch");
+      const ir::Intss& contract = attrs.intss("contract");
+      if (!batch[0].empty() || contract[0] != ir::Ints{r - 1} || contract[1].size() != 1) return std::nullopt;
+      if (contract[1][0] == 0) wt = wt.transpose({1, 0});
+    }
     const int64_t n = wt.shape()[0], k = wt.shape()[1];
     if (n == 0 || k < 16) return std::nullopt;  // too small to gain anything
     Tensor c = wt.contiguous();
@@ -70,7 +74,9 @@ Rule int8_matmul_rule() {
                                Attrs{{"contract", ir::Intss{{r - 1}, {1}}}, {"out", DType::i32}})[0];
     ValueId sw = b.constant(Tensor::from_f64(DType::f32, {n}, scales));
     // (acc · s_w) · s_x: both products over acc's shape, one fused region with what follows
-    return std::vector<ValueId>{b.mul(b.mul(b.cast(acc, DType::f32), sw), sx)};
+    ValueId y = b.mul(b.mul(b.cast(acc, DType::f32), sw), sx);
+    if (linear && in.size() > 2) y = b.add(y, in[2]);
+    return std::vector<ValueId>{y};
   }};
 }
 

@@ -134,3 +134,56 @@ TEST(QuantizeLinear, RejectsMismatchedOperands) {
     EXPECT_NE(std::string(e.what()).find("quantize_linear"), std::string::npos) << e.what();
   }
 }
+
+// --precision int8: a linear with constant weights becomes an int8 product (per-row activation
+// and per-channel weight scales) — close to f32, and the same on the cpu as on the reference
+// (the integer sums are exact; only the f32 epilogue's rounding order may differ).
+TEST(Int8Precision, LinearsBecomeIntegerProductsCloseToF32) {
+  std::mt19937 rng(12);
+  std::normal_distribution<double> normal(0, 1);
+  const int64_t M = 24, K = 96, N = 40;
+  std::vector<double> w(K * N), xs(M * K), bias(N);
+  for (auto& v : w) v = normal(rng) * 0.1;
+  for (auto& v : xs) v = normal(rng);
+  for (auto& v : bias) v = normal(rng);
+  ir::Graph g;
+  ops::Builder b(g);
+  ValueId x = g.add_input({DType::f32, {Dim(M), Dim(K)}}, "x");
+  ValueId y = b.emit1(Op::linear, {x, b.constant(Tensor::from_f64(DType::f32, {N, K}, w)), b.constant(Tensor::from_f64(DType::f32, {N}, bias))});
+  g.set_outputs({y});
+  Tensor in = Tensor::from_f64(DType::f32, {M, K}, xs);
+  Tensor f32 = run_on("reference", g, {in})[0];
+  SessionOptions o;
+  o.precision = "int8";
+  std::vector<Tensor> outs;
+  for (const char* d : kDevices) {
+    Session s(d, o);
+    CompiledModel m = s.compile(Graph(std::make_shared<ir::Graph>(g)));
+    outs.push_back(m.run({in})[0]);
+  }
+  double err = 0, norm = 0;
+  for (int64_t i = 0; i < M * N; ++i) {
+    EXPECT_NEAR(outs[0].at_f64(i), outs[1].at_f64(i), 1e-5 * (1 + std::fabs(outs[0].at_f64(i)))) << "int8 reference and cpu differ at " << i;
+    err += std::pow(outs[0].at_f64(i) - f32.at_f64(i), 2);
+    norm += std::pow(f32.at_f64(i), 2);
+  }
+  EXPECT_GT(err, 0) << "the int8 policy left the product in f32";
+  EXPECT_LT(std::sqrt(err / norm), 0.02) << "relative error of the int8 product";
+}
+
+TEST(QuantizeLinear, PerRowScalesMatchTheReference) {
+  std::mt19937 rng(5);
+  std::normal_distribution<double> normal(0, 1);
+  const int64_t M = 24, K = 96;
+  std::vector<double> xs(M * K), sc(M);
+  for (auto& v : xs) v = normal(rng);
+  for (auto& v : sc) v = 0.01 + std::fabs(normal(rng)) * 0.02;
+  ir::Graph g;
+  ops::Builder b(g);
+  ValueId x = g.add_input({DType::f32, {Dim(M), Dim(K)}}, "x");
+  ValueId s = g.add_input({DType::f32, {Dim(M), Dim(1)}}, "s");
+  g.set_outputs({b.emit1(Op::quantize_linear, {x, s, b.scalar(DType::i8, 3)})});
+  std::vector<Tensor> in = {Tensor::from_f64(DType::f32, {M, K}, xs), Tensor::from_f64(DType::f32, {M, 1}, sc)};
+  Tensor r = run_on("reference", g, in)[0], c = run_on("cpu", g, in)[0];
+  for (int64_t i = 0; i < M * K; ++i) ASSERT_EQ(r.at_f64(i), c.at_f64(i)) << "element " << i;
+}
