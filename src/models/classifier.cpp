@@ -49,6 +49,8 @@ Classifier build_classifier(const ClassifierSpec& s, uint64_t seed) {
   Params p{c.forward, std::mt19937_64(seed), {}};
   ops::Builder b(c.forward);
   Dim B = Dim::symbol("B");
+  // a layer's weight as the layer sees it: itself, or on the QAT grid
+  auto grid = [&](ValueId w) { return s.qat ? ops::fake_quant_weight(b, w, *s.qat) : w; };
   // Parameters come first (the trainer's convention), then the data inputs.
   std::vector<ValueId> weights, biases;
   if (s.kind == "mlp") {
@@ -64,7 +66,7 @@ Classifier build_classifier(const ClassifierSpec& s, uint64_t seed) {
     ValueId labels = c.forward.add_input({DType::i64, {B}}, "labels");
     for (size_t i = 0; i < weights.size(); ++i) {
       b.set_context(cat("fc", i + 1), "");
-      x = b.emit1(Op::linear, {x, weights[i], biases[i]});
+      x = b.emit1(Op::linear, {x, grid(weights[i]), biases[i]});
       if (i + 1 < weights.size()) x = b.emit1(Op::relu, {x});
     }
     finish(b, x, labels);
@@ -86,13 +88,13 @@ Classifier build_classifier(const ClassifierSpec& s, uint64_t seed) {
     ValueId labels = c.forward.add_input({DType::i64, {B}}, "labels");
     for (size_t i = 0; i < weights.size(); ++i) {
       b.set_context(cat("conv", i + 1), "");
-      x = b.emit1(Op::conv2d, {x, weights[i], biases[i]}, ir::Attrs{{"pads", ir::Ints{1, 1, 1, 1}}});
+      x = b.emit1(Op::conv2d, {x, grid(weights[i]), biases[i]}, ir::Attrs{{"pads", ir::Ints{1, 1, 1, 1}}});
       x = b.emit1(Op::relu, {x});
       x = b.emit1(Op::max_pool, {x}, ir::Attrs{{"kernel", ir::Ints{2, 2}}, {"strides", ir::Ints{2, 2}}});
     }
     b.set_context("fc", "");
     x = b.reshape(x, {B, Dim(flat)});
-    finish(b, b.emit1(Op::linear, {x, fw, fb}), labels);
+    finish(b, b.emit1(Op::linear, {x, grid(fw), fb}), labels);
   }
   c.params = std::move(p.values);
   return c;

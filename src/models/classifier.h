@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "ir/graph.h"
+#include "ops/weight_grid.h"
 #include "train/trainer.h"
 
 namespace rlx::models {
@@ -15,6 +18,8 @@ struct ClassifierSpec {
   std::string kind = "mlp";           // mlp | cnn
   std::vector<int64_t> hidden = {128};  // mlp hidden widths; cnn conv channels
   int64_t height = 28, width = 28, channels = 1, classes = 10;
+  // quantization-aware training: every layer's weight is used through fake_quant on this grid
+  std::optional<ops::WeightGrid> qat;
 };
 
 struct Classifier {

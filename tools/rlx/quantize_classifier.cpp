@@ -17,6 +17,7 @@
 #include "progress.h"
 #include "quant/compare.h"
 #include "quant/ptq.h"
+#include "quant/weight_only.h"
 #include "rlx/error.h"
 #include "rlx/graph.h"
 #include "rlx/session.h"
@@ -30,9 +31,10 @@ namespace {
 namespace fs = std::filesystem;
 
 struct LoadedClassifier {
-  models::ClassifierSpec spec;
-  models::Classifier model;
-  std::map<ir::ValueId, Tensor> weights;  // the forward graph's parameter inputs
+  models::ClassifierSpec spec;            // as trained (with its QAT grid, if any)
+  models::Classifier model;               // the float layers, no QAT grid: what gets quantized
+  models::Classifier trained;             // the model as trained: the accuracy to keep
+  std::map<ir::ValueId, Tensor> weights;  // the forward graphs' parameter inputs (the same in both)
   ir::ValueId images = ir::kNoValue, logits = ir::kNoValue;
   int64_t float_bytes = 0;
 };
@@ -47,7 +49,11 @@ LoadedClassifier load_classifier(const std::string& path) {
   c.spec.kind = kind->second;
   c.spec.hidden.clear();
   for (const auto& w : split(hidden->second, ',')) c.spec.hidden.push_back(std::stoll(w));
-  c.model = models::build_classifier(c.spec, 0);
+  if (auto q = f.metadata.find("rlx.qat"); q != f.metadata.end() && !q->second.empty()) c.spec.qat = ops::WeightGrid::parse(q->second);
+  c.trained = models::build_classifier(c.spec, 0);
+  models::ClassifierSpec plain = c.spec;
+  plain.qat.reset();
+  c.model = models::build_classifier(plain, 0);
   const ir::Graph& g = c.model.forward;
   for (size_t i = 0; i < c.model.params.size(); ++i) {
     const auto& p = c.model.params[i];
@@ -57,6 +63,7 @@ LoadedClassifier load_classifier(const std::string& path) {
     if (t.dtype() != p.tensor.dtype() || t.shape() != p.tensor.shape())
       throw Error(ErrorKind::format, cat(path, ": tensor '", p.name, "' has the wrong dtype or shape for this ", c.spec.kind));
     c.weights[g.inputs()[i]] = t;
+    if (c.trained.forward.inputs()[i] != g.inputs()[i]) throw Error(ErrorKind::internal, "the QAT graph's parameters moved");
     c.float_bytes += static_cast<int64_t>(t.nbytes());
   }
   c.images = g.inputs()[c.model.params.size()];
@@ -105,15 +112,17 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
   const int64_t calib_count = args.int_or("calib", 2000);
   const std::string observer = args.value_or("observer", "minmax");
   const double percentile = args.float_or("percentile", 99.99);
+  const auto group = args.value("group");
   const std::string gate_text = args.value_or("gate", "");
   const std::string device = args.value_or("device", "cpu");
   if (auto th = args.value("threads")) set_flag("RLX_NUM_THREADS", *th);
   const bool json = args.flag("json");
   std::vector<std::string> files = args.positionals();
   args.finish();
-  if (to != "int8") throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": classifiers quantize to int8 so far"));
-  if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx quantize --to int8 takes one CHECKPOINT.safetensors (from rlx train mnist --save)");
-  if (out.empty()) throw Error(ErrorKind::invalid_argument, "rlx quantize --to int8 needs -o OUT.rlx");
+  const bool int8 = to == "int8";
+  if (files.size() != 1) throw Error(ErrorKind::invalid_argument, cat("rlx quantize --to ", to, " takes one CHECKPOINT.safetensors (from rlx train mnist --save)"));
+  if (out.empty()) throw Error(ErrorKind::invalid_argument, cat("rlx quantize --to ", to, " needs -o OUT.rlx"));
+  if (int8 && group) throw Error(ErrorKind::invalid_argument, "--group sets int4's weight groups; int8 PTQ quantizes weights per channel");
   if (calib_count < 1) throw Error(ErrorKind::invalid_argument, cat("--calib must be at least 1 image, got ", calib_count));
   if (!(percentile > 50 && percentile <= 100)) throw Error(ErrorKind::invalid_argument, cat("--percentile must be in (50, 100], got ", percentile));
   const fs::path folder = fs::path(out).parent_path();
@@ -128,22 +137,40 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
   const auto t0 = std::chrono::steady_clock::now();
 
   LoadedClassifier c = load_classifier(files[0]);
+  // int4: groups of --group (32 by default), or the grid the model was trained on (QAT)
+  ops::WeightGrid grid = c.spec.qat && c.spec.qat->bits == 4 ? *c.spec.qat : ops::WeightGrid::parse("int4");
+  if (group) grid = ops::WeightGrid::parse(cat("int4/g", *group));
   train::ImageDataset train_set = train::load_mnist_split(data, "train"), test_set = train::load_mnist_split(data, "t10k");
-  // calibration: the first images of the training split (never the test images it is judged on)
-  std::vector<Tensor> calib;
-  for (int64_t at = 0; at < std::min(calib_count, train_set.count); at += 500) {
-    int64_t end = std::min({at + 500, calib_count, train_set.count});
-    calib.push_back(images_for(c.spec, train_set.images.slice(0, at, end).contiguous()));
+  ir::Graph qgraph;
+  std::vector<quant::PtqLayer> layers;
+  int64_t stored_bytes = 0;
+  std::string method;
+  if (int8) {
+    // calibration: the first images of the training split (never the test images it is judged on)
+    std::vector<Tensor> calib;
+    for (int64_t at = 0; at < std::min(calib_count, train_set.count); at += 500) {
+      int64_t end = std::min({at + 500, calib_count, train_set.count});
+      calib.push_back(images_for(c.spec, train_set.images.slice(0, at, end).contiguous()));
+    }
+    quant::PtqResult q = quant::quantize_int8(c.model.forward, c.weights, c.images, c.logits, calib, opt);
+    qgraph = std::move(q.graph);
+    layers = std::move(q.layers);
+    stored_bytes = int8_bytes(qgraph);
+    method = cat("static int8 (", observer, " observer, ", std::min(calib_count, train_set.count), " calibration images)");
+  } else {
+    quant::WeightOnlyResult q = quant::quantize_weights(c.model.forward, c.weights, c.images, c.logits, grid);
+    qgraph = std::move(q.graph);
+    stored_bytes = q.packed_bytes + (c.float_bytes - q.float_bytes);
+    method = cat("weight-only ", grid.str(), " (", q.weights, " weights; activations stay f32)");
   }
-  quant::PtqResult q = quant::quantize_int8(c.model.forward, c.weights, c.images, c.logits, calib, opt);
   const auto t1 = std::chrono::steady_clock::now();
 
   Session session(device);
-  ir::Graph float_logits = c.model.forward;
-  float_logits.set_outputs({c.logits});
+  ir::Graph float_logits = c.trained.forward;
+  float_logits.set_outputs({c.trained.forward.outputs()[2]});
   CompiledModel fm = session.compile(Graph(std::make_shared<ir::Graph>(float_logits)));
-  CompiledModel qm = session.compile(Graph(std::make_shared<ir::Graph>(q.graph)));
-  const ir::Graph& fg = c.model.forward;
+  CompiledModel qm = session.compile(Graph(std::make_shared<ir::Graph>(qgraph)));
+  const ir::Graph& fg = c.trained.forward;
   auto float_inputs = [&](const Tensor& x) {
     std::vector<Tensor> in;
     for (ir::ValueId v : fg.inputs()) {
@@ -153,8 +180,9 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
     }
     return in;
   };
-  std::vector<int64_t> pf = predict(fm, float_inputs, test_set, "float model", !json);
-  std::vector<int64_t> pq = predict(qm, [&](const Tensor& x) { return std::vector<Tensor>{images_for(c.spec, x)}; }, test_set, "int8 model", !json);
+  const char* reference_name = c.spec.qat ? "trained model" : "float model";
+  std::vector<int64_t> pf = predict(fm, float_inputs, test_set, reference_name, !json);
+  std::vector<int64_t> pq = predict(qm, [&](const Tensor& x) { return std::vector<Tensor>{images_for(c.spec, x)}; }, test_set, cat(to, " model").c_str(), !json);
   int64_t right_f = 0, right_q = 0, agree = 0;
   const int64_t* labels = test_set.labels.data_as<int64_t>();
   for (size_t i = 0; i < pf.size(); ++i) {
@@ -166,7 +194,7 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
   const std::vector<std::string> failures = gate.accuracy_failures(acc_f, acc_q);
   const bool kept = failures.empty();
   if (kept) {
-    std::string text = ir::print_graph(q.graph);
+    std::string text = ir::print_graph(qgraph);
     std::string pending = out + ".pending";
     {
       std::ofstream f(pending, std::ios::binary);
@@ -176,37 +204,39 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
     fs::rename(pending, out);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double calib_secs = std::chrono::duration<double>(t1 - t0).count();
-  const int64_t qbytes = int8_bytes(q.graph);
+  const double quant_secs = std::chrono::duration<double>(t1 - t0).count();
+  const std::string qat = c.spec.qat ? c.spec.qat->str() : "";
 
   if (json) {
-    std::vector<std::string> layers;
-    for (const auto& l : q.layers)
-      layers.push_back(cat("{\"name\":", json_quote(l.name), ",\"op\":", json_quote(l.op), ",\"input_scale\":", l.in_scale, ",\"input_zero_point\":",
-                           l.in_zero_point, ",\"output_scale\":", l.out_scale, ",\"output_zero_point\":", l.out_zero_point,
-                           ",\"weight_scale_min\":", l.min_weight_scale, ",\"weight_scale_max\":", l.max_weight_scale, ",\"relu_folded\":", json_bool(l.relu), "}"));
+    std::vector<std::string> jl;
+    for (const auto& l : layers)
+      jl.push_back(cat("{\"name\":", json_quote(l.name), ",\"op\":", json_quote(l.op), ",\"input_scale\":", l.in_scale, ",\"input_zero_point\":",
+                       l.in_zero_point, ",\"output_scale\":", l.out_scale, ",\"output_zero_point\":", l.out_zero_point,
+                       ",\"weight_scale_min\":", l.min_weight_scale, ",\"weight_scale_max\":", l.max_weight_scale, ",\"relu_folded\":", json_bool(l.relu), "}"));
     std::vector<std::string> fails;
     for (const auto& f : failures) fails.push_back(json_quote(f));
-    std::printf("{\"model\":%s,\"kind\":%s,\"to\":\"int8\",\"observer\":%s,\"calibration_images\":%lld,\"test_images\":%lld,"
-                "\"float_accuracy\":%.6f,\"int8_accuracy\":%.6f,\"accuracy_drop_points\":%.4f,\"agreement\":%.6f,"
-                "\"float_weight_bytes\":%lld,\"int8_constant_bytes\":%lld,\"layers\":%s,\"gate\":%s,\"passed\":%s,\"failures\":%s,\"output\":%s,"
-                "\"calibration_seconds\":%.3f,\"seconds\":%.3f}\n",
-                json_quote(files[0]).c_str(), json_quote(c.spec.kind).c_str(), json_quote(observer).c_str(), static_cast<long long>(std::min(calib_count, train_set.count)),
+    std::printf("{\"model\":%s,\"kind\":%s,\"qat\":%s,\"to\":%s,\"method\":%s,\"observer\":%s,\"group\":%s,\"test_images\":%lld,"
+                "\"float_accuracy\":%.6f,\"quantized_accuracy\":%.6f,\"accuracy_drop_points\":%.4f,\"agreement\":%.6f,"
+                "\"float_weight_bytes\":%lld,\"quantized_bytes\":%lld,\"layers\":%s,\"gate\":%s,\"passed\":%s,\"failures\":%s,\"output\":%s,"
+                "\"quantize_seconds\":%.3f,\"seconds\":%.3f}\n",
+                json_quote(files[0]).c_str(), json_quote(c.spec.kind).c_str(), qat.empty() ? "null" : json_quote(qat).c_str(), json_quote(to).c_str(),
+                json_quote(method).c_str(), int8 ? json_quote(observer).c_str() : "null", int8 ? "null" : std::to_string(grid.group).c_str(),
                 static_cast<long long>(pf.size()), acc_f, acc_q, 100 * (acc_f - acc_q), agreement, static_cast<long long>(c.float_bytes),
-                static_cast<long long>(qbytes), json_array(layers).c_str(), json_quote(gate.str()).c_str(), json_bool(kept).c_str(),
-                json_array(fails).c_str(), kept ? json_quote(out).c_str() : "null", calib_secs, secs);
+                static_cast<long long>(stored_bytes), json_array(jl).c_str(), json_quote(gate.str()).c_str(), json_bool(kept).c_str(),
+                json_array(fails).c_str(), kept ? json_quote(out).c_str() : "null", quant_secs, secs);
   } else {
-    std::printf("%s %s → int8 (%s observer, %lld calibration images, %.1f s)\n", files[0].c_str(), c.spec.kind.c_str(), observer.c_str(),
-                static_cast<long long>(std::min(calib_count, train_set.count)), calib_secs);
-    std::printf("  %-8s %-12s %12s %5s %12s %5s %22s %s\n", "layer", "op", "in scale", "zp", "out scale", "zp", "weight scales", "relu");
-    for (const auto& l : q.layers)
-      std::printf("  %-8s %-12s %12.6g %5lld %12.6g %5lld %10.4g..%-10.4g %s\n", l.name.c_str(), l.op.c_str(), l.in_scale,
-                  static_cast<long long>(l.in_zero_point), l.out_scale, static_cast<long long>(l.out_zero_point), l.min_weight_scale, l.max_weight_scale,
-                  l.relu ? "folded" : "");
-    std::printf("test accuracy on %lld images: float %.2f%%, int8 %.2f%% (%+.2f points), predictions agree on %.2f%%\n",
-                static_cast<long long>(pf.size()), 100 * acc_f, 100 * acc_q, 100 * (acc_q - acc_f), 100 * agreement);
-    std::printf("weights: %lld bytes float, %lld bytes of int8/int32 constants (%.2fx smaller)\n", static_cast<long long>(c.float_bytes),
-                static_cast<long long>(qbytes), static_cast<double>(c.float_bytes) / static_cast<double>(std::max<int64_t>(qbytes, 1)));
+    std::printf("%s %s%s → %s, %.1f s\n", files[0].c_str(), c.spec.kind.c_str(), qat.empty() ? "" : cat(" (QAT ", qat, ")").c_str(), method.c_str(), quant_secs);
+    if (!layers.empty()) {
+      std::printf("  %-8s %-12s %12s %5s %12s %5s %22s %s\n", "layer", "op", "in scale", "zp", "out scale", "zp", "weight scales", "relu");
+      for (const auto& l : layers)
+        std::printf("  %-8s %-12s %12.6g %5lld %12.6g %5lld %10.4g..%-10.4g %s\n", l.name.c_str(), l.op.c_str(), l.in_scale,
+                    static_cast<long long>(l.in_zero_point), l.out_scale, static_cast<long long>(l.out_zero_point), l.min_weight_scale, l.max_weight_scale,
+                    l.relu ? "folded" : "");
+    }
+    std::printf("test accuracy on %lld images: %s %.2f%%, %s %.2f%% (%+.2f points), predictions agree on %.2f%%\n", static_cast<long long>(pf.size()),
+                reference_name, 100 * acc_f, to.c_str(), 100 * acc_q, 100 * (acc_q - acc_f), 100 * agreement);
+    std::printf("weights: %lld bytes float, %lld bytes quantized (%.2fx smaller)\n", static_cast<long long>(c.float_bytes),
+                static_cast<long long>(stored_bytes), static_cast<double>(c.float_bytes) / static_cast<double>(std::max<int64_t>(stored_bytes, 1)));
     if (!gate.empty()) std::printf("gate %s: %s\n", gate.str().c_str(), kept ? "passed" : "FAILED");
     for (const auto& f : failures) std::printf("  %s\n", f.c_str());
     std::printf(kept ? "wrote %s\n" : "refused: nothing written to %s\n", out.c_str());

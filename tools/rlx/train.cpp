@@ -82,6 +82,8 @@ int cmd_train(Args& args) {
   models::ClassifierSpec spec;
   spec.kind = args.value_or("model", "mlp");
   spec.hidden = parse_widths(args.value_or("hidden", spec.kind == "cnn" ? "16,32" : "128"));
+  // quantization-aware training: layers see their weights on an int4/int8 grid (fake_quant)
+  if (auto q = args.value("qat")) spec.qat = ops::WeightGrid::parse(*q);
   int64_t epochs = args.int_or("epochs", 3), batch = args.int_or("batch", 128), seed = args.int_or("seed", 0);
   int64_t limit = args.int_or("limit", 0);  // train on the first N images only (quick runs)
   train::OptimizerConfig opt;
@@ -114,8 +116,8 @@ int cmd_train(Args& args) {
   train::Trainer trainer(device, model.forward, model.params, opt);
   if (!load.empty()) load_checkpoint(trainer, load);
   if (!json)
-    std::printf("training %s %s on %s: %lld train / %lld test images, batch %lld, %s lr %g, device %s\n", spec.kind.c_str(),
-                join(spec.hidden, ",").c_str(), data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
+    std::printf("training %s %s%s on %s: %lld train / %lld test images, batch %lld, %s lr %g, device %s\n", spec.kind.c_str(),
+                join(spec.hidden, ",").c_str(), spec.qat ? cat(" (QAT ", spec.qat->str(), ")").c_str() : "", data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
                 static_cast<long long>(batch), opt.kind.c_str(), lr, device.c_str());
 
   train::BatchIterator it(train_set, batch, true, static_cast<uint64_t>(seed) + 1);
@@ -172,7 +174,7 @@ int cmd_train(Args& args) {
     for (const auto& p : trainer.params()) views.push_back(formats::view_of(p.name, p.tensor));
     formats::write_safetensors(save, views,
                                {{"rlx.model", spec.kind}, {"rlx.hidden", join(spec.hidden, ",")}, {"rlx.epochs", std::to_string(epochs)},
-                                {"rlx.test_accuracy", std::to_string(final_test.accuracy)}});
+                                {"rlx.test_accuracy", std::to_string(final_test.accuracy)}, {"rlx.qat", spec.qat ? spec.qat->str() : ""}});
   }
   if (json) {
     std::printf("{\"task\":\"mnist\",\"model\":%s,\"device\":%s,\"epochs\":%lld,\"batch\":%lld,\"test_accuracy\":%.6f,\"test_loss\":%.6f,"

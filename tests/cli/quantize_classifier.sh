@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `rlx quantize CHECKPOINT --to int8` (issue #25): a classifier trained by `rlx train mnist`
-# becomes a static int8 graph within a point of its float accuracy, written as .rlx that
-# compiles again; a quantization that ruins it (the grid clipped at the median) is refused —
-# exit 3 and nothing written.
+# `rlx quantize CHECKPOINT --to int8|int4` (issue #25): a classifier trained by `rlx train mnist`
+# becomes a static int8 graph, or int4 weights in groups of 32, within a point of its float
+# accuracy, written as .rlx that compiles again; a model trained on an int4 grid (--qat) exports
+# as exactly the model it was trained as; a quantization that ruins it (the grid clipped at the
+# median) is refused — exit 3 and nothing written.
 set -u
 RLX=$1
 DATA=/usr/share/datasets/fashion-mnist
@@ -30,6 +31,14 @@ for m in mlp cnn; do
     "$RLX" compile "$tmp/$m.rlx" --device cpu >/dev/null || { echo "FAIL: $m.rlx does not compile again"; fail=1; }
   done
 done
+"$RLX" quantize "$tmp/mlp.safetensors" --to int4 --gate accuracy=1 -o "$tmp/mlp4.rlx" --json >"$tmp/mlp4.json" || { echo "FAIL: int4 of the mlp failed"; fail=1; }
+cat "$tmp/mlp4.json"
+grep -q '"method":"weight-only int4/g32' "$tmp/mlp4.json" || { echo "FAIL: int4 did not use groups of 32"; fail=1; }
+"$RLX" train mnist --epochs 1 --limit 20000 --qat int4/g128 --json --save "$tmp/qat.safetensors" >/dev/null || { echo "FAIL: QAT training failed"; exit 1; }
+"$RLX" quantize "$tmp/qat.safetensors" --to int4 -o "$tmp/qat.rlx" --json >"$tmp/qat.json" || { echo "FAIL: exporting the QAT model failed"; fail=1; }
+cat "$tmp/qat.json"
+grep -q '"qat":"int4/g128"' "$tmp/qat.json" || { echo "FAIL: the checkpoint does not remember its QAT grid"; fail=1; }
+grep -q '"agreement":1.000000' "$tmp/qat.json" || { echo "FAIL: the exported int4 model does not predict what the QAT model predicts"; fail=1; }
 "$RLX" quantize "$tmp/mlp.safetensors" --to int8 --observer percentile --percentile 50.5 --calib 500 --gate accuracy=1 -o "$tmp/bad.rlx" >"$tmp/bad.txt" 2>&1
 rc=$?
 cat "$tmp/bad.txt"

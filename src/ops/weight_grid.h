@@ -1,0 +1,36 @@
+// A weight's integer grid for weight-only quantization and quantization-aware training: each
+// output channel's flattened row (w[N, …] → [N, K]) cut into groups of `group` consecutive values
+// (the last zero-padded), each group on a symmetric grid of `bits` — scale max|·| / (2^(bits−1) − 1),
+// codes round(w / scale) clamped to [−2^(bits−1), 2^(bits−1) − 1]. The graph form (fake_quant, for
+// training) and the C++ form (codes and scales, for export) are the same f32 arithmetic, so a
+// model trained on the grid is the model exported from it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/builder.h"
+
+namespace rlx::ops {
+
+struct WeightGrid {
+  int bits = 4;
+  int64_t group = 32;  // 0: one group per output channel (per-channel)
+  // "int4", "int8", "int4/g64", "int8/g0"; throws rlx::Error naming the form
+  static WeightGrid parse(const std::string& text);
+  std::string str() const;
+};
+
+// w fake-quantized on the grid (straight-through/LSQ gradients through fake_quant).
+ValueId fake_quant_weight(Builder& b, ValueId w, const WeightGrid& grid);
+
+struct GridCodes {
+  int64_t n = 0, k = 0, group = 0, groups = 0;
+  std::vector<double> codes;   // [n, groups, group], integers of the grid
+  std::vector<double> scales;  // [n, groups]
+};
+GridCodes weight_grid_codes(const Tensor& w, const WeightGrid& grid);
+// The weight back from its codes: dequantize_linear of constant i8 codes, reshaped to `shape`.
+ValueId dequantized_weight(Builder& b, const GridCodes& c, const std::vector<int64_t>& shape);
+
+}  // namespace rlx::ops
