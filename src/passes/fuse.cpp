@@ -154,8 +154,9 @@ ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
     Region& reg = regions[r];
    // A region the device cannot run (say, it ends in a cast the kernel lacks) shrinks from the
    // end until the device claims it; the dropped members run as ordinary nodes after it.
+   auto attempt = [&]() -> bool {
    for (;;) {
-    if (reg.members.size() < 2) break;
+    if (reg.members.size() < 2) return false;
     FusedBody fb = fused_body(g, reg.members, "region");
     ir::Graph& body = fb.graph;
     std::map<ValueId, ValueId>& map = fb.value_of;
@@ -175,7 +176,7 @@ ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
         body_outs.push_back(map[v]);
       }
     }
-    if (out.inputs.empty() || out.outputs.empty()) break;
+    if (out.inputs.empty() || out.outputs.empty()) return false;
     // every output spans the region's shape (a sunk smaller region's value read outside
     // after a shrink would not): else shrink further
     bool whole = true;
@@ -188,10 +189,20 @@ ir::Graph fuse_elementwise(const ir::Graph& g, const KernelClaims& device) {
     if (whole && device.claims(Op::elementwise_region, in_types, out_types, Attrs{{"body", out.body}})) {
       out.last = reg.members.back();
       built[static_cast<int>(r)] = std::move(out);
-      break;
+      return true;
     }
     region_of[static_cast<size_t>(reg.members.back())] = -1;
     reg.members.pop_back();
+   }
+   };
+   const std::vector<int> original = reg.members;
+   // One that starts with a cast the device's regions cannot read (i32 sums of an int8 product
+   // into f32 math) tries again without it: the cast runs alone before the rest.
+   if (!attempt() && original.size() >= 3 && g.node(original.front()).op == Op::cast) {
+     reg.members.assign(original.begin() + 1, original.end());
+     for (int m : reg.members) region_of[static_cast<size_t>(m)] = static_cast<int>(r);
+     region_of[static_cast<size_t>(original.front())] = -1;
+     attempt();
    }
   }
 

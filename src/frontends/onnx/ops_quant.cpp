@@ -45,11 +45,23 @@ ValueId quant(FoldingBuilder& b, ValueId y, ValueId scale, ValueId zp, int64_t a
   return b.cast(q, to);
 }
 
+// 8-bit (or i32) values with f32/f64 scales of x's own type: RLX's quantize_linear and
+// dequantize_linear ops (the same meaning), which int8 devices run natively. Half-precision
+// scales keep the f32 arithmetic below (the op would compute in the half type).
+bool native_qdq(DType q, DType scale, DType x) {
+  return (q == DType::i8 || q == DType::u8 || q == DType::i32) && (scale == DType::f32 || scale == DType::f64) && scale == x;
+}
+
 std::vector<ValueId> quantize_linear(NodeCtx& c) {
   ValueId x = c.in(0);
   int64_t axis = c.attr_i("axis", 1);
   ValueId zp = c.has(2) ? c.in(2) : kNoValue;
   DType to = zp != kNoValue ? c.dtype(zp) : DType::u8;
+  if (native_qdq(to, c.dtype(c.in(1)), c.dtype(x)) && to != DType::i32) {
+    size_t r = c.rank(x);
+    ValueId z = zp != kNoValue ? along(c.b, zp, axis, r) : c.b.scalar(to, 0);
+    return one(c.b.emit1(Op::quantize_linear, {x, along(c.b, c.in(1), axis, r), z}));
+  }
   return one(quant(c.b, x, c.in(1), zp, axis, to));
 }
 
@@ -57,6 +69,11 @@ std::vector<ValueId> dequantize_linear(NodeCtx& c) {
   ValueId x = c.in(0);
   int64_t axis = c.attr_i("axis", 1);
   DType out = c.dtype(c.in(1));
+  if (native_qdq(c.dtype(x), out, out) && (!c.has(2) || c.dtype(c.in(2)) == c.dtype(x))) {
+    size_t r = c.rank(x);
+    ValueId z = c.has(2) ? along(c.b, c.in(2), axis, r) : c.b.scalar(c.dtype(x), 0);
+    return one(c.b.emit1(Op::dequantize_linear, {x, along(c.b, c.in(1), axis, r), z}));
+  }
   ValueId y = dequant(c.b, x, c.in(1), c.has(2) ? c.in(2) : kNoValue, axis, out == DType::f64 ? DType::f64 : DType::f32);
   return one(c.b.cast(y, out));
 }
