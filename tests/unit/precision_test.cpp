@@ -86,6 +86,6 @@ TEST(Precision, UnknownPolicyIsAClearError) {
     Session("cpu", o).compile(block(rng));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("f32, bf16, f16 or amp"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("f32, bf16, f16, amp or int8"), std::string::npos) << e.what();
   }
 }

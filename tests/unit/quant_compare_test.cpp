@@ -65,7 +65,15 @@ TEST(QuantGate, ParsesLimitsAndNamesWhatFails) {
   EXPECT_EQ(g.failures(nan).size(), 1u);
   EXPECT_THROW(Gate::parse("kld"), Error);
   EXPECT_THROW(Gate::parse("kld=abc"), Error);
-  EXPECT_THROW(Gate::parse("accuracy=0.9"), Error);
+  EXPECT_THROW(Gate::parse("accuracy=abc"), Error);
+  EXPECT_THROW(Gate::parse("recall=0.9"), Error);
+  // a classifier's limit: the most test accuracy may drop, in points
+  Gate acc = Gate::parse("accuracy=0.3");
+  EXPECT_DOUBLE_EQ(acc.accuracy, 0.3);
+  EXPECT_TRUE(acc.accuracy_failures(0.8500, 0.8480).empty());
+  ASSERT_EQ(acc.accuracy_failures(0.8500, 0.8400).size(), 1u);
+  EXPECT_NE(acc.accuracy_failures(0.8500, 0.8400)[0].find("1 points below"), std::string::npos) << acc.accuracy_failures(0.85, 0.84)[0];
+  EXPECT_EQ(acc.accuracy_failures(0.85, NAN).size(), 1u);  // NaN never passes
   EXPECT_THROW(Gate::parse("top1=101"), Error);
   EXPECT_TRUE(Gate::parse("").empty());
 }

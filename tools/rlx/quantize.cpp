@@ -129,6 +129,8 @@ int cmd_quantize(Args& args) {
   }
   const Target target = compare ? Target{formats::WeightType::f32, false, fs::path(*compare).filename().string()} : parse_target(to);
   const quant::Gate gate = quant::Gate::parse(gate_text);
+  if (gate.accuracy >= 0)
+    throw Error(ErrorKind::invalid_argument, "--gate accuracy judges classifiers (--to int8|int4); a language model is judged by kld, kld_p99, top1 and ppl");
   const auto t0 = std::chrono::steady_clock::now();
 
   models::LlamaModel ref = models::load_llama_model(files[0]);

@@ -76,7 +76,8 @@ std::string node_label(const ir::Node& n, int i) {
 void throw_index_error(const uint32_t* e, const std::function<std::string(uint32_t step)>& label) {
   if (!e[0]) return;
   if (e[0] == 2)
-    throw Error(ErrorKind::runtime, cat(label(e[1]), ": an i64 result does not fit the 32-bit integers this device's kernels compute with (HLSL through glslang has no "
+    // unsupported, not a failure: the device cannot hold this value, so it refuses the run
+    throw Error(ErrorKind::unsupported, cat(label(e[1]), ": an i64 result does not fit the 32-bit integers this device's kernels compute with (HLSL through glslang has no "
                                         "64-bit int); run the graph on a device with 64-bit integers"));
   const int64_t v = static_cast<int64_t>(uint64_t{e[2]} | uint64_t{e[3]} << 32), n = static_cast<int64_t>(uint64_t{e[4]} | uint64_t{e[5]} << 32);
   throw Error(ErrorKind::runtime, cat(label(e[1]), ": index ", v, " is out of range [0, ", n, ")"));
