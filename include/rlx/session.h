@@ -15,7 +15,8 @@ namespace rlx {
 // rewrites a graph's matmuls; a llama model loads its matrices in that precision instead.
 struct PrecisionPolicy {
   // Matmul and attention products: "f32"; "bf16" or "f16" (operands rounded, f32 accumulation);
-  // "amp" (passes/precision.h).
+  // "amp"; "int8" (products with constant weights in int8, dynamic per-row activations)
+  // (passes/precision.h).
   std::string compute = "f32";
   // Activations of matmuls with packed (quantized) weights: "f32"; "q8", rounded to 8-bit blocks
   // of 32 as llama.cpp does, so integer dot products apply (Q8_0 weights too); "auto", q8 for the

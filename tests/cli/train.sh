@@ -23,6 +23,13 @@ acc2=$(grep -oE '"test_accuracy":[0-9.]+' "$tmp/eval.json" | head -1 | cut -d: -
 cat "$tmp/cnn.json"
 acc3=$(grep -oE '"test_accuracy":[0-9.]+' "$tmp/cnn.json" | head -1 | cut -d: -f2)
 awk -v a="$acc3" 'BEGIN { exit !(a >= 0.65) }' || { echo "FAIL: the small cnn reaches only $acc3 after one epoch on 3000 images"; fail=1; }
+"$RLX" train mnist --epochs 1 --limit 10000 --precision amp --json >"$tmp/amp.json" || { echo "FAIL: amp training failed"; fail=1; }
+cat "$tmp/amp.json"
+grep -q '"precision":"amp"' "$tmp/amp.json" || { echo "FAIL: the amp run does not say its precision"; fail=1; }
+acc4=$(grep -oE '"test_accuracy":[0-9.]+' "$tmp/amp.json" | head -1 | cut -d: -f2)
+awk -v a="$acc4" 'BEGIN { exit !(a >= 0.70) }' || { echo "FAIL: amp training reaches only $acc4 after one epoch on 10000 images"; fail=1; }
+"$RLX" train mnist --epochs 1 --precision fp4 >/dev/null 2>"$tmp/err"; [ $? = 2 ] || { echo "FAIL: an unknown precision must exit 2"; fail=1; }
+grep -q "amp or int8" "$tmp/err" || { echo "FAIL: the unknown-precision error does not list the choices"; fail=1; }
 "$RLX" train mnist --data /nonexistent --epochs 1 >/dev/null 2>"$tmp/err"; [ $? = 1 ] || { echo "FAIL: a missing dataset must exit 1"; fail=1; }
 grep -q "dataset-fashion-mnist" "$tmp/err" || { echo "FAIL: the missing-dataset error does not say how to get one"; fail=1; }
 exit $fail

@@ -95,6 +95,10 @@ int cmd_train(Args& args) {
   opt.clip_norm = args.float_or("clip-norm", 0.0);
   std::string schedule = args.value_or("lr-schedule", "constant");
   std::string device = args.value_or("device", flags().RLX_DEVICE);
+  // amp / bf16: the step's matmuls in bf16 with f32 accumulation; parameters, optimizer state
+  // and reductions stay f32 (master weights)
+  SessionOptions session_options;
+  session_options.precision = args.value_or("precision", "f32");
   std::string save = args.value_or("save", ""), load = args.value_or("load", ""), plot = args.value_or("plot", "");
   if (auto th = args.value("threads")) set_flag("RLX_NUM_THREADS", *th);
   std::vector<std::string> pos = args.positionals();
@@ -113,12 +117,12 @@ int cmd_train(Args& args) {
   spec.height = train_set.height;
   spec.width = train_set.width;
   models::Classifier model = models::build_classifier(spec, static_cast<uint64_t>(seed));
-  train::Trainer trainer(device, model.forward, model.params, opt);
+  train::Trainer trainer(device, model.forward, model.params, opt, session_options);
   if (!load.empty()) load_checkpoint(trainer, load);
   if (!json)
-    std::printf("training %s %s%s on %s: %lld train / %lld test images, batch %lld, %s lr %g, device %s\n", spec.kind.c_str(),
+    std::printf("training %s %s%s on %s: %lld train / %lld test images, batch %lld, %s lr %g, device %s, precision %s\n", spec.kind.c_str(),
                 join(spec.hidden, ",").c_str(), spec.qat ? cat(" (QAT ", spec.qat->str(), ")").c_str() : "", data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
-                static_cast<long long>(batch), opt.kind.c_str(), lr, device.c_str());
+                static_cast<long long>(batch), opt.kind.c_str(), lr, device.c_str(), session_options.precision.compute.c_str());
 
   train::BatchIterator it(train_set, batch, true, static_cast<uint64_t>(seed) + 1);
   int64_t total_steps = epochs * it.batches_per_epoch();
@@ -177,9 +181,9 @@ int cmd_train(Args& args) {
                                 {"rlx.test_accuracy", std::to_string(final_test.accuracy)}, {"rlx.qat", spec.qat ? spec.qat->str() : ""}});
   }
   if (json) {
-    std::printf("{\"task\":\"mnist\",\"model\":%s,\"device\":%s,\"epochs\":%lld,\"batch\":%lld,\"test_accuracy\":%.6f,\"test_loss\":%.6f,"
+    std::printf("{\"task\":\"mnist\",\"model\":%s,\"device\":%s,\"precision\":%s,\"epochs\":%lld,\"batch\":%lld,\"test_accuracy\":%.6f,\"test_loss\":%.6f,"
                 "\"images_per_second\":%.1f,\"per_epoch\":%s,\"checkpoint\":%s,\"plot\":%s}\n",
-                json_quote(spec.kind).c_str(), json_quote(device).c_str(), static_cast<long long>(epochs), static_cast<long long>(batch),
+                json_quote(spec.kind).c_str(), json_quote(device).c_str(), json_quote(session_options.precision.compute).c_str(), static_cast<long long>(epochs), static_cast<long long>(batch),
                 final_test.accuracy, final_test.loss, images_per_second, json_array(epoch_rows).c_str(),
                 save.empty() ? "null" : json_quote(save).c_str(), plot.empty() ? "null" : json_quote(plot).c_str());
   } else {
