@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ops/builder.h"
+#include "quant/needed.h"
 #include "rlx/error.h"
 #include "rlx/graph.h"
 #include "rlx/session.h"
@@ -112,17 +113,7 @@ class Quantizer {
 
   // Which nodes lie between the input and the output, and where the grids change.
   void plan() {
-    std::vector<int> producer_index(g_.num_values(), -1);
-    for (int i = 0; i < g_.num_nodes(); ++i)
-      for (ValueId v : g_.node(i).outputs) producer_index[static_cast<size_t>(v)] = i;
-    std::vector<ValueId> stack = {output_};
-    while (!stack.empty()) {
-      ValueId v = stack.back();
-      stack.pop_back();
-      if (!needed_.insert(v).second) continue;
-      if (int p = producer_index[static_cast<size_t>(v)]; p >= 0)
-        for (ValueId in : g_.node(p).inputs) stack.push_back(in);
-    }
+    needed_ = values_needed_by(g_, output_);
     if (!needed_.count(input_)) throw Error(ErrorKind::invalid_argument, "PTQ: the output does not depend on the input");
     std::vector<int> uses = g_.use_counts();
     observed_.push_back(input_);

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "quant/needed.h"
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -9,19 +10,7 @@ namespace rlx::quant {
 
 WeightOnlyResult quantize_weights(const ir::Graph& g, const std::map<ir::ValueId, Tensor>& weights, ir::ValueId input, ir::ValueId output,
                                   const ops::WeightGrid& grid) {
-  // what the output depends on
-  std::vector<int> producer(g.num_values(), -1);
-  for (int i = 0; i < g.num_nodes(); ++i)
-    for (ir::ValueId v : g.node(i).outputs) producer[static_cast<size_t>(v)] = i;
-  std::set<ir::ValueId> needed;
-  std::vector<ir::ValueId> stack = {output};
-  while (!stack.empty()) {
-    ir::ValueId v = stack.back();
-    stack.pop_back();
-    if (!needed.insert(v).second) continue;
-    if (int p = producer[static_cast<size_t>(v)]; p >= 0)
-      for (ir::ValueId in : g.node(p).inputs) stack.push_back(in);
-  }
+  const std::set<ir::ValueId> needed = values_needed_by(g, output);
   WeightOnlyResult r;
   r.graph.name = g.name + "_" + grid.str();
   ops::Builder b(r.graph);

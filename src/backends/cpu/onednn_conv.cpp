@@ -22,15 +22,7 @@ using md = dnnl::memory::desc;
 
 dnnl::engine& engine() { return onednn_engine(); }
 
-dt to_dnnl(DType d) {
-  switch (d) {
-    case DType::bf16: return dt::bf16;
-    case DType::i8: return dt::s8;
-    case DType::u8: return dt::u8;
-    case DType::i32: return dt::s32;
-    default: return dt::f32;
-  }
-}
+dt to_dnnl(DType d) { return onednn_type(d); }
 
 int64_t prod(const std::vector<int64_t>& v, size_t from = 0) {
   int64_t p = 1;

@@ -24,15 +24,7 @@ using dt = dnnl::memory::data_type;
 
 dnnl::engine& engine() { return onednn_engine(); }
 
-dt to_dnnl(DType d) {
-  switch (d) {
-    case DType::bf16: return dt::bf16;
-    case DType::i8: return dt::s8;
-    case DType::u8: return dt::u8;
-    case DType::i32: return dt::s32;
-    default: return dt::f32;
-  }
-}
+dt to_dnnl(DType d) { return onednn_type(d); }
 
 struct Slice {
   int64_t lo = 0, hi = 0;  // rows (by_rows) or columns of C
@@ -185,6 +177,16 @@ void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b,
 }
 
 }  // namespace
+
+dnnl::memory::data_type onednn_type(DType d) {
+  switch (d) {
+    case DType::bf16: return dnnl::memory::data_type::bf16;
+    case DType::i8: return dnnl::memory::data_type::s8;
+    case DType::u8: return dnnl::memory::data_type::u8;
+    case DType::i32: return dnnl::memory::data_type::s32;
+    default: return dnnl::memory::data_type::f32;
+  }
+}
 
 dnnl::engine& onednn_engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);

@@ -29,6 +29,8 @@ struct Epilogue {
 };
 
 bool onednn_available();
+// oneDNN's type for an RLX dtype the matmul and conv paths take (bf16, i8, u8, i32; f32 otherwise).
+dnnl::memory::data_type onednn_type(DType d);
 // The one oneDNN CPU engine: memories and primitives must come from the same engine object.
 dnnl::engine& onednn_engine();
 // Whether oneDNN has a kernel for the product here (the ISA decides: f32 products stored as bf16
