@@ -1,4 +1,5 @@
 // Integer (linear) quantization: quantize_linear and dequantize_linear (ONNX's meaning),
+// quantize_rows (dynamic per-row int8),
 // requantize (the fixed-point rescaling of an integer accumulator) and fake_quant (quantization
 // simulated in float for training, with straight-through and LSQ gradients). Each decomposes
 // into MIR arithmetic, so every device runs them; int8 devices claim them natively.
@@ -40,6 +41,23 @@ std::vector<ValueId> decompose_quantize_linear(Builder& b, const std::vector<Val
   ValueId r = b.add(b.unary(Op::round, b.div(in[0], in[1])), b.cast(in[2], f));
   r = b.min(b.max(r, b.scalar(f, lo)), b.scalar(f, hi));
   return {b.cast(r, q)};
+}
+
+std::vector<Type> infer_quantize_rows(Op op, const std::vector<Type>& in, const Attrs&) {
+  require_dtype(op, in[0], is_float(in[0].dtype), "float", "input");
+  if (in[0].shape.empty()) type_error(op, "the input needs at least one axis (its rows are the last one)");
+  Shape s = in[0].shape;
+  s.back() = Dim(1);
+  return {{DType::i8, in[0].shape}, {in[0].dtype, s}};
+}
+
+std::vector<ValueId> decompose_quantize_rows(Builder& b, const std::vector<ValueId>& in, const Attrs&) {
+  ValueId x = in[0];
+  DType f = b.dtype(x);
+  const int64_t last = static_cast<int64_t>(b.rank(x)) - 1;
+  ValueId amax = b.reduce(b.unary(Op::abs, x), "max", {last}, true);
+  ValueId s = b.select(b.binary(Op::eq, amax, b.scalar(f, 0)), b.scalar(f, 1), b.div(amax, b.scalar(f, 127)));
+  return {b.emit1(Op::quantize_linear, {x, s, b.scalar(DType::i8, 0)}), s};
 }
 
 std::vector<Type> infer_dequantize_linear(Op op, const std::vector<Type>& in, const Attrs&) {
@@ -130,9 +148,11 @@ void register_quant_linear(RuleTable& t) {
   };
   set(Op::quantize_linear, infer_quantize_linear, decompose_quantize_linear);
   set(Op::dequantize_linear, infer_dequantize_linear, decompose_dequantize_linear);
+  set(Op::quantize_rows, infer_quantize_rows, decompose_quantize_rows);
   set(Op::requantize, infer_requantize, decompose_requantize);
   set(Op::fake_quant, infer_fake_quant, decompose_fake_quant);
   t[static_cast<size_t>(Op::quantize_linear)].no_gradient = true;
+  t[static_cast<size_t>(Op::quantize_rows)].no_gradient = true;
   t[static_cast<size_t>(Op::requantize)].no_gradient = true;
   t[static_cast<size_t>(Op::fake_quant)].vjp = vjp_fake_quant;
 }

@@ -12,12 +12,14 @@ namespace rlx::passes {
 namespace {
 
 // The epilogue body for consumer `n` of the product (input `k` of n): input 0 is the product,
-// then n's other inputs in order. Returns "" when n cannot be an epilogue.
-std::string epilogue_body(const ir::Graph& g, const ir::Node& n, size_t k, std::vector<ValueId>& extras) {
+// then n's other inputs in order. Returns "" when n cannot be an epilogue. `cast`: a conversion
+// between the product and n (an integer product's sums to float), the body's first node.
+std::string epilogue_body(const ir::Graph& g, const ir::Node& n, size_t k, std::vector<ValueId>& extras, const ir::Node* cast = nullptr) {
   ir::Graph body;
   body.name = "epilogue";
   std::vector<ValueId> args(n.inputs.size(), ir::kNoValue);
-  args[k] = body.add_input(g.type(n.inputs[k]));
+  ValueId product = body.add_input(g.type(cast ? cast->inputs[0] : n.inputs[k]));
+  args[k] = cast ? ops::Builder(body).emit1(Op::cast, {product}, cast->attrs) : product;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (i == k) continue;
     if (n.inputs[i] == n.inputs[k]) return "";  // the product read twice (x·x): keep it simple
@@ -55,10 +57,11 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) 
   std::vector<bool> absorbed(static_cast<size_t>(n_nodes), false);
   std::vector<std::string> bodies(static_cast<size_t>(n_nodes));
   std::vector<std::vector<ValueId>> extras(static_cast<size_t>(n_nodes));
-  for (int i = 0; i < n_nodes; ++i) {
+  auto try_consumer = [&](int i) {
     const ir::Node& n = g.node(i);
+    if (absorbed[static_cast<size_t>(i)]) return;
     bool elementwise = n.op == Op::elementwise_region || (ir::has_trait(n.op, ir::kElementwise) && n.op != Op::constant);
-    if (!elementwise || n.outputs.size() != 1) continue;
+    if (!elementwise || n.outputs.size() != 1) return;
     if (n.op == Op::add && n.inputs[0] != n.inputs[1]) {
       // add(dequant_matmul(x, W), r) with r of the sum's type: the addend input (a decode
       // step's residual adds, stored with the product instead of a pass of their own)
@@ -74,16 +77,29 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) 
         extras[static_cast<size_t>(i)] = {r};
         break;
       }
-      if (plan[static_cast<size_t>(i)].first >= 0) continue;
+      if (plan[static_cast<size_t>(i)].first >= 0) return;
     }
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const ir::Node* d = g.producer(n.inputs[k]);
-      if (!d || d->op != Op::dot_general || uses[static_cast<size_t>(n.inputs[k])] != 1) continue;
       if (g.type(n.inputs[k]).shape != g.type(n.outputs[0]).shape) continue;
-      int di = g.value(n.inputs[k]).node;
-      if (absorbed[static_cast<size_t>(di)]) continue;
+      // an int8 product reaches its epilogue through the cast of its i32 sums to f32
+      const ir::Node* cast = nullptr;
+      int ci = -1;
+      if (d && d->op == Op::cast && n.op != Op::cast && uses[static_cast<size_t>(n.inputs[k])] == 1 && is_float(g.type(n.inputs[k]).dtype)) {
+        const ir::Node* p = g.producer(d->inputs[0]);
+        if (p && p->op == Op::dot_general && g.type(d->inputs[0]).dtype == DType::i32 && uses[static_cast<size_t>(d->inputs[0])] == 1) {
+          cast = d;
+          ci = g.value(n.inputs[k]).node;
+          d = p;
+        }
+      }
+      if (!d || d->op != Op::dot_general) continue;
+      ValueId product = cast ? cast->inputs[0] : n.inputs[k];
+      if (uses[static_cast<size_t>(product)] != 1) continue;
+      int di = g.value(product).node;
+      if (absorbed[static_cast<size_t>(di)] || (ci >= 0 && absorbed[static_cast<size_t>(ci)])) continue;
       std::vector<ValueId> ex;
-      std::string body = epilogue_body(g, n, k, ex);
+      std::string body = epilogue_body(g, n, k, ex, cast);
       if (body.empty()) continue;
       Attrs a{{"batch", d->attrs.intss("batch")}, {"contract", d->attrs.intss("contract")}, {"epilogue", body}};
       if (const ir::AttrValue* o = d->attrs.find("out")) a.set("out", *o);
@@ -93,11 +109,18 @@ ir::Graph fuse_matmul_epilogues(const ir::Graph& g, const KernelClaims& device) 
       if (!device.claims(Op::fused_dot, in_types, {g.type(n.outputs[0])}, a)) continue;
       plan[static_cast<size_t>(i)] = {di, k};
       absorbed[static_cast<size_t>(di)] = true;
+      if (ci >= 0) absorbed[static_cast<size_t>(ci)] = true;
       bodies[static_cast<size_t>(i)] = std::move(body);
       extras[static_cast<size_t>(i)] = std::move(ex);
       break;
     }
-  }
+  };
+  // Casts last: an integer product's cast to f32 goes with the epilogue that reads it when one
+  // can take both, and is the whole epilogue only otherwise.
+  for (int i = 0; i < n_nodes; ++i)
+    if (g.node(i).op != Op::cast) try_consumer(i);
+  for (int i = 0; i < n_nodes; ++i)
+    if (g.node(i).op == Op::cast) try_consumer(i);
   bool any = false;
   for (bool a : absorbed) any = any || a;
   if (!any) return g;

@@ -65,11 +65,10 @@ Rule int8_matmul_rule() {
       for (int64_t i = 0; i < k; ++i) codes[static_cast<size_t>(j * k + i)] = std::nearbyint(p[j * k + i] / sc);
     }
     ValueId x = in[0];
-    // per row: s = max|x| / 127 (a row of zeros: 1, any scale represents it)
-    ValueId amax = b.reduce(b.unary(Op::abs, x), "max", {r - 1}, true);
-    ValueId zero = b.scalar(DType::f32, 0);
-    ValueId sx = b.select(b.binary(Op::eq, amax, zero), b.scalar(DType::f32, 1), b.div(amax, b.scalar(DType::f32, 127)));
-    ValueId q = b.emit1(Op::quantize_linear, {x, sx, b.scalar(DType::i8, 0)});
+    // per row: s = max|x| / 127 (a row of zeros: 1, any scale represents it); the q, k
+    // and v products, which read the same x, share one quantize_rows after CSE
+    std::vector<ValueId> qs = b.emit(Op::quantize_rows, {x}, Attrs{});
+    ValueId q = qs[0], sx = qs[1];
     ValueId acc = b.emit_plain(Op::dot_general, {q, b.constant(Tensor::from_f64(DType::i8, {n, k}, codes))},
                                Attrs{{"contract", ir::Intss{{r - 1}, {1}}}, {"out", DType::i32}})[0];
     ValueId sw = b.constant(Tensor::from_f64(DType::f32, {n}, scales));

@@ -474,6 +474,16 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{DType::f32, S({m, k})}}, {{DType::f32, S({n, k})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}, {"epilogue", b5}}, "soft-cap");
         std::string b6 = sub("graph @epilogue(%p: f32[M,N]) {\n  %a = mir.constant() {value=tensor<f32[]>[5.0]} : f32[]\n  %b = mir.constant() {value=tensor<f32[]>[1.0]} : f32[]\n  %y = mir.mul(%p, %a) : f32[M,N]\n  %z = mir.add(%y, %b) : f32[M,N]\n  return %z\n}\n");
         add({{{DType::f32, S({m, k})}}, {{DType::f32, S({n, k})}}}, Attrs{{"contract", ir::Intss{{1}, {1}}}, {"epilogue", b6}}, "scale then shift");
+        // an int8 product's dequantization: its i32 sums to f32, times the weights' per-column
+        // and the activations' per-row scale, then bias and GELU (the int8 precision's linears)
+        std::string b7 = sub(
+            "graph @epilogue(%p: i32[M,N], %w: f32[N], %x: f32[M,1], %b: f32[N]) {\n  %f = mir.cast(%p) {to=f32} : f32[M,N]\n"
+            "  %k = mir.constant() {value=tensor<f32[]>[0.001]} : f32[]\n  %s = mir.mul(%f, %k) : f32[M,N]\n"
+            "  %y = mir.mul(%s, %w) : f32[M,N]\n  %z = mir.mul(%y, %x) : f32[M,N]\n  %a = mir.add(%z, %b) : f32[M,N]\n"
+            "  %g = hir.gelu(%a) : f32[M,N]\n  return %g\n}\n");
+        add({{{DType::i8, S({m, k})}}, {{DType::i8, S({n, k})}}, {{DType::f32, S({n})}, Fill::unit}, {{DType::f32, S({m, 1})}, Fill::positive},
+             {{DType::f32, S({n})}}},
+            Attrs{{"contract", ir::Intss{{1}, {1}}}, {"out", DType::i32}, {"epilogue", b7}}, "int8, dequantize + bias + gelu");
         std::string b4 = sub("graph @epilogue(%p: f32[M,N]) {\n  %y = mir.sin(%p) : f32[M,N]\n  return %y\n}\n");
         add({{{DType::f32, S({m, k})}}, {{DType::f32, S({k, n})}}}, Attrs{{"contract", ir::Intss{{1}, {0}}}, {"epilogue", b4}}, "unfusable sin");
       }
@@ -636,6 +646,13 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           add({{{d, S({4, 6})}}, {{d, S({})}, Fill::positive}, {{q, S({})}, q == DType::u8 ? Fill::positive : Fill::small_int}}, {}, "per tensor");
           add({{{d, S({2, 3, 5})}}, {{d, S({1, 3, 1})}, Fill::unit}, {{q, S({1, 3, 1})}, q == DType::u8 ? Fill::positive : Fill::small_int}}, {}, "per channel");
         }
+      break;
+    case Op::quantize_rows:
+      for (DType d : {DType::f32, DType::f64}) {
+        add({{{d, S({4, 6})}}});
+        add({{{d, S({2, 3, 37})}}}, {}, "rows of 37");
+        add({{{d, S({16, 3})}, Fill::boolean}}, {}, "rows of zeros among them");
+      }
       break;
     case Op::dequantize_linear:
       for (DType q : {DType::i8, DType::u8, DType::i32})

@@ -1,5 +1,7 @@
 // fused_dot on the cpu: the epilogue body becomes a chain of oneDNN post-ops (eltwise and binary
-// on the accumulator), so bias, activation, residual and the cast to bf16 cost no extra pass.
+// on the accumulator), so bias, activation, residual and the cast to bf16 cost no extra pass —
+// and an int8 product's dequantization (its i32 sums to f32, times the weight's per-column and
+// the activation's per-row scale) neither.
 #include <algorithm>
 #include <dnnl.hpp>
 #include <map>
@@ -80,6 +82,12 @@ std::optional<Epilogue> parse_epilogue(const ir::Graph& body, const Shape& out_s
       scalars[node.outputs[0]] = static_cast<float>(node.attrs.tensor("value").at_f64(0));
       continue;
     }
+    if (node.op == Op::cast && node.inputs[0] == cur && cur == body.inputs()[0] && body.type(cur).dtype == DType::i32 &&
+        body.type(node.outputs[0]).dtype == DType::f32) {
+      ep.from_int = true;  // oneDNN converts the i32 sums to f32 before the post-ops
+      cur = node.outputs[0];
+      continue;
+    }
     if (node.op == Op::cast) {
       if (node.inputs[0] != cur || body.type(node.outputs[0]).dtype != DType::bf16 || i != n - 1) return std::nullopt;
       ep.out = DType::bf16;
@@ -125,16 +133,21 @@ std::optional<Epilogue> parse_epilogue(const ir::Graph& body, const Shape& out_s
     if (index < 0 || static_cast<size_t>(index) >= extra.size() || body.type(other).dtype != DType::f32) return std::nullopt;
     const Shape& os = extra[static_cast<size_t>(index)];
     PostOp op{PostOp::Kind::binary, *alg, 0, 0, index};
-    bool leading_ones = true;
-    for (size_t d = 0; d + 1 < os.size(); ++d) leading_ones = leading_ones && os[d] == Dim(1);
+    bool leading_ones = true, leading_rows = os.size() == out_shape.size();
+    for (size_t d = 0; d + 1 < os.size(); ++d) {
+      leading_ones = leading_ones && os[d] == Dim(1);
+      leading_rows = leading_rows && os[d] == out_shape[d];
+    }
     if (os == out_shape) op.src1 = PostOp::Src1::full;
     else if (leading_ones && !os.empty() && os.back() == out_shape.back()) op.src1 = PostOp::Src1::row;
     else if (leading_ones && (os.empty() || os.back() == Dim(1))) op.src1 = PostOp::Src1::scalar;
+    else if (leading_rows && !os.empty() && os.back() == Dim(1)) op.src1 = PostOp::Src1::column;  // one value per row (a row's scale)
     else return std::nullopt;
     ep.ops.push_back(op);
     cur = node.outputs[0];
   }
   if (body.outputs().size() != 1 || body.outputs()[0] != cur) return std::nullopt;
+  if (body.type(body.inputs()[0]).dtype == DType::i32 && !ep.from_int) return std::nullopt;
   return ep;
 }
 
@@ -146,11 +159,17 @@ std::optional<MatmulShape> fused_shape(const std::vector<ir::Type>& in, const ir
 bool claims_fused_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
   if (!onednn_available()) return false;
   DType a = in[0].dtype;
-  if (a != in[1].dtype || (a != DType::f32 && a != DType::bf16)) return false;
-  if (const ir::AttrValue* o = attrs.find("out"); o && std::get<DType>(*o) != DType::f32) return false;
-  if (a == DType::f32 && attrs.has("out")) return false;
-  if (const ir::AttrValue* c = attrs.find("compute"); c && !(std::get<DType>(*c) == a || (a == DType::f32 && std::get<DType>(*c) == DType::bf16)))
-    return false;
+  // i8 · i8 summed in i32 (VNNI), the epilogue from its conversion to f32 on
+  const bool int8 = (a == DType::i8 || a == DType::u8) && in[1].dtype == DType::i8;
+  if (int8) {
+    if (!attrs.has("out") || attrs.dtype("out") != DType::i32 || attrs.has("compute")) return false;
+  } else {
+    if (a != in[1].dtype || (a != DType::f32 && a != DType::bf16)) return false;
+    if (const ir::AttrValue* o = attrs.find("out"); o && std::get<DType>(*o) != DType::f32) return false;
+    if (a == DType::f32 && attrs.has("out")) return false;
+    if (const ir::AttrValue* c = attrs.find("compute"); c && !(std::get<DType>(*c) == a || (a == DType::f32 && std::get<DType>(*c) == DType::bf16)))
+      return false;
+  }
   if (!attrs.intss("batch")[0].empty()) return false;  // plain 2-D products only
   auto shape = fused_shape(in, attrs);
   if (!shape) return false;

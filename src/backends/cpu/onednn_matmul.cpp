@@ -8,6 +8,7 @@
 
 #include <dnnl.hpp>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -32,9 +33,14 @@ struct Slice {
   dnnl::memory::desc a, b, c, scratch;
   std::vector<dnnl::memory::desc> src1;    // per binary post-op
   std::shared_ptr<dnnl::memory> packed_b;  // constant weights in the kernel's own layout
+  // The epilogue from its first per-row operand on (an int8 product's activation scales): a
+  // binary primitive over C in place, since the matmul's own post-ops take no per-row operand.
+  std::optional<dnnl::binary> tail;
+  dnnl::memory::desc tail_scratch;
 };
 
 struct Plan {
+  size_t tail_from = 0;  // epilogue ops [0, tail_from) run as the matmul's post-ops, the rest after it
   int64_t batch = 1, M = 0, K = 0, N = 0;
   bool a_km = false, b_nk = false;  // A stored [K, M] / B stored [N, K] (transposed)
   bool by_rows = true;
@@ -48,12 +54,50 @@ dnnl::memory::desc strided(int64_t rows, int64_t cols, int64_t row_stride, int64
   return dnnl::memory::desc({rows, cols}, to_dnnl(d), dnnl::memory::dims{row_stride, col_stride});
 }
 
+// A binary post-op's operand for an m × n share of C, as a strided view of its [M, N] / [1, N] /
+// [1, 1] / [M, 1] buffer.
+dnnl::memory::desc src1_desc(const PostOp& op, int64_t m, int64_t n, int64_t N) {
+  switch (op.src1) {
+    case PostOp::Src1::full: return strided(m, n, N, 1, DType::f32);
+    case PostOp::Src1::row: return strided(1, n, n, 1, DType::f32);
+    case PostOp::Src1::column: return strided(m, 1, 1, 1, DType::f32);
+    case PostOp::Src1::scalar: break;
+  }
+  return strided(1, 1, 1, 1, DType::f32);
+}
+
+// Where that share's operand starts in its buffer (elements).
+int64_t src1_offset(const PostOp& op, bool by_rows, int64_t lo, int64_t c_off) {
+  switch (op.src1) {
+    case PostOp::Src1::full: return c_off;
+    case PostOp::Src1::row: return by_rows ? 0 : lo;
+    case PostOp::Src1::column: return by_rows ? lo : 0;
+    case PostOp::Src1::scalar: break;
+  }
+  return 0;
+}
+
+void append_post_op(dnnl::post_ops& po, const PostOp& op, const dnnl::memory::desc& src1) {
+  if (op.kind == PostOp::Kind::eltwise) po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(op.alg), op.alpha, op.beta);
+  else po.append_binary(static_cast<dnnl::algorithm>(op.alg), src1);
+}
+
+bool reference_impl(const char* impl) { return std::string(impl).rfind("ref", 0) == 0; }
+
 // Slice of B (rows k, columns [lo, hi)) as a strided desc over the full B buffer.
 // split: C's rows or columns are shared out among the threads, one primitive per share.
 std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, const Epilogue& ep, bool split) {
   omp_set_num_threads(1);  // the weight reorders below must not start an OpenMP team either
   auto p = std::make_shared<Plan>();
   p->epilogue = ep;
+  p->tail_from = ep.ops.size();
+  for (size_t i = 0; i < ep.ops.size(); ++i)
+    if (ep.ops[i].kind == PostOp::Kind::binary && ep.ops[i].src1 == PostOp::Src1::column) {
+      p->tail_from = i;
+      break;
+    }
+  // the tail runs on C in f32, in place
+  if (p->tail_from < ep.ops.size() && s.c_dtype != DType::f32) throw dnnl::error(dnnl_unimplemented, "a per-row epilogue operand needs an f32 C");
   p->batch = s.batch;
   p->M = s.M;
   p->K = s.K;
@@ -91,23 +135,28 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, cons
     // User scratchpads: the same primitive may run in several threads at once (thread-safe run).
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    if (!ep.ops.empty()) {
+    for (const PostOp& op : ep.ops) sl.src1.push_back(src1_desc(op, m, n, s.N));  // eltwise ones unused
+    if (p->tail_from > 0) {
       dnnl::post_ops po;
-      for (const PostOp& op : ep.ops) {
-        if (op.kind == PostOp::Kind::eltwise) {
-          po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(op.alg), op.alpha, op.beta);
-          continue;
-        }
-        // the operand's slice, as a strided view of its [M, N] / [1, N] / [1, 1] buffer
-        dnnl::memory::desc d = op.src1 == PostOp::Src1::full ? strided(m, n, s.N, 1, DType::f32)
-                               : op.src1 == PostOp::Src1::row ? strided(1, n, n, 1, DType::f32)
-                                                              : strided(1, 1, 1, 1, DType::f32);
-        sl.src1.push_back(d);
-        po.append_binary(static_cast<dnnl::algorithm>(op.alg), d);
-      }
+      for (size_t i = 0; i < p->tail_from; ++i) append_post_op(po, ep.ops[i], sl.src1[i]);
       attr.set_post_ops(po);
     }
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(sl.a, b_want, sl.c), attr, engine());
+    // oneDNN's reference int8 matmul is orders of magnitude slower than the unfused kernels
+    if (s.a_dtype != DType::f32 && s.a_dtype != DType::bf16 && reference_impl(pd.impl_info_str()))
+      throw dnnl::error(dnnl_unimplemented, "only a reference int8 matmul");
+    if (p->tail_from < ep.ops.size()) {
+      const PostOp& head = ep.ops[p->tail_from];
+      dnnl::primitive_attr tattr;
+      tattr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      dnnl::post_ops tpo;
+      for (size_t i = p->tail_from + 1; i < ep.ops.size(); ++i) append_post_op(tpo, ep.ops[i], sl.src1[i]);
+      tattr.set_post_ops(tpo);
+      dnnl::binary::primitive_desc tpd(dnnl::binary::desc(static_cast<dnnl::algorithm>(head.alg), sl.c, sl.src1[p->tail_from], sl.c), tattr, engine());
+      if (reference_impl(tpd.impl_info_str())) throw dnnl::error(dnnl_unimplemented, "only a reference binary for the per-row epilogue");
+      sl.tail = dnnl::binary(tpd);
+      sl.tail_scratch = tpd.scratchpad_desc();
+    }
     sl.prim = dnnl::matmul(pd);
     sl.b = pd.weights_desc();
     sl.scratch = pd.scratchpad_desc();
@@ -164,16 +213,22 @@ void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b,
   std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}};
   if (sl.packed_b) args.emplace(DNNL_ARG_WEIGHTS, *sl.packed_b);
   else args.emplace(DNNL_ARG_WEIGHTS, dnnl::memory(sl.b, engine(), const_cast<uint8_t*>(b) + b_off * static_cast<int64_t>(p.round_b ? 2 : p.b_elem)));
-  size_t bi = 0;
-  for (size_t i = 0; i < p.epilogue.ops.size(); ++i) {
+  auto operand = [&](size_t i) {
     const PostOp& op = p.epilogue.ops[i];
-    if (op.kind != PostOp::Kind::binary) continue;
     const float* src = extra[static_cast<size_t>(op.input)];
-    int64_t off = op.src1 == PostOp::Src1::full ? c_off : op.src1 == PostOp::Src1::row ? (p.by_rows ? 0 : sl.lo) : 0;
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
-                 dnnl::memory(sl.src1[bi++], engine(), const_cast<float*>(src) + off));
-  }
+    return dnnl::memory(sl.src1[i], engine(), const_cast<float*>(src) + src1_offset(op, p.by_rows, sl.lo, c_off));
+  };
+  for (size_t i = 0; i < p.tail_from; ++i)
+    if (p.epilogue.ops[i].kind == PostOp::Kind::binary) args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1, operand(i));
   sl.prim.execute(stream, args);
+  if (!sl.tail) return;
+  if (scratch_bytes.size() < sl.tail_scratch.get_size()) scratch_bytes.resize(sl.tail_scratch.get_size());
+  dnnl::memory tm(sl.tail_scratch, engine(), scratch_bytes.data());
+  std::unordered_map<int, dnnl::memory> targs = {{DNNL_ARG_SRC_0, cm}, {DNNL_ARG_SRC_1, operand(p.tail_from)}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, tm}};
+  for (size_t i = p.tail_from + 1; i < p.epilogue.ops.size(); ++i)
+    if (p.epilogue.ops[i].kind == PostOp::Kind::binary)
+      targs.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i - p.tail_from - 1)) | DNNL_ARG_SRC_1, operand(i));
+  sl.tail->execute(stream, targs);
 }
 
 }  // namespace

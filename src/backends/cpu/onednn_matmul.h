@@ -21,11 +21,14 @@ struct PostOp {
   int alg = 0;  // dnnl::algorithm
   float alpha = 0, beta = 0;
   int input = -1;  // binary: which extra input (0 = the node's third input)
-  enum class Src1 { row, full, scalar } src1 = Src1::row;  // [1, N], [M, N] or [1, 1]
+  enum class Src1 { row, full, scalar, column } src1 = Src1::row;  // [1, N], [M, N], [1, 1] or [M, 1]
 };
+// An integer product (i8 · i8) reaches the post-ops as f32: its exact i32 sum converted, which
+// is the epilogue's leading cast.
 struct Epilogue {
   std::vector<PostOp> ops;
   DType out = DType::f32;
+  bool from_int = false;  // the body begins with the cast of an i32 product to f32
 };
 
 bool onednn_available();

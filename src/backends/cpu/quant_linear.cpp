@@ -1,6 +1,7 @@
 // quantize_linear of f32 values to int8 with one scale and zero point per tensor or per row
-// (the dynamic int8 precision's activations, a PTQ graph's input): one vectorized pass, where
-// the decomposition is a region and a separate saturating cast. The same arithmetic as the
+// (a PTQ graph's input), and quantize_rows (the dynamic int8 precision's activations, each row
+// by its own max): one vectorized pass, where the decomposition is a region, a reduction and a
+// separate saturating cast. The same arithmetic as the
 // op's meaning: x / scale (a division, not a reciprocal), rounded half to even, plus the zero
 // point, clamped to [−128, 127]; NaN becomes 0 as the cast makes it.
 #include <cmath>
@@ -50,8 +51,33 @@ HostKernel make_quantize_linear(const ir::Node& n, const ir::Graph& g) {
   };
 }
 
+bool claims_quantize_rows(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  return in[0].dtype == DType::f32 && !in[0].shape.empty();
+}
+
+// Each row once from memory: its max |x| (in cache after this), then the row quantized by it.
+HostKernel make_quantize_rows(const ir::Node&, const ir::Graph&) {
+  return [](const KernelArgs& a) {
+    const float* x = a.in[0].as<float>();
+    int8_t* q = a.out[0].as<int8_t>();
+    float* s = a.out[1].as<float>();
+    const int64_t cols = a.in[0].shape.back(), rows = cols ? a.in[0].numel / cols : 0;
+    rlx::parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const float m = simd::abs_max(x + r * cols, cols);
+        const float sc = m == 0.0f ? 1.0f : m / 127.0f;  // the decomposition's select and division
+        s[r] = sc;
+        simd::quantize_i8(x + r * cols, cols, sc, 0.0f, q + r * cols);
+      }
+    });
+  };
+}
+
 }  // namespace
 
-void register_quant_linear(KernelTable& t) { t[static_cast<size_t>(Op::quantize_linear)] = {claims_quantize_linear, make_quantize_linear}; }
+void register_quant_linear(KernelTable& t) {
+  t[static_cast<size_t>(Op::quantize_linear)] = {claims_quantize_linear, make_quantize_linear};
+  t[static_cast<size_t>(Op::quantize_rows)] = {claims_quantize_rows, make_quantize_rows};
+}
 
 }  // namespace rlx::backends::cpu

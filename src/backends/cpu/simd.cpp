@@ -6,6 +6,10 @@
 #include <hwy/foreach_target.h>  // must come before highway.h
 #include <hwy/highway.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "codegen/vmath.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -127,6 +131,26 @@ void QuantizeI8(const float* x, int64_t n, float s, float zp, int8_t* out) {
   }
 }
 
+float AbsMax(const float* x, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto m0 = hn::Zero(d), m1 = hn::Zero(d), nan = hn::Zero(d);  // nan: lanes that saw one (all bits set)
+  int64_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    auto a = hn::LoadU(d, x + i), b = hn::LoadU(d, x + i + N);
+    nan = hn::Or(nan, hn::Or(hn::VecFromMask(d, hn::IsNaN(a)), hn::VecFromMask(d, hn::IsNaN(b))));
+    m0 = hn::Max(m0, hn::Abs(a));
+    m1 = hn::Max(m1, hn::Abs(b));
+  }
+  float m = hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1)));
+  bool any_nan = !hn::AllFalse(d, hn::MaskFromVec(nan));
+  for (; i < n; ++i) {
+    any_nan = any_nan || x[i] != x[i];
+    m = std::max(m, std::fabs(x[i]));
+  }
+  return any_nan ? std::numeric_limits<float>::quiet_NaN() : m;
+}
+
 void CopyRows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
@@ -216,6 +240,7 @@ HWY_EXPORT(ExpShiftedSum);
 HWY_EXPORT(Scale);
 HWY_EXPORT(ScaleToBf16);
 HWY_EXPORT(QuantizeI8);
+HWY_EXPORT(AbsMax);
 HWY_EXPORT(CopyRows);
 HWY_EXPORT(CopyRowsBf16);
 HWY_EXPORT(DotRows);
@@ -227,6 +252,7 @@ float exp_shifted_sum(float* x, int64_t n, float shift) { return HWY_DYNAMIC_DIS
 void scale(float* x, int64_t n, float s) { HWY_DYNAMIC_DISPATCH(Scale)(x, n, s); }
 void scale_to_bf16(const float* x, int64_t n, float s, uint16_t* out) { HWY_DYNAMIC_DISPATCH(ScaleToBf16)(x, n, s, out); }
 void quantize_i8(const float* x, int64_t n, float s, float zp, int8_t* out) { HWY_DYNAMIC_DISPATCH(QuantizeI8)(x, n, s, zp, out); }
+float abs_max(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(AbsMax)(x, n); }
 void copy_rows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst) {
   HWY_DYNAMIC_DISPATCH(CopyRows)(src, rows, ld_src, cols, dst, ld_dst);
 }

@@ -17,6 +17,8 @@ void scale(float* x, int64_t n, float s);
 void scale_to_bf16(const float* x, int64_t n, float s, uint16_t* out);
 // out[i] = clamp(round_half_even(x[i] / s) + zp, −128, 127) as int8; NaN → 0 (quantize_linear).
 void quantize_i8(const float* x, int64_t n, float s, float zp, int8_t* out);
+// max |x[i]| (0 for n = 0; NaN when any x[i] is NaN, as reduce max).
+float abs_max(const float* x, int64_t n);
 // A strided block of `rows` × `cols`: dst[r·ld_dst + c] = src[r·ld_src + c] (as f32, or rounded
 // to bf16). One call per block: small rows do not pay a call each.
 void copy_rows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst);
