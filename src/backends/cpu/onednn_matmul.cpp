@@ -6,6 +6,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <dnnl.hpp>
 #include <mutex>
 #include <optional>
@@ -117,12 +118,29 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, cons
   int64_t len = s.batch > 1 ? s.M : (p->by_rows ? s.M : s.N);
   int parts = (s.batch > 1) ? 1 : std::max<int>(1, std::min<int64_t>(T, len / (p->by_rows ? 16 : 64)));
   if (s.M * s.N * s.K < 32768 || !split) parts = 1;
+  int64_t chunk = (len + parts - 1) / parts;
+  // A per-row tail reads C right after the product: blocks of rows whose C stays in L2 (~512 KB),
+  // all of one size sharing one primitive and one packed copy of B.
+  if (p->tail_from < ep.ops.size() && p->by_rows && s.batch == 1 && parts > 1) {
+    chunk = std::clamp<int64_t>((int64_t{512} << 10) / (s.N * 4) / 16 * 16, 16, 256);
+    parts = static_cast<int>((len + chunk - 1) / chunk);
+  }
   for (int i = 0; i < parts; ++i) {
     Slice sl;
-    int64_t chunk = (len + parts - 1) / parts;
     sl.lo = i * chunk;
     sl.hi = std::min(len, sl.lo + chunk);
     if (sl.lo >= sl.hi) continue;
+    if (p->by_rows && !p->slices.empty() && p->slices[0].hi - p->slices[0].lo == sl.hi - sl.lo) {
+      const Slice& first = p->slices[0];  // same rows count: the same primitives over other rows
+      sl.prim = first.prim;
+      sl.a = first.a, sl.b = first.b, sl.c = first.c, sl.scratch = first.scratch;
+      sl.src1 = first.src1;
+      sl.packed_b = first.packed_b;
+      sl.tail = first.tail;
+      sl.tail_scratch = first.tail_scratch;
+      p->slices.push_back(std::move(sl));
+      continue;
+    }
     int64_t m = p->by_rows ? sl.hi - sl.lo : s.M, n = p->by_rows ? s.N : sl.hi - sl.lo;
     // Rounded A slices are packed [m, K]; rounded runtime B keeps its layout in bf16.
     sl.a = p->round_a ? strided(m, s.K, s.K, 1, DType::bf16)
