@@ -1,6 +1,7 @@
-// Quantization operators as float arithmetic on dequantized values (exact in f64 for 8-bit
-// inputs): QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger,
-// ConvInteger, QLinearMatMul, QLinearConv.
+// Quantization operators: QuantizeLinear and DequantizeLinear as RLX's ops; MatMulInteger and
+// QLinearMatMul as one i8 × i8 product summed in i32 (the int8 kernels) with zero-point
+// corrections; the rest (DynamicQuantizeLinear, ConvInteger, QLinearConv, and shapes the
+// integer product does not take) as float arithmetic on dequantized values, exact in f64.
 #include "frontends/onnx/ops_nn.h"
 #include "frontends/onnx/ops_util.h"
 #include "rlx/error.h"
@@ -90,9 +91,44 @@ std::vector<ValueId> dynamic_quantize_linear(NodeCtx& c) {
   return {y, scale, zp};
 }
 
+bool per_tensor(FoldingBuilder& b, ValueId v) { return shape_numel(b.shape(v)) == Dim(1); }
+
+// An 8-bit operand as i8 with its zero point in i32: u8 values shift by −128 (exactly), and so
+// does their zero point (an absent one is 0).
+std::pair<ValueId, ValueId> as_i8(FoldingBuilder& b, ValueId x, ValueId zp) {
+  ValueId z = zp != kNoValue ? b.cast(zp, DType::i32) : kNoValue;
+  if (b.dtype(x) == DType::i8) return {x, z};
+  ValueId shift = b.scalar(DType::i32, 128);
+  return {b.cast(b.sub(b.cast(x, DType::i32), shift), DType::i8), z != kNoValue ? b.sub(z, shift) : b.scalar(DType::i32, -128)};
+}
+
+// (A − a_zp)·(B − b_zp) summed exactly in i32 over one i8 × i8 product — the device's int8
+// kernel (VNNI on the cpu) — with the zero points as corrections:
+// A·B − a_zp·Σ_k B − b_zp·Σ_k A + K·a_zp·b_zp. A is [..., K] (a_zp per tensor, or per row of a
+// 2-D A), B is [K, N] (b_zp per tensor or per column). kNoValue for anything else.
+ValueId integer_product(FoldingBuilder& b, ValueId a, ValueId w, ValueId a_zp, ValueId w_zp) {
+  auto eight_bit = [&](ValueId v) { return b.dtype(v) == DType::i8 || b.dtype(v) == DType::u8; };
+  const size_t r = b.rank(a);
+  if (!eight_bit(a) || !eight_bit(w) || r < 2 || b.rank(w) != 2) return kNoValue;
+  const Dim K = b.shape(w)[0], N = b.shape(w)[1];
+  if (b.shape(a)[r - 1] != K || !K.is_static()) return kNoValue;
+  if (a_zp != kNoValue && !per_tensor(b, a_zp) && !(r == 2 && b.rank(a_zp) == 1 && b.shape(a_zp)[0] == b.shape(a)[0])) return kNoValue;
+  if (w_zp != kNoValue && !per_tensor(b, w_zp) && !(b.rank(w_zp) == 1 && b.shape(w_zp)[0] == N)) return kNoValue;
+  auto [a8, za] = as_i8(b, a, a_zp);
+  auto [w8, zw] = as_i8(b, w, w_zp);
+  if (za != kNoValue) za = per_tensor(b, za) ? b.reshape(za, {}) : b.reshape(za, {b.shape(za)[0], Dim(1)});
+  if (zw != kNoValue) zw = per_tensor(b, zw) ? b.reshape(zw, {}) : zw;
+  ValueId acc = b.emit1(Op::dot_general, {a8, w8}, Attrs{{"contract", ir::Intss{{static_cast<int64_t>(r) - 1}, {0}}}, {"out", DType::i32}});
+  if (za != kNoValue) acc = b.sub(acc, b.mul(za, b.reduce(b.cast(w8, DType::i32), "sum", {0}, false)));
+  if (zw != kNoValue) acc = b.sub(acc, b.mul(zw, b.reduce(b.cast(a8, DType::i32), "sum", {static_cast<int64_t>(r) - 1}, true)));
+  if (za != kNoValue && zw != kNoValue) acc = b.add(acc, b.mul(b.mul(za, zw), b.scalar(DType::i32, static_cast<double>(K.value()))));
+  return acc;
+}
+
 // (A − a_zp)·(B − b_zp) in i32; a_zp may be per row of A, b_zp per column of B.
 std::vector<ValueId> matmul_integer(NodeCtx& c) {
   FoldingBuilder& b = c.b;
+  if (ValueId p = integer_product(b, c.in(0), c.in(1), c.has(2) ? c.in(2) : kNoValue, c.has(3) ? c.in(3) : kNoValue); p != kNoValue) return one(p);
   ValueId a = b.cast(c.in(0), DType::i32), w = b.cast(c.in(1), DType::i32);
   if (c.has(2)) {
     ValueId zp = b.cast(c.in(2), DType::i32);
@@ -123,6 +159,13 @@ std::vector<ValueId> conv_integer(NodeCtx& c) {
 
 std::vector<ValueId> qlinear_matmul(NodeCtx& c) {
   FoldingBuilder& b = c.b;
+  // the integer product, then its scale sa·sb (per tensor, or per column of B) in f64
+  const bool scales_fit = per_tensor(b, c.in(1)) && (per_tensor(b, c.in(4)) || b.rank(c.in(4)) == 1);
+  if (ValueId p = scales_fit ? integer_product(b, c.in(0), c.in(3), c.in(2), c.in(5)) : kNoValue; p != kNoValue) {
+    ValueId sb = b.cast(per_tensor(b, c.in(4)) ? b.reshape(c.in(4), {}) : c.in(4), DType::f64);
+    ValueId y = b.mul(b.mul(b.cast(p, DType::f64), b.cast(b.reshape(c.in(1), {}), DType::f64)), sb);
+    return one(quant(b, y, c.in(6), c.in(7), 1, c.dtype(c.in(7))));
+  }
   ValueId a = dequant(b, c.in(0), c.in(1), c.in(2), 1, DType::f64);
   ValueId w = dequant(b, c.in(3), c.in(4), c.in(5), b.rank(c.in(3)) - 1, DType::f64);
   ValueId y = b.emit1(Op::matmul, {a, w});
