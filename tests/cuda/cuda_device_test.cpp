@@ -10,6 +10,7 @@
 #include "common/op_cases.h"
 #include "models/sentence_embedder.h"
 #include "ops/builder.h"
+#include "passes/autodiff.h"
 #include "passes/fuse_epilogue.h"
 #include "passes/fuse_glu.h"
 #include "passes/fuse_cast.h"
@@ -446,4 +447,38 @@ TEST(CudaDevice, TensorCoreAttentionMatchesReference) {
     auto want = Session("reference").compile(g).run(feed), got = Session("cuda").compile(g).run(feed);
     EXPECT_EQ(rlx::testing::compare_tensors(want[0], got[0], c.dtype == DType::f32 ? DType::bf16 : c.dtype), "") << c.attrs << " D=" << c.D;
   }
+}
+
+// Quantization-aware training on the GPU: fake_quant's straight-through / LSQ gradients (for
+// x, the scale and the zero point) equal the reference's, per channel on the int4 grid.
+TEST(CudaDevice, FakeQuantGradientsMatchReference) {
+  REQUIRE_GPU();
+  ir::Graph g;
+  ops::Builder b(g);
+  ir::ValueId x = g.add_input({DType::f32, {Dim(6), Dim(40)}}, "x");
+  ir::ValueId s = g.add_input({DType::f32, {Dim(6), Dim(1)}}, "scale");
+  ir::ValueId z = g.add_input({DType::f32, {Dim(6), Dim(1)}}, "zero_point");
+  ir::ValueId y = b.emit1(ir::Op::fake_quant, {x, s, z}, ir::Attrs{{"lo", int64_t{-8}}, {"hi", int64_t{7}}});
+  ir::ValueId loss = b.reduce(b.mul(y, b.constant(random_tensor({6, 40}, 7))), "sum", {0, 1}, false);
+  g.set_outputs({loss});
+  Graph grad(std::make_shared<ir::Graph>(passes::value_and_grad(g, 0, {x, s, z})));
+  std::vector<Tensor> in = {random_tensor({6, 40}, 8, 1.5), Tensor::from_f64(DType::f32, {6, 1}, {0.25, 0.2, 0.3, 0.15, 0.4, 0.5}),
+                            Tensor::from_f64(DType::f32, {6, 1}, {0, 1, -1, 2, 0, -2})};
+  auto want = Session("reference").compile(grad).run(in), got = Session("cuda").compile(grad).run(in);
+  ASSERT_EQ(want.size(), 4u);
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(rlx::testing::compare_tensors(want[k], got[k], DType::f32), "") << "output " << k;
+}
+
+// --precision int8 on the GPU: per-row quantize_rows of the activations, i8 · i8 products summed
+// in i32, the dequantizing epilogue — the same as the reference's int8 graph.
+TEST(CudaDevice, Int8PrecisionMatchesReference) {
+  REQUIRE_GPU();
+  Tensor w1 = random_tensor({64, 32}, 1, 0.2), w2 = random_tensor({32, 64}, 2, 0.2);
+  Graph g = block(w1, w2);
+  SessionOptions o;
+  o.precision = "int8";
+  CompiledModel gpu = Session("cuda", o).compile(g), ref = Session("reference", o).compile(g);
+  Tensor x = random_tensor({2, 16, 32}, 11);
+  auto want = ref.run({x}), got = gpu.run({x});
+  for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(rlx::testing::compare_tensors(want[k], got[k], DType::f32), "") << "output " << k;
 }
