@@ -45,6 +45,8 @@ cudaDataType_t cuda_type(DType d) {
     case DType::f16: return CUDA_R_16F;
     case DType::bf16: return CUDA_R_16BF;
     case DType::f64: return CUDA_R_64F;
+    case DType::i8: return CUDA_R_8I;
+    case DType::i32: return CUDA_R_32I;
     default: return CUDA_R_32F;
   }
 }
@@ -68,6 +70,7 @@ struct GemmPlan::Lt {
   cublasLtMatmulAlgo_t algo{};
   size_t workspace = 0;  // what the chosen algorithm needs (most small products need none)
   bool f64 = false, bias = false;
+  bool i32 = false;  // i8 · i8 summed in i32 (IMMA tensor cores): integer alpha and beta
   std::mutex mu;  // the bias pointer is set on the shared descriptor right before each call
   ~Lt() {
     if (a) cublasLtMatrixLayoutDestroy(a);
@@ -138,11 +141,13 @@ GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
   b_ = plan(w, rb, rf, rc, N_);
   scratch_ = workspace_at_ = at;
 
-  if (!is_float(in)) return;  // integers: the simple kernel
+  const bool imma = in == DType::i8 && out == DType::i32 && ep.kind == GemmEpilogue::Kind::none && !ep.residual;
+  if (!is_float(in) && !imma) return;  // other integers: the simple kernel
   auto lt = std::make_unique<Lt>();
   lt->f64 = in == DType::f64;
-  cublasComputeType_t compute = lt->f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
-  check(cublasLtMatmulDescCreate(&lt->op, compute, lt->f64 ? CUDA_R_64F : CUDA_R_32F), "cublasLtMatmulDescCreate");
+  lt->i32 = imma;
+  cublasComputeType_t compute = imma ? CUBLAS_COMPUTE_32I : lt->f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  check(cublasLtMatmulDescCreate(&lt->op, compute, imma ? CUDA_R_32I : lt->f64 ? CUDA_R_64F : CUDA_R_32F), "cublasLtMatmulDescCreate");
   // cuBLASLt is column-major: row-major C[M,N] = x·wᵀ is column-major Cᵀ[N,M] = w[N,K] · x[M,K]ᵀ.
   const Operand &ra = *b_, &rb_ = *a_;
   cublasOperation_t ta = ra.k_unit ? CUBLAS_OP_T : CUBLAS_OP_N, tb = rb_.k_unit ? CUBLAS_OP_N : CUBLAS_OP_T;
@@ -215,8 +220,9 @@ void GemmPlan::tune(Lt& lt, const cublasLtMatmulHeuristicResult_t* results, int 
   check(cudaEventCreate(&e1), "creating an event");
   float alpha = 1, beta = 0;
   double alpha64 = 1, beta64 = 0;
-  const void* al = lt.f64 ? static_cast<const void*>(&alpha64) : &alpha;
-  const void* be = lt.f64 ? static_cast<const void*>(&beta64) : &beta;
+  int32_t alpha32 = 1, beta32 = 0;
+  const void* al = lt.i32 ? static_cast<const void*>(&alpha32) : lt.f64 ? static_cast<const void*>(&alpha64) : &alpha;
+  const void* be = lt.i32 ? static_cast<const void*>(&beta32) : lt.f64 ? static_cast<const void*>(&beta64) : &beta;
   float best = 0;
   bool have = false;
   for (int i = 0; i < found; ++i) {
@@ -266,14 +272,16 @@ void GemmPlan::run(const void* x, const void* w, void* y, const void* bias, cons
   }
   float alpha = 1, beta = residual ? 1.0f : 0.0f;
   double alpha64 = 1, beta64 = residual ? 1.0 : 0.0;
+  int32_t alpha32 = 1, beta32 = residual ? 1 : 0;
+  const void* al = lt_->i32 ? static_cast<const void*>(&alpha32) : lt_->f64 ? static_cast<const void*>(&alpha64) : &alpha;
+  const void* be = lt_->i32 ? static_cast<const void*>(&beta32) : lt_->f64 ? static_cast<const void*>(&beta64) : &beta;
   const void* c = residual ? residual : y;
   std::unique_lock<std::mutex> lock(lt_->mu, std::defer_lock);
   if (lt_->bias) {
     lock.lock();
     check(cublasLtMatmulDescSetAttribute(lt_->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)), "BIAS_POINTER");
   }
-  check(cublasLtMatmul(cublaslt(), lt_->op, lt_->f64 ? static_cast<const void*>(&alpha64) : &alpha, w, lt_->a, x, lt_->b,
-                       lt_->f64 ? static_cast<const void*>(&beta64) : &beta, c, lt_->c, y, lt_->c, &lt_->algo,
+  check(cublasLtMatmul(cublaslt(), lt_->op, al, w, lt_->a, x, lt_->b, be, c, lt_->c, y, lt_->c, &lt_->algo,
                        lt_->workspace ? base + workspace_at_ : nullptr, lt_->workspace, s),
         "cublasLtMatmul");
 }

@@ -1,7 +1,8 @@
 // dot_general as one batched GEMM: the operands are read in place when their batch, free and
 // contracting dims each collapse to one stride (transposes become cuBLASLt layouts), else
 // copied into [batch, rows, K] scratch first. Floats go through cuBLASLt (f32 exact, f16/bf16
-// with f32 accumulation, f64), integers through a simple kernel.
+// with f32 accumulation, f64), i8 · i8 → i32 too (IMMA tensor cores, where cuBLASLt has an
+// algorithm for the layout), other integers through a simple kernel.
 #pragma once
 #include <memory>
 #include <vector>
