@@ -1,13 +1,18 @@
 // quantize_linear of f32 values to int8 with one scale and zero point per tensor or per row
 // (a PTQ graph's input), and quantize_rows (the dynamic int8 precision's activations, each row
 // by its own max): one vectorized pass, where the decomposition is a region, a reduction and a
-// separate saturating cast. The same arithmetic as the
-// op's meaning: x / scale (a division, not a reciprocal), rounded half to even, plus the zero
-// point, clamped to [−128, 127]; NaN becomes 0 as the cast makes it.
+// separate saturating cast. The same arithmetic as the op's meaning: x / scale (a division, not
+// a reciprocal), rounded half to even, plus the zero point, clamped to [−128, 127]; NaN becomes 0
+// as the cast makes it. And requantize, the integer layers' epilogue, in 64-bit integers where
+// its decomposition is a dozen i64 passes.
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/simd.h"
+#include "rlx/error.h"
+#include "util/strings.h"
 
 namespace rlx::backends::cpu {
 
@@ -73,11 +78,76 @@ HostKernel make_quantize_rows(const ir::Node&, const ir::Graph&) {
   };
 }
 
+// requantize's multiplier and shift: one value, or one per channel along a single axis of the
+// accumulator. The stride of that axis in elements (inner) and its length; nullopt otherwise.
+std::optional<std::pair<int64_t, int64_t>> channel_axis(const Shape& p, const Shape& acc) {
+  if (per_tensor(p)) return std::pair<int64_t, int64_t>{1, 1};
+  if (p.size() > acc.size()) return std::nullopt;
+  const size_t lead = acc.size() - p.size();  // p broadcasts from the right
+  int axis = -1;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == Dim(1)) continue;
+    if (axis >= 0 || p[i] != acc[lead + i] || !p[i].is_static()) return std::nullopt;
+    axis = static_cast<int>(lead + i);
+  }
+  int64_t inner = 1;
+  for (size_t i = static_cast<size_t>(axis) + 1; i < acc.size(); ++i) {
+    if (!acc[i].is_static()) return std::nullopt;
+    inner *= acc[i].value();
+  }
+  return std::pair<int64_t, int64_t>{inner, acc[static_cast<size_t>(axis)].value()};
+}
+
+bool claims_requantize(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
+  if (in[0].dtype != DType::i32 || in[1].dtype != DType::i32 || in[2].dtype != DType::i32) return false;
+  if (out[0].dtype != DType::i8 && out[0].dtype != DType::u8) return false;
+  return channel_axis(in[1].shape, in[0].shape) && channel_axis(in[2].shape, in[0].shape);
+}
+
+// The op's meaning in 64-bit integers: ⌊(acc·m + 2^(s−1)) / 2^s⌋ is an arithmetic shift right.
+HostKernel make_requantize(const ir::Node& n, const ir::Graph& g) {
+  const Shape& acc = g.type(n.inputs[0]).shape;
+  auto [m_inner, m_len] = *channel_axis(g.type(n.inputs[1]).shape, acc);
+  auto [s_inner, s_len] = *channel_axis(g.type(n.inputs[2]).shape, acc);
+  const int64_t zp = n.attrs.i("zero_point"), lo = n.attrs.i("lo"), hi = n.attrs.i("hi");
+  return [=](const KernelArgs& a) {
+    const int32_t* x = a.in[0].as<int32_t>();
+    const int32_t* m = a.in[1].as<int32_t>();
+    const int32_t* sh = a.in[2].as<int32_t>();
+    for (int64_t c = 0; c < s_len; ++c)
+      if (sh[c] < 0 || sh[c] > 62) throw Error(ErrorKind::invalid_argument, cat("requantize: shift ", sh[c], " is outside [0, 62]"));
+    uint8_t* y = a.out[0].as<uint8_t>();
+    const int64_t total = a.in[0].numel;
+    // runs of `inner` elements with one multiplier and shift: a tight loop each
+    const bool same_axis = m_len == 1 || s_len == 1 || (m_inner == s_inner && m_len == s_len);
+    const int64_t inner = !same_axis ? 1 : m_len > 1 ? m_inner : s_len > 1 ? s_inner : total;
+    const int64_t len = std::max(m_len, s_len);
+    const int64_t runs = inner ? total / inner : 0;
+    rlx::parallel_for(runs, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t i0 = r * inner;
+        const int64_t mi = same_axis ? (m_len > 1 ? r % len : 0) : (i0 / m_inner) % m_len;
+        const int64_t si = same_axis ? (s_len > 1 ? r % len : 0) : (i0 / s_inner) % s_len;
+        const int64_t mul = m[mi];
+        const int s = sh[si];
+        const int64_t half = s > 0 ? int64_t{1} << (s - 1) : 0;
+        const int32_t* xr = x + i0;
+        uint8_t* yr = y + i0;
+        for (int64_t j = 0; j < inner; ++j) {
+          const int64_t q = std::clamp<int64_t>(zp + ((xr[j] * mul + half) >> s), lo, hi);
+          yr[j] = static_cast<uint8_t>(q);  // the low byte: the i8 or u8 value
+        }
+      }
+    });
+  };
+}
+
 }  // namespace
 
 void register_quant_linear(KernelTable& t) {
   t[static_cast<size_t>(Op::quantize_linear)] = {claims_quantize_linear, make_quantize_linear};
   t[static_cast<size_t>(Op::quantize_rows)] = {claims_quantize_rows, make_quantize_rows};
+  t[static_cast<size_t>(Op::requantize)] = {claims_requantize, make_requantize};
 }
 
 }  // namespace rlx::backends::cpu
