@@ -118,12 +118,48 @@ void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan
   }
 }
 
+// f32 sums over one contiguous block of axes with kept axes after it, y[o, i] = Σ_r x[o, r, i]:
+// whole rows added into double accumulators in the generic loop's order (the same sums), a
+// vector loop over i instead of a strided walk per output — bias gradients (axis 0) and mean
+// pooling (axis 1). False when the shape is not of that form.
+bool sum_block_of_rows(const KernelArgs& a, const std::vector<bool>& reduced) {
+  const std::vector<int64_t>& shape = a.in[0].shape;
+  int64_t first = -1, last = -1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (reduced[d]) {
+      if (first < 0) first = static_cast<int64_t>(d);
+      else if (last + 1 != static_cast<int64_t>(d)) return false;  // not one block
+      last = static_cast<int64_t>(d);
+    }
+  if (first < 0) return false;
+  int64_t O = 1, R = 1, I = 1;
+  for (size_t d = 0; d < shape.size(); ++d) (static_cast<int64_t>(d) < first ? O : static_cast<int64_t>(d) <= last ? R : I) *= shape[d];
+  if (I < 16 || R == 0) return false;
+  const float* x = a.in[0].as<float>();
+  float* y = a.out[0].as<float>();
+  constexpr int64_t kChunk = 256;
+  const int64_t chunks = (I + kChunk - 1) / kChunk;
+  rlx::parallel_for(O * chunks, std::max<int64_t>(1, 4096 / std::max<int64_t>(R, 1)), [&](int64_t lo, int64_t hi) {
+    double acc[kChunk];
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / chunks, i0 = (t % chunks) * kChunk, n = std::min(kChunk, I - i0);
+      for (int64_t i = 0; i < n; ++i) acc[i] = 0;
+      const float* base = x + o * R * I + i0;
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t i = 0; i < n; ++i) acc[i] += static_cast<double>(base[r * I + i]);
+      for (int64_t i = 0; i < n; ++i) y[o * I + i0 + i] = static_cast<float>(acc[i]);
+    }
+  });
+  return true;
+}
+
 HostKernel make_reduce(const ir::Node& n, const ir::Graph&) {
   std::string kind = n.attrs.s("kind");
   std::vector<int64_t> axes = n.attrs.ints("axes");
   return [kind, axes](const KernelArgs& a) {
     std::vector<bool> reduced(a.in[0].shape.size(), false);
     for (int64_t ax : axes) reduced[static_cast<size_t>(normalize_axis(ax, reduced.size()))] = true;
+    if (kind == "sum" && a.in[0].dtype == DType::f32 && sum_block_of_rows(a, reduced)) return;
     ReducePlan p = plan_reduce(a.in[0].shape, reduced);
     dispatch_typed(a.in[0].dtype, [&](auto tag) { reduce_typed<decltype(tag)>(a, kind, p); });
   };
