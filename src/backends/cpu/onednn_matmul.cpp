@@ -131,14 +131,10 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, cons
     sl.hi = std::min(len, sl.lo + chunk);
     if (sl.lo >= sl.hi) continue;
     if (p->by_rows && !p->slices.empty() && p->slices[0].hi - p->slices[0].lo == sl.hi - sl.lo) {
-      const Slice& first = p->slices[0];  // same rows count: the same primitives over other rows
-      sl.prim = first.prim;
-      sl.a = first.a, sl.b = first.b, sl.c = first.c, sl.scratch = first.scratch;
-      sl.src1 = first.src1;
-      sl.packed_b = first.packed_b;
-      sl.tail = first.tail;
-      sl.tail_scratch = first.tail_scratch;
-      p->slices.push_back(std::move(sl));
+      Slice same = p->slices[0];  // as many rows: the same primitives (and packed B) over other rows
+      same.lo = sl.lo;
+      same.hi = sl.hi;
+      p->slices.push_back(std::move(same));
       continue;
     }
     int64_t m = p->by_rows ? sl.hi - sl.lo : s.M, n = p->by_rows ? s.N : sl.hi - sl.lo;

@@ -98,45 +98,47 @@ std::optional<std::pair<int64_t, int64_t>> channel_axis(const Shape& p, const Sh
   return std::pair<int64_t, int64_t>{inner, acc[static_cast<size_t>(axis)].value()};
 }
 
+// The channel axis multiplier and shift share (inner stride, length): {1, 1} when both are one
+// value; nullopt when they run along different axes (the decomposition takes those).
+std::optional<std::pair<int64_t, int64_t>> requantize_axis(const std::vector<ir::Type>& in) {
+  auto m = channel_axis(in[1].shape, in[0].shape), s = channel_axis(in[2].shape, in[0].shape);
+  if (!m || !s) return std::nullopt;
+  if (m->second == 1) return s;
+  if (s->second == 1 || *s == *m) return m;
+  return std::nullopt;
+}
+
 bool claims_requantize(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
   if (in[0].dtype != DType::i32 || in[1].dtype != DType::i32 || in[2].dtype != DType::i32) return false;
   if (out[0].dtype != DType::i8 && out[0].dtype != DType::u8) return false;
-  return channel_axis(in[1].shape, in[0].shape) && channel_axis(in[2].shape, in[0].shape);
+  return requantize_axis(in).has_value();
 }
 
-// The op's meaning in 64-bit integers: ⌊(acc·m + 2^(s−1)) / 2^s⌋ is an arithmetic shift right.
+// The op's meaning in 64-bit integers: ⌊(acc·m + 2^(s−1)) / 2^s⌋ is an arithmetic shift right;
+// runs of `inner` elements share one multiplier and shift, a tight loop each.
 HostKernel make_requantize(const ir::Node& n, const ir::Graph& g) {
-  const Shape& acc = g.type(n.inputs[0]).shape;
-  auto [m_inner, m_len] = *channel_axis(g.type(n.inputs[1]).shape, acc);
-  auto [s_inner, s_len] = *channel_axis(g.type(n.inputs[2]).shape, acc);
+  std::vector<ir::Type> in;
+  for (ir::ValueId v : n.inputs) in.push_back(g.type(v));
+  const auto axis = *requantize_axis(in);
+  const int64_t inner = axis.first, len = axis.second;
+  const bool m_channels = !per_tensor(in[1].shape), s_channels = !per_tensor(in[2].shape);
   const int64_t zp = n.attrs.i("zero_point"), lo = n.attrs.i("lo"), hi = n.attrs.i("hi");
   return [=](const KernelArgs& a) {
     const int32_t* x = a.in[0].as<int32_t>();
     const int32_t* m = a.in[1].as<int32_t>();
     const int32_t* sh = a.in[2].as<int32_t>();
-    for (int64_t c = 0; c < s_len; ++c)
+    for (int64_t c = 0; c < (s_channels ? len : 1); ++c)
       if (sh[c] < 0 || sh[c] > 62) throw Error(ErrorKind::invalid_argument, cat("requantize: shift ", sh[c], " is outside [0, 62]"));
     uint8_t* y = a.out[0].as<uint8_t>();
-    const int64_t total = a.in[0].numel;
-    // runs of `inner` elements with one multiplier and shift: a tight loop each
-    const bool same_axis = m_len == 1 || s_len == 1 || (m_inner == s_inner && m_len == s_len);
-    const int64_t inner = !same_axis ? 1 : m_len > 1 ? m_inner : s_len > 1 ? s_inner : total;
-    const int64_t len = std::max(m_len, s_len);
-    const int64_t runs = inner ? total / inner : 0;
-    rlx::parallel_for(runs, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), [&](int64_t b, int64_t e) {
+    const int64_t run = len == 1 ? a.in[0].numel : inner, runs = run ? a.in[0].numel / run : 0;
+    rlx::parallel_for(runs, std::max<int64_t>(1, 16384 / std::max<int64_t>(run, 1)), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
-        const int64_t i0 = r * inner;
-        const int64_t mi = same_axis ? (m_len > 1 ? r % len : 0) : (i0 / m_inner) % m_len;
-        const int64_t si = same_axis ? (s_len > 1 ? r % len : 0) : (i0 / s_inner) % s_len;
-        const int64_t mul = m[mi];
-        const int s = sh[si];
+        const int64_t c = r % len, mul = m[m_channels ? c : 0];
+        const int s = sh[s_channels ? c : 0];
         const int64_t half = s > 0 ? int64_t{1} << (s - 1) : 0;
-        const int32_t* xr = x + i0;
-        uint8_t* yr = y + i0;
-        for (int64_t j = 0; j < inner; ++j) {
-          const int64_t q = std::clamp<int64_t>(zp + ((xr[j] * mul + half) >> s), lo, hi);
-          yr[j] = static_cast<uint8_t>(q);  // the low byte: the i8 or u8 value
-        }
+        const int32_t* xr = x + r * run;
+        uint8_t* yr = y + r * run;
+        for (int64_t j = 0; j < run; ++j) yr[j] = static_cast<uint8_t>(std::clamp<int64_t>(zp + ((xr[j] * mul + half) >> s), lo, hi));  // the i8/u8 byte
       }
     });
   };

@@ -80,6 +80,15 @@ struct GemmPlan::Lt {
   }
 };
 
+// alpha or beta in the descriptor's scale type (i32 for IMMA, f64, else f32)
+struct ScaleValue {
+  float f;
+  double d;
+  int32_t i;
+  explicit ScaleValue(int v) : f(static_cast<float>(v)), d(v), i(v) {}
+  const void* of(bool i32, bool f64) const { return i32 ? static_cast<const void*>(&i) : f64 ? static_cast<const void*>(&d) : &f; }
+};
+
 GemmPlan::~GemmPlan() = default;
 
 GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w, const ir::Intss& batch, const ir::Intss& contract, DType in,
@@ -218,11 +227,9 @@ void GemmPlan::tune(Lt& lt, const cublasLtMatmulHeuristicResult_t* results, int 
   cudaEvent_t e0, e1;
   check(cudaEventCreate(&e0), "creating an event");
   check(cudaEventCreate(&e1), "creating an event");
-  float alpha = 1, beta = 0;
-  double alpha64 = 1, beta64 = 0;
-  int32_t alpha32 = 1, beta32 = 0;
-  const void* al = lt.i32 ? static_cast<const void*>(&alpha32) : lt.f64 ? static_cast<const void*>(&alpha64) : &alpha;
-  const void* be = lt.i32 ? static_cast<const void*>(&beta32) : lt.f64 ? static_cast<const void*>(&beta64) : &beta;
+  const ScaleValue alpha(1), beta(0);
+  const void* al = alpha.of(lt.i32, lt.f64);
+  const void* be = beta.of(lt.i32, lt.f64);
   float best = 0;
   bool have = false;
   for (int i = 0; i < found; ++i) {
@@ -270,11 +277,9 @@ void GemmPlan::run(const void* x, const void* w, void* y, const void* bias, cons
     launch_gemm_naive(to_dt(in_), to_dt(out_), x, w, y, g, s);
     return;
   }
-  float alpha = 1, beta = residual ? 1.0f : 0.0f;
-  double alpha64 = 1, beta64 = residual ? 1.0 : 0.0;
-  int32_t alpha32 = 1, beta32 = residual ? 1 : 0;
-  const void* al = lt_->i32 ? static_cast<const void*>(&alpha32) : lt_->f64 ? static_cast<const void*>(&alpha64) : &alpha;
-  const void* be = lt_->i32 ? static_cast<const void*>(&beta32) : lt_->f64 ? static_cast<const void*>(&beta64) : &beta;
+  const ScaleValue alpha(1), beta(residual ? 1 : 0);
+  const void* al = alpha.of(lt_->i32, lt_->f64);
+  const void* be = beta.of(lt_->i32, lt_->f64);
   const void* c = residual ? residual : y;
   std::unique_lock<std::mutex> lock(lt_->mu, std::defer_lock);
   if (lt_->bias) {
