@@ -23,6 +23,10 @@ PACKAGES += libcpp-httplib-dev
 # build tree, ~10 s; the test skips without it) and regenerates tests/fixtures/qwen3.
 PACKAGES += python3-torch
 
+# src/codegen/cortexm: the exported Cortex-M programs are built with arm-none-eabi-gcc and newlib
+# and run under qemu-system-arm (tests/cli/cortexm.sh; the test skips without them).
+PACKAGES += gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup configure build test demo docs clean

@@ -31,7 +31,7 @@ const void* constant_bytes(const ir::Graph& lir, ir::ValueId v) {
 
 namespace {
 
-int64_t align(int64_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+int64_t align(int64_t n, int64_t a = kArenaAlignment) { return (n + a - 1) / a * a; }
 
 // A unit-stride slice whose elements are one run of its input's bytes (every axis before the
 // first partial one taken at a single index, every axis after it whole), starting at a multiple
@@ -213,23 +213,23 @@ ir::Graph plan_memory(const ir::Graph& in, const PlanOptions& opts) {
       // apart in order but not in the dataflow: the later writer would wait for the earlier buffer
       bool unordered = ancestry && !live_together &&
                        (o.last < b.first ? !ancestry->after_all(b.first, o.touched) : !ancestry->after_all(o.first, b.touched));
-      if (live_together || unordered) busy.push_back({o.offset, o.offset + align(o.bytes)});
+      if (live_together || unordered) busy.push_back({o.offset, o.offset + align(o.bytes, opts.alignment)});
     }
     std::sort(busy.begin(), busy.end());
     int64_t off = 0;
     for (const auto& [s, e] : busy) {
-      if (off + align(b.bytes) <= s) break;
+      if (off + align(b.bytes, opts.alignment) <= s) break;
       off = std::max(off, e);
     }
     b.offset = off;
-    arena = std::max(arena, off + align(b.bytes));
+    arena = std::max(arena, off + align(b.bytes, opts.alignment));
     placed.push_back(bi);
   }
   for (size_t v = 0; v < nv; ++v)
     if (buffer_of[v] >= 0) g.placement[v].offset = buffers[buffer_of[v]].offset;
   g.arena_bytes = arena;
   g.is_lir = true;
-  after_pass(g, "plan-memory");
+  after_pass(g, "plan-memory", opts.verify);
   return g;
 }
 

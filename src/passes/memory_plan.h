@@ -18,6 +18,13 @@ struct PlanOptions {
   // across independent branches (a training step's loss and accuracy beside its gradient) would
   // chain them. Graphs of more than kBranchPlanMaxNodes nodes plan without it.
   bool keep_branches_apart = false;
+  // Off for a graph whose nodes stand for a code generator's kernel calls (codegen/cortexm plans
+  // its arena over one node per call): only their outputs, liveness and views matter, and they
+  // are not IR ops to verify.
+  bool verify = true;
+  // Every buffer starts at a multiple of this (a power of two): 64 for caches and vector loads;
+  // a microcontroller's arena packs tighter.
+  int64_t alignment = kArenaAlignment;
 };
 constexpr int kBranchPlanMaxNodes = 4096;  // the ancestry is n² bits, the placement checks pairs
 

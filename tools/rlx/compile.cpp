@@ -124,7 +124,7 @@ int cmd_export(Args& args) {
   const std::string bind = args.value_or("bind", "");
   std::vector<std::string> files = args.positionals();
   args.finish();
-  if (target.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs --target (webgpu, metal, rocm)");
+  if (target.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs --target (webgpu, metal, rocm, cortex-m4, cortex-m7, cortex-m55)");
   if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx export takes exactly one FILE.rlx, MODEL.onnx or BERT model directory");
   if (out.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs -o DIR");
   // A BERT model directory (sentence-transformers or Hugging Face) is exported for one batch
@@ -144,6 +144,8 @@ int cmd_export(Args& args) {
                                                                            : ir::parse_graph(read_file(files[0]), files[0]));
   }
   ops::verify(*g, g->level());
+  // A microcontroller runs one inference at a time: the batch is 1 unless bound.
+  if (target.rfind("cortex-m", 0) == 0 && g->symbols().count("B")) b.emplace("B", 1);
   CompiledModel m = Session(target, options).compile(Graph(g));
   for (const auto& s : g->symbols())
     if (!b.count(s)) throw Error(ErrorKind::invalid_argument, cat("rlx export: symbol ", s, " is not bound; the program is for one shape (--bind ", s, "=N)"));

@@ -1,14 +1,18 @@
-// rlx run MODEL.onnx --input NAME=FILE.npy … [--output DIR] [--device D] [--precision P]
-// [--threads N] [--json]: imports an
-// ONNX model specialised to the given inputs, runs it on a device and writes each output as
-// DIR/<output name>.npy.
+// rlx run MODEL.onnx|GRAPH.rlx --input NAME=FILE.npy … [--output DIR] [--device D] [--precision P]
+// [--threads N] [--json]: imports an ONNX model specialised to the given inputs (or parses a
+// graph in the text form, whose symbols the inputs' shapes bind), runs it on a device and writes
+// each output as DIR/<output name>.npy.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "commands.h"
 #include "formats/npy.h"
 #include "frontends/onnx/onnx.h"
+#include "ir/text.h"
+#include "ops/verify.h"
 #include "json.h"
 #include "rlx/error.h"
 #include "rlx/session.h"
@@ -42,7 +46,7 @@ int cmd_run(Args& args) {
   std::vector<std::string> inputs = args.values("input");
   auto pos = args.positionals();
   args.finish();
-  if (pos.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx run takes one MODEL.onnx and --input NAME=FILE.npy for each input");
+  if (pos.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx run takes one MODEL.onnx or GRAPH.rlx and --input NAME=FILE.npy for each input");
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
   ox::ImportOptions opts;
   for (const auto& item : inputs) {
@@ -52,6 +56,47 @@ int cmd_run(Args& args) {
     std::string name = item.substr(0, eq);
     if (opts.inputs.count(name)) throw Error(ErrorKind::invalid_argument, cat("--input ", name, " is given twice"));
     opts.inputs[name] = formats::read_npy(item.substr(eq + 1));
+  }
+  if (!ox::is_onnx_file(pos[0])) {  // a .rlx graph
+    std::ifstream f(pos[0], std::ios::binary);
+    if (!f) throw Error(ErrorKind::io, cat("cannot open ", pos[0]));
+    std::stringstream text;
+    text << f.rdbuf();
+    auto g = std::make_shared<ir::Graph>(ir::parse_graph(text.str(), pos[0]));
+    ops::verify(*g, g->level());
+    std::map<std::string, Tensor> feed;
+    std::vector<std::string> missing;
+    for (ir::ValueId v : g->inputs()) {
+      const std::string& name = g->value(v).name;
+      auto it = opts.inputs.find(name);
+      if (it == opts.inputs.end()) missing.push_back(cat(name, " ", ir::type_str(g->type(v))));
+      else feed[name] = it->second;
+    }
+    if (!missing.empty()) throw Error(ErrorKind::invalid_argument, cat(pos[0], ": missing --input for ", join(missing), " (give NAME=FILE.npy for every input)"));
+    for (const auto& [name, t] : opts.inputs)
+      if (!feed.count(name)) throw Error(ErrorKind::invalid_argument, cat(pos[0], " has no input named ", name));
+    SessionOptions so;
+    so.precision = precision;
+    CompiledModel cm = Session(device, so).compile(Graph(g));
+    std::vector<Tensor> outs = cm.run_named(feed);
+    if (!out_dir.empty()) fs::create_directories(out_dir);
+    std::vector<std::string> rows;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const std::string& vname = g->value(g->outputs()[i]).name;
+      const std::string name = vname.empty() || std::isdigit(static_cast<unsigned char>(vname[0])) ? cat("output", i) : vname;
+      std::string path;
+      if (!out_dir.empty()) {
+        path = (fs::path(out_dir) / (file_stem(name) + ".npy")).string();
+        formats::write_npy(path, outs[i]);
+      }
+      if (json)
+        rows.push_back(cat("{\"name\":", json_quote(name), ",\"dtype\":", json_quote(dtype_name(outs[i].dtype())), ",\"shape\":[", join(outs[i].shape()), "]",
+                           path.empty() ? "" : cat(",\"file\":", json_quote(path)), "}"));
+      else
+        std::printf("%s: %s%s\n", name.c_str(), outs[i].str(8).c_str(), path.empty() ? "" : cat(" → ", path).c_str());
+    }
+    if (json) std::printf("{\"model\":%s,\"device\":%s,\"outputs\":%s}\n", json_quote(pos[0]).c_str(), json_quote(device).c_str(), json_array(rows).c_str());
+    return 0;
   }
   ox::ModelSummary summary = ox::summarize_model(pos[0]);
   std::vector<std::string> missing;
