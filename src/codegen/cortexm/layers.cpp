@@ -233,7 +233,11 @@ class Scheduler {
       s.pad_top = conv_pads ? padding[0][0] : pad_lo.empty() ? 0 : pad_lo[2];
       s.pad_left = conv_pads ? padding[1][0] : pad_lo.empty() ? 0 : pad_lo[3];
       s.k = (s.cin / s.groups) * s.kh * s.kw;
-      s.scratch_bytes = s.k;
+      // The kernels' scratch: one receptive field (cin/groups·kh·kw bytes), or for a depthwise
+      // convolution one channel's plane with its padding (the extent the windows cover).
+      const bool depthwise = s.cin == s.groups && s.cout == s.groups;
+      const int64_t eh = (s.oh - 1) * s.stride_h + (s.kh - 1) * s.dil_h + 1, ew = (s.ow - 1) * s.stride_w + (s.kw - 1) * s.dil_w + 1;
+      s.scratch_bytes = depthwise ? eh * ew : s.k;
       s.weights.assign(w->begin(), w->end());  // already [cout, cin/groups, kh, kw]
     } else {
       const Shape& x = g_.type(n->inputs[0]).shape;

@@ -197,27 +197,31 @@ static inline void rlx_dot4_s8(const int8_t* x, const int8_t* w, int32_t k, int3
 }
 #endif
 
-/* y[j·y_stride] = requantize(Σ_i x[i]·w[j·k + i]) for the n rows of w: a fully connected layer
- * for one input row, or one output pixel of a convolution over its im2col column. */
-static inline void rlx_rows_s8(const int8_t* x, const int8_t* w, int32_t k, int32_t n, const rlx_requant_t* q, int8_t* y, int32_t y_stride) {
+/* y[j·y_stride] = requantize(Σ_i x[i]·w[j·k + i]) for the n rows of w, which are the output
+ * channels c0, c0 + 1, … of q: a fully connected layer for one input row, or one output pixel of a
+ * convolution over its gathered column. */
+static void rlx_rows_s8(const int8_t* x, const int8_t* w, int32_t k, int32_t c0, int32_t n, const rlx_requant_t* q, int8_t* y, int32_t y_stride) {
+  const int32_t* bias = q->bias ? q->bias + c0 : 0;
+  const int32_t* mult = q->mult + c0;
+  const int8_t* shift = q->shift + c0;
   int32_t j0 = 0;
 #if defined(RLX_CM_DSP) || defined(RLX_CM_MVE)
   for (; j0 + 3 < n; j0 += 4) {
     int32_t a[4];
-    for (int32_t r = 0; r < 4; ++r) a[r] = q->bias ? q->bias[j0 + r] : 0;
+    for (int32_t r = 0; r < 4; ++r) a[r] = bias ? bias[j0 + r] : 0;
     rlx_dot4_s8(x, w + j0 * k, k, a);
-    for (int32_t r = 0; r < 4; ++r) y[(j0 + r) * y_stride] = rlx_requantize(a[r], q->mult[j0 + r], q->shift[j0 + r], q);
+    for (int32_t r = 0; r < 4; ++r) y[(j0 + r) * y_stride] = rlx_requantize(a[r], mult[j0 + r], shift[j0 + r], q);
   }
 #endif
   for (int32_t j = j0; j + 1 < n; j += 2) {
-    int32_t a0 = q->bias ? q->bias[j] : 0, a1 = q->bias ? q->bias[j + 1] : 0;
+    int32_t a0 = bias ? bias[j] : 0, a1 = bias ? bias[j + 1] : 0;
     rlx_dot2_s8(x, w + j * k, w + (j + 1) * k, k, &a0, &a1);
-    y[j * y_stride] = rlx_requantize(a0, q->mult[j], q->shift[j], q);
-    y[(j + 1) * y_stride] = rlx_requantize(a1, q->mult[j + 1], q->shift[j + 1], q);
+    y[j * y_stride] = rlx_requantize(a0, mult[j], shift[j], q);
+    y[(j + 1) * y_stride] = rlx_requantize(a1, mult[j + 1], shift[j + 1], q);
   }
   if (n & 1) { /* the last row of an odd count */
     const int32_t j = n - 1;
-    y[j * y_stride] = rlx_requantize(rlx_dot_s8(x, w + j * k, k, q->bias ? q->bias[j] : 0), q->mult[j], q->shift[j], q);
+    y[j * y_stride] = rlx_requantize(rlx_dot_s8(x, w + j * k, k, bias ? bias[j] : 0), mult[j], shift[j], q);
   }
 }
 
@@ -305,11 +309,7 @@ RLX_CM_KERNEL void rlx_fc_s8(const int8_t* x, const int8_t* w, int32_t rows, int
     (void)scratch;
 #endif
     if (j0 < n) {
-      rlx_requant_t rest = *q;
-      rest.bias = q->bias ? q->bias + j0 : 0;
-      rest.mult = q->mult + j0;
-      rest.shift = q->shift + j0;
-      rlx_rows_s8(xr, w + j0 * k, k, n - j0, &rest, yr + j0, 1);
+      rlx_rows_s8(xr, w + j0 * k, k, j0, n - j0, q, yr + j0, 1);
     }
   }
 }
@@ -348,10 +348,77 @@ RLX_CM_KERNEL void rlx_conv_s8(const int8_t* x, const int8_t* wt, const rlx_conv
     }
 }
 #else
+/* The rows and columns a convolution's windows cover, padding included. */
+static inline int32_t rlx_conv_extent_h(const rlx_conv_t* c) { return (c->oh - 1) * c->stride_h + (c->kh - 1) * c->dil_h + 1; }
+static inline int32_t rlx_conv_extent_w(const rlx_conv_t* c) { return (c->ow - 1) * c->stride_w + (c->kw - 1) * c->dil_w + 1; }
+
+/* Depthwise (one input channel per output channel): each channel's plane is first copied into
+ * `col` with its padding (extent_h·extent_w bytes of the arena), so that every window is whole
+ * and a 3×3 one is nine products with no bounds to check. */
+static __attribute__((noinline)) void rlx_dwconv_s8(const int8_t* x, const int8_t* wt, const rlx_conv_t* c, const rlx_requant_t* q, int8_t* y, int8_t* col) {
+  const int32_t taps = c->kh * c->kw, eh = rlx_conv_extent_h(c), ew = rlx_conv_extent_w(c);
+  for (int32_t b = 0; b < c->n; ++b)
+    for (int32_t ch = 0; ch < c->cout; ++ch) {
+      const int8_t* xc = x + (b * c->cin + ch) * c->h * c->w;
+      for (int32_t r = 0; r < eh; ++r) {
+        const int32_t iy = r - c->pad_top;
+        int8_t* dst = col + r * ew;
+        if (iy < 0 || iy >= c->h) {
+          memset(dst, c->pad_value, (size_t)ew);
+          continue;
+        }
+        /* [pad_left of padding][the row, as much as the extent takes][padding to the extent] */
+        const int32_t left = c->pad_left < ew ? c->pad_left : ew;
+        const int32_t n = c->w < ew - left ? c->w : ew - left;
+        memset(dst, c->pad_value, (size_t)left);
+        memcpy(dst + left, xc + iy * c->w, (size_t)n);
+        memset(dst + left + n, c->pad_value, (size_t)(ew - left - n));
+      }
+      const int8_t* wc = wt + ch * taps;
+      const int32_t bias = q->bias ? q->bias[ch] : 0, mult = q->mult[ch], shift = q->shift[ch];
+      int8_t* yc = y + (b * c->cout + ch) * c->oh * c->ow;
+      if (c->kh == 3 && c->kw == 3 && c->dil_h == 1 && c->dil_w == 1) {
+        const int32_t w0 = wc[0], w1 = wc[1], w2 = wc[2], w3 = wc[3], w4 = wc[4], w5 = wc[5], w6 = wc[6], w7 = wc[7], w8 = wc[8];
+        for (int32_t oy = 0; oy < c->oh; ++oy) {
+          const int8_t* r0 = col + oy * c->stride_h * ew;
+          for (int32_t ox = 0; ox < c->ow; ++ox, r0 += c->stride_w) {
+            const int8_t *r1 = r0 + ew, *r2 = r1 + ew;
+            const int32_t acc = bias + r0[0] * w0 + r0[1] * w1 + r0[2] * w2 + r1[0] * w3 + r1[1] * w4 + r1[2] * w5 + r2[0] * w6 + r2[1] * w7 + r2[2] * w8;
+            yc[oy * c->ow + ox] = rlx_requantize(acc, mult, shift, q);
+          }
+        }
+        continue;
+      }
+      for (int32_t oy = 0; oy < c->oh; ++oy)
+        for (int32_t ox = 0; ox < c->ow; ++ox) {
+          const int8_t* win = col + oy * c->stride_h * ew + ox * c->stride_w;
+          int32_t acc = bias;
+          for (int32_t ky = 0; ky < c->kh; ++ky)
+            for (int32_t kx = 0; kx < c->kw; ++kx) acc += win[ky * c->dil_h * ew + kx * c->dil_w] * wc[ky * c->kw + kx];
+          yc[oy * c->ow + ox] = rlx_requantize(acc, mult, shift, q);
+        }
+    }
+}
+
 /* Per output pixel and group: the receptive field gathered once into `col` (cin/groups·kh·kw
  * bytes of the arena), then every output channel of the group as a row product over it. */
 RLX_CM_KERNEL void rlx_conv_s8(const int8_t* x, const int8_t* wt, const rlx_conv_t* c, const rlx_requant_t* q, int8_t* y, int8_t* col) {
   const int32_t cin_g = c->cin / c->groups, cout_g = c->cout / c->groups, k = cin_g * c->kh * c->kw, plane = c->oh * c->ow;
+  if (cin_g == 1 && cout_g == 1) {
+    rlx_dwconv_s8(x, wt, c, q, y, col);
+    return;
+  }
+  if (c->kh == 1 && c->kw == 1 && c->stride_h == 1 && c->stride_w == 1 && c->pad_top == 0 && c->pad_left == 0 && c->oh == c->h && c->ow == c->w) {
+    /* pointwise: a pixel's column is its channels, one plane apart */
+    for (int32_t b = 0; b < c->n; ++b)
+      for (int32_t px = 0; px < plane; ++px)
+        for (int32_t g = 0; g < c->groups; ++g) {
+          const int8_t* xs = x + (b * c->cin + g * cin_g) * plane + px;
+          for (int32_t ci = 0; ci < cin_g; ++ci) col[ci] = xs[ci * plane];
+          rlx_rows_s8(col, wt + g * cout_g * k, k, g * cout_g, cout_g, q, y + (b * c->cout + g * cout_g) * plane + px, plane);
+        }
+    return;
+  }
   for (int32_t b = 0; b < c->n; ++b)
     for (int32_t oy = 0; oy < c->oh; ++oy)
       for (int32_t ox = 0; ox < c->ow; ++ox)
@@ -377,11 +444,7 @@ RLX_CM_KERNEL void rlx_conv_s8(const int8_t* x, const int8_t* wt, const rlx_conv
               }
             }
           }
-          rlx_requant_t qg = *q;
-          qg.bias = q->bias ? q->bias + g * cout_g : 0;
-          qg.mult = q->mult + g * cout_g;
-          qg.shift = q->shift + g * cout_g;
-          rlx_rows_s8(col, wt + g * cout_g * k, k, cout_g, &qg, y + (b * c->cout + g * cout_g) * plane + oy * c->ow + ox, plane);
+          rlx_rows_s8(col, wt + g * cout_g * k, k, g * cout_g, cout_g, q, y + (b * c->cout + g * cout_g) * plane + oy * c->ow + ox, plane);
         }
 }
 #endif
