@@ -88,6 +88,37 @@ EOF
   echo "$m: host int8 accuracy $(grep -oE '"quantized_accuracy":[0-9.]+' "$tmp/$m.q.json" | cut -d: -f2) (float $(grep -oE '"float_accuracy":[0-9.]+' "$tmp/$m.q.json" | cut -d: -f2))"
 done
 
+# An ONNX CNN in QDQ form (as onnxruntime's static quantization writes it): the export folds its
+# layers into integer layers; the board equals the folded graph (graph.rlx, run by the reference
+# backend) bit for bit, and the folded graph the float QDQ model within one quantization step.
+if $PY -c "import onnx" 2>/dev/null; then
+  $PY "$(dirname "$0")/qdq_cnn.py" "$tmp/qdq.onnx" || { echo "FAIL: writing the QDQ model failed"; fail=1; }
+  $PY -c "import numpy as np; np.save('$tmp/qdq_in.npy', np.load('$tmp/cnn_in.npy')[:2000]); np.load('$tmp/cnn_in.npy')[:2000].tofile('$tmp/qdq_in.bin')"
+  d="$tmp/qdq_m4"
+  "$RLX" export --target cortex-m4 "$tmp/qdq.onnx" -o "$d" >"$tmp/qdq.txt" || { cat "$tmp/qdq.txt"; echo "FAIL: rlx export of the QDQ model failed"; fail=1; }
+  cat "$tmp/qdq.txt"
+  grep -q "folded 3 QDQ layers" "$tmp/qdq.txt" || { echo "FAIL: the QDQ layers were not folded"; fail=1; }
+  "$RLX" run "$tmp/qdq.onnx" --device reference --input images="$tmp/qdq_in.npy" --output "$tmp/qdq_float" >/dev/null || { echo "FAIL: the float QDQ run failed"; fail=1; }
+  "$RLX" run "$d/graph.rlx" --device reference --input images="$tmp/qdq_in.npy" --output "$tmp/qdq_int" >/dev/null || { echo "FAIL: the folded graph's run failed"; fail=1; }
+  ln -s "$tmp/qdq_in.bin" "$d/rlx_input.bin"
+  (cd "$d" && make -s model.elf >/dev/null 2>&1 && timeout 600 make -s run) || { echo "FAIL: the QDQ model did not run on cortex-m4"; fail=1; }
+  $PY - "$tmp/qdq_float/logits.npy" "$tmp/qdq_int/logits.npy" "$d/rlx_output.bin" <<'EOF2' || fail=1
+import sys, numpy as np
+f, i = np.load(sys.argv[1]), np.load(sys.argv[2])
+m = np.fromfile(sys.argv[3], dtype=np.float32)
+step = np.min(np.diff(np.unique(i.ravel())))
+same = m.tobytes() == i.tobytes()
+print("qdq cnn on cortex-m4: %s with the folded graph over %d images; folded vs float QDQ: %.4f of the values identical, max |diff| %.5f (one step %.5f), argmax agreement %.4f"
+      % ("bit-exact" if same else "DIFFERENT", len(i), (f == i).mean(), np.abs(f - i).max(), step, (f.argmax(1) == i.argmax(1)).mean()))
+ok = same and np.abs(f - i).max() <= step * 1.0001 and (f == i).mean() >= 0.99 and (f.argmax(1) == i.argmax(1)).mean() >= 0.99
+if not ok:
+    print("FAIL: the folded QDQ model is not exact on the board or is more than one step from the float QDQ model")
+sys.exit(0 if ok else 1)
+EOF2
+else
+  echo "SKIP (QDQ part): no onnx module under $PY (apt-get install python3-onnx)"
+fi
+
 # A graph the kernels cannot take is refused with every offending node named, and nothing written.
 cat >"$tmp/bad.rlx" <<'EOF'
 graph @float_mlp(%x: f32[1,8]) {

@@ -11,6 +11,7 @@
 #include "export_web.h"
 #include "frontends/onnx/onnx.h"
 #include "ir/text.h"
+#include "passes/fold_qdq.h"
 #include "json.h"
 #include "models/bert.h"
 #include "text/tokenizer_loader.h"
@@ -144,12 +145,20 @@ int cmd_export(Args& args) {
                                                                            : ir::parse_graph(read_file(files[0]), files[0]));
   }
   ops::verify(*g, g->level());
-  // A microcontroller runs one inference at a time: the batch is 1 unless bound.
-  if (target.rfind("cortex-m", 0) == 0 && g->symbols().count("B")) b.emplace("B", 1);
+  // A microcontroller runs one inference at a time (every symbol is 1 unless bound), on integer
+  // layers: an ONNX model in QDQ form is folded into them first, and the graph the program
+  // implements is written beside it (graph.rlx: what the host runs to check the board).
+  const bool cortex_m = target.rfind("cortex-m", 0) == 0;
+  passes::QdqFoldReport folded;
+  if (cortex_m) {
+    for (const auto& sym : g->symbols()) b.emplace(sym, 1);  // bound ones stay as given
+    g = std::make_shared<ir::Graph>(passes::fold_qdq(*g, &folded));
+  }
   CompiledModel m = Session(target, options).compile(Graph(g));
   for (const auto& s : g->symbols())
     if (!b.count(s)) throw Error(ErrorKind::invalid_argument, cat("rlx export: symbol ", s, " is not bound; the program is for one shape (--bind ", s, "=N)"));
   std::map<std::string, std::string> program = m.emit_source(b);
+  if (cortex_m) program["graph.rlx"] = ir::print_graph(*g);
   if (bert && target == "webgpu") {
     const text::Tokenizer tok = text::load_tokenizer(bert->layout.transformer_dir);
     const fs::path dir = fs::path(files[0]).lexically_normal();
@@ -174,6 +183,8 @@ int cmd_export(Args& args) {
     std::printf("{\"target\":%s,\"dir\":%s,\"files\":[%s],\"bytes\":%zu}\n", json_quote(target).c_str(), json_quote(out).c_str(), join(names, ",").c_str(), bytes);
   } else {
     std::printf("rlx export: %zu files (%zu bytes) for %s in %s\n", program.size(), bytes, target.c_str(), out.c_str());
+    if (folded.layers || folded.movements)
+      std::printf("rlx export: folded %d QDQ layers into integer layers and %d QDQ-wrapped movement/max ops onto int8 values\n", folded.layers, folded.movements);
   }
   return 0;
 }

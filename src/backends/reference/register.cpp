@@ -1,6 +1,12 @@
 // The reference device: claims every op and dtype the IR defines; runs them naively.
+#include <map>
+
 #include "backends/reference/kernels.h"
+#include "ops/builder.h"
+#include "ops/rules.h"
+#include "rlx/error.h"
 #include "runtime/registry.h"
+#include "util/strings.h"
 
 namespace rlx::backends::reference {
 
@@ -40,7 +46,35 @@ class ReferenceBackend : public runtime::Backend {
   }
 
   passes::NodeEvaluator evaluator() const override {
-    return [](ir::Op op, const ir::Attrs& attrs, const std::vector<Tensor>& in, const std::vector<ir::Type>& out_types) {
+    return evaluate_node;
+  }
+
+  // One node on host tensors: a reference kernel for MIR ops; an op with no kernel (HIR: the
+  // importer folds a DequantizeLinear of constant weights) through its decomposition, node by node.
+  static std::vector<Tensor> evaluate_node(ir::Op op, const ir::Attrs& attrs, const std::vector<Tensor>& in, const std::vector<ir::Type>& out_types) {
+    if (op != ir::Op::constant && !kernels()[static_cast<size_t>(op)]) {
+      if (!ops::has_decomposition(op))
+        throw Error(ErrorKind::internal, cat("the reference backend has neither a kernel nor a decomposition for ", ir::op_keyword(op)));
+      ir::Graph g;
+      ops::Builder b(g);
+      std::vector<ir::ValueId> args;
+      for (const Tensor& t : in) args.push_back(b.constant(t));
+      std::vector<ir::ValueId> outs = ops::op_rule(op).decompose(b, args, attrs);
+      std::map<ir::ValueId, Tensor> value;
+      for (const ir::Node& n : g.nodes()) {
+        std::vector<Tensor> nin;
+        std::vector<ir::Type> ntypes;
+        for (ir::ValueId v : n.inputs) nin.push_back(value.at(v));
+        for (ir::ValueId v : n.outputs) ntypes.push_back(g.type(v));
+        std::vector<Tensor> r = evaluate_node(n.op, n.attrs, nin, ntypes);
+        for (size_t i = 0; i < n.outputs.size(); ++i) value[n.outputs[i]] = r[i];
+      }
+      std::vector<Tensor> result;
+      for (size_t i = 0; i < outs.size(); ++i) result.push_back(value.at(outs[i]));
+      (void)out_types;
+      return result;
+    }
+    {
       ir::Node node;
       node.op = op;
       node.attrs = attrs;
@@ -59,7 +93,7 @@ class ReferenceBackend : public runtime::Backend {
       if (op == ir::Op::constant) return std::vector<Tensor>{attrs.tensor("value")};
       kernels()[static_cast<size_t>(op)](KernelArgs{node, iv, ov});
       return outs;
-    };
+    }
   }
 };
 

@@ -134,8 +134,14 @@ std::vector<ValueId> max_pool(NodeCtx& c) {
   auto xs = pool_dims(c, x);
   PoolGeometry g = pool_geometry(c, xs);
   DType d = c.dtype(x);
-  ValueId xp = pad_spatial(b, x, g.lo, hi_with_extra(g), lowest_of(d));
   bool want_idx = c.wants(1);
+  // The plain 2-D case is RLX's max_pool (devices with a pooling kernel claim it; the others
+  // decompose it into the same windows as below); dilations, ceil_mode and Indices unroll here.
+  bool plain = !want_idx && g.sp == 2;
+  for (size_t i = 0; i < g.sp && plain; ++i) plain = g.dil[i] == 1 && g.extra[i] == 0 && g.lo[i] < g.kernel[i] && g.hi[i] < g.kernel[i];
+  if (plain)
+    return {b.emit1(Op::max_pool, {x}, Attrs{{"kernel", g.kernel}, {"strides", g.strides}, {"pads", Ints{g.lo[0], g.lo[1], g.hi[0], g.hi[1]}}})};
+  ValueId xp = pad_spatial(b, x, g.lo, hi_with_extra(g), lowest_of(d));
   if (!want_idx) return {reduce_windows(b, xp, g, Op::max)};
   int64_t windows = 1;
   for (int64_t k : g.kernel) windows *= k;
