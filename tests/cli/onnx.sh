@@ -65,4 +65,21 @@ grep -q "truncated or corrupted" $T/err.txt || fail "truncated model error: $(ca
 $RLX run $M/model.onnx --input x=$T/x.npy 2> $T/err.txt
 [ $? = 2 ] || fail "a missing input should exit 2"
 grep -q "missing --input for W" $T/err.txt || fail "missing input error: $(cat $T/err.txt)"
+# a model in QDQ form (constant int8 weights behind DequantizeLinear, folded at import): runs on the
+# cpu and equals the reference; `rlx run` also takes a .rlx graph
+if $PY -c "import onnx" 2>/dev/null; then
+  $PY "$(dirname "$0")/qdq_cnn.py" $T/qdq.onnx || fail "writing the QDQ model"
+  $PY -c "import numpy as np; np.save('$T/img.npy', np.random.default_rng(3).random((4, 1, 28, 28), dtype=np.float32))"
+  $RLX run $T/qdq.onnx --input images=$T/img.npy --output $T/qdq_cpu > /dev/null || fail "the QDQ model does not run on the cpu"
+  $RLX run $T/qdq.onnx --device reference --input images=$T/img.npy --output $T/qdq_ref > /dev/null || fail "the QDQ model does not run on the reference"
+  $PY -c "
+import numpy as np
+a, b = np.load('$T/qdq_cpu/logits.npy'), np.load('$T/qdq_ref/logits.npy')
+assert a.shape == (4, 10) and np.abs(a - b).max() <= 1e-4 * max(1.0, float(np.abs(b).max())), (a, b)
+" || fail "the QDQ model's cpu and reference outputs differ"
+  printf 'graph @g(%%x: f32[2,3]) {\n  %%0 = mir.exp(%%x) : f32[2,3]\n  return %%0\n}\n' > $T/exp.rlx
+  $PY -c "import numpy as np; np.save('$T/x23.npy', np.zeros((2, 3), dtype=np.float32))"
+  $RLX run $T/exp.rlx --input x=$T/x23.npy --output $T/exp_out > /dev/null || fail "rlx run of a .rlx graph"
+  $PY -c "import numpy as np; assert (np.load('$T/exp_out/output0.npy') == 1).all()" || fail "rlx run of a .rlx graph: wrong output"
+fi
 echo "onnx cli ok"
