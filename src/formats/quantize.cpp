@@ -49,11 +49,39 @@ float search_symmetric_scale(const float* v, int n, int half, const float* w) {
   return s;
 }
 
+// Q8_0: the scale that maps the largest magnitude to 127 (ggml's), then candidate grids around
+// it refit by least squares — each judged after rounding the scale to the half it is stored as,
+// and the elements rounded against that stored scale — and the smallest squared error kept.
 void q8_0(const float* x, uint8_t* b, const float*) {
   float amax = 0;
   for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
-  float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
-  put_half(b, d);
+  auto error_of = [&](float d) {
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    double e = 0;
+    for (int j = 0; j < 32; ++j) {
+      const double r = static_cast<double>(d) * clamp_int(round_int(x[j] * id), -127, 127) - x[j];
+      e += r * r;
+    }
+    return e;
+  };
+  float best_d = stored_half(amax / 127.0f);
+  double best = error_of(best_d);
+  for (int k = -6; k <= 6 && amax != 0; ++k) {
+    const float guess = amax / (127.0f + 0.25f * static_cast<float>(k));
+    const float ig = 1.0f / guess;
+    double num = 0, den = 0;
+    for (int j = 0; j < 32; ++j) {
+      const double l = clamp_int(round_int(x[j] * ig), -127, 127);
+      num += l * x[j], den += l * l;
+    }
+    for (float d : {stored_half(guess), den > 0 ? stored_half(static_cast<float>(num / den)) : 0.0f}) {
+      if (d == 0) continue;
+      const double e = error_of(d);
+      if (e < best) best = e, best_d = d;
+    }
+  }
+  const float id = best_d != 0 ? 1.0f / best_d : 0.0f;
+  put_half(b, best_d);
   for (int j = 0; j < 32; ++j) b[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(clamp_int(round_int(x[j] * id), -127, 127)));
 }
 

@@ -84,13 +84,32 @@ TEST(Quant, F16AndBF16RoundToNearest) {
   EXPECT_LE(bf16.max_bound_ratio, 1.0);
 }
 
-TEST(Quant, Q8_0IsWithinHalfAStep) {
+TEST(Quant, Q8_0NeverRoundsABlockWorseThanTheLargestMagnitudeGrid) {
   auto x = weights(64 * 1024, 2);
-  // |q·d' − x| ≤ d/2 + 127·|d' − d| with d = amax/127 and d' its f16 rounding.
-  auto s = measure(WeightType::q8_0, x, 32, [](const float* b, int64_t) {
-    double d = amax(b, 32) / 127.0;
-    return d * (0.5 + 127 * kHalfEps);
-  });
+  // ggml's Q8_0 maps each block's largest magnitude to 127 (d = amax/127, stored as f16). RLX's
+  // searches grids around it by least squares, judging each after the f16 rounding of its scale:
+  // no block's squared error may exceed that grid's (elements rounded against the stored scale),
+  // and overall the error must be smaller.
+  auto q = quantize(WeightType::q8_0, x.data(), static_cast<int64_t>(x.size()));
+  std::vector<float> y(x.size());
+  dequantize_row(WeightType::q8_0, q.data(), static_cast<int64_t>(x.size()), y.data());
+  double ours = 0, grid = 0;
+  int better = 0;
+  for (size_t b = 0; b < x.size(); b += 32) {
+    const float d = f16_to_f32(f32_to_f16(amax(x.data() + b, 32) / 127.0f)), id = d != 0 ? 1.0f / d : 0.0f;
+    double eo = 0, eg = 0;
+    for (size_t i = b; i < b + 32; ++i) {
+      const double r = std::max(-127.0, std::min(127.0, static_cast<double>(std::lround(x[i] * id))));
+      eg += (d * r - x[i]) * (d * r - x[i]);
+      eo += (static_cast<double>(y[i]) - x[i]) * (static_cast<double>(y[i]) - x[i]);
+    }
+    EXPECT_LE(eo, eg * (1 + 1e-9) + 1e-30) << "block " << b / 32;
+    better += eo < eg;
+    ours += eo, grid += eg;
+  }
+  std::printf("[quant] q8_0  squared error %.4g (the amax/127 grid: %.4g); %d of %zu blocks better\n", ours, grid, better, x.size() / 32);
+  EXPECT_LT(ours, grid);
+  auto s = measure(WeightType::q8_0, x, 32, [](const float* b, int64_t) { return amax(b, 32) / 127.0 * 2; });  // within two steps
   EXPECT_LE(s.max_bound_ratio, 1.0);
   EXPECT_LT(s.rel_rmse, 0.02);  // the outliers widen d in their blocks
 }
