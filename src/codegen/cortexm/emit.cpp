@@ -187,7 +187,9 @@ Program print_model(const Graph& lir, const std::vector<Step>& steps, const Aren
         } else {
           consts << cat("static const rlx_conv_t c", i, " = {", s.batch, ", ", s.cin, ", ", s.h, ", ", s.w, ", ", s.cout, ", ", s.kh, ", ", s.kw, ", ", s.oh, ", ", s.ow, ", ",
                         s.stride_h, ", ", s.stride_w, ", ", s.dil_h, ", ", s.dil_w, ", ", s.pad_top, ", ", s.pad_left, ", ", s.groups, ", ", static_cast<int>(s.pad_value), "};\n");
-          call = cat("rlx_conv_s8(", ptr("const int8_t", in), ", w", i, ", &c", i, ", &q", i, ", ", ptr("int8_t", out), ", ", ptr("int8_t", plan.scratch[i]), ");");
+          const bool x16 = core.dsp && s.scratch_bytes > s.k;  // the unpacked column after the gathered one
+          call = cat("rlx_conv_s8(", ptr("const int8_t", in), ", w", i, ", &c", i, ", &q", i, ", ", ptr("int8_t", out), ", ", ptr("int8_t", plan.scratch[i]), ", ",
+                     x16 ? ptr("void", plan.scratch[i] + ((s.k + 7) & ~int64_t{7})) : "0", ");");
         }
         break;
       }
@@ -313,8 +315,13 @@ std::map<std::string, std::string> emit_program(const ir::Graph& lir, const Core
   // The DSP cores' fully connected kernel unpacks a row of x to halfword pairs once for all its
   // outputs (Helium multiplies bytes directly and needs no scratch).
   if (core.dsp)
-    for (Step& s : steps)
+    for (Step& s : steps) {
       if (s.kind == Step::Kind::fc && s.k >= 8) s.scratch_bytes = 2 * (s.k & ~int64_t{3});
+      // a convolution's gathered column, unpacked likewise (depthwise ones use their plane instead)
+      const bool depthwise = s.cin == s.groups && s.cout == s.groups;
+      // (worth its unpacking where a column serves at least sixteen channels)
+      if (s.kind == Step::Kind::conv && !depthwise && s.k >= 8 && s.cout / s.groups >= 16) s.scratch_bytes = ((s.k + 7) & ~int64_t{7}) + 2 * (s.k & ~int64_t{3});
+    }
   ArenaPlan plan = plan_arena(lir, steps);
   Program p = print_model(lir, steps, plan, core);
   return {{"model.c", p.model_c},

@@ -21,6 +21,7 @@
 #elif defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
 #define RLX_CM_MVE 1
 #define RLX_CM_ISA "Helium (MVE)"
+#include <arm_acle.h>
 #include <arm_mve.h>
 #elif defined(__ARM_FEATURE_DSP)
 #define RLX_CM_DSP 1
@@ -50,7 +51,11 @@ static inline int8_t rlx_requantize(int32_t acc, int32_t mult, int32_t shift, co
     /* ⌊(hi·2^32 + lo + 2^(s−1)) / 2^s⌋ = ⌊(hi + 2^(s−33)) / 2^(s−32)⌋: lo < 2^32 never carries
      * past the floor, so the high word alone decides (one SMULL and an add and shift). */
     int32_t hi = (int32_t)(p >> 32);
-    r = (int64_t)((hi + ((int32_t)1 << (shift - 33))) >> (shift - 32));
+    const int32_t r32 = ((hi + ((int32_t)1 << (shift - 33))) >> (shift - 32)) + q->zero_point; /* |hi| < 2^30: no overflow */
+#if defined(RLX_CM_DSP) || defined(RLX_CM_MVE)
+    if (q->lo == -128 && q->hi == 127) return (int8_t)__ssat(r32, 8); /* the whole i8 range: one SSAT */
+#endif
+    return (int8_t)(r32 < q->lo ? q->lo : r32 > q->hi ? q->hi : r32);
   } else {
     r = (p + (shift > 0 ? (int64_t)1 << (shift - 1) : 0)) >> shift; /* >> of a negative is the floor in GCC */
   }
@@ -314,6 +319,26 @@ RLX_CM_KERNEL void rlx_fc_s8(const int8_t* x, const int8_t* w, int32_t rows, int
   }
 }
 
+/* The output channels c0 … c0+n−1 of one gathered column: on the DSP cores with the column
+ * unpacked once to halfword pairs (`x16`, 2·k bytes) for every four channels. */
+static inline void rlx_column_s8(const int8_t* col, void* x16, const int8_t* w, int32_t k, int32_t c0, int32_t n, const rlx_requant_t* q, int8_t* y, int32_t y_stride) {
+  int32_t j0 = 0;
+#if defined(RLX_CM_DSP)
+  if (x16 && k >= 8 && n >= 4) {
+    rlx_unpack_s8(col, k, (uint32_t*)x16);
+    for (; j0 + 3 < n; j0 += 4) {
+      int32_t a[4];
+      for (int32_t i = 0; i < 4; ++i) a[i] = q->bias ? q->bias[c0 + j0 + i] : 0;
+      rlx_dot4_x16((const uint32_t*)x16, col, w + j0 * k, k, a);
+      for (int32_t i = 0; i < 4; ++i) y[(j0 + i) * y_stride] = rlx_requantize(a[i], q->mult[c0 + j0 + i], q->shift[c0 + j0 + i], q);
+    }
+  }
+#else
+  (void)x16;
+#endif
+  if (j0 < n) rlx_rows_s8(col, w + j0 * k, k, c0 + j0, n - j0, q, y + j0 * y_stride, y_stride);
+}
+
 /* A 2-D convolution in NCHW, weights [cout, cin/groups, kh, kw], where the input is extended by
  * `pad` (top, left, bottom, right) with the value pad_value (the input's zero point: the graph's
  * padding). */
@@ -327,8 +352,9 @@ typedef struct {
 
 #if defined(RLX_CM_PLAIN)
 /* Each product straight from the input: the plain baseline. */
-RLX_CM_KERNEL void rlx_conv_s8(const int8_t* x, const int8_t* wt, const rlx_conv_t* c, const rlx_requant_t* q, int8_t* y, int8_t* col) {
+RLX_CM_KERNEL void rlx_conv_s8(const int8_t* x, const int8_t* wt, const rlx_conv_t* c, const rlx_requant_t* q, int8_t* y, int8_t* col, void* x16) {
   (void)col;
+  (void)x16;
   const int32_t cin_g = c->cin / c->groups, cout_g = c->cout / c->groups;
   for (int32_t b = 0; b < c->n; ++b)
     for (int32_t co = 0; co < c->cout; ++co) {
@@ -401,8 +427,9 @@ static __attribute__((noinline)) void rlx_dwconv_s8(const int8_t* x, const int8_
 }
 
 /* Per output pixel and group: the receptive field gathered once into `col` (cin/groups·kh·kw
- * bytes of the arena), then every output channel of the group as a row product over it. */
-RLX_CM_KERNEL void rlx_conv_s8(const int8_t* x, const int8_t* wt, const rlx_conv_t* c, const rlx_requant_t* q, int8_t* y, int8_t* col) {
+ * bytes of the arena), then every output channel of the group as a row product over it (on the
+ * DSP cores over the column unpacked into `x16`, when the program gives that scratch). */
+RLX_CM_KERNEL void rlx_conv_s8(const int8_t* x, const int8_t* wt, const rlx_conv_t* c, const rlx_requant_t* q, int8_t* y, int8_t* col, void* x16) {
   const int32_t cin_g = c->cin / c->groups, cout_g = c->cout / c->groups, k = cin_g * c->kh * c->kw, plane = c->oh * c->ow;
   if (cin_g == 1 && cout_g == 1) {
     rlx_dwconv_s8(x, wt, c, q, y, col);
@@ -415,7 +442,7 @@ RLX_CM_KERNEL void rlx_conv_s8(const int8_t* x, const int8_t* wt, const rlx_conv
         for (int32_t g = 0; g < c->groups; ++g) {
           const int8_t* xs = x + (b * c->cin + g * cin_g) * plane + px;
           for (int32_t ci = 0; ci < cin_g; ++ci) col[ci] = xs[ci * plane];
-          rlx_rows_s8(col, wt + g * cout_g * k, k, g * cout_g, cout_g, q, y + (b * c->cout + g * cout_g) * plane + px, plane);
+          rlx_column_s8(col, x16, wt + g * cout_g * k, k, g * cout_g, cout_g, q, y + (b * c->cout + g * cout_g) * plane + px, plane);
         }
     return;
   }
@@ -444,7 +471,7 @@ RLX_CM_KERNEL void rlx_conv_s8(const int8_t* x, const int8_t* wt, const rlx_conv
               }
             }
           }
-          rlx_rows_s8(col, wt + g * cout_g * k, k, g * cout_g, cout_g, q, y + (b * c->cout + g * cout_g) * plane + oy * c->ow + ox, plane);
+          rlx_column_s8(col, x16, wt + g * cout_g * k, k, g * cout_g, cout_g, q, y + (b * c->cout + g * cout_g) * plane + oy * c->ow + ox, plane);
         }
 }
 #endif
