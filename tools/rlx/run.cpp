@@ -35,6 +35,27 @@ std::string file_stem(const std::string& name) {
   return s;
 }
 
+// Writes each output as DIR/<name>.npy (when DIR is given) and prints it, or returns its JSON row.
+std::vector<std::string> write_outputs(const std::vector<std::string>& names, const std::vector<Tensor>& outs, const std::string& out_dir, bool json) {
+  if (!out_dir.empty()) fs::create_directories(out_dir);
+  std::vector<std::string> rows;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Tensor& t = outs[i];
+    std::string path;
+    if (!out_dir.empty()) {
+      path = (fs::path(out_dir) / (file_stem(names[i]) + ".npy")).string();
+      formats::write_npy(path, t);
+    }
+    if (json) {
+      rows.push_back(cat("{\"name\":", json_quote(names[i]), ",\"dtype\":", json_quote(dtype_name(t.dtype())), ",\"shape\":[", join(t.shape()), "]",
+                         path.empty() ? "" : cat(",\"file\":", json_quote(path)), "}"));
+    } else {
+      std::printf("%s: %s%s\n", names[i].c_str(), t.str(8).c_str(), path.empty() ? "" : cat(" → ", path).c_str());
+    }
+  }
+  return rows;
+}
+
 }  // namespace
 
 int cmd_run(Args& args) {
@@ -79,22 +100,12 @@ int cmd_run(Args& args) {
     so.precision = precision;
     CompiledModel cm = Session(device, so).compile(Graph(g));
     std::vector<Tensor> outs = cm.run_named(feed);
-    if (!out_dir.empty()) fs::create_directories(out_dir);
-    std::vector<std::string> rows;
+    std::vector<std::string> names;
     for (size_t i = 0; i < outs.size(); ++i) {
       const std::string& vname = g->value(g->outputs()[i]).name;
-      const std::string name = vname.empty() || std::isdigit(static_cast<unsigned char>(vname[0])) ? cat("output", i) : vname;
-      std::string path;
-      if (!out_dir.empty()) {
-        path = (fs::path(out_dir) / (file_stem(name) + ".npy")).string();
-        formats::write_npy(path, outs[i]);
-      }
-      if (json)
-        rows.push_back(cat("{\"name\":", json_quote(name), ",\"dtype\":", json_quote(dtype_name(outs[i].dtype())), ",\"shape\":[", join(outs[i].shape()), "]",
-                           path.empty() ? "" : cat(",\"file\":", json_quote(path)), "}"));
-      else
-        std::printf("%s: %s%s\n", name.c_str(), outs[i].str(8).c_str(), path.empty() ? "" : cat(" → ", path).c_str());
+      names.push_back(vname.empty() || std::isdigit(static_cast<unsigned char>(vname[0])) ? cat("output", i) : vname);
     }
+    std::vector<std::string> rows = write_outputs(names, outs, out_dir, json);
     if (json) std::printf("{\"model\":%s,\"device\":%s,\"outputs\":%s}\n", json_quote(pos[0]).c_str(), json_quote(device).c_str(), json_array(rows).c_str());
     return 0;
   }
@@ -117,22 +128,7 @@ int cmd_run(Args& args) {
   auto t3 = std::chrono::steady_clock::now();
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
   if (debug_at(1)) log_line(cat("rlx run: import ", ms(t0, t1), " ms, compile ", ms(t1, t2), " ms, run ", ms(t2, t3), " ms"));
-  if (!out_dir.empty()) fs::create_directories(out_dir);
-  std::vector<std::string> rows;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    const Tensor& t = outs[i];
-    std::string path;
-    if (!out_dir.empty()) {
-      path = (fs::path(out_dir) / (file_stem(m.outputs[i]) + ".npy")).string();
-      formats::write_npy(path, t);
-    }
-    if (json) {
-      rows.push_back(cat("{\"name\":", json_quote(m.outputs[i]), ",\"dtype\":", json_quote(dtype_name(t.dtype())), ",\"shape\":[", join(t.shape()), "]",
-                         path.empty() ? "" : cat(",\"file\":", json_quote(path)), "}"));
-    } else {
-      std::printf("%s: %s%s\n", m.outputs[i].c_str(), t.str(8).c_str(), path.empty() ? "" : cat(" → ", path).c_str());
-    }
-  }
+  std::vector<std::string> rows = write_outputs(m.outputs, outs, out_dir, json);
   if (json)
     std::printf("{\"model\":%s,\"device\":%s,\"specialized_inputs\":[%s],\"outputs\":%s}\n", json_quote(pos[0]).c_str(), json_quote(device).c_str(),
                 join(m.specialized_inputs, ",", [](const std::string& s) { return json_quote(s); }).c_str(), json_array(rows).c_str());

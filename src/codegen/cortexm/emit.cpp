@@ -136,6 +136,7 @@ std::string c_float(float f) {
 
 std::string ptr(const char* type, int64_t offset) { return cat("(", type, "*)(rlx_arena + ", offset, ")"); }
 
+// A C string literal (model.h's names).
 std::string c_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -198,8 +199,8 @@ Program print_model(const Graph& lir, const std::vector<Step>& steps, const Aren
     const char* kind = s.kind == Step::Kind::fc ? "fc" : s.kind == Step::Kind::conv ? "conv" : s.kind == Step::Kind::max_pool ? "max_pool"
                        : s.kind == Step::Kind::quantize                                ? "quantize"
                                                                                        : "dequantize";
-    step_json.push_back(cat("{\"kernel\":\"", kind, "\",\"label\":", c_string(s.label), ",\"in\":", c_string(type_text(lir, s.in)), ",\"out\":",
-                            c_string(type_text(lir, s.out)), ",\"in_offset\":", in, ",\"out_offset\":", out,
+    step_json.push_back(cat("{\"kernel\":\"", kind, "\",\"label\":", json_quote(s.label), ",\"in\":", json_quote(type_text(lir, s.in)), ",\"out\":",
+                            json_quote(type_text(lir, s.out)), ",\"in_offset\":", in, ",\"out_offset\":", out,
                             plan.scratch[i] >= 0 ? cat(",\"scratch_offset\":", plan.scratch[i], ",\"scratch_bytes\":", s.scratch_bytes) : "", "}"));
   }
 
@@ -251,7 +252,7 @@ Program print_model(const Graph& lir, const std::vector<Step>& steps, const Aren
   p.model_c = c.str();
   p.model_h = h.str();
   p.weight_bytes = weight_bytes;
-  p.json = cat("{\"model\":", c_string(lir.name), ",\"core\":\"", core.name, "\",\"kernels\":\"", core.isa, "\",\"arena_bytes\":", plan.bytes,
+  p.json = cat("{\"model\":", json_quote(lir.name), ",\"core\":\"", core.name, "\",\"kernels\":\"", core.isa, "\",\"arena_bytes\":", plan.bytes,
                ",\"peak_live_bytes\":", plan.peak_live, ",\"weight_bytes\":", weight_bytes, ",\"steps\":[", join(step_json, ","), "]}\n");
   return p;
 }
@@ -318,9 +319,8 @@ std::map<std::string, std::string> emit_program(const ir::Graph& lir, const Core
     for (Step& s : steps) {
       if (s.kind == Step::Kind::fc && s.k >= 8) s.scratch_bytes = 2 * (s.k & ~int64_t{3});
       // a convolution's gathered column, unpacked likewise (depthwise ones use their plane instead)
-      const bool depthwise = s.cin == s.groups && s.cout == s.groups;
       // (worth its unpacking where a column serves at least sixteen channels)
-      if (s.kind == Step::Kind::conv && !depthwise && s.k >= 8 && s.cout / s.groups >= 16) s.scratch_bytes = ((s.k + 7) & ~int64_t{7}) + 2 * (s.k & ~int64_t{3});
+      if (s.kind == Step::Kind::conv && !s.depthwise() && s.k >= 8 && s.cout / s.groups >= 16) s.scratch_bytes = ((s.k + 7) & ~int64_t{7}) + 2 * (s.k & ~int64_t{3});
     }
   ArenaPlan plan = plan_arena(lir, steps);
   Program p = print_model(lir, steps, plan, core);

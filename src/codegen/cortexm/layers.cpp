@@ -235,9 +235,8 @@ class Scheduler {
       s.k = (s.cin / s.groups) * s.kh * s.kw;
       // The kernels' scratch: one receptive field (cin/groups·kh·kw bytes), or for a depthwise
       // convolution one channel's plane with its padding (the extent the windows cover).
-      const bool depthwise = s.cin == s.groups && s.cout == s.groups;
       const int64_t eh = (s.oh - 1) * s.stride_h + (s.kh - 1) * s.dil_h + 1, ew = (s.ow - 1) * s.stride_w + (s.kw - 1) * s.dil_w + 1;
-      s.scratch_bytes = depthwise ? eh * ew : s.k;
+      s.scratch_bytes = s.depthwise() ? eh * ew : s.k;
       s.weights.assign(w->begin(), w->end());  // already [cout, cin/groups, kh, kw]
     } else {
       const Shape& x = g_.type(n->inputs[0]).shape;

@@ -34,6 +34,9 @@ struct Step {
   int8_t pad_value = 0;
   int64_t scratch_bytes = 0;  // conv: one receptive field (cin/groups·kh·kw bytes) in the arena
   std::string label;          // "fc1 (hir.linear)": what the step computes, for comments and reports
+
+  // A convolution with one input channel per output channel.
+  bool depthwise() const { return kind == Kind::conv && cin == groups && cout == groups; }
 };
 
 // The steps in order. Throws rlx::Error(unsupported) listing every node the kernels cannot take

@@ -124,6 +124,23 @@ static inline void rlx_dot2_s8(const int8_t* x, const int8_t* w0, const int8_t* 
 }
 
 #if defined(RLX_CM_DSP)
+/* The columns the four-row loops below leave over, one product at a time, and the sums stored:
+ * rows 0 and 2 start at w0 and w2, rows 1 and 3 one row (k) after them. */
+static inline void rlx_dot4_tail(const int8_t* x, const int8_t* w0, const int8_t* w2, int32_t k, int32_t n, int32_t s0, int32_t s1, int32_t s2, int32_t s3,
+                                 int32_t* acc) {
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t v = x[i];
+    s0 += v * w0[i];
+    s1 += v * w0[k + i];
+    s2 += v * w2[i];
+    s3 += v * w2[k + i];
+  }
+  acc[0] = s0;
+  acc[1] = s1;
+  acc[2] = s2;
+  acc[3] = s3;
+}
+
 /* Four consecutive rows of w (k apart) against one x: each word of x is unpacked once for four
  * rows, so four products cost about six instructions (a row's LDR, two SXTB16 and two SMLAD, and
  * x's share). The loop is written out because GCC spills its five pointers; here two pointers
@@ -167,17 +184,8 @@ static __attribute__((noinline)) void rlx_dot4_s8(const int8_t* x, const int8_t*
         : [k] "r"(k)
         : "cc", "memory");
   }
-  for (int32_t i = 0; i < (k & 3); ++i) { /* x, w0 and w2 now point at the last k % 4 columns */
-    const int32_t v = x[i];
-    s0 += v * w0[i];
-    s1 += v * w0[k + i];
-    s2 += v * w2[i];
-    s3 += v * w2[k + i];
-  }
-  acc[0] = s0;
-  acc[1] = s1;
-  acc[2] = s2;
-  acc[3] = s3;
+  /* x, w0 and w2 now point at the last k % 4 columns */
+  rlx_dot4_tail(x, w0, w2, k, k & 3, s0, s1, s2, s3, acc);
 }
 #endif
 
@@ -279,45 +287,10 @@ static __attribute__((noinline)) void rlx_dot4_x16(const uint32_t* x16, const in
                    : "cc", "memory");
 #undef RLX_QUAD
   }
-  for (int32_t i = k & ~7; i < k; ++i) { /* the last k mod 8 columns; w0 and w2 have moved on by k − k mod 8 */
-    const int32_t v = x[i], j = i - (k & ~7);
-    s0 += v * w0[j];
-    s1 += v * w0[k + j];
-    s2 += v * w2[j];
-    s3 += v * w2[k + j];
-  }
-  acc[0] = s0;
-  acc[1] = s1;
-  acc[2] = s2;
-  acc[3] = s3;
+  /* the last k mod 8 columns; w0 and w2 have moved on by k − k mod 8 */
+  rlx_dot4_tail(x + (k & ~7), w0, w2, k, k & 7, s0, s1, s2, s3, acc);
 }
 #endif
-
-/* Fully connected: y[r, j] = requantize(x[r, :] · w[j, :]). `scratch` holds an unpacked row of
- * x on the DSP cores (2·k bytes of the arena); the others ignore it. */
-RLX_CM_KERNEL void rlx_fc_s8(const int8_t* x, const int8_t* w, int32_t rows, int32_t k, int32_t n, const rlx_requant_t* q, int8_t* y, void* scratch) {
-  for (int32_t r = 0; r < rows; ++r) {
-    const int8_t* xr = x + r * k;
-    int8_t* yr = y + r * n;
-    int32_t j0 = 0;
-#if defined(RLX_CM_DSP)
-    if (scratch && k >= 8) {
-      rlx_unpack_s8(xr, k, (uint32_t*)scratch);
-      for (; j0 + 3 < n; j0 += 4) {
-        int32_t a[4];
-        for (int32_t i = 0; i < 4; ++i) a[i] = q->bias ? q->bias[j0 + i] : 0;
-        rlx_dot4_x16((const uint32_t*)scratch, xr, w + j0 * k, k, a);
-        for (int32_t i = 0; i < 4; ++i) yr[j0 + i] = rlx_requantize(a[i], q->mult[j0 + i], q->shift[j0 + i], q);
-      }
-    }
-#else
-    (void)scratch;
-#endif
-    if (j0 < n) {
-      rlx_rows_s8(xr, w + j0 * k, k, j0, n - j0, q, yr + j0, 1);
-    }
-  }
-}
 
 /* The output channels c0 … c0+n−1 of one gathered column: on the DSP cores with the column
  * unpacked once to halfword pairs (`x16`, 2·k bytes) for every four channels. */
@@ -337,6 +310,12 @@ static inline void rlx_column_s8(const int8_t* col, void* x16, const int8_t* w, 
   (void)x16;
 #endif
   if (j0 < n) rlx_rows_s8(col, w + j0 * k, k, c0 + j0, n - j0, q, y + j0 * y_stride, y_stride);
+}
+
+/* Fully connected: y[r, j] = requantize(x[r, :] · w[j, :]). `scratch` holds an unpacked row of
+ * x on the DSP cores (2·k bytes of the arena); the others ignore it. */
+RLX_CM_KERNEL void rlx_fc_s8(const int8_t* x, const int8_t* w, int32_t rows, int32_t k, int32_t n, const rlx_requant_t* q, int8_t* y, void* scratch) {
+  for (int32_t r = 0; r < rows; ++r) rlx_column_s8(x + r * k, scratch, w, k, 0, n, q, y + r * n, 1);
 }
 
 /* A 2-D convolution in NCHW, weights [cout, cin/groups, kh, kw], where the input is extended by
