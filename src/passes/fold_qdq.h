@@ -10,6 +10,10 @@
 // reshapes, transposes, max pooling's max) run on the int8 values directly — that is exact. The
 // fixed-point rescaling is not: it rounds as the integer kernels do, which can differ by one
 // step from the float graph's rounding; the report counts what was folded.
+//
+// An add of two DQs (a residual connection) becomes two requantizes to a common fine scale, an
+// i32 add and a requantize to the output; a softmax over the last axis becomes a table of
+// exponentials indexed by max − x, a row sum and one division per row (fold_qdq.cpp).
 #pragma once
 #include "ir/graph.h"
 
@@ -18,6 +22,8 @@ namespace rlx::passes {
 struct QdqFoldReport {
   int layers = 0;    // conv/dot layers folded into integer layers
   int movements = 0; // Q(f(DQ(x))) chains of movement ops and max folded onto int8 values
+  int adds = 0;      // Q(DQ(a) + DQ(b)): integer adds (residual connections)
+  int softmaxes = 0; // Q(softmax(DQ(x))): integer softmaxes (a table of exponentials)
 };
 
 ir::Graph fold_qdq(const ir::Graph& g, QdqFoldReport* report = nullptr);

@@ -183,8 +183,9 @@ int cmd_export(Args& args) {
     std::printf("{\"target\":%s,\"dir\":%s,\"files\":[%s],\"bytes\":%zu}\n", json_quote(target).c_str(), json_quote(out).c_str(), join(names, ",").c_str(), bytes);
   } else {
     std::printf("rlx export: %zu files (%zu bytes) for %s in %s\n", program.size(), bytes, target.c_str(), out.c_str());
-    if (folded.layers || folded.movements)
-      std::printf("rlx export: folded %d QDQ layers into integer layers and %d QDQ-wrapped movement/max ops onto int8 values\n", folded.layers, folded.movements);
+    if (folded.layers || folded.movements || folded.adds || folded.softmaxes)
+      std::printf("rlx export: folded %d QDQ layers into integer layers, %d adds and %d softmaxes into integer ones, and %d QDQ-wrapped movement/max ops onto int8 values\n",
+                  folded.layers, folded.adds, folded.softmaxes, folded.movements);
   }
   return 0;
 }

@@ -42,7 +42,12 @@ class CortexMBackend : public runtime::Backend {
       case Op::add:
       case Op::pad:
       case Op::max_pool:
-      case Op::reshape: return true;
+      case Op::reshape:
+      case Op::cast:
+      case Op::sub:
+      case Op::div:
+      case Op::gather:
+      case Op::reduce: return true;
       default: return false;
     }
   }
@@ -53,10 +58,16 @@ class CortexMBackend : public runtime::Backend {
       case Op::constant: return true;  // weights and parameters: const arrays in flash
       case Op::quantize_linear: return in[0].dtype == DType::f32 && scalar(in[1]) && scalar(in[2]) && out[0].dtype == DType::i8;
       case Op::dequantize_linear: return in[0].dtype == DType::i8 && in[1].dtype == DType::f32 && scalar(in[1]) && scalar(in[2]);
-      case Op::requantize: return in[0].dtype == DType::i32 && out[0].dtype == DType::i8;
+      case Op::requantize: return in[0].dtype == DType::i32 && (out[0].dtype == DType::i8 || out[0].dtype == DType::i32);
       case Op::dot_general:
       case Op::conv: return in[0].dtype == DType::i8 && in[1].dtype == DType::i8 && out[0].dtype == DType::i32;
-      case Op::add: return out[0].dtype == DType::i32;  // a layer's bias
+      case Op::add: return out[0].dtype == DType::i32;  // a layer's bias, an integer add's sum or offset
+      // the parts of an integer add and softmax (layers.h: one kernel call each)
+      case Op::cast: return in[0].dtype == DType::i8 && out[0].dtype == DType::i32;
+      case Op::sub:
+      case Op::div:
+      case Op::gather: return out[0].dtype == DType::i32;
+      case Op::reduce: return (a.s("kind") == "max" && in[0].dtype == DType::i8) || (a.s("kind") == "sum" && in[0].dtype == DType::i32);
       case Op::pad: return in[0].dtype == DType::i8 && (!a.has("mode") || a.s("mode") == "constant");
       case Op::max_pool: return in[0].dtype == DType::i8 && in[0].shape.size() == 4;
       case Op::reshape: return true;

@@ -60,11 +60,16 @@ ArenaPlan plan_arena(const Graph& lir, const std::vector<Step>& steps) {
   std::vector<std::pair<int, ValueId>> scratch_of;  // step index, its scratch value
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
-    if (!kv.count(s.in)) throw Error(ErrorKind::internal, cat("cortex-m: step ", i, " reads a value no earlier step wrote"));
+    std::vector<ValueId> ins;
+    for (ValueId v : {s.in, s.in2}) {
+      if (v == ir::kNoValue) continue;
+      if (!kv.count(v)) throw Error(ErrorKind::internal, cat("cortex-m: step ", i, " reads a value no earlier step wrote"));
+      ins.push_back(kv.at(v));
+    }
     std::vector<ir::Type> outs = {lir.type(s.out)};
     if (s.scratch_bytes > 0) outs.push_back({DType::i8, Shape{Dim(s.scratch_bytes)}});
     Op op = s.kind == Step::Kind::view ? Op::reshape : Op::dot_general;  // only views matter to the planner
-    std::vector<ValueId> o = kg.add_node(op, {kv.at(s.in)}, {}, outs, s.label);
+    std::vector<ValueId> o = kg.add_node(op, ins, {}, outs, s.label);
     kv[s.out] = o[0];
     if (o.size() > 1) scratch_of.emplace_back(static_cast<int>(i), o[1]);
   }
@@ -174,6 +179,18 @@ Program print_model(const Graph& lir, const std::vector<Step>& steps, const Aren
                       ", ", s.pad_top, ", ", s.pad_left, "};\n");
         call = cat("rlx_max_pool_s8(", ptr("const int8_t", in), ", &p", i, ", ", ptr("int8_t", out), ");");
         break;
+      case Step::Kind::add:
+        consts << cat("static const rlx_add_t a", i, " = {", s.a_offset, ", ", s.a_mult, ", ", s.a_shift, ", ", s.b_offset, ", ", s.b_mult, ", ", s.b_shift, ", ", s.mult[0],
+                      ", ", static_cast<int>(s.shift[0]), ", ", s.out_zero_point, ", ", s.lo, ", ", s.hi, "};\n");
+        call = cat("rlx_add_s8(", ptr("const int8_t", in), ", ", ptr("const int8_t", plan.offset.at(s.in2)), ", ", s.count, ", &a", i, ", ", ptr("int8_t", out), ");");
+        break;
+      case Step::Kind::softmax:
+        consts << "\n/* " << s.label << ": exp(−scale·d) in fixed point for d = max − x */\n" << c_array("int32_t", cat("t", i), s.table);
+        consts << cat("static const rlx_softmax_t x", i, " = {", s.rows, ", ", s.n, ", t", i, ", ", s.numerator, ", ", static_cast<int>(s.shift[0]), ", ", s.out_zero_point,
+                      ", ", s.lo, ", ", s.hi, "};\n");
+        weight_bytes += static_cast<int64_t>(s.table.size() * 4);
+        call = cat("rlx_softmax_s8(", ptr("const int8_t", in), ", &x", i, ", ", ptr("int8_t", out), ");");
+        break;
       case Step::Kind::fc:
       case Step::Kind::conv: {
         consts << "\n/* " << s.label << " */\n";
@@ -196,9 +213,16 @@ Program print_model(const Graph& lir, const std::vector<Step>& steps, const Aren
       }
     }
     body << "  /* " << s.label << ": " << type_text(lir, s.in) << " -> " << type_text(lir, s.out) << " */\n  " << call << "\n";
-    const char* kind = s.kind == Step::Kind::fc ? "fc" : s.kind == Step::Kind::conv ? "conv" : s.kind == Step::Kind::max_pool ? "max_pool"
-                       : s.kind == Step::Kind::quantize                                ? "quantize"
-                                                                                       : "dequantize";
+    const char* kind = "dequantize";
+    switch (s.kind) {
+      case Step::Kind::fc: kind = "fc"; break;
+      case Step::Kind::conv: kind = "conv"; break;
+      case Step::Kind::max_pool: kind = "max_pool"; break;
+      case Step::Kind::add: kind = "add"; break;
+      case Step::Kind::softmax: kind = "softmax"; break;
+      case Step::Kind::quantize: kind = "quantize"; break;
+      default: break;
+    }
     step_json.push_back(cat("{\"kernel\":\"", kind, "\",\"label\":", json_quote(s.label), ",\"in\":", json_quote(type_text(lir, s.in)), ",\"out\":",
                             json_quote(type_text(lir, s.out)), ",\"in_offset\":", in, ",\"out_offset\":", out,
                             plan.scratch[i] >= 0 ? cat(",\"scratch_offset\":", plan.scratch[i], ",\"scratch_bytes\":", s.scratch_bytes) : "", "}"));

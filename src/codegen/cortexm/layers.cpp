@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
+#include <set>
 
 #include "ir/verify.h"
 #include "passes/memory_plan.h"
@@ -16,6 +18,7 @@ namespace {
 using ir::Graph;
 using ir::Node;
 using ir::Op;
+using ir::Type;
 using ir::ValueId;
 using ir::Ints;
 using ir::Intss;
@@ -83,9 +86,29 @@ class Scheduler {
   std::vector<Step> run() {
     std::vector<std::string> problems;
     std::vector<bool> taken(static_cast<size_t>(g_.num_nodes()), false);
+    // Composite layers (an integer add, an integer softmax) are matched from the requantize they
+    // end with and called there, where every operand has been written by an earlier step.
+    std::map<int, Step> composite;
+    for (int i = 0; i < g_.num_nodes(); ++i) {
+      if (g_.node(i).op != Op::requantize) continue;
+      std::vector<int> used;
+      std::optional<Step> s = add_layer(i, used);
+      if (!s) {
+        used.clear();
+        s = softmax_layer(i, used);
+      }
+      if (!s) continue;
+      for (int u : used)
+        if (u != i) taken[static_cast<size_t>(u)] = true;
+      composite.emplace(i, std::move(*s));
+    }
     for (int i = 0; i < g_.num_nodes(); ++i) {
       const Node& n = g_.node(i);
       if (n.op == Op::constant || taken[static_cast<size_t>(i)]) continue;
+      if (auto c = composite.find(i); c != composite.end()) {
+        steps_.push_back(std::move(c->second));
+        continue;
+      }
       try {
         std::vector<int> used;
         Step s = step_at(i, used);
@@ -98,7 +121,8 @@ class Scheduler {
     if (!problems.empty())
       throw Error(ErrorKind::unsupported, cat("the cortex-m generator cannot take ", problems.size(), " node(s) of this int8 graph:\n  ", join(problems, "\n  "),
                                               "\nIt runs integer layers (dot_general or conv of i8 by constant i8 weights into i32, an optional constant "
-                                              "bias add, then requantize to i8), quantize_linear/dequantize_linear with one scale, max_pool of i8 and reshape."));
+                                              "bias add, then requantize to i8), integer adds and softmaxes in the form passes/fold_qdq writes them, "
+                                              "quantize_linear/dequantize_linear with one scale, max_pool of i8 and reshape."));
     return std::move(steps_);
   }
 
@@ -108,6 +132,174 @@ class Scheduler {
     auto it = readers_.find(v);
     if (it == readers_.end() || it->second.size() != 1 || uses_[static_cast<size_t>(v)] != 1) return -1;
     return it->second[0];
+  }
+
+  // The node producing v, or -1 for a graph input.
+  int producer(ValueId v) const { return g_.value(v).node; }
+  // The node producing v when it is an `op` node, or -1.
+  int producer(ValueId v, Op op) const {
+    const int p = producer(v);
+    return p >= 0 && g_.node(p).op == op ? p : -1;
+  }
+  // The single value of an integer constant, or nullopt.
+  std::optional<int64_t> int_scalar(ValueId v) const {
+    auto c = int_constant(g_, v);
+    if (!c || c->size() != 1) return std::nullopt;
+    return (*c)[0];
+  }
+  bool is_output(ValueId v) const {
+    for (ValueId o : g_.outputs())
+      if (o == v) return true;
+    return false;
+  }
+  // The values the nodes of a composite pass among themselves are read by no one else: the
+  // kernel keeps them in registers.
+  bool self_contained(const std::vector<int>& nodes, int root) const {
+    std::set<int> in(nodes.begin(), nodes.end());
+    for (int i : nodes) {
+      if (i == root) continue;
+      for (ValueId o : g_.node(i).outputs) {
+        if (is_output(o)) return false;
+        auto r = readers_.find(o);
+        if (r != readers_.end())
+          for (int reader : r->second)
+            if (!in.count(reader)) return false;
+      }
+    }
+    return true;
+  }
+  // requantize(v, M, s) with one multiplier and shift into i32's whole range: (node, M, s).
+  struct Rescale {
+    int node;
+    int32_t mult, shift;
+  };
+  std::optional<Rescale> rescale_of(ValueId v) const {
+    const int r = producer(v, Op::requantize);
+    if (r < 0) return std::nullopt;
+    const Node& n = g_.node(r);
+    auto m = int_scalar(n.inputs[1]), sh = int_scalar(n.inputs[2]);
+    if (!m || !sh || n.attrs.dtype("out") != DType::i32 || n.attrs.i("zero_point") != 0 || n.attrs.i("lo") != INT32_MIN || n.attrs.i("hi") != INT32_MAX) return std::nullopt;
+    if (*m < INT32_MIN || *m > INT32_MAX || *sh < 0 || *sh > 62) return std::nullopt;
+    return Rescale{r, static_cast<int32_t>(*m), static_cast<int32_t>(*sh)};
+  }
+
+  // One operand of an integer add: requantize(cast(q){i32} [+ offset], M, s) of an i8 q.
+  struct AddSide {
+    ValueId q;
+    int32_t offset, mult, shift;
+  };
+  std::optional<AddSide> add_side(ValueId v, std::vector<int>& used) const {
+    auto rs = rescale_of(v);
+    if (!rs) return std::nullopt;
+    ValueId x = g_.node(rs->node).inputs[0];
+    int64_t offset = 0;
+    if (int a = producer(x, Op::add); a >= 0) {
+      const Node& n = g_.node(a);
+      auto o = int_scalar(n.inputs[1]);
+      if (!o || *o < -255 || *o > 255) return std::nullopt;
+      offset = *o;
+      used.push_back(a);
+      x = n.inputs[0];
+    }
+    const int c = producer(x, Op::cast);
+    if (c < 0 || g_.type(g_.node(c).inputs[0]).dtype != DType::i8 || g_.type(x).dtype != DType::i32) return std::nullopt;
+    // |q + offset| ≤ 383: the rescaled operand stays below 2^30, so the kernel's i32 sum is exact
+    if (std::ldexp(383.0 * std::fabs(static_cast<double>(rs->mult)), -rs->shift) + 1 >= std::ldexp(1.0, 30)) return std::nullopt;
+    used.push_back(c);
+    used.push_back(rs->node);
+    return AddSide{g_.node(c).inputs[0], static_cast<int32_t>(offset), rs->mult, rs->shift};
+  }
+
+  // requantize(rescale(a) + rescale(b), M, s){i8}: an element-wise int8 add of equal shapes.
+  std::optional<Step> add_layer(int root, std::vector<int>& used) const {
+    const Node& rq = g_.node(root);
+    if (rq.attrs.dtype("out") != DType::i8) return std::nullopt;
+    const int a = producer(rq.inputs[0], Op::add);
+    auto m = int_scalar(rq.inputs[1]), sh = int_scalar(rq.inputs[2]);
+    if (a < 0 || !m || !sh || *m < INT32_MIN || *m > INT32_MAX || *sh < 0 || *sh > 62) return std::nullopt;
+    const Node& add = g_.node(a);
+    auto l = add_side(add.inputs[0], used), r = add_side(add.inputs[1], used);
+    if (!l || !r) return std::nullopt;
+    const Type& t = g_.type(rq.outputs[0]);
+    if (g_.type(l->q) != t || g_.type(r->q) != t) return std::nullopt;  // no broadcasting
+    used.push_back(a);
+    used.push_back(root);
+    if (!self_contained(used, root)) return std::nullopt;
+    Step s;
+    s.kind = Step::Kind::add;
+    s.node = root;
+    s.label = label(add);
+    s.in = l->q;
+    s.in2 = r->q;
+    s.out = rq.outputs[0];
+    s.count = numel(g_, s.out);
+    s.a_offset = l->offset;
+    s.a_mult = l->mult;
+    s.a_shift = l->shift;
+    s.b_offset = r->offset;
+    s.b_mult = r->mult;
+    s.b_shift = r->shift;
+    s.mult = {static_cast<int32_t>(*m)};
+    s.shift = {static_cast<int8_t>(*sh)};
+    s.out_zero_point = static_cast<int32_t>(rq.attrs.i("zero_point"));
+    s.lo = static_cast<int32_t>(rq.attrs.i("lo"));
+    s.hi = static_cast<int32_t>(rq.attrs.i("hi"));
+    return s;
+  }
+
+  // requantize(e, C / reduce_sum(e), S){i8} with e = gather(T, cast(reduce_max(x)) − cast(x)):
+  // the integer softmax of the rows of an i8 x along its last axis.
+  std::optional<Step> softmax_layer(int root, std::vector<int>& used) const {
+    const Node& rq = g_.node(root);
+    if (rq.attrs.dtype("out") != DType::i8) return std::nullopt;
+    auto S = int_scalar(rq.inputs[2]);
+    const ValueId e = rq.inputs[0];
+    const int gather = producer(e, Op::gather), div = producer(rq.inputs[1], Op::div);
+    if (!S || *S < 0 || *S > 62 || gather < 0 || div < 0) return std::nullopt;
+    auto last_axis = [&](int r, const char* kind) {
+      if (r < 0) return false;
+      const Node& n = g_.node(r);
+      const size_t rank = g_.type(n.inputs[0]).shape.size();
+      return n.attrs.s("kind") == kind && n.attrs.ints("axes") == Ints{static_cast<int64_t>(rank) - 1} && n.attrs.b("keepdims");
+    };
+    const Node& dv = g_.node(div);
+    auto C = int_scalar(dv.inputs[0]);
+    const int sum = producer(dv.inputs[1], Op::reduce);
+    if (!C || *C <= 0 || *C > INT32_MAX || !last_axis(sum, "sum") || g_.node(sum).inputs[0] != e) return std::nullopt;
+    const Node& gn = g_.node(gather);
+    auto table = int_constant(g_, gn.inputs[0]);
+    if (!table || table->size() != 256 || gn.attrs.i("axis") != 0 || g_.type(e).dtype != DType::i32) return std::nullopt;
+    for (int64_t v : *table)
+      if (v < 0 || v > (int64_t{1} << 24)) return std::nullopt;
+    const int sub = producer(gn.inputs[1], Op::sub);
+    if (sub < 0) return std::nullopt;
+    const Node& sn = g_.node(sub);
+    const int cm = producer(sn.inputs[0], Op::cast), cx = producer(sn.inputs[1], Op::cast);
+    if (cm < 0 || cx < 0) return std::nullopt;
+    const ValueId x = g_.node(cx).inputs[0];
+    const int mx = producer(g_.node(cm).inputs[0], Op::reduce);
+    if (!last_axis(mx, "max") || g_.node(mx).inputs[0] != x || g_.type(x).dtype != DType::i8 || g_.type(x).shape != g_.type(e).shape) return std::nullopt;
+    used = {mx, cm, cx, sub, gather, sum, div, root};
+    if (!self_contained(used, root)) return std::nullopt;
+    Step s;
+    s.kind = Step::Kind::softmax;
+    s.node = root;
+    s.label = label(rq);
+    s.in = x;
+    s.out = rq.outputs[0];
+    s.n = g_.type(x).shape.back().value();
+    s.rows = numel(g_, x) / std::max<int64_t>(s.n, 1);
+    // the row sum stays exact in i32
+    int64_t t_max = 0;
+    for (int64_t v : *table) t_max = std::max(t_max, v);
+    if (static_cast<double>(t_max) * static_cast<double>(s.n) > 2147483647.0) return std::nullopt;
+    s.table.assign(table->begin(), table->end());
+    s.numerator = static_cast<int32_t>(*C);
+    s.shift = {static_cast<int8_t>(*S)};
+    s.out_zero_point = static_cast<int32_t>(rq.attrs.i("zero_point"));
+    s.lo = static_cast<int32_t>(rq.attrs.i("lo"));
+    s.hi = static_cast<int32_t>(rq.attrs.i("hi"));
+    return s;
   }
 
   std::string label(const Node& n) const {

@@ -1,8 +1,10 @@
 // The Cortex-M generator's schedule: an int8 LIR program cut into the kernel calls of
 // runtime/rlx_cm.h. An integer layer — dot_general or conv (i8·i8 → i32), its bias add and its
 // requantize, with a pad before a conv — becomes one call that never stores the i32
-// accumulators; quantize_linear, dequantize_linear and max_pool are calls of their own, and
-// reshapes are views. The constants each call needs are taken out of the graph here, in the
+// accumulators; so do an integer add (two requantizes to a common scale, an i32 add, a requantize)
+// and an integer softmax (max, a table of exponentials, a row sum, a division, a requantize), as
+// passes/fold_qdq.h writes them; quantize_linear, dequantize_linear and max_pool are calls of
+// their own, and reshapes are views. The constants each call needs are taken out of the graph here, in the
 // layout the kernels read (weights [out, in…], per-channel bias, multiplier and shift).
 #pragma once
 #include <string>
@@ -13,10 +15,11 @@
 namespace rlx::codegen::cortexm {
 
 struct Step {
-  enum class Kind { quantize, dequantize, fc, conv, max_pool, view };
+  enum class Kind { quantize, dequantize, fc, conv, max_pool, add, softmax, view };
   Kind kind;
   int node = -1;            // the LIR node the step ends with (its name and location in messages)
   ir::ValueId in = ir::kNoValue, out = ir::kNoValue;
+  ir::ValueId in2 = ir::kNoValue;  // add: the second operand
   // quantize / dequantize: one scale and zero point
   float scale = 1.0f;
   int32_t zero_point = 0;
@@ -32,6 +35,12 @@ struct Step {
   int64_t batch = 0, cin = 0, h = 0, w = 0, cout = 0, kh = 0, kw = 0, oh = 0, ow = 0;
   int64_t stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_top = 0, pad_left = 0, groups = 1;
   int8_t pad_value = 0;
+  // add: each operand's offset (−zero point) and its rescaling to the common scale; the sum's
+  // rescaling is mult[0], shift[0], out_zero_point, lo, hi (count elements)
+  int32_t a_offset = 0, b_offset = 0, a_mult = 0, b_mult = 0, a_shift = 0, b_shift = 0;
+  // softmax over rows of n (rows, n): e = table[max − x], y = requantize(e, numerator / Σe, shift[0])
+  std::vector<int32_t> table;
+  int32_t numerator = 0;
   int64_t scratch_bytes = 0;  // conv: one receptive field (cin/groups·kh·kw bytes) in the arena
   std::string label;          // "fc1 (hir.linear)": what the step computes, for comments and reports
 

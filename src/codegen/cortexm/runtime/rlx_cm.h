@@ -539,6 +539,133 @@ RLX_CM_KERNEL void rlx_max_pool_s8(const int8_t* x, const rlx_pool_t* p, int8_t*
       }
 }
 
+/* ⌊(x·mult + 2^(shift−1)) / 2^shift⌋ in 64 bits: hir.requantize with one multiplier and shift,
+ * before its zero point and clamp. */
+static inline int64_t rlx_rescale(int32_t x, int32_t mult, int32_t shift) {
+  const int64_t p = (int64_t)x * mult;
+  return (p + (shift > 0 ? (int64_t)1 << (shift - 1) : 0)) >> shift; /* >> of a negative is the floor in GCC */
+}
+
+static inline int8_t rlx_clamp_s8(int64_t v, int32_t lo, int32_t hi) { return (int8_t)(v < lo ? lo : v > hi ? hi : v); }
+
+/* An integer add (a residual connection): each operand, offset by its zero point, rescaled to a
+ * common fine scale; the i32 sum rescaled to the output. The generator checked that neither
+ * rescaled operand nor their sum leaves 2^30. */
+typedef struct {
+  int32_t a_offset, a_mult, a_shift, b_offset, b_mult, b_shift;
+  int32_t mult, shift, zero_point, lo, hi;
+} rlx_add_t;
+
+/* rlx_rescale in 32 bits for an operand of nine bits (|x| ≤ 383) and shift ≤ 22: with
+ * mult = mh·2^shift + ml (0 ≤ ml < 2^shift), x·mult = x·mh·2^shift + x·ml, and only the second
+ * part meets the rounding — x·ml + 2^(shift−1) < 2^31. */
+typedef struct {
+  int32_t mh, ml, half, shift;
+} rlx_split_t;
+
+static inline rlx_split_t rlx_split(int32_t mult, int32_t shift) {
+  rlx_split_t r;
+  r.mh = mult >> shift; /* the floor, for either sign */
+  r.ml = (int32_t)((uint32_t)mult - ((uint32_t)r.mh << shift));
+  r.half = shift > 0 ? (int32_t)1 << (shift - 1) : 0;
+  r.shift = shift;
+  return r;
+}
+
+static inline int32_t rlx_rescale_split(int32_t x, const rlx_split_t* m) { return x * m->mh + ((x * m->ml + m->half) >> m->shift); }
+
+/* rlx_rescale for shift ≥ 33 from the high word of the product alone (see rlx_requantize). */
+static inline int32_t rlx_rescale_high(int32_t x, int32_t mult, int32_t shift) {
+  const int32_t hi = (int32_t)(((int64_t)x * mult) >> 32);
+  return (hi + ((int32_t)1 << (shift - 33))) >> (shift - 32);
+}
+
+RLX_CM_KERNEL void rlx_add_s8(const int8_t* a, const int8_t* b, int32_t n, const rlx_add_t* p, int8_t* y) {
+  int32_t i = 0;
+  if (p->a_shift <= 22 && p->b_shift <= 22 && p->shift >= 33) { /* what passes/fold_qdq writes */
+    const rlx_split_t ma = rlx_split(p->a_mult, p->a_shift), mb = rlx_split(p->b_mult, p->b_shift);
+#if defined(RLX_CM_MVE)
+    /* four lanes of 32 bits: VMULH gives the product's high word as SMULL does */
+    for (; i < n; i += 4) {
+      const mve_pred16_t in = vctp32q((uint32_t)(n - i));
+      const int32x4_t xa = vaddq_n_s32(vldrbq_z_s32(a + i, in), p->a_offset), xb = vaddq_n_s32(vldrbq_z_s32(b + i, in), p->b_offset);
+      const int32x4_t ra = vaddq_s32(vmulq_n_s32(xa, ma.mh), vshlq_r_s32(vaddq_n_s32(vmulq_n_s32(xa, ma.ml), ma.half), -ma.shift));
+      const int32x4_t rb = vaddq_s32(vmulq_n_s32(xb, mb.mh), vshlq_r_s32(vaddq_n_s32(vmulq_n_s32(xb, mb.ml), mb.half), -mb.shift));
+      const int32x4_t hi = vmulhq_s32(vaddq_s32(ra, rb), vdupq_n_s32(p->mult));
+      int32x4_t r = vaddq_n_s32(vshlq_r_s32(vaddq_n_s32(hi, (int32_t)1 << (p->shift - 33)), -(p->shift - 32)), p->zero_point);
+      r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(p->lo)), vdupq_n_s32(p->hi));
+      vstrbq_p_s32(y + i, r, in);
+    }
+#else
+    for (; i < n; ++i) {
+      const int32_t sum = rlx_rescale_split(a[i] + p->a_offset, &ma) + rlx_rescale_split(b[i] + p->b_offset, &mb);
+      y[i] = rlx_clamp_s8((int64_t)rlx_rescale_high(sum, p->mult, p->shift) + p->zero_point, p->lo, p->hi);
+    }
+#endif
+  }
+  for (; i < n; ++i) {
+    const int32_t sum = (int32_t)rlx_rescale(a[i] + p->a_offset, p->a_mult, p->a_shift) + (int32_t)rlx_rescale(b[i] + p->b_offset, p->b_mult, p->b_shift);
+    y[i] = rlx_clamp_s8(rlx_rescale(sum, p->mult, p->shift) + p->zero_point, p->lo, p->hi);
+  }
+}
+
+/* An integer softmax over rows of n: with m the row's maximum, e = table[m − x] (exp(−scale·d)
+ * in fixed point, d = 0…255), and y = requantize(e, numerator / Σe, shift): one division a row. */
+typedef struct {
+  int32_t rows, n;
+  const int32_t* table;
+  int32_t numerator, shift, zero_point, lo, hi;
+} rlx_softmax_t;
+
+static inline int32_t rlx_row_max_s8(const int8_t* x, int32_t n) {
+  int32_t i = 0, m = -128;
+#if defined(RLX_CM_DSP)
+  if (n >= 4) {
+    uint32_t w;
+    memcpy(&w, x, 4);
+    for (i = 4; i + 4 <= n; i += 4) {
+      uint32_t v;
+      memcpy(&v, x + i, 4);
+      w = rlx_max_s8x4(w, v);
+    }
+    w = rlx_max_s8x4(w, w >> 16); /* byte 0: max of bytes 0 and 2; byte 1: of 1 and 3 */
+    w = rlx_max_s8x4(w, w >> 8);
+    m = (int8_t)w;
+  }
+#elif defined(RLX_CM_MVE)
+  for (; i < n; i += 16) {
+    const mve_pred16_t in = vctp8q((uint32_t)(n - i));
+    m = vmaxvq_p_s8((int8_t)m, vldrbq_z_s8(x + i, in), in);
+  }
+#endif
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+static inline int32_t rlx_row_exp_sum(const int8_t* x, int32_t n, int32_t m, const int32_t* table) {
+  int32_t sum = 0, i = 0;
+#if defined(RLX_CM_MVE)
+  /* four table entries a gather: offsets m − x, in words */
+  for (; i < n; i += 4) {
+    const mve_pred16_t in = vctp32q((uint32_t)(n - i));
+    const uint32x4_t d = vreinterpretq_u32_s32(vsubq_s32(vdupq_n_s32(m), vldrbq_z_s32(x + i, in)));
+    sum = vaddvaq_p_s32(sum, vldrwq_gather_shifted_offset_z_s32(table, d, in), in);
+  }
+#endif
+  for (; i < n; ++i) sum += table[m - x[i]];
+  return sum;
+}
+
+RLX_CM_KERNEL void rlx_softmax_s8(const int8_t* x, const rlx_softmax_t* p, int8_t* y) {
+  for (int32_t r = 0; r < p->rows; ++r) {
+    const int8_t* xr = x + r * p->n;
+    int8_t* yr = y + r * p->n;
+    const int32_t m = rlx_row_max_s8(xr, p->n);
+    const int32_t recip = p->numerator / rlx_row_exp_sum(xr, p->n, m, p->table); /* the sum is ≥ table[0] > 0 */
+    for (int32_t i = 0; i < p->n; ++i) yr[i] = rlx_clamp_s8(rlx_rescale(p->table[m - xr[i]], recip, p->shift) + p->zero_point, p->lo, p->hi);
+  }
+}
+
 /* hir.quantize_linear with one scale: clamp(round_half_even(x / scale) + zero_point). The
  * division is IEEE single precision, as the host's; rintf rounds half to even. */
 static inline float rlx_round_half_even(float v) {
