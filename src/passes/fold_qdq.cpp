@@ -226,7 +226,7 @@ struct Folder {
       }
       p = g.producer(y);
     }
-    if (!p || (p->op != Op::conv && p->op != Op::dot_general) || g.type(y).dtype != DType::f32) return std::nullopt;
+    if (!p || (p->op != Op::conv && p->op != Op::dot_general) || (g.type(y).dtype != DType::f32 && g.type(y).dtype != DType::f64)) return std::nullopt;
     const bool conv = p->op == Op::conv;
     const Node prod = *p;  // a copy: emitting below moves the graph's storage
     auto xa = leaf_affine(g, prod.inputs[0]);

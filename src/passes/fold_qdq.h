@@ -13,7 +13,8 @@
 //
 // An add of two DQs (a residual connection) becomes two requantizes to a common fine scale, an
 // i32 add and a requantize to the output; a softmax over the last axis becomes a table of
-// exponentials indexed by max − x, a row sum and one division per row (fold_qdq.cpp).
+// exponentials indexed by max − x, a row sum and one division per row (fold_qdq.cpp). The ONNX
+// importer writes QLinearConv in this form too (in f64), so QOperator convolutions fold alike.
 #pragma once
 #include "ir/graph.h"
 

@@ -91,14 +91,15 @@ done
 # An ONNX CNN in QDQ form (as onnxruntime's static quantization writes it): the export folds its
 # layers into integer layers; the board equals the folded graph (graph.rlx, run by the reference
 # backend) bit for bit, and the folded graph the float QDQ model within one quantization step.
-# The second model adds a residual block (a quantized Add) and a quantized Softmax: the integer
-# add and softmax kernels, on the DSP cores and on Helium.
+# The second model writes its convolutions in QOperator form (QLinearConv, MaxPool on int8); the
+# third adds a residual block (a quantized Add) and a quantized Softmax: the integer add and
+# softmax kernels, on the DSP cores and on Helium.
 if $PY -c "import onnx" 2>/dev/null; then
   $PY -c "import numpy as np; np.save('$tmp/qdq_in.npy', np.load('$tmp/cnn_in.npy')[:2000]); np.load('$tmp/cnn_in.npy')[:2000].tofile('$tmp/qdq_in.bin')"
-  for spec in "qdq cortex-m4 logits 3" "qdq_rs cortex-m7 probs 4/1/1" "qdq_rs cortex-m55 probs 4/1/1"; do
+  for spec in "qdq cortex-m4 logits 3" "qop cortex-m4 logits 3" "qdq_rs cortex-m7 probs 4/1/1" "qdq_rs cortex-m55 probs 4/1/1"; do
     set -- $spec
     m=$1 c=$2 out=$3 folds=$4
-    [ -e "$tmp/$m.onnx" ] || $PY "$(dirname "$0")/qdq_cnn.py" "$tmp/$m.onnx" $([ $m = qdq_rs ] && echo --residual-softmax) || { echo "FAIL: writing the $m model failed"; fail=1; continue; }
+    [ -e "$tmp/$m.onnx" ] || $PY "$(dirname "$0")/qdq_cnn.py" "$tmp/$m.onnx" $([ $m = qdq_rs ] && echo --residual-softmax) $([ $m = qop ] && echo --qoperator) || { echo "FAIL: writing the $m model failed"; fail=1; continue; }
     d="$tmp/${m}_$c"
     "$RLX" export --target $c "$tmp/$m.onnx" -o "$d" >"$tmp/$m.txt" || { cat "$tmp/$m.txt"; echo "FAIL: rlx export of $m for $c failed"; fail=1; continue; }
     cat "$tmp/$m.txt"

@@ -8,9 +8,10 @@ Gemm (392→10) → DequantizeLinear. With --residual-softmax a residual block f
 pool (conv 3×3 8→8 → ReLU, added to its input: a quantized Add) and the logits go through a
 quantized Softmax (output scale 1/256, zero point −128, as onnxruntime quantizes it) to "probs".
 Used by tests/cli/cortexm.sh: `rlx export --target cortex-m*` folds each QDQ layer into an
-integer layer (docs/cortexm.md).
+integer layer (docs/cortexm.md). With --qoperator the two convolutions are written in QOperator
+form instead: QLinearConv (ReLU as its output range) and MaxPool on the int8 tensors.
 
-  /usr/bin/python3 tests/cli/qdq_cnn.py OUT.onnx [--seed N] [--residual-softmax]
+  /usr/bin/python3 tests/cli/qdq_cnn.py OUT.onnx [--seed N] [--residual-softmax] [--qoperator]
 """
 import sys
 
@@ -39,6 +40,7 @@ def main():
     out = sys.argv[1]
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 7
     residual = "--residual-softmax" in sys.argv
+    qoperator = "--qoperator" in sys.argv
     rng = np.random.default_rng(seed)
     calib = rng.random((16, 1, 28, 28))
     inits, nodes = [], []
@@ -85,8 +87,21 @@ def main():
         return np.clip(np.round(w / s.reshape(shape)), -127, 127).astype(np.int8), s
 
     x = q("images", const("s_in", s_in, np.float32), const("z_in", -128, np.int8), "images_q")
-    x = dq(x, "s_in", "z_in", "images_dq")
-    for i, (w, b, s_prev, s_out) in enumerate([(w1, b1, s_in, s1), (w2, b2, s1, s2)], start=1):
+    if qoperator:  # QLinearConv (ReLU as the output's range: zero point −128) and MaxPool on int8
+        z_prev = "z_in"
+        for i, (w, b, s_prev, s_out) in enumerate([(w1, b1, "s_in", s1), (w2, b2, "s1", s2)], start=1):
+            wi, sw = wq(w, 0)
+            prev = s_in if i == 1 else s1
+            nodes.append(helper.make_node("QLinearConv", [x, s_prev, z_prev, const("w%d_q" % i, wi, np.int8), const("w%d_s" % i, sw, np.float32),
+                                                          const("w%d_z" % i, np.zeros(len(sw)), np.int8), const("s%d" % i, s_out, np.float32),
+                                                          const("z%d" % i, -128, np.int8), const("b%d_q" % i, np.round(b / (prev * sw)), np.int32)],
+                                          ["conv%d_q" % i], pads=[1, 1, 1, 1], kernel_shape=[3, 3]))
+            nodes.append(helper.make_node("MaxPool", ["conv%d_q" % i], ["pool%d_q" % i], kernel_shape=[2, 2], strides=[2, 2]))
+            x, z_prev = "pool%d_q" % i, "z%d" % i
+        x = dq(x, "s2", "z2", "pool2_dq")
+    else:
+        x = dq(x, "s_in", "z_in", "images_dq")
+    for i, (w, b, s_prev, s_out) in enumerate([] if qoperator else [(w1, b1, s_in, s1), (w2, b2, s1, s2)], start=1):
         wi, sw = wq(w, 0)
         wname = dq(const("w%d_q" % i, wi, np.int8), const("w%d_s" % i, sw, np.float32), const("w%d_z" % i, np.zeros(len(sw)), np.int8), "w%d" % i, axis=0)
         bname = dq(const("b%d_q" % i, np.round(b / (s_prev * sw)), np.int32), const("b%d_s" % i, s_prev * sw, np.float32), const("b%d_z" % i, np.zeros(len(sw)), np.int32),

@@ -1,7 +1,8 @@
 // Quantization operators: QuantizeLinear and DequantizeLinear as RLX's ops; MatMulInteger and
 // QLinearMatMul as one i8 × i8 product summed in i32 (the int8 kernels) with zero-point
-// corrections; the rest (DynamicQuantizeLinear, ConvInteger, QLinearConv, and shapes the
-// integer product does not take) as float arithmetic on dequantized values, exact in f64.
+// corrections; QLinearConv in QDQ form (f64, which fold-qdq makes an integer layer); the rest
+// (DynamicQuantizeLinear, ConvInteger, and shapes the integer product does not take) as float
+// arithmetic on dequantized values, exact in f64.
 #include "frontends/onnx/ops_nn.h"
 #include "frontends/onnx/ops_util.h"
 #include "rlx/error.h"
@@ -172,21 +173,51 @@ std::vector<ValueId> qlinear_matmul(NodeCtx& c) {
   return one(quant(b, y, c.in(6), c.in(7), 1, c.dtype(c.in(7))));
 }
 
+// A value the builder knows to be constant, as a constant node (an initializer's arithmetic
+// folded at import), so that passes see its value; v itself otherwise.
+ValueId materialized(FoldingBuilder& b, ValueId v) {
+  const Tensor* t = b.constant_value(v);
+  return t ? b.constant(*t) : v;
+}
+
+// Q(conv(DQ(x), DQ(w)) + DQ(bias)) in f64 with RLX's quantize/dequantize ops: ONNX's meaning
+// (every product and sum exact in f64, one rounding in the QuantizeLinear) in the QDQ form that
+// the fold-qdq pass turns into an integer layer for int8 devices (cortex-m).
 std::vector<ValueId> qlinear_conv(NodeCtx& c) {
   FoldingBuilder& b = c.b;
-  ValueId x = dequant(b, c.in(0), c.in(1), c.in(2), 1, DType::f64);
-  ValueId w = dequant(b, c.in(3), c.in(4), c.in(5), 0, DType::f64);
   c.require_rank(c.in(0), 3, 8, "the input");
   c.require_rank(c.in(3), c.rank(c.in(0)), c.rank(c.in(0)), "the weight");
-  auto xs = c.static_shape(c.in(0), "the input");
+  // the batch may be symbolic (only the spatial dims shape the geometry, and only with auto_pad)
+  const Shape xs_sym = c.shape(c.in(0));
+  std::vector<int64_t> xs;
+  for (size_t i = 0; i < xs_sym.size(); ++i) xs.push_back(xs_sym[i].is_static() ? xs_sym[i].value() : 1);
+  if (!shape_is_static(Shape(xs_sym.begin() + 2, xs_sym.end())) && c.attr_s("auto_pad", "NOTSET").rfind("SAME", 0) == 0)
+    c.fail("auto_pad SAME over symbolic spatial dims");
   auto ws = c.static_shape(c.in(3), "the weight");
+  const size_t r = c.rank(c.in(0));
+  auto f64 = [&](ValueId v) { return b.cast(v, DType::f64); };
+  const bool native = native_qdq(c.dtype(c.in(0)), DType::f32, DType::f32) && native_qdq(c.dtype(c.in(3)), DType::f32, DType::f32) &&
+                      c.dtype(c.in(2)) == c.dtype(c.in(0)) && c.dtype(c.in(5)) == c.dtype(c.in(3)) && per_tensor(b, c.in(1)) && per_tensor(b, c.in(2));
+  ValueId x, w;
+  if (native) {
+    x = b.emit1(Op::dequantize_linear, {c.in(0), materialized(b, f64(b.reshape(c.in(1), {}))), b.reshape(c.in(2), {})});
+    w = b.emit1(Op::dequantize_linear, {c.in(3), materialized(b, along(b, f64(c.in(4)), 0, r)), materialized(b, along(b, c.in(5), 0, r))});
+  } else {
+    x = dequant(b, c.in(0), c.in(1), c.in(2), 1, DType::f64);
+    w = dequant(b, c.in(3), c.in(4), c.in(5), 0, DType::f64);
+  }
   ConvGeometry g = conv_geometry(c, xs, std::vector<int64_t>(ws.begin() + 2, ws.end()));
   ValueId y = conv_nd(b, x, w, g, c.attr_i("group", 1));
   if (c.has(8)) {
-    // int32 bias with scale x_scale·w_scale
-    ValueId s = b.mul(b.cast(b.reshape(c.in(1), {}), DType::f64), b.cast(c.in(4), DType::f64));
-    ValueId bias = b.mul(b.cast(c.in(8), DType::f64), b.rank(s) == 0 ? s : b.reshape(s, {shape_numel(b.shape(s))}));
+    // int32 bias with scale x_scale·w_scale, per output channel
+    ValueId s = b.mul(f64(b.reshape(c.in(1), {})), f64(c.in(4)));
+    s = materialized(b, b.rank(s) == 0 ? s : b.reshape(s, {shape_numel(b.shape(s))}));
+    ValueId bias = b.emit1(Op::dequantize_linear, {c.in(8), s, b.scalar(DType::i32, 0)});
     y = add_channel_bias(b, y, bias);
+  }
+  if (native && c.dtype(c.in(7)) != DType::i32) {
+    ValueId z = b.reshape(c.in(7), {});
+    return one(b.emit1(Op::quantize_linear, {y, materialized(b, f64(b.reshape(c.in(6), {}))), z}));
   }
   return one(quant(b, y, c.in(6), c.in(7), 1, c.dtype(c.in(7))));
 }
