@@ -27,6 +27,10 @@ PACKAGES += python3-torch
 # and run under qemu-system-arm (tests/cli/cortexm.sh; the test skips without them).
 PACKAGES += gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 
+# src/codegen/fpga: the exported SystemVerilog is simulated by its Verilator testbench and taken
+# to an iCE40 UP5K bitstream by yosys, nextpnr-ice40 and icepack (tests/cli/fpga.sh; skips without).
+PACKAGES += verilator yosys nextpnr-ice40 fpga-icestorm
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup configure build test demo docs clean

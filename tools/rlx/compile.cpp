@@ -116,7 +116,7 @@ int cmd_compile(Args& args) {
 int cmd_export(Args& args) {
   namespace fs = std::filesystem;
   const bool json = args.flag("json");
-  const std::string target = args.value_or("target", "");
+  std::string target = args.value_or("target", "");
   std::string out = args.value_or("output", "");
   if (auto o = args.value("o")) out = *o;
   SessionOptions options;
@@ -125,7 +125,9 @@ int cmd_export(Args& args) {
   const std::string bind = args.value_or("bind", "");
   std::vector<std::string> files = args.positionals();
   args.finish();
-  if (target.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs --target (webgpu, metal, rocm, cortex-m4, cortex-m7, cortex-m55)");
+  if (target.empty())
+    throw Error(ErrorKind::invalid_argument, "rlx export needs --target (webgpu, metal, rocm, cortex-m4, cortex-m7, cortex-m55, fpga[:ice40-up5k|generic])");
+  if (target == "fpga") target = "fpga:ice40-up5k";
   if (files.size() != 1) throw Error(ErrorKind::invalid_argument, "rlx export takes exactly one FILE.rlx, MODEL.onnx or BERT model directory");
   if (out.empty()) throw Error(ErrorKind::invalid_argument, "rlx export needs -o DIR");
   // A BERT model directory (sentence-transformers or Hugging Face) is exported for one batch
@@ -145,12 +147,12 @@ int cmd_export(Args& args) {
                                                                            : ir::parse_graph(read_file(files[0]), files[0]));
   }
   ops::verify(*g, g->level());
-  // A microcontroller runs one inference at a time (every symbol is 1 unless bound), on integer
-  // layers: an ONNX model in QDQ form is folded into them first, and the graph the program
+  // A microcontroller or an FPGA runs one inference at a time (every symbol is 1 unless bound), on
+  // integer layers: an ONNX model in QDQ form is folded into them first, and the graph the program
   // implements is written beside it (graph.rlx: what the host runs to check the board).
-  const bool cortex_m = target.rfind("cortex-m", 0) == 0;
+  const bool int8_target = target.rfind("cortex-m", 0) == 0 || target.rfind("fpga:", 0) == 0;
   passes::QdqFoldReport folded;
-  if (cortex_m) {
+  if (int8_target) {
     for (const auto& sym : g->symbols()) b.emplace(sym, 1);  // bound ones stay as given
     g = std::make_shared<ir::Graph>(passes::fold_qdq(*g, &folded));
   }
@@ -158,7 +160,7 @@ int cmd_export(Args& args) {
   for (const auto& s : g->symbols())
     if (!b.count(s)) throw Error(ErrorKind::invalid_argument, cat("rlx export: symbol ", s, " is not bound; the program is for one shape (--bind ", s, "=N)"));
   std::map<std::string, std::string> program = m.emit_source(b);
-  if (cortex_m) program["graph.rlx"] = ir::print_graph(*g);
+  if (int8_target) program["graph.rlx"] = ir::print_graph(*g);
   if (bert && target == "webgpu") {
     const text::Tokenizer tok = text::load_tokenizer(bert->layout.transformer_dir);
     const fs::path dir = fs::path(files[0]).lexically_normal();

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "codegen/cortexm/layers.h"
+#include "codegen/int8/layers.h"
 #include "cortexm_runtime.h"  // generated: the files of runtime/ as strings
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
@@ -14,6 +14,7 @@ namespace rlx::codegen::cortexm {
 
 namespace {
 
+using int8::Step;
 using ir::Graph;
 using ir::Op;
 using ir::ValueId;
@@ -336,7 +337,7 @@ std::string makefile(const Core& c) {
 }  // namespace
 
 std::map<std::string, std::string> emit_program(const ir::Graph& lir, const Core& core) {
-  std::vector<Step> steps = schedule(lir);
+  std::vector<Step> steps = int8::schedule(lir, "cortex-m");
   // The DSP cores' fully connected kernel unpacks a row of x to halfword pairs once for all its
   // outputs (Helium multiplies bytes directly and needs no scratch).
   if (core.dsp)

@@ -1,4 +1,4 @@
-#include "codegen/cortexm/layers.h"
+#include "codegen/int8/layers.h"
 
 #include <cmath>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include "rlx/error.h"
 #include "util/strings.h"
 
-namespace rlx::codegen::cortexm {
+namespace rlx::codegen::int8 {
 
 namespace {
 
@@ -78,7 +78,7 @@ std::optional<std::vector<int64_t>> per_channel(const Graph& g, ValueId c, const
 
 class Scheduler {
  public:
-  explicit Scheduler(const Graph& g) : g_(g), uses_(g.use_counts()) {
+  Scheduler(const Graph& g, std::string generator) : g_(g), generator_(std::move(generator)), uses_(g.use_counts()) {
     for (int i = 0; i < g.num_nodes(); ++i)
       for (ValueId v : g.node(i).inputs) readers_[v].push_back(i);
   }
@@ -119,7 +119,7 @@ class Scheduler {
       }
     }
     if (!problems.empty())
-      throw Error(ErrorKind::unsupported, cat("the cortex-m generator cannot take ", problems.size(), " node(s) of this int8 graph:\n  ", join(problems, "\n  "),
+      throw Error(ErrorKind::unsupported, cat("the ", generator_, " generator cannot take ", problems.size(), " node(s) of this int8 graph:\n  ", join(problems, "\n  "),
                                               "\nIt runs integer layers (dot_general or conv of i8 by constant i8 weights into i32, an optional constant "
                                               "bias add, then requantize to i8), integer adds and softmaxes in the form passes/fold_qdq writes them, "
                                               "quantize_linear/dequantize_linear with one scale, max_pool of i8 and reshape."));
@@ -341,7 +341,7 @@ class Scheduler {
       case Op::dot_general:
       case Op::conv:
       case Op::pad: return integer_layer(i, s, used);
-      default: throw Refusal{cat(ir::op_keyword(n.op), " has no Cortex-M kernel")};
+      default: throw Refusal{cat(ir::op_keyword(n.op), " has no int8 step")};
     }
   }
 
@@ -496,6 +496,7 @@ class Scheduler {
   }
 
   const Graph& g_;
+  std::string generator_;
   std::vector<int> uses_;
   std::map<ValueId, std::vector<int>> readers_;
   std::vector<Step> steps_;
@@ -503,6 +504,6 @@ class Scheduler {
 
 }  // namespace
 
-std::vector<Step> schedule(const ir::Graph& lir) { return Scheduler(lir).run(); }
+std::vector<Step> schedule(const ir::Graph& lir, const std::string& generator) { return Scheduler(lir, generator).run(); }
 
-}  // namespace rlx::codegen::cortexm
+}  // namespace rlx::codegen::int8

@@ -1,18 +1,19 @@
-// The Cortex-M generator's schedule: an int8 LIR program cut into the kernel calls of
-// runtime/rlx_cm.h. An integer layer — dot_general or conv (i8·i8 → i32), its bias add and its
-// requantize, with a pad before a conv — becomes one call that never stores the i32
-// accumulators; so do an integer add (two requantizes to a common scale, an i32 add, a requantize)
-// and an integer softmax (max, a table of exponentials, a row sum, a division, a requantize), as
-// passes/fold_qdq.h writes them; quantize_linear, dequantize_linear and max_pool are calls of
-// their own, and reshapes are views. The constants each call needs are taken out of the graph here, in the
-// layout the kernels read (weights [out, in…], per-channel bias, multiplier and shift).
+// The schedule of RLX's int8 code generators (cortex-m C, FPGA SystemVerilog): an int8 LIR
+// program cut into steps, each one kernel call or hardware stage. An integer layer — dot_general
+// or conv (i8·i8 → i32), its bias add and its requantize, with a pad before a conv — is one step
+// that never stores the i32 accumulators; so are an integer add (two requantizes to a common
+// scale, an i32 add, a requantize) and an integer softmax (max, a table of exponentials, a row
+// sum, a division, a requantize), as passes/fold_qdq.h writes them; quantize_linear,
+// dequantize_linear and max_pool are steps of their own, and reshapes are views. The constants
+// each step needs are taken out of the graph here, in the layout kernels read (weights
+// [out, in…], per-channel bias, multiplier and shift).
 #pragma once
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
 
-namespace rlx::codegen::cortexm {
+namespace rlx::codegen::int8 {
 
 struct Step {
   enum class Kind { quantize, dequantize, fc, conv, max_pool, add, softmax, view };
@@ -48,8 +49,8 @@ struct Step {
   bool depthwise() const { return kind == Kind::conv && cin == groups && cout == groups; }
 };
 
-// The steps in order. Throws rlx::Error(unsupported) listing every node the kernels cannot take
-// (with what each one needs), never a partial program.
-std::vector<Step> schedule(const ir::Graph& lir);
+// The steps in order. Throws rlx::Error(unsupported) listing every node the steps cannot take
+// (with what each one needs), never a partial program; `generator` names the caller in it.
+std::vector<Step> schedule(const ir::Graph& lir, const std::string& generator);
 
-}  // namespace rlx::codegen::cortexm
+}  // namespace rlx::codegen::int8

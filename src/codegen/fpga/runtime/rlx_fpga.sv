@@ -1,0 +1,294 @@
+// rlx_fpga.sv — the hardware blocks of RLX's FPGA programs, written by `rlx export --target fpga…`
+// beside model.sv, which instantiates them with one model's sizes, parameters and weight files.
+// Plain synthesizable SystemVerilog for yosys (synth_ice40, synth) and Verilator: no vendor
+// primitives — yosys maps the memories to EBR or SPRAM and the 8×8 products to SB_MAC16 itself.
+// Every block computes the integers of the graph's ops exactly (the host's int8 reference).
+`default_nettype none
+
+// A layer's input: written a byte at a time, read P bytes a cycle (one cycle after the address).
+// P byte-wide banks: byte i lives in bank i mod P at word i / P (P a power of two).
+module rlx_buffer #(
+    parameter integer P = 4,
+    parameter integer WORDS = 1
+) (
+    input  wire              clk,
+    input  wire              we,
+    input  wire [15:0]       waddr,
+    input  wire [7:0]        wdata,
+    input  wire [15:0]       raddr,
+    output logic [8*P-1:0]   rdata
+);
+  genvar b;
+  generate
+    for (b = 0; b < P; b = b + 1) begin : bank
+      logic [7:0] mem[0:WORDS-1];
+      always_ff @(posedge clk) begin
+        if (we && (waddr % P) == b) mem[waddr/P] <= wdata;
+        rdata[8*b+:8] <= mem[raddr];
+      end
+    end
+  endgenerate
+endmodule
+
+// The graph's requantize of one accumulator:
+//   y = clamp(ZP + ⌊(acc·mult + 2^(shift−1)) / 2^shift⌋, LO, HI)
+// exact, in few LUTs and no DSP. The product is a shift-and-add multiply that keeps the partial
+// sum in the top half of p and shifts it right (32 cycles, a 33-bit adder: a short carry chain).
+// Then, with q = ⌊p / 2^(shift−1)⌋ (shifts of four bits, then of one), the result is
+// ZP + ⌊(q + 1) / 2⌋ = ⌊(q + 1 + 2·ZP) / 2⌋ — one add and one shift (shift 0: q = 2p) — then the
+// clamp: saturate to int8 (a value fits when its bits above 7 are all equal), clamp those eight
+// bits to [LO, HI] (LO ≥ −128, HI ≤ 127), a step each. 38–56 cycles; the layer overlaps it with
+// the next row.
+module rlx_requant #(
+    parameter integer ZP = 0,
+    parameter integer LO = -128,
+    parameter integer HI = 127
+) (
+    input  wire               clk,
+    input  wire               rst,
+    input  wire               start,     // taken when !busy
+    input  wire signed [31:0] acc,
+    input  wire [31:0]        mult,
+    input  wire [5:0]         shift,
+    input  wire [15:0]        tag_in,    // the output's index, handed back with y
+    output logic              busy,
+    output logic              valid,     // a pulse: y and tag are the result
+    output logic signed [7:0] y,
+    output logic [15:0]       tag
+);
+  localparam [2:0] MUL = 0, PRE = 1, DOUBLE = 2, CLIP = 3, ADD = 4, SATURATE = 5, CLAMP = 6;
+  localparam signed [16:0] ROUND = 17'sd1 + 17'sd2 * 17'(signed'(ZP));
+  logic signed [63:0] p;
+  logic signed [31:0] a;
+  logic [31:0] m;
+  logic [5:0] s, steps;
+  logic [2:0] phase;
+  wire signed [32:0] top = 33'($signed(p[63:32])) + (m[0] ? 33'(a) : 33'sd0);
+  // q clipped to ±2^14 first, which changes no result (beyond that it saturates either way), so
+  // that the add is 17 bits wide rather than 64
+  logic signed [16:0] r;
+  wire fits15 = p[63:15] == '0 || p[63:15] == '1;
+  wire fits7 = r[16:7] == '0 || r[16:7] == '1;
+  wire signed [7:0] sat = fits7 ? r[7:0] : r[16] ? -8'sd128 : 8'sd127;
+  always_ff @(posedge clk) begin
+    valid <= 1'b0;
+    if (rst) begin
+      busy <= 1'b0;
+    end else if (!busy) begin
+      if (start) begin
+        busy <= 1'b1;
+        p <= 64'sd0;
+        a <= acc;
+        m <= mult;
+        s <= shift;
+        tag <= tag_in;
+        steps <= 6'd0;
+        phase <= MUL;
+      end
+    end else begin
+      case (phase)
+        MUL: begin  // p = (p + m[0]·a·2^32) / 2, exactly: the bits shifted out are zeros
+          p <= {top, p[31:1]};
+          m <= m >> 1;
+          steps <= steps + 6'd1;
+          if (steps == 6'd31) phase <= s == 6'd0 ? DOUBLE : PRE;
+        end
+        PRE:  // s − 1 shifts right
+        if (s > 6'd4) begin
+          p <= p >>> 4;
+          s <= s - 6'd4;
+        end else if (s > 6'd1) begin
+          p <= p >>> 1;
+          s <= s - 6'd1;
+        end else phase <= CLIP;
+        DOUBLE: begin
+          p <= p <<< 1;
+          phase <= CLIP;
+        end
+        CLIP: begin
+          r <= fits15 ? 17'($signed(p[15:0])) : p[63] ? -17'sd16384 : 17'sd16384;
+          phase <= ADD;
+        end
+        ADD: begin
+          r <= (r + ROUND) >>> 1;
+          phase <= SATURATE;
+        end
+        SATURATE: begin
+          y <= sat;
+          phase <= CLAMP;
+        end
+        default: begin
+          y <= y < 8'(signed'(LO)) ? 8'(LO) : y > 8'(signed'(HI)) ? 8'(HI) : y;
+          valid <= 1'b1;
+          busy <= 1'b0;
+        end
+      endcase
+    end
+  end
+endmodule
+
+// A fully connected int8 layer: y[j] = requantize(bias[j] + Σ_k x[k]·w[j, k]) for j < N, P
+// products a cycle. Weights are words of P bytes, row j at words j·T … j·T + T − 1 (the row padded
+// with zeros to T·P); a ROM initialized from W_INIT, or (LOADABLE) a single-port RAM written
+// through cfg_* before the first run — yosys makes that SPRAM, which a bitstream cannot
+// initialize. Q_INIT holds {bias[31:0], mult[31:0], shift[5:0]} per output.
+// Pipeline: addresses → memory words → P products summed → accumulate; at a row's end the sum
+// waits in `hold` until the requantizer is free, and the next row starts once it has been taken.
+module rlx_fc #(
+    parameter integer K = 16,
+    parameter integer N = 4,
+    parameter integer P = 4,
+    parameter integer LOADABLE = 0,
+    parameter W_INIT = "",
+    parameter Q_INIT = "",
+    parameter integer ZP = 0,
+    parameter integer LO = -128,
+    parameter integer HI = 127
+) (
+    input  wire             clk,
+    input  wire             rst,
+    input  wire             start,    // a pulse: the input is in place
+    output logic            done,     // a pulse: every output written
+    output logic [15:0]     x_addr,
+    input  wire [8*P-1:0]   x_word,   // the input word at x_addr, a cycle later
+    output logic            y_we,
+    output logic [15:0]     y_addr,
+    output logic [7:0]      y_data,
+    input  wire             cfg_we,
+    input  wire [15:0]      cfg_addr,
+    input  wire [8*P-1:0]   cfg_word
+);
+  localparam integer T = (K + P - 1) / P;
+  localparam [1:0] IDLE = 0, ISSUE = 1, WAIT = 2, FINISH = 3;
+
+  logic [1:0] state;
+  logic [15:0] j, t, w_addr;
+  logic [8*P-1:0] w_word;
+  logic [69:0] q_word;
+  logic [69:0] qmem[0:N-1];
+  generate
+    if (Q_INIT != "") begin : q_rom  // (the unparameterized module has no file)
+      initial $readmemh(Q_INIT, qmem);
+    end
+  endgenerate
+  always_ff @(posedge clk) q_word <= qmem[j];
+
+  generate
+    if (LOADABLE != 0) begin : ram
+      logic [8*P-1:0] mem[0:N*T-1];
+      wire [15:0] a = cfg_we ? cfg_addr : w_addr;
+      always_ff @(posedge clk)  // the read holds while writing: SPRAM's "no change" port
+        if (cfg_we) mem[a] <= cfg_word;
+        else w_word <= mem[a];
+    end else begin : rom
+      logic [8*P-1:0] mem[0:N*T-1];
+      if (W_INIT != "") begin : init
+        initial $readmemh(W_INIT, mem);
+      end
+      always_ff @(posedge clk) w_word <= mem[w_addr];
+    end
+  endgenerate
+
+  assign x_addr = t;
+
+  // stage 1: the words of the address issued last cycle
+  logic s1_valid, s1_first, s1_last;
+  logic [15:0] s1_j;
+  // stage 2: their products summed
+  logic [16*P-1:0] prods;
+  genvar b;
+  generate
+    for (b = 0; b < P; b = b + 1) begin : mac
+      assign prods[16*b+:16] = $signed(x_word[8*b+:8]) * $signed(w_word[8*b+:8]);
+    end
+  endgenerate
+  logic signed [31:0] psum;
+  integer i;
+  always_comb begin
+    psum = 32'sd0;
+    for (i = 0; i < P; i = i + 1) psum = psum + 32'($signed(prods[16*i+:16]));
+  end
+  logic s2_valid, s2_first, s2_last;
+  logic [15:0] s2_j;
+  logic signed [31:0] s2_sum;
+  logic [69:0] s2_q;
+  // stage 3: the accumulator; a finished row waits in hold
+  logic signed [31:0] acc;
+  wire signed [31:0] acc_next = (s2_first ? $signed(s2_q[69:38]) : acc) + s2_sum;
+  logic hold_valid;
+  logic signed [31:0] hold_acc;
+  logic [37:0] hold_q;
+  logic [15:0] hold_j;
+
+  logic rq_busy, rq_valid;
+  logic signed [7:0] rq_y;
+  logic [15:0] rq_tag;
+  wire rq_start = hold_valid && !rq_busy;
+  rlx_requant #(.ZP(ZP), .LO(LO), .HI(HI)) requant (
+      .clk(clk), .rst(rst), .start(rq_start), .acc(hold_acc), .mult(hold_q[37:6]), .shift(hold_q[5:0]), .tag_in(hold_j),
+      .busy(rq_busy), .valid(rq_valid), .y(rq_y), .tag(rq_tag));
+  assign y_we = rq_valid;
+  assign y_addr = rq_tag;
+  assign y_data = rq_y;
+
+  wire drained = !s1_valid && !s2_valid && !hold_valid;
+  always_ff @(posedge clk) begin
+    done <= 1'b0;
+    s1_valid <= state == ISSUE;
+    s1_first <= t == 16'd0;
+    s1_last <= t == 16'(T - 1);
+    s1_j <= j;
+    s2_valid <= s1_valid;
+    s2_first <= s1_first;
+    s2_last <= s1_last;
+    s2_j <= s1_j;
+    s2_sum <= psum;
+    s2_q <= q_word;
+    if (s2_valid) acc <= acc_next;
+    if (rq_start) hold_valid <= 1'b0;
+    if (s2_valid && s2_last) begin
+      hold_valid <= 1'b1;
+      hold_acc <= acc_next;
+      hold_q <= s2_q[37:0];
+      hold_j <= s2_j;
+    end
+    if (rst) begin
+      state <= IDLE;
+      hold_valid <= 1'b0;
+      s1_valid <= 1'b0;
+      s2_valid <= 1'b0;
+    end else begin
+      case (state)
+        IDLE:
+        if (start) begin
+          j <= 16'd0;
+          t <= 16'd0;
+          w_addr <= 16'd0;
+          state <= ISSUE;
+        end
+        ISSUE: begin
+          w_addr <= w_addr + 16'd1;
+          if (t == 16'(T - 1)) begin
+            t <= 16'd0;
+            state <= WAIT;
+          end else t <= t + 16'd1;
+        end
+        WAIT:
+        if (drained) begin
+          if (j == 16'(N - 1)) state <= FINISH;
+          else begin
+            j <= j + 16'd1;
+            state <= ISSUE;
+          end
+        end
+        default:
+        if (drained && !rq_busy && !rq_start) begin
+          done <= 1'b1;
+          state <= IDLE;
+        end
+      endcase
+    end
+  end
+endmodule
+
+`default_nettype wire

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# `rlx export --target fpga:ice40-up5k` (issue #27): the Fashion-MNIST MLP (784-64-10), trained here
+# and quantized by `rlx quantize --to int8`, exported as SystemVerilog, simulated by its Verilator
+# testbench on all 10,000 test images — every output must be bit-identical to the host's int8 graph
+# run by the reference backend — and taken to a bitstream for the iCE40 UP5K (yosys synth_ice40,
+# nextpnr-ice40, icepack), which must meet 24 MHz with one inference in at most 1 ms at that clock.
+# Prints accuracy, cycles per inference, LUT/EBR/SPRAM/DSP use and Fmax.
+set -u
+RLX=$1
+DATA=/usr/share/datasets/fashion-mnist
+PY=/usr/bin/python3
+for tool in verilator yosys nextpnr-ice40 icepack; do
+  command -v $tool >/dev/null || { echo "SKIP: $tool is missing (make setup installs verilator yosys nextpnr-ice40 fpga-icestorm)"; exit 0; }
+done
+[ -e "$DATA/t10k-images-idx3-ubyte.gz" ] || { echo "SKIP: $DATA is missing (apt-get install dataset-fashion-mnist)"; exit 0; }
+$PY -c "import numpy" 2>/dev/null || { echo "SKIP: numpy is missing under $PY (apt-get install python3-numpy)"; exit 0; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+$PY - "$DATA" "$tmp" <<'PYEOF' || { echo "FAIL: could not read the test set"; exit 1; }
+import gzip, sys, numpy as np
+d, out = sys.argv[1], sys.argv[2]
+im = np.frombuffer(gzip.open(d + '/t10k-images-idx3-ubyte.gz').read()[16:], dtype=np.uint8).reshape(-1, 784)
+lab = np.frombuffer(gzip.open(d + '/t10k-labels-idx1-ubyte.gz').read()[8:], dtype=np.uint8)
+x = im.astype(np.float32) / np.float32(255)
+np.save(out + '/images.npy', x)
+np.save(out + '/labels.npy', lab)
+x.tofile(out + '/images.bin')
+PYEOF
+
+"$RLX" train mnist --hidden 64 --epochs 1 --limit 20000 --json --save "$tmp/mlp.safetensors" >/dev/null || { echo "FAIL: training the mlp failed"; exit 1; }
+"$RLX" quantize "$tmp/mlp.safetensors" --to int8 --calib 1000 -o "$tmp/mlp.rlx" --json >"$tmp/q.json" || { echo "FAIL: quantizing the mlp failed"; exit 1; }
+"$RLX" run "$tmp/mlp.rlx" --device reference --input images="$tmp/images.npy" --output "$tmp/ref" >/dev/null || { echo "FAIL: the reference run failed"; exit 1; }
+d="$tmp/up5k"
+"$RLX" export --target fpga:ice40-up5k "$tmp/mlp.rlx" -o "$d" || { echo "FAIL: rlx export --target fpga:ice40-up5k failed"; exit 1; }
+(cd "$d" && make -s sim) || { cat "$d/verilator.log"; echo "FAIL: verilator could not build the testbench"; exit 1; }
+ln -s "$tmp/images.bin" "$d/rlx_input.bin"
+(cd "$d" && timeout 900 make -s run) || { echo "FAIL: the simulation failed"; fail=1; }
+verdict=$($PY - "$tmp/ref/output0.npy" "$d/rlx_output.bin" "$tmp/labels.npy" <<'PYEOF'
+import sys, os, numpy as np
+ref = np.load(sys.argv[1]); lab = np.load(sys.argv[3])
+raw = open(sys.argv[2], 'rb').read() if os.path.exists(sys.argv[2]) else b''
+if len(raw) != ref.nbytes:
+    print('short', 0.0); sys.exit()
+got = np.frombuffer(raw, dtype=np.float32).reshape(ref.shape)
+print('bit-exact' if raw == ref.tobytes() else 'DIFFER:%d' % int((got.view(np.uint32) != ref.view(np.uint32)).any(1).sum()), '%.4f' % (got.argmax(1) == lab).mean())
+PYEOF
+)
+outputs=${verdict% *}
+acc=${verdict#* }
+[ "$outputs" = bit-exact ] || { echo "FAIL: the simulated outputs are not the host's ($outputs of 10000 rows differ)"; fail=1; }
+cycles=$(grep -oE '"cycles_max":[0-9]+' "$d/tb.json" | cut -d: -f2)
+echo "mlp on fpga:ice40-up5k in Verilator: $outputs over 10000 images, accuracy $acc (host int8 $(grep -oE '"quantized_accuracy":[0-9.]+' "$tmp/q.json" | cut -d: -f2)), $cycles cycles per inference"
+awk -v c="${cycles:-0}" 'BEGIN { exit !(c > 0 && c / 24e6 <= 1e-3) }' || { echo "FAIL: $cycles cycles are more than 1 ms at 24 MHz"; fail=1; }
+
+# the bitstream: synthesis, place and route at 24 MHz, icepack
+(cd "$d" && timeout 900 make -s) >"$tmp/pnr.txt" 2>&1 || { cat "$tmp/pnr.txt"; echo "FAIL: the bitstream flow failed"; fail=1; }
+cat "$tmp/pnr.txt" | grep -v "^Warning: No PCF"
+[ -s "$d/model.bin" ] || { echo "FAIL: no bitstream"; fail=1; }
+grep -q '"timing_met":true' "$d/report.json" 2>/dev/null || { echo "FAIL: 24 MHz not met (report.json: $(cat "$d/report.json" 2>/dev/null))"; fail=1; }
+fmax=$(grep -oE '"fmax_mhz":[0-9.]+' "$d/report.json" | cut -d: -f2)
+awk -v f="${fmax:-0}" -v c="${cycles:-0}" 'BEGIN { printf "latency: %.3f ms at 24 MHz, %.3f ms at the reported Fmax %.2f MHz\n", c / 24e3, (f > 0 ? c / (f * 1e3) : 0), f }'
+
+# a graph the generator cannot take is refused naming the node, and nothing is written
+cat >"$tmp/bad.rlx" <<'RLXEOF'
+graph @float_mlp(%x: f32[1,8]) {
+  %0 = mir.constant() {value=tensor<f32[8,4]>[1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8]} : f32[8,4]
+  %1 = mir.dot_general(%x, %0) {contract=[[1],[0]]} : f32[1,4] loc("fc")
+  %2 = mir.tanh(%1) : f32[1,4] loc("act")
+  return %2
+}
+RLXEOF
+"$RLX" export --target fpga "$tmp/bad.rlx" -o "$tmp/bad" >"$tmp/bad.txt" 2>&1
+rc=$?
+[ $rc != 0 ] || { echo "FAIL: a float graph was exported for the fpga"; fail=1; }
+grep -q "mir.tanh" "$tmp/bad.txt" || { cat "$tmp/bad.txt"; echo "FAIL: the refusal does not name the node"; fail=1; }
+[ -e "$tmp/bad/model.sv" ] && { echo "FAIL: a refused export wrote files"; fail=1; }
+exit $fail
