@@ -267,7 +267,7 @@ std::string top_module(const Graph& lir, const std::vector<Layer>& ls, const Par
     << "  assign out_valid = state == S_OUT;\n  assign out_last = count == 16'(N_OUT);\n"
     << "  assign out_data = out_last ? best_at : obuf[count];\n\n";
   v << "  always_ff @(posedge clk) begin\n    start <= '0;\n"
-    << "    if (cfg_take) cfg_shift <= {cfg_data, cfg_shift[" << 8 * pm - 1 << ":8]};\n"
+    << (pm > 1 ? cat("    if (cfg_take) cfg_shift <= {cfg_data, cfg_shift[", 8 * pm - 1, ":8]};\n") : std::string("    if (cfg_take) cfg_shift <= cfg_data;\n"))
     << "    if (rst) begin\n      state <= CFG_BYTES > 0 ? S_CFG : S_IN;\n      cfg_count <= 24'd0;\n      count <= 16'd0;\n"
     << "    end else begin\n      case (state)\n"
     << "        S_CFG:\n        if (cfg_take) begin\n          cfg_count <= cfg_count + 24'd1;\n          if (cfg_count == 24'(CFG_BYTES - 1)) state <= S_IN;\n        end\n"
