@@ -31,6 +31,10 @@ PACKAGES += gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 # to an iCE40 UP5K bitstream by yosys, nextpnr-ice40 and icepack (tests/cli/fpga.sh; skips without).
 PACKAGES += verilator yosys nextpnr-ice40 fpga-icestorm
 
+# src/dist: communicators over Gloo (TCP; ibverbs built) and Open MPI; `rlx launch` starts the
+# ranks (tests/cli/dist.sh, on loopback).
+PACKAGES += libgloo-dev libopenmpi-dev openmpi-bin
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup configure build test demo docs clean

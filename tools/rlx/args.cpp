@@ -7,8 +7,16 @@
 
 namespace rlx::cli {
 
-Args::Args(std::string command, std::vector<std::string> tokens)
-    : command_(std::move(command)), tokens_(std::move(tokens)), used_(tokens_.size(), false) {}
+Args::Args(std::string command, std::vector<std::string> tokens) : command_(std::move(command)) {
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] == "--") {
+      after_.assign(tokens.begin() + static_cast<std::ptrdiff_t>(i) + 1, tokens.end());
+      tokens.resize(i);
+      break;
+    }
+  tokens_ = std::move(tokens);
+  used_.assign(tokens_.size(), false);
+}
 
 std::vector<std::string> Args::values(const std::string& key) {
   std::vector<std::string> out;

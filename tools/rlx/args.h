@@ -26,10 +26,12 @@ class Args {
   std::optional<std::string> subcommand();
   // Throws rlx::Error(invalid_argument) naming the first unknown option.
   void finish();
+  // The tokens after a bare `--`, untouched (`rlx launch -n 2 -- rlx bench …`: another command's).
+  const std::vector<std::string>& after_separator() const { return after_; }
 
  private:
   std::string command_;
-  std::vector<std::string> tokens_;
+  std::vector<std::string> tokens_, after_;
   std::vector<bool> used_;
 };
 

@@ -37,6 +37,9 @@ const std::vector<Command>& commands() {
       {"onnx-suite", "DIR [--filter REGEX] [--device D] [--json]", "ONNX backend test data: pass/fail per test, ends with `N passed, M failed`", cmd_onnx_suite},
       {"diff", "MODEL.onnx|FILE.rlx [--device D] [--against reference] [--input NAME=FILE.npy]… [--bind S=N,…] [--seed N] [--rtol R] [--atol A] [--top N] [--flip-weight NAME] [--json]",
        "the first node whose output differs between a device and the reference, and the largest errors (exit 3 when one does)", cmd_diff},
+      {"launch", "-n N [--backend gloo|mpi] [--timeout S] [--json] -- COMMAND …",
+       "start N local ranks of a command (rlx bench collectives, …) that find each other through a rendezvous (Gloo: a file store; MPI: mpirun); when a rank fails the others are stopped and the failure is named",
+       cmd_launch},
       {"serve", "(--model DIR|FILE.gguf | --embedding-model DIR)… [--host 127.0.0.1] [--port 8080] [--api-key K] [--parallel N] [--ctx N] [--chat-template FILE.jinja] [--model-name ID] [--embedding-model-name ID] [--max-body BYTES] [--device D] [--precision f32|bf16] [--activations q8|auto|f32] [--threads N]",
        "an OpenAI-compatible HTTP server: /v1/completions, /v1/chat/completions (streamed), /v1/embeddings, /v1/models, /health, /metrics; concurrent requests decode together. Quantized matrices take 8-bit activations by default, as llama.cpp's do (--activations auto keeps Q8_0's f32 activations, and so its greedy ids equal to f32 weights')", cmd_serve},
   };
@@ -75,11 +78,13 @@ int main(int argc, char** argv) {
     for (const auto& c : cli::commands()) {
       if (tokens[0] != c.name) continue;
       std::vector<std::string> rest(tokens.begin() + 1, tokens.end());
-      for (const auto& t : rest)
+      for (const auto& t : rest) {
+        if (t == "--") break;  // what follows is another command's (rlx launch)
         if (t == "--help" || t == "-h") {
           std::printf("usage: rlx %s %s\n  %s\n", c.name, c.usage, c.summary);
           return 0;
         }
+      }
       cli::Args args(c.name, rest);
       return c.run(args);
     }

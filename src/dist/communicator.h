@@ -1,0 +1,67 @@
+// Collective communication between the ranks of one job: the interface RLX's distributed passes
+// and collective ops use, over an existing engine — Gloo (TCP on loopback or a network; its
+// ibverbs transport is built where libgloo has it) and MPI (Open MPI) — never a home-made
+// transport. Tensors are contiguous host tensors. Reductions are exact for integer dtypes and
+// follow the engine's summation order for floats; every call fails with an rlx::Error naming
+// the rank and the operation (a dead peer, a timeout) instead of hanging.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rlx/tensor.h"
+
+namespace rlx::dist {
+
+enum class ReduceOp { sum, max, min, avg };
+ReduceOp reduce_op(std::string_view name);  // "sum" "max" "min" "avg"; throws listing them
+const char* reduce_op_name(ReduceOp op);
+
+// Where a rank finds the others: what `rlx launch` puts in the environment (RLX_RANK,
+// RLX_WORLD_SIZE, RLX_DIST_BACKEND, RLX_DIST_STORE, RLX_DIST_JOB, RLX_DIST_TIMEOUT) — under
+// mpirun the rank and size come from MPI itself.
+struct Rendezvous {
+  int rank = 0, size = 1;
+  std::string backend = "gloo";  // gloo | mpi
+  std::string store;             // gloo: the directory of its file store
+  std::string job = "rlx";       // a prefix of every key, so another job's stale files never match
+  std::string host = "127.0.0.1";  // gloo: the address this rank listens on (RLX_DIST_HOST)
+  double timeout_s = 60;         // a peer that does not answer in this long is an error
+  static Rendezvous from_env();  // throws naming the variable that is missing or malformed
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend() const = 0;
+  // In place: every rank ends with `op` over all ranks' t (avg: floats only).
+  virtual void all_reduce(Tensor& t, ReduceOp op) = 0;
+  // out [size·n elements] ← each rank's t [n], in rank order.
+  virtual void all_gather(const Tensor& t, Tensor& out) = 0;
+  // out [n] ← `op` over the ranks of the rank-th n-element slice of t [size·n].
+  virtual void reduce_scatter(const Tensor& t, Tensor& out, ReduceOp op) = 0;
+  // Every rank's t ← root's t.
+  virtual void broadcast(Tensor& t, int root) = 0;
+  // Point to point, matched in order between each pair of ranks.
+  virtual void send(const Tensor& t, int dst) = 0;
+  virtual void recv(Tensor& t, int src) = 0;
+  virtual void barrier() = 0;
+};
+
+// Connects this rank to the job (blocks until every rank has arrived, or the timeout).
+std::unique_ptr<Communicator> connect(const Rendezvous& r);
+// The engines this build has ("gloo", "mpi").
+std::vector<std::string> backends_built();
+
+namespace detail {
+// Checks shared by the engines: contiguous host tensors, dtypes a reduction takes, matching sizes.
+void check_tensor(const Tensor& t, const char* what, int rank);
+void check_reducible(const Tensor& t, ReduceOp op, const char* what, int rank);
+std::unique_ptr<Communicator> connect_gloo(const Rendezvous& r);
+std::unique_ptr<Communicator> connect_mpi(const Rendezvous& r);
+}  // namespace detail
+
+}  // namespace rlx::dist

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `rlx launch` and the communicators (issue #28), on loopback: every collective × dtype × size
+# class exact on 2 and 3 Gloo ranks and on 2 MPI ranks; a rank killed mid-job stops the job with
+# an error naming it, well inside the timeout; bad launches are refused with a clear message.
+set -u
+RLX=$1
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+built=$("$RLX" launch -n 1 -- true 2>&1 >/dev/null; "$RLX" launch -n 1 --backend mpi -- true 2>&1 >/dev/null)
+
+run_check() {  # backend ranks
+  local out
+  out=$(timeout 300 "$RLX" launch -n $2 --backend $1 --timeout 60 -- rlx bench collectives --check 2>&1)
+  local rc=$?
+  echo "$out" | tail -1
+  [ $rc = 0 ] && echo "$out" | grep -q "all exact" || { echo "$out"; echo "FAIL: collectives on $2 $1 ranks (exit $rc)"; fail=1; }
+}
+run_check gloo 2
+run_check gloo 3
+if command -v mpirun >/dev/null && ! echo "$built" | grep -q "mpi backend is not built"; then
+  run_check mpi 2
+else
+  echo "SKIP (mpi): mpirun or the MPI communicator is missing (make setup installs libopenmpi-dev openmpi-bin)"
+fi
+
+# a rank that dies: the job stops, naming it, long before the 30 s timeout
+start=$(date +%s)
+timeout 120 "$RLX" launch -n 2 --timeout 30 -- rlx bench collectives --kill-rank 1 >"$tmp/kill.txt" 2>&1
+rc=$?
+elapsed=$(( $(date +%s) - start ))
+cat "$tmp/kill.txt"
+[ $rc != 0 ] || { echo "FAIL: a job with a dead rank exited 0"; fail=1; }
+grep -q "rank 1 of 2 was killed by signal 9" "$tmp/kill.txt" || { echo "FAIL: the dead rank is not named"; fail=1; }
+[ $elapsed -lt 25 ] || { echo "FAIL: the job took $elapsed s to stop after a rank died"; fail=1; }
+
+# refusals
+"$RLX" launch -- true >"$tmp/e1.txt" 2>&1 && { echo "FAIL: launch without -n ran"; fail=1; }
+grep -q "needs -n N" "$tmp/e1.txt" || { cat "$tmp/e1.txt"; echo "FAIL: the missing -n is not named"; fail=1; }
+"$RLX" launch -n 2 >"$tmp/e2.txt" 2>&1 && { echo "FAIL: launch without a command ran"; fail=1; }
+grep -q "needs a command after --" "$tmp/e2.txt" || { cat "$tmp/e2.txt"; echo "FAIL: the missing command is not named"; fail=1; }
+"$RLX" bench collectives --check >"$tmp/e3.txt" 2>&1 && { echo "FAIL: a rank ran outside a job"; fail=1; }
+grep -q "rlx launch -n N" "$tmp/e3.txt" || { cat "$tmp/e3.txt"; echo "FAIL: running outside a job does not say how to start one"; fail=1; }
+[ $fail = 0 ] && echo "dist ok"
+exit $fail
