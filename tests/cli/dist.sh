@@ -34,6 +34,19 @@ cat "$tmp/kill.txt"
 grep -q "rank 1 of 2 was killed by signal 9" "$tmp/kill.txt" || { echo "FAIL: the dead rank is not named"; fail=1; }
 [ $elapsed -lt 25 ] || { echo "FAIL: the job took $elapsed s to stop after a rank died"; fail=1; }
 
+# the paper plan: Qwen3-8B on tp=2 × pp=2 holds its 8.19 B parameters (norms replicated once more)
+"$RLX" launch -n 4 --dry-run --model qwen3-8b --tp 2 --pp 2 --ctx 32768 || { echo "FAIL: rlx launch --dry-run"; fail=1; }
+"$RLX" launch -n 4 --dry-run --model qwen3-8b --tp 2 --pp 2 --json >"$tmp/plan.json" || fail=1
+/usr/bin/python3 - "$tmp/plan.json" <<'PYEOF' || { echo "FAIL: the dry-run plan is wrong"; fail=1; }
+import json, sys
+p = json.load(open(sys.argv[1]))
+total = sum(r["params"] for r in p["ranks"])
+assert len(p["ranks"]) == 4 and abs(total / 8.19e9 - 1) < 0.01, total
+assert p["decode"]["all_reduces"] == 2 * 18 + 1 and p["decode"]["all_reduce_bytes"] == 4096 * 2, p["decode"]
+PYEOF
+"$RLX" launch -n 3 --dry-run --model qwen3-8b --tp 3 >"$tmp/e0.txt" 2>&1 && { echo "FAIL: tp=3 of 32 heads was planned"; fail=1; }
+grep -q "32 attention heads do not split over tp=3" "$tmp/e0.txt" || { cat "$tmp/e0.txt"; echo "FAIL: the indivisible split is not named"; fail=1; }
+
 # refusals
 "$RLX" launch -- true >"$tmp/e1.txt" 2>&1 && { echo "FAIL: launch without -n ran"; fail=1; }
 grep -q "needs -n N" "$tmp/e1.txt" || { cat "$tmp/e1.txt"; echo "FAIL: the missing -n is not named"; fail=1; }

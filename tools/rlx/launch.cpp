@@ -12,12 +12,17 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <thread>
 
 #include "commands.h"
 #include "dist/communicator.h"
+#include "dist/plan.h"
+#include "formats/hf_config.h"
+#include "models/qwen3.h"
+#include "models/qwen3_weights.h"
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -59,13 +64,124 @@ std::string describe(int status) {
   _exit(127);
 }
 
+// The published Qwen3 dense configurations (config.json of each Hugging Face repository).
+dist::DecoderShape preset(const std::string& name) {
+  auto shape = [&](int64_t hidden, int64_t inter, int64_t layers, int64_t heads, bool tied) {
+    dist::DecoderShape m;
+    m.name = name;
+    m.vocab = 151936;
+    m.hidden = hidden;
+    m.intermediate = inter;
+    m.layers = layers;
+    m.heads = heads;
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.tied_embeddings = tied;
+    m.qk_norm = true;
+    return m;
+  };
+  if (name == "qwen3-0.6b") return shape(1024, 3072, 28, 16, true);
+  if (name == "qwen3-1.7b") return shape(2048, 6144, 28, 16, true);
+  if (name == "qwen3-4b") return shape(2560, 9728, 36, 32, true);
+  if (name == "qwen3-8b") return shape(4096, 12288, 36, 32, false);
+  if (name == "qwen3-14b") return shape(5120, 17408, 40, 40, false);
+  if (name == "qwen3-32b") return shape(5120, 25600, 64, 64, false);
+  // a model directory or config.json
+  fs::path p = name;
+  if (fs::is_directory(p)) p /= "config.json";
+  if (!fs::exists(p)) throw Error(ErrorKind::invalid_argument, cat("--model ", name, ": neither a preset (qwen3-0.6b, -1.7b, -4b, -8b, -14b, -32b) nor a model directory with config.json"));
+  const models::LlamaSpec s = models::llama_spec_from_hf(formats::read_hf_config(p.string()), p.string());
+  dist::DecoderShape m;
+  m.name = name;
+  m.vocab = s.vocab_size;
+  m.hidden = s.hidden_size;
+  m.intermediate = s.intermediate_size;
+  m.layers = s.num_layers;
+  m.heads = s.num_heads;
+  m.kv_heads = s.num_kv_heads;
+  m.head_dim = s.head_dim;
+  m.tied_embeddings = s.tie_word_embeddings;
+  m.qk_norm = s.qk_norm;
+  return m;
+}
+
+double bytes_per_param(const std::string& precision) {
+  if (precision == "f32") return 4;
+  if (precision == "bf16" || precision == "f16") return 2;
+  if (precision == "q8_0") return 34.0 / 32;
+  if (precision == "q6_k") return 210.0 / 256;
+  if (precision == "q4_k" || precision == "q4_k_m") return 144.0 / 256;
+  if (precision == "q4_0") return 18.0 / 32;
+  throw Error(ErrorKind::invalid_argument, cat("--precision ", precision, " (f32, bf16, f16, q8_0, q6_k, q4_k, q4_0)"));
+}
+
+std::string gib(double b) { return cat(std::round(b / (1u << 30) * 100) / 100); }
+
+// rlx launch -n N --dry-run --model M --tp T --pp P: the per-rank memory and the traffic of a step.
+int dry_run(Args& args, long n, bool json) {
+  const std::string model = args.value_or("model", "qwen3-8b");
+  dist::Layout l;
+  l.tp = static_cast<int>(args.int_or("tp", n));
+  l.pp = static_cast<int>(args.int_or("pp", 1));
+  const std::string precision = args.value_or("precision", "bf16");
+  l.weight_bytes = bytes_per_param(precision);
+  l.kv_bytes = l.activation_bytes = precision == "f32" ? 4 : 2;
+  l.context = args.int_or("ctx", 4096);
+  l.batch = args.int_or("batch", 1);
+  l.prompt = args.int_or("prompt", 512);
+  args.finish();
+  if (static_cast<long>(l.tp) * l.pp != n) throw Error(ErrorKind::invalid_argument, cat("rlx launch --dry-run: -n ", n, " ranks but tp=", l.tp, " × pp=", l.pp, " = ", l.tp * l.pp));
+  if (l.context < 1 || l.batch < 1 || l.prompt < 1) throw Error(ErrorKind::invalid_argument, "--ctx, --batch and --prompt must be positive");
+  const dist::DecoderShape m = preset(model);
+  const dist::Plan p = dist::plan(m, l);
+  if (json) {
+    std::vector<std::string> rows;
+    for (const auto& r : p.ranks)
+      rows.push_back(cat("{\"rank\":", r.rank, ",\"stage\":", r.stage, ",\"tp_rank\":", r.tp_rank, ",\"layers\":[", r.first_layer, ",", r.first_layer + r.layers,
+                         "],\"params\":", r.params, ",\"weight_bytes\":", r.weight_bytes, ",\"kv_bytes\":", r.kv_bytes, "}"));
+    auto t = [](const dist::StepTraffic& s) {
+      return cat("{\"all_reduces\":", s.all_reduces, ",\"all_reduce_bytes\":", s.all_reduce_bytes, ",\"tp_wire_bytes\":", s.tp_wire_bytes, ",\"logits_gather_bytes\":",
+                 s.logits_gather_bytes, ",\"pp_bytes\":", s.pp_bytes, "}");
+    };
+    std::printf("{\"model\":%s,\"tp\":%d,\"pp\":%d,\"precision\":\"%s\",\"ctx\":%lld,\"batch\":%lld,\"ranks\":[%s],\"decode\":%s,\"prefill\":%s}\n", json_quote(model).c_str(), l.tp, l.pp,
+                precision.c_str(), static_cast<long long>(l.context), static_cast<long long>(l.batch), join(rows, ",").c_str(), t(p.decode).c_str(), t(p.prefill).c_str());
+    return 0;
+  }
+  std::printf("%s (%lld layers, hidden %lld, %lld heads / %lld KV heads, vocab %lld) on tp=%d × pp=%d, %s weights, KV for %lld tokens × %lld sequences\n", model.c_str(),
+              static_cast<long long>(m.layers), static_cast<long long>(m.hidden), static_cast<long long>(m.heads), static_cast<long long>(m.kv_heads), static_cast<long long>(m.vocab),
+              l.tp, l.pp, precision.c_str(), static_cast<long long>(l.context), static_cast<long long>(l.batch));
+  std::printf("%-5s %-6s %-3s %-9s %12s %12s %10s %10s\n", "rank", "stage", "tp", "layers", "params (M)", "weights GiB", "KV GiB", "total GiB");
+  for (const auto& r : p.ranks)
+    std::printf("%-5d %-6d %-3d %-9s %12.1f %12s %10s %10s%s\n", r.rank, r.stage, r.tp_rank, cat(r.first_layer, "-", r.first_layer + r.layers - 1).c_str(), r.params / 1e6,
+                gib(r.weight_bytes).c_str(), gib(r.kv_bytes).c_str(), gib(r.total()).c_str(), r.embedding && r.head ? " (embedding, head)" : r.embedding ? " (embedding)" : r.head ? " (head)" : "");
+  auto line = [&](const char* what, const dist::StepTraffic& s) {
+    std::printf("%-26s %4lld all-reduces of %10s KiB (%s MiB sent per TP rank), logits all-gather %s KiB, %s KiB per pipeline hop\n", what,
+                static_cast<long long>(s.all_reduces), cat(std::round(s.all_reduce_bytes / 1024 * 10) / 10).c_str(), cat(std::round(s.tp_wire_bytes / (1 << 20) * 100) / 100).c_str(),
+                cat(std::round(s.logits_gather_bytes / 1024)).c_str(), cat(std::round(s.pp_bytes / 1024 * 10) / 10).c_str());
+  };
+  line("decode step (1 token each):", p.decode);
+  line(cat("prefill step (", l.prompt, " tokens):").c_str(), p.prefill);
+  for (const auto& note : p.notes) std::printf("note: %s\n", note.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int cmd_launch(Args& args) {
   std::optional<std::string> n_text = args.value("n");
+  const bool dry = args.flag("dry-run");
   const std::string backend = args.value_or("backend", "gloo");
   const double timeout = args.float_or("timeout", 60);
   const bool json = args.flag("json");
+  if (dry) {  // -n is given as --n or before any other option
+    std::vector<std::string> pos = args.positionals();
+    if (!n_text && pos.size() >= 2 && pos[0] == "-n") n_text = pos[1];
+    if (!n_text) throw Error(ErrorKind::invalid_argument, "rlx launch --dry-run needs -n N (the number of ranks)");
+    char* e = nullptr;
+    const long ranks = std::strtol(n_text->c_str(), &e, 10);
+    if (*e || ranks < 1 || ranks > 4096) throw Error(ErrorKind::invalid_argument, cat("rlx launch: -n ", *n_text, " is not a rank count"));
+    return dry_run(args, ranks, json);
+  }
   std::vector<std::string> pos = args.positionals();
   if (!n_text && pos.size() >= 2 && pos[0] == "-n") n_text = pos[1], pos.erase(pos.begin(), pos.begin() + 2);
   if (!pos.empty()) throw Error(ErrorKind::invalid_argument, cat("rlx launch: unexpected '", pos[0], "' (the command goes after --)"));
