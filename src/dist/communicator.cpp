@@ -1,8 +1,8 @@
 #include "dist/communicator.h"
 
-#include <cstdlib>
 
 #include "rlx/error.h"
+#include "util/flags.h"
 #include "util/strings.h"
 
 namespace rlx::dist {
@@ -25,40 +25,24 @@ const char* reduce_op_name(ReduceOp op) {
   return "?";
 }
 
-namespace {
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-int env_int(const char* name, int fallback) {
-  const std::string v = env(name);
-  if (v.empty()) return fallback;
-  char* end = nullptr;
-  const long x = std::strtol(v.c_str(), &end, 10);
-  if (*end || x < 0 || x > 1 << 20) throw Error(ErrorKind::invalid_argument, cat(name, "=", v, " is not a rank count"));
-  return static_cast<int>(x);
-}
-
-}  // namespace
-
 Rendezvous Rendezvous::from_env() {
+  const Flags& f = flags();
   Rendezvous r;
-  r.backend = env("RLX_DIST_BACKEND").empty() ? "gloo" : env("RLX_DIST_BACKEND");
-  if (!env("RLX_DIST_JOB").empty()) r.job = env("RLX_DIST_JOB");
-  if (!env("RLX_DIST_HOST").empty()) r.host = env("RLX_DIST_HOST");
-  if (!env("RLX_DIST_TIMEOUT").empty()) {
-    r.timeout_s = std::atof(env("RLX_DIST_TIMEOUT").c_str());
-    if (!(r.timeout_s > 0)) throw Error(ErrorKind::invalid_argument, cat("RLX_DIST_TIMEOUT=", env("RLX_DIST_TIMEOUT"), " is not a positive number of seconds"));
-  }
+  r.backend = f.RLX_DIST_BACKEND;
+  r.job = f.RLX_DIST_JOB;
+  r.host = f.RLX_DIST_HOST;
+  r.transport = f.RLX_DIST_TRANSPORT;
+  r.ib_device = f.RLX_DIST_IB_DEVICE;
+  if (f.RLX_DIST_TIMEOUT <= 0) throw Error(ErrorKind::invalid_argument, cat("RLX_DIST_TIMEOUT=", f.RLX_DIST_TIMEOUT, " is not a positive number of seconds"));
+  r.timeout_s = static_cast<double>(f.RLX_DIST_TIMEOUT);
   if (r.backend == "mpi") return r;  // MPI knows the rank and size
-  if (env("RLX_RANK").empty() || env("RLX_WORLD_SIZE").empty())
+  if (f.RLX_RANK < 0 || f.RLX_WORLD_SIZE <= 0)
     throw Error(ErrorKind::invalid_argument, "this command runs as one rank of a job: start it with `rlx launch -n N -- …` (RLX_RANK and RLX_WORLD_SIZE are not set)");
-  r.rank = env_int("RLX_RANK", 0);
-  r.size = env_int("RLX_WORLD_SIZE", 1);
-  if (r.size < 1 || r.rank >= r.size) throw Error(ErrorKind::invalid_argument, cat("RLX_RANK=", r.rank, " is not a rank of RLX_WORLD_SIZE=", r.size));
-  r.store = env("RLX_DIST_STORE");
+  if (f.RLX_RANK >= f.RLX_WORLD_SIZE || f.RLX_WORLD_SIZE > 4096)
+    throw Error(ErrorKind::invalid_argument, cat("RLX_RANK=", f.RLX_RANK, " is not a rank of RLX_WORLD_SIZE=", f.RLX_WORLD_SIZE));
+  r.rank = static_cast<int>(f.RLX_RANK);
+  r.size = static_cast<int>(f.RLX_WORLD_SIZE);
+  r.store = f.RLX_DIST_STORE;
   if (r.store.empty()) throw Error(ErrorKind::invalid_argument, "RLX_DIST_STORE (the rendezvous directory) is not set; start the ranks with `rlx launch`");
   return r;
 }

@@ -27,6 +27,8 @@ struct Rendezvous {
   std::string store;             // gloo: the directory of its file store
   std::string job = "rlx";       // a prefix of every key, so another job's stale files never match
   std::string host = "127.0.0.1";  // gloo: the address this rank listens on (RLX_DIST_HOST)
+  std::string transport = "tcp";   // gloo: tcp | ibverbs (RLX_DIST_TRANSPORT)
+  std::string ib_device;           // gloo ibverbs: the device (RLX_DIST_IB_DEVICE; default the first)
   double timeout_s = 60;         // a peer that does not answer in this long is an error
   static Rendezvous from_env();  // throws naming the variable that is missing or malformed
 };

@@ -6,6 +6,7 @@
 #include "util/strings.h"
 
 #if defined(RLX_HAVE_GLOO)
+#include <gloo/config.h>
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
@@ -15,6 +16,9 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
+#if GLOO_HAVE_TRANSPORT_IBVERBS
+#include <gloo/transport/ibverbs/device.h>
+#endif
 
 #include <chrono>
 #include <cstring>
@@ -55,13 +59,35 @@ void divide(Tensor& t, int n) {
     for (double* p = t.data_as<double>(), *e = p + t.numel(); p < e; ++p) *p /= static_cast<double>(n);
 }
 
+// The transport: TCP (RLX_DIST_TRANSPORT unset or "tcp"), or InfiniBand/RoCE verbs ("ibverbs",
+// compiled in where libgloo has it; the first device unless RLX_DIST_IB_DEVICE names one).
+std::shared_ptr<gloo::transport::Device> make_device(const Rendezvous& r) {
+  if (r.transport == "tcp") {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = r.host;
+    return gloo::transport::tcp::CreateDevice(attr);
+  }
+  if (r.transport == "ibverbs") {
+#if GLOO_HAVE_TRANSPORT_IBVERBS
+    const std::vector<std::string> names = gloo::transport::ibverbs::getDeviceNames();
+    if (names.empty()) throw Error(ErrorKind::unsupported, "RLX_DIST_TRANSPORT=ibverbs: this machine has no InfiniBand/RoCE device (ibv_get_device_list is empty)");
+    gloo::transport::ibverbs::attr attr;
+    attr.name = r.ib_device.empty() ? names[0] : r.ib_device;
+    attr.port = 1;
+    attr.index = 0;
+    return gloo::transport::ibverbs::CreateDevice(attr);
+#else
+    throw Error(ErrorKind::unsupported, "RLX_DIST_TRANSPORT=ibverbs: this libgloo was built without its ibverbs transport");
+#endif
+  }
+  throw Error(ErrorKind::invalid_argument, cat("RLX_DIST_TRANSPORT=", r.transport, " (tcp, ibverbs)"));
+}
+
 class GlooCommunicator : public Communicator {
  public:
   explicit GlooCommunicator(const Rendezvous& r) : rank_(r.rank), size_(r.size), timeout_(static_cast<int64_t>(r.timeout_s * 1000)) {
     guard("rendezvous", [&] {
-      gloo::transport::tcp::attr attr;
-      attr.hostname = r.host;
-      auto device = gloo::transport::tcp::CreateDevice(attr);
+      auto device = make_device(r);
       gloo::rendezvous::FileStore files(r.store);
       gloo::rendezvous::PrefixStore store(r.job, files);
       ctx_ = std::make_shared<gloo::rendezvous::Context>(r.rank, r.size);

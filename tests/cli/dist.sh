@@ -24,6 +24,11 @@ else
   echo "SKIP (mpi): mpirun or the MPI communicator is missing (make setup installs libopenmpi-dev openmpi-bin)"
 fi
 
+# Gloo's ibverbs transport is built in; with no RDMA device it is refused by name (or runs where there is one)
+out=$(RLX_DIST_TRANSPORT=ibverbs timeout 120 "$RLX" launch -n 2 -- rlx bench collectives --check 2>&1)
+echo "$out" | grep -q "all exact\|no InfiniBand/RoCE device" || { echo "$out"; echo "FAIL: RLX_DIST_TRANSPORT=ibverbs neither ran nor said why not"; fail=1; }
+echo "$out" | grep -m1 "all exact\|no InfiniBand"
+
 # a rank that dies: the job stops, naming it, long before the 30 s timeout
 start=$(date +%s)
 timeout 120 "$RLX" launch -n 2 --timeout 30 -- rlx bench collectives --kill-rank 1 >"$tmp/kill.txt" 2>&1

@@ -208,7 +208,7 @@ int cmd_launch(Args& args) {
     m.insert(m.end(), cmd.begin(), cmd.end());
     pid_t pid = fork();
     if (pid < 0) throw Error(ErrorKind::io, cat("rlx launch: fork failed: ", std::strerror(errno)));
-    if (pid == 0) exec_child(m, {{"RLX_DIST_BACKEND", "mpi"}, {"RLX_DIST_TIMEOUT", cat(timeout)}});
+    if (pid == 0) exec_child(m, {{"RLX_DIST_BACKEND", "mpi"}, {"RLX_DIST_TIMEOUT", cat(static_cast<int64_t>(std::ceil(timeout)))}});
     pids.push_back(pid);
   } else {
     char dir[] = "/tmp/rlx-launch-XXXXXX";
@@ -223,7 +223,7 @@ int cmd_launch(Args& args) {
       }
       if (pid == 0)
         exec_child(cmd, {{"RLX_RANK", cat(r)}, {"RLX_WORLD_SIZE", cat(n)}, {"RLX_DIST_BACKEND", backend}, {"RLX_DIST_STORE", store}, {"RLX_DIST_JOB", job},
-                         {"RLX_DIST_TIMEOUT", cat(timeout)}});
+                         {"RLX_DIST_TIMEOUT", cat(static_cast<int64_t>(std::ceil(timeout)))}});
       pids.push_back(pid);
     }
   }
