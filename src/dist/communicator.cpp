@@ -70,6 +70,21 @@ void check_reducible(const Tensor& t, ReduceOp op, const char* what, int rank) {
     throw Error(ErrorKind::unsupported, cat("rank ", rank, ": ", what, " avg of ", dtype_name(d), " (floats only: an integer mean would round)"));
 }
 
+void check_gathered(const Tensor& part, const Tensor& whole, int size, const char* what, int rank) {
+  check_tensor(part, what, rank);
+  check_tensor(whole, what, rank);
+  if (whole.dtype() != part.dtype() || whole.numel() != part.numel() * size)
+    throw Error(ErrorKind::invalid_argument, cat("rank ", rank, ": ", what, " over ", size, " ranks pairs ", part.numel(), " elements with ", part.numel() * size, " ",
+                                                 dtype_name(part.dtype()), ", got ", whole.numel(), " ", dtype_name(whole.dtype())));
+}
+
+void divide(Tensor& t, int ranks) {
+  if (t.dtype() == DType::f32)
+    for (float* p = t.data_as<float>(), *e = p + t.numel(); p < e; ++p) *p /= static_cast<float>(ranks);
+  else
+    for (double* p = t.data_as<double>(), *e = p + t.numel(); p < e; ++p) *p /= static_cast<double>(ranks);
+}
+
 }  // namespace detail
 
 }  // namespace rlx::dist

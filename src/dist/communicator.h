@@ -62,6 +62,10 @@ namespace detail {
 // Checks shared by the engines: contiguous host tensors, dtypes a reduction takes, matching sizes.
 void check_tensor(const Tensor& t, const char* what, int rank);
 void check_reducible(const Tensor& t, ReduceOp op, const char* what, int rank);
+// all_gather's output holds size × t; reduce_scatter's t holds size × out — same dtype.
+void check_gathered(const Tensor& part, const Tensor& whole, int size, const char* what, int rank);
+// avg = sum / ranks, in place (f32 or f64: check_reducible refuses avg of anything else).
+void divide(Tensor& t, int ranks);
 std::unique_ptr<Communicator> connect_gloo(const Rendezvous& r);
 std::unique_ptr<Communicator> connect_mpi(const Rendezvous& r);
 }  // namespace detail

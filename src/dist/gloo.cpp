@@ -52,13 +52,6 @@ ReduceFn reduce_fn(DType d, ReduceOp op) {
   }
 }
 
-void divide(Tensor& t, int n) {
-  if (t.dtype() == DType::f32)
-    for (float* p = t.data_as<float>(), *e = p + t.numel(); p < e; ++p) *p /= static_cast<float>(n);
-  else
-    for (double* p = t.data_as<double>(), *e = p + t.numel(); p < e; ++p) *p /= static_cast<double>(n);
-}
-
 // The transport: TCP (RLX_DIST_TRANSPORT unset or "tcp"), or InfiniBand/RoCE verbs ("ibverbs",
 // compiled in where libgloo has it; the first device unless RLX_DIST_IB_DEVICE names one).
 std::shared_ptr<gloo::transport::Device> make_device(const Rendezvous& r) {
@@ -114,11 +107,7 @@ class GlooCommunicator : public Communicator {
   }
 
   void all_gather(const Tensor& t, Tensor& out) override {
-    check_tensor(t, "all_gather", rank_);
-    check_tensor(out, "all_gather", rank_);
-    if (out.dtype() != t.dtype() || out.numel() != t.numel() * size_)
-      throw Error(ErrorKind::invalid_argument, cat("rank ", rank_, ": all_gather of ", t.numel(), " elements needs an output of ", t.numel() * size_, " ", dtype_name(t.dtype()),
-                                                   ", got ", out.numel(), " ", dtype_name(out.dtype())));
+    check_gathered(t, out, size_, "all_gather", rank_);
     guard("all_gather", [&] {
       gloo::AllgatherOptions o(ctx_);
       o.setInput(static_cast<uint8_t*>(t.data()), t.nbytes());
@@ -133,10 +122,7 @@ class GlooCommunicator : public Communicator {
   // rank's slice (twice the traffic of a ring reduce-scatter; correct for every op).
   void reduce_scatter(const Tensor& t, Tensor& out, ReduceOp op) override {
     check_reducible(t, op, "reduce_scatter", rank_);
-    check_tensor(out, "reduce_scatter", rank_);
-    if (out.dtype() != t.dtype() || out.numel() * size_ != t.numel())
-      throw Error(ErrorKind::invalid_argument, cat("rank ", rank_, ": reduce_scatter of ", t.numel(), " elements over ", size_, " ranks needs an output of ", t.numel() / size_,
-                                                   " ", dtype_name(t.dtype()), ", got ", out.numel(), " ", dtype_name(out.dtype())));
+    check_gathered(out, t, size_, "reduce_scatter", rank_);
     Tensor whole = t.clone();
     all_reduce(whole, op);
     std::memcpy(out.data(), static_cast<const uint8_t*>(whole.data()) + out.nbytes() * static_cast<size_t>(rank_), out.nbytes());

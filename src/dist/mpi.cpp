@@ -62,32 +62,17 @@ class MpiCommunicator : public Communicator {
   void all_reduce(Tensor& t, ReduceOp op) override {
     check_reducible(t, op, "all_reduce", rank_);
     check(MPI_Allreduce(MPI_IN_PLACE, t.data(), count(t), mpi_type(t.dtype()), mpi_op(op), MPI_COMM_WORLD), "all_reduce");
-    if (op == ReduceOp::avg) {
-      if (t.dtype() == DType::f32)
-        for (float* p = t.data_as<float>(), *e = p + t.numel(); p < e; ++p) *p /= static_cast<float>(size_);
-      else
-        for (double* p = t.data_as<double>(), *e = p + t.numel(); p < e; ++p) *p /= static_cast<double>(size_);
-    }
+    if (op == ReduceOp::avg) divide(t, size_);
   }
   void all_gather(const Tensor& t, Tensor& out) override {
-    check_tensor(t, "all_gather", rank_);
-    check_tensor(out, "all_gather", rank_);
-    if (out.dtype() != t.dtype() || out.numel() != t.numel() * size_)
-      throw Error(ErrorKind::invalid_argument, cat("rank ", rank_, ": all_gather of ", t.numel(), " elements needs an output of ", t.numel() * size_, " ", dtype_name(t.dtype())));
+    check_gathered(t, out, size_, "all_gather", rank_);
     check(MPI_Allgather(t.data(), bytes(t), MPI_BYTE, out.data(), bytes(t), MPI_BYTE, MPI_COMM_WORLD), "all_gather");
   }
   void reduce_scatter(const Tensor& t, Tensor& out, ReduceOp op) override {
     check_reducible(t, op, "reduce_scatter", rank_);
-    check_tensor(out, "reduce_scatter", rank_);
-    if (out.dtype() != t.dtype() || out.numel() * size_ != t.numel())
-      throw Error(ErrorKind::invalid_argument, cat("rank ", rank_, ": reduce_scatter of ", t.numel(), " elements over ", size_, " ranks needs an output of ", t.numel() / size_, " ", dtype_name(t.dtype())));
+    check_gathered(out, t, size_, "reduce_scatter", rank_);
     check(MPI_Reduce_scatter_block(t.data(), out.data(), count(out), mpi_type(t.dtype()), mpi_op(op), MPI_COMM_WORLD), "reduce_scatter");
-    if (op == ReduceOp::avg) {
-      if (out.dtype() == DType::f32)
-        for (float* p = out.data_as<float>(), *e = p + out.numel(); p < e; ++p) *p /= static_cast<float>(size_);
-      else
-        for (double* p = out.data_as<double>(), *e = p + out.numel(); p < e; ++p) *p /= static_cast<double>(size_);
-    }
+    if (op == ReduceOp::avg) divide(out, size_);
   }
   void broadcast(Tensor& t, int root) override {
     check_tensor(t, "broadcast", rank_);

@@ -132,15 +132,7 @@ else
 fi
 
 # A graph the kernels cannot take is refused with every offending node named, and nothing written.
-cat >"$tmp/bad.rlx" <<'EOF'
-graph @float_mlp(%x: f32[1,8]) {
-  %0 = mir.constant() {value=tensor<f32[8,4]>[1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8]} : f32[8,4]
-  %1 = mir.dot_general(%x, %0) {contract=[[1],[0]]} : f32[1,4] loc("fc")
-  %2 = mir.tanh(%1) : f32[1,4] loc("act")
-  return %2
-}
-EOF
-"$RLX" export --target cortex-m4 "$tmp/bad.rlx" -o "$tmp/bad" >"$tmp/bad.txt" 2>&1
+"$RLX" export --target cortex-m4 "$(dirname "$0")/float_mlp.rlx" -o "$tmp/bad" >"$tmp/bad.txt" 2>&1
 rc=$?
 cat "$tmp/bad.txt"
 [ $rc != 0 ] || { echo "FAIL: a float graph was exported for cortex-m4"; fail=1; }

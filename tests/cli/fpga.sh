@@ -79,15 +79,7 @@ else
 fi
 
 # a graph the generator cannot take is refused naming the node, and nothing is written
-cat >"$tmp/bad.rlx" <<'RLXEOF'
-graph @float_mlp(%x: f32[1,8]) {
-  %0 = mir.constant() {value=tensor<f32[8,4]>[1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8]} : f32[8,4]
-  %1 = mir.dot_general(%x, %0) {contract=[[1],[0]]} : f32[1,4] loc("fc")
-  %2 = mir.tanh(%1) : f32[1,4] loc("act")
-  return %2
-}
-RLXEOF
-"$RLX" export --target fpga "$tmp/bad.rlx" -o "$tmp/bad" >"$tmp/bad.txt" 2>&1
+"$RLX" export --target fpga "$(dirname "$0")/float_mlp.rlx" -o "$tmp/bad" >"$tmp/bad.txt" 2>&1
 rc=$?
 [ $rc != 0 ] || { echo "FAIL: a float graph was exported for the fpga"; fail=1; }
 grep -q "mir.tanh" "$tmp/bad.txt" || { cat "$tmp/bad.txt"; echo "FAIL: the refusal does not name the node"; fail=1; }

@@ -5,27 +5,14 @@
 #include <gtest/gtest.h>
 
 #include "dist/plan.h"
-#include "models/qwen3.h"
+#include "models/decoder_shape.h"
 #include "rlx/error.h"
 
 using namespace rlx;
 
 namespace {
 
-dist::DecoderShape shape_of(const models::LlamaSpec& s) {
-  dist::DecoderShape m;
-  m.name = "qwen3-0.6b";
-  m.vocab = s.vocab_size;
-  m.hidden = s.hidden_size;
-  m.intermediate = s.intermediate_size;
-  m.layers = s.num_layers;
-  m.heads = s.num_heads;
-  m.kv_heads = s.num_kv_heads;
-  m.head_dim = s.head_dim;
-  m.tied_embeddings = s.tie_word_embeddings;
-  m.qk_norm = s.qk_norm;
-  return m;
-}
+dist::DecoderShape shape_of(const models::LlamaSpec& s) { return models::decoder_shape(s, "qwen3-0.6b"); }
 
 double total_params(const models::LlamaSpec& s) {
   double n = 0;

@@ -21,7 +21,7 @@
 #include "dist/communicator.h"
 #include "dist/plan.h"
 #include "formats/hf_config.h"
-#include "models/qwen3.h"
+#include "models/decoder_shape.h"
 #include "models/qwen3_weights.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -90,19 +90,7 @@ dist::DecoderShape preset(const std::string& name) {
   fs::path p = name;
   if (fs::is_directory(p)) p /= "config.json";
   if (!fs::exists(p)) throw Error(ErrorKind::invalid_argument, cat("--model ", name, ": neither a preset (qwen3-0.6b, -1.7b, -4b, -8b, -14b, -32b) nor a model directory with config.json"));
-  const models::LlamaSpec s = models::llama_spec_from_hf(formats::read_hf_config(p.string()), p.string());
-  dist::DecoderShape m;
-  m.name = name;
-  m.vocab = s.vocab_size;
-  m.hidden = s.hidden_size;
-  m.intermediate = s.intermediate_size;
-  m.layers = s.num_layers;
-  m.heads = s.num_heads;
-  m.kv_heads = s.num_kv_heads;
-  m.head_dim = s.head_dim;
-  m.tied_embeddings = s.tie_word_embeddings;
-  m.qk_norm = s.qk_norm;
-  return m;
+  return models::decoder_shape(models::llama_spec_from_hf(formats::read_hf_config(p.string()), p.string()), name);
 }
 
 double bytes_per_param(const std::string& precision) {
@@ -173,23 +161,16 @@ int cmd_launch(Args& args) {
   const std::string backend = args.value_or("backend", "gloo");
   const double timeout = args.float_or("timeout", 60);
   const bool json = args.flag("json");
-  if (dry) {  // -n is given as --n or before any other option
-    std::vector<std::string> pos = args.positionals();
-    if (!n_text && pos.size() >= 2 && pos[0] == "-n") n_text = pos[1];
-    if (!n_text) throw Error(ErrorKind::invalid_argument, "rlx launch --dry-run needs -n N (the number of ranks)");
-    char* e = nullptr;
-    const long ranks = std::strtol(n_text->c_str(), &e, 10);
-    if (*e || ranks < 1 || ranks > 4096) throw Error(ErrorKind::invalid_argument, cat("rlx launch: -n ", *n_text, " is not a rank count"));
-    return dry_run(args, ranks, json);
-  }
+  // -n N (Args reads --keys: a single-dash -n is taken when it comes first)
   std::vector<std::string> pos = args.positionals();
   if (!n_text && pos.size() >= 2 && pos[0] == "-n") n_text = pos[1], pos.erase(pos.begin(), pos.begin() + 2);
-  if (!pos.empty()) throw Error(ErrorKind::invalid_argument, cat("rlx launch: unexpected '", pos[0], "' (the command goes after --)"));
-  std::vector<std::string> cmd = args.after_separator();
   if (!n_text) throw Error(ErrorKind::invalid_argument, "rlx launch needs -n N (the number of ranks)");
   char* end = nullptr;
-  const long n = std::strtol(n_text->c_str(), &end, 10);
-  if (*end || n < 1 || n > 256) throw Error(ErrorKind::invalid_argument, cat("rlx launch: -n ", *n_text, " is not a rank count in 1…256"));
+  const long n = std::strtol(n_text->c_str(), &end, 10), most = dry ? 4096 : 256;  // planned ranks may be many more than local ones
+  if (*end || n < 1 || n > most) throw Error(ErrorKind::invalid_argument, cat("rlx launch: -n ", *n_text, " is not a rank count in 1…", most));
+  if (dry) return dry_run(args, n, json);
+  if (!pos.empty()) throw Error(ErrorKind::invalid_argument, cat("rlx launch: unexpected '", pos[0], "' (the command goes after --)"));
+  std::vector<std::string> cmd = args.after_separator();
   if (cmd.empty()) throw Error(ErrorKind::invalid_argument, "rlx launch needs a command after --, e.g. rlx launch -n 2 -- rlx bench collectives");
   if (!(timeout > 0)) throw Error(ErrorKind::invalid_argument, "rlx launch: --timeout must be a positive number of seconds");
   if (cmd[0] == "rlx") cmd[0] = self_exe();  // this very binary, wherever it is

@@ -7,6 +7,7 @@
 #include "codegen/int8/layers.h"
 #include "cortexm_runtime.h"  // generated: the files of runtime/ as strings
 #include "passes/memory_plan.h"
+#include "codegen/dialect_c.h"
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -132,13 +133,8 @@ std::string c_array(const char* type, const std::string& name, const std::vector
   return s.str();
 }
 
-std::string c_float(float f) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.9gf", static_cast<double>(f));  // 9 digits: reads back as the same float
-  std::string s = b;
-  if (s.find_first_of(".e") == std::string::npos) s.insert(s.size() - 1, ".0");
-  return s;
-}
+// A C float literal that reads back as the same float (the C dialect's).
+std::string c_float(float f) { return c99().literal(f, ValueClass::floating); }
 
 std::string ptr(const char* type, int64_t offset) { return cat("(", type, "*)(rlx_arena + ", offset, ")"); }
 

@@ -6,6 +6,7 @@
 
 #include "codegen/int8/layers.h"
 #include "fpga_runtime.h"  // generated: the files of runtime/ as strings
+#include "codegen/dialect_c.h"
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -195,13 +196,8 @@ std::string requant_words(const Step& s) {
   return out;
 }
 
-std::string c_float(float f) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.9gf", static_cast<double>(f));
-  std::string s = b;
-  if (s.find_first_of(".e") == std::string::npos) s.insert(s.size() - 1, ".0");
-  return s;
-}
+// A C float literal that reads back as the same float (the C dialect's).
+std::string c_float(float f) { return c99().literal(f, ValueClass::floating); }
 
 std::string top_module(const Graph& lir, const std::vector<Layer>& ls, const Part& part, int64_t cfg_bytes) {
   std::ostringstream v;

@@ -44,23 +44,32 @@ typedef struct {
   int32_t zero_point, lo, hi;
 } rlx_requant_t;
 
+/* ⌊(x·mult + 2^(shift−1)) / 2^shift⌋ in 64 bits: hir.requantize with one multiplier and shift,
+ * before its zero point and clamp. */
+static inline int64_t rlx_rescale(int32_t x, int32_t mult, int32_t shift) {
+  const int64_t p = (int64_t)x * mult;
+  return (p + (shift > 0 ? (int64_t)1 << (shift - 1) : 0)) >> shift; /* >> of a negative is the floor in GCC */
+}
+
+static inline int8_t rlx_clamp_s8(int64_t v, int32_t lo, int32_t hi) { return (int8_t)(v < lo ? lo : v > hi ? hi : v); }
+
+/* rlx_rescale for shift ≥ 33 from the high word of the product alone: ⌊(hi·2^32 + lo + 2^(s−1)) / 2^s⌋
+ * = ⌊(hi + 2^(s−33)) / 2^(s−32)⌋, since lo < 2^32 never carries past the floor — one SMULL, an add
+ * and a shift. */
+static inline int32_t rlx_rescale_high(int32_t x, int32_t mult, int32_t shift) {
+  const int32_t hi = (int32_t)(((int64_t)x * mult) >> 32);
+  return (hi + ((int32_t)1 << (shift - 33))) >> (shift - 32);
+}
+
 static inline int8_t rlx_requantize(int32_t acc, int32_t mult, int32_t shift, const rlx_requant_t* q) {
-  int64_t p = (int64_t)acc * mult;
-  int64_t r;
   if (shift >= 33) {
-    /* ⌊(hi·2^32 + lo + 2^(s−1)) / 2^s⌋ = ⌊(hi + 2^(s−33)) / 2^(s−32)⌋: lo < 2^32 never carries
-     * past the floor, so the high word alone decides (one SMULL and an add and shift). */
-    int32_t hi = (int32_t)(p >> 32);
-    const int32_t r32 = ((hi + ((int32_t)1 << (shift - 33))) >> (shift - 32)) + q->zero_point; /* |hi| < 2^30: no overflow */
+    const int32_t r32 = rlx_rescale_high(acc, mult, shift) + q->zero_point; /* |hi| < 2^30: no overflow */
 #if defined(RLX_CM_DSP) || defined(RLX_CM_MVE)
     if (q->lo == -128 && q->hi == 127) return (int8_t)__ssat(r32, 8); /* the whole i8 range: one SSAT */
 #endif
-    return (int8_t)(r32 < q->lo ? q->lo : r32 > q->hi ? q->hi : r32);
-  } else {
-    r = (p + (shift > 0 ? (int64_t)1 << (shift - 1) : 0)) >> shift; /* >> of a negative is the floor in GCC */
+    return rlx_clamp_s8(r32, q->lo, q->hi);
   }
-  r += q->zero_point;
-  return (int8_t)(r < q->lo ? q->lo : r > q->hi ? q->hi : r);
+  return rlx_clamp_s8(rlx_rescale(acc, mult, shift) + q->zero_point, q->lo, q->hi);
 }
 
 #if defined(RLX_CM_DSP)
@@ -539,15 +548,6 @@ RLX_CM_KERNEL void rlx_max_pool_s8(const int8_t* x, const rlx_pool_t* p, int8_t*
       }
 }
 
-/* ⌊(x·mult + 2^(shift−1)) / 2^shift⌋ in 64 bits: hir.requantize with one multiplier and shift,
- * before its zero point and clamp. */
-static inline int64_t rlx_rescale(int32_t x, int32_t mult, int32_t shift) {
-  const int64_t p = (int64_t)x * mult;
-  return (p + (shift > 0 ? (int64_t)1 << (shift - 1) : 0)) >> shift; /* >> of a negative is the floor in GCC */
-}
-
-static inline int8_t rlx_clamp_s8(int64_t v, int32_t lo, int32_t hi) { return (int8_t)(v < lo ? lo : v > hi ? hi : v); }
-
 /* An integer add (a residual connection): each operand, offset by its zero point, rescaled to a
  * common fine scale; the i32 sum rescaled to the output. The generator checked that neither
  * rescaled operand nor their sum leaves 2^30. */
@@ -573,12 +573,6 @@ static inline rlx_split_t rlx_split(int32_t mult, int32_t shift) {
 }
 
 static inline int32_t rlx_rescale_split(int32_t x, const rlx_split_t* m) { return x * m->mh + ((x * m->ml + m->half) >> m->shift); }
-
-/* rlx_rescale for shift ≥ 33 from the high word of the product alone (see rlx_requantize). */
-static inline int32_t rlx_rescale_high(int32_t x, int32_t mult, int32_t shift) {
-  const int32_t hi = (int32_t)(((int64_t)x * mult) >> 32);
-  return (hi + ((int32_t)1 << (shift - 33))) >> (shift - 32);
-}
 
 RLX_CM_KERNEL void rlx_add_s8(const int8_t* a, const int8_t* b, int32_t n, const rlx_add_t* p, int8_t* y) {
   int32_t i = 0;
