@@ -14,8 +14,9 @@ Precision precision_from_name(const std::string& name) {
   if (name == "bf16") return Precision::bf16;
   if (name == "f16") return Precision::f16;
   if (name == "amp") return Precision::amp;
+  if (name == "amp-f16") return Precision::amp_f16;
   if (name == "int8") return Precision::int8;
-  throw Error(ErrorKind::invalid_argument, cat("unknown precision '", name, "' (choose f32, bf16, f16, amp or int8)"));
+  throw Error(ErrorKind::invalid_argument, cat("unknown precision '", name, "' (choose f32, bf16, f16, amp, amp-f16 or int8)"));
 }
 
 const char* precision_name(Precision p) {
@@ -24,6 +25,7 @@ const char* precision_name(Precision p) {
     case Precision::bf16: return "bf16";
     case Precision::f16: return "f16";
     case Precision::amp: return "amp";
+    case Precision::amp_f16: return "amp-f16";
     case Precision::int8: return "int8";
   }
   return "?";
@@ -84,9 +86,10 @@ Rule int8_matmul_rule() {
 ir::Graph apply_precision(const ir::Graph& g, Precision p) {
   if (p == Precision::f32) return g;
   if (p == Precision::int8) return rewrite(g, {int8_matmul_rule()}, "precision");
-  // amp keeps f32 master weights and reductions; its matmuls run like bf16's
-  const DType low = p == Precision::f16 ? DType::f16 : DType::bf16;
-  Rule rule{p == Precision::f16 ? "f16-matmul" : "bf16-matmul", [low](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
+  // amp keeps f32 master weights and reductions; its matmuls run like bf16's (amp-f16: f16's)
+  const bool half = p == Precision::f16 || p == Precision::amp_f16;
+  const DType low = half ? DType::f16 : DType::bf16;
+  Rule rule{half ? "f16-matmul" : "bf16-matmul", [low](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
     if (op == Op::attention && b.dtype(in[0]) == DType::f32 && !attrs.has("compute")) {
       Attrs a = attrs;
       a.set("compute", low);

@@ -5,6 +5,8 @@
 //   f16   as bf16 with IEEE half operands (GPUs; on the CPU the matmuls rewrite to f32 math on
 //         the rounded operands, which is exact but gains no speed)
 //   amp   the same as bf16 for matmuls (master weights and reductions stay f32)
+//   amp-f16  the same as f16 for matmuls; training with it scales the loss dynamically
+//         (train::LossScaleConfig: f16 gradients below 6e-5 would otherwise flush to zero)
 //   int8  dynamic int8 inference: products with constant f32 weights (linears) take int8
 //         weights (per output channel, symmetric) and int8 activations (each row by its own
 //         max|x|, quantized as it is read), summed in i32 (AVX512-VNNI through oneDNN), scaled
@@ -16,7 +18,7 @@
 
 namespace rlx::passes {
 
-enum class Precision { f32, bf16, f16, amp, int8 };
+enum class Precision { f32, bf16, f16, amp, amp_f16, int8 };
 // Throws rlx::Error naming the choices.
 Precision precision_from_name(const std::string& name);
 const char* precision_name(Precision p);

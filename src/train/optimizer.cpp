@@ -1,5 +1,7 @@
 #include "train/optimizer.h"
 
+#include <cmath>
+
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -14,6 +16,10 @@ void validate(const OptimizerConfig& c) {
   if (c.beta1 < 0 || c.beta1 >= 1 || c.beta2 < 0 || c.beta2 >= 1) throw Error(ErrorKind::invalid_argument, "adam betas must be in [0, 1)");
   if (c.eps <= 0) throw Error(ErrorKind::invalid_argument, "adam eps must be > 0");
   if (c.clip_norm < 0) throw Error(ErrorKind::invalid_argument, "clip_norm must be ≥ 0");
+  const LossScaleConfig& ls = c.loss_scale;
+  if (ls.enabled && (!(ls.init > 0) || !std::isfinite(ls.init) || !(ls.growth >= 1) || !(ls.backoff > 0 && ls.backoff < 1) || ls.interval < 1))
+    throw Error(ErrorKind::invalid_argument, cat("loss scaling needs init > 0 (finite), growth ≥ 1, backoff in (0, 1) and interval ≥ 1; got init ", ls.init,
+                                                 ", growth ", ls.growth, ", backoff ", ls.backoff, ", interval ", ls.interval));
 }
 
 int optimizer_slots(const OptimizerConfig& c) {

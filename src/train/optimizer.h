@@ -10,6 +10,16 @@ namespace rlx::train {
 
 using ir::ValueId;
 
+// Dynamic loss scaling for f16 training (f16's smallest normal is 6.1e-5: small gradients would
+// flush to zero). The loss is multiplied by `scale` before backward and the gradients divided by
+// it after; a step whose gradients are not all finite changes nothing and halves the scale, and
+// `interval` finite steps in a row double it (PyTorch's GradScaler defaults).
+struct LossScaleConfig {
+  bool enabled = false;
+  double init = 65536.0, growth = 2.0, backoff = 0.5;
+  int64_t interval = 2000;
+};
+
 struct OptimizerConfig {
   std::string kind = "sgd";  // sgd | adam | adamw
   double momentum = 0.0;     // sgd
@@ -17,6 +27,7 @@ struct OptimizerConfig {
   double weight_decay = 0.0; // sgd, adam: L2 added to the gradient; adamw: decoupled
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adam, adamw
   double clip_norm = 0.0;    // > 0: scale all gradients so their global L2 norm is at most this
+  LossScaleConfig loss_scale;
 };
 
 // Throws rlx::Error naming the bad field.

@@ -1,5 +1,7 @@
 #include "train/train_step.h"
 
+#include <limits>
+
 #include "ops/builder.h"
 #include "passes/autodiff.h"
 #include "rlx/error.h"
@@ -7,20 +9,41 @@
 
 namespace rlx::train {
 
+namespace {
+
+// forward with a last input `loss_scale` and outputs [loss · loss_scale, extras…, loss].
+ir::Graph with_scaled_loss(const ir::Graph& forward) {
+  ir::Graph g = forward;
+  ValueId s = g.add_input({DType::f32, {}}, "loss_scale");
+  ops::Builder b(g);
+  b.set_context("loss_scale", "");
+  ValueId loss = forward.outputs()[0];
+  std::vector<ValueId> outs = forward.outputs();
+  outs[0] = b.mul(loss, b.cast(s, b.dtype(loss)));
+  outs.push_back(loss);
+  g.set_outputs(outs);
+  return g;
+}
+
+}  // namespace
+
 TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, const OptimizerConfig& opt) {
   validate(opt);
   if (num_params > forward.inputs().size())
     throw Error(ErrorKind::invalid_argument, cat("the forward graph has ", forward.inputs().size(), " inputs, fewer than ", num_params, " parameters"));
   if (forward.outputs().empty()) throw Error(ErrorKind::invalid_argument, "the forward graph needs the loss as its first output");
   std::vector<ValueId> wrt(forward.inputs().begin(), forward.inputs().begin() + static_cast<long>(num_params));
-  ir::Graph vg = passes::value_and_grad(forward, 0, wrt);  // outputs: loss, extras…, grads…
-  size_t n_out = forward.outputs().size();
+  const bool scaled = opt.loss_scale.enabled;
+  // outputs: loss, extras…, grads… — scaled: loss·s, extras…, loss, grads·s…
+  ir::Graph vg = passes::value_and_grad(scaled ? with_scaled_loss(forward) : forward, 0, wrt);
+  size_t n_out = vg.outputs().size() - num_params;
 
   // Re-host the value-and-grad graph behind the step's input order.
   TrainStepGraph t;
   t.num_params = num_params;
   t.num_data = forward.inputs().size() - num_params;
-  t.num_extras = n_out - 1;
+  t.num_extras = forward.outputs().size() - 1;
+  t.loss_scaled = scaled;
   int slots_per = optimizer_slots(opt);
   t.num_slots = num_params * static_cast<size_t>(slots_per);
   ir::Graph& g = t.graph;
@@ -33,12 +56,14 @@ TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, con
   }
   for (size_t i = 0; i < num_params; ++i)
     for (int s = 0; s < slots_per; ++s) slots.push_back(g.add_input(vg.type(vg.inputs()[i]), cat(vg.value(vg.inputs()[i]).name, ".slot", s)));
-  for (size_t i = num_params; i < vg.inputs().size(); ++i) {
+  for (size_t i = num_params; i < forward.inputs().size(); ++i) {
     ValueId v = vg.inputs()[i];
     map[static_cast<size_t>(v)] = g.add_input(vg.type(v), vg.value(v).name);
   }
   ValueId lr = g.add_input({DType::f32, {}}, "lr");
   ValueId step = g.add_input({DType::f32, {}}, "step");
+  ValueId loss_scale = ir::kNoValue;
+  if (scaled) map[static_cast<size_t>(vg.inputs().back())] = loss_scale = g.add_input({DType::f32, {}}, "loss_scale");
   ops::Builder b(g);
   for (const auto& n : vg.nodes()) {
     std::vector<ValueId> in;
@@ -50,6 +75,21 @@ TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, con
   std::vector<ValueId> grads;
   for (size_t i = 0; i < num_params; ++i) grads.push_back(map[static_cast<size_t>(vg.outputs()[n_out + i])]);
   b.set_context("optimizer", "");
+  ValueId finite = ir::kNoValue;
+  if (scaled) {
+    // Finite iff the sum of every gradient's max |g| is: reduce max lets a NaN win, and a NaN
+    // or an infinity survives the sum.
+    ValueId total = ir::kNoValue;
+    for (ValueId gr : grads) {
+      ir::Ints axes;
+      for (size_t d = 0; d < b.rank(gr); ++d) axes.push_back(static_cast<int64_t>(d));
+      ValueId m = b.cast(b.reduce(b.unary(ir::Op::abs, gr), "max", axes, false), DType::f32);
+      total = total == ir::kNoValue ? m : b.add(total, m);
+    }
+    finite = b.binary(ir::Op::le, total, b.scalar(DType::f32, std::numeric_limits<float>::max()));
+    ValueId inv = b.div(b.scalar(DType::f32, 1.0), loss_scale);
+    for (auto& gr : grads) gr = b.mul(gr, b.cast(inv, b.dtype(gr)));
+  }
   if (opt.clip_norm > 0) {
     // global L2 norm over every gradient, in f32
     ValueId total = ir::kNoValue;
@@ -68,12 +108,22 @@ TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, con
     std::vector<ValueId> my_slots(slots.begin() + static_cast<long>(i) * slots_per, slots.begin() + static_cast<long>(i + 1) * slots_per);
     b.set_context(cat("optimizer.", g.value(params[i]).name), "");
     Update u = emit_update(b, opt, params[i], grads[i], my_slots, lr, step);
+    if (scaled) {  // a step with non-finite gradients leaves the parameter and its state as they were
+      u.param = b.select(finite, u.param, params[i]);
+      for (size_t s = 0; s < u.slots.size(); ++s) u.slots[s] = b.select(finite, u.slots[s], my_slots[s]);
+    }
     new_params.push_back(u.param);
     new_slots.insert(new_slots.end(), u.slots.begin(), u.slots.end());
   }
   std::vector<ValueId> outs = new_params;
   outs.insert(outs.end(), new_slots.begin(), new_slots.end());
-  for (size_t k = 0; k < n_out; ++k) outs.push_back(map[static_cast<size_t>(vg.outputs()[k])]);
+  if (scaled) {  // the unscaled loss (vg's last value output), the extras, the finite flag
+    outs.push_back(map[static_cast<size_t>(vg.outputs()[n_out - 1])]);
+    for (size_t k = 1; k + 1 < n_out; ++k) outs.push_back(map[static_cast<size_t>(vg.outputs()[k])]);
+    outs.push_back(b.cast(finite, DType::f32));
+  } else {
+    for (size_t k = 0; k < n_out; ++k) outs.push_back(map[static_cast<size_t>(vg.outputs()[k])]);
+  }
   g.set_outputs(outs);
   return t;
 }

@@ -9,9 +9,13 @@ namespace rlx::train {
 // forward: inputs = [params…, data…], outputs = [loss (f32 scalar), extras…].
 // The step graph: inputs = [params…, slots…, data…, lr, step],
 //                 outputs = [new params…, new slots…, loss, extras…].
+// With loss scaling (opt.loss_scale.enabled) a last input `loss_scale` (f32 scalar) multiplies
+// the loss before backward, the gradients are divided by it, and a last output says whether
+// they were all finite (f32 1 or 0); when not, params and slots come out unchanged.
 struct TrainStepGraph {
   ir::Graph graph;
   size_t num_params = 0, num_slots = 0, num_data = 0, num_extras = 0;
+  bool loss_scaled = false;
 };
 
 TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, const OptimizerConfig& opt);

@@ -1,5 +1,8 @@
 #include "train/trainer.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -11,6 +14,8 @@ Trainer::Trainer(const std::string& device, const ir::Graph& forward, std::vecto
       step_(Session(device, options).compile(Graph(std::make_shared<ir::Graph>(build_train_step(forward, params_.size(), opt).graph)))),
       forward_(Session(device, options).compile(Graph(std::make_shared<ir::Graph>(forward)))) {
   num_data_ = forward.inputs().size() - params_.size();
+  scaling_ = opt.loss_scale;
+  if (scaling_.enabled) loss_scale_ = scaling_.init;
   for (size_t i = 0; i < params_.size(); ++i) {
     const ir::Type& t = forward.type(forward.inputs()[i]);
     if (params_[i].tensor.dtype() != t.dtype || params_[i].tensor.shape() != shape_values(t.shape))
@@ -60,7 +65,8 @@ double Trainer::step(const std::vector<Tensor>& data, double lr) {
   inputs_.insert(inputs_.end(), slots_.begin(), slots_.end());
   inputs_.insert(inputs_.end(), data.begin(), data.end());
   inputs_.push_back(Tensor::scalar(DType::f32, lr));
-  inputs_.push_back(Tensor::scalar(DType::f32, static_cast<double>(steps_)));
+  inputs_.push_back(Tensor::scalar(DType::f32, static_cast<double>(applied_ + 1)));
+  if (scaling_.enabled) inputs_.push_back(Tensor::scalar(DType::f32, loss_scale_));
   // Parameters and slots are written back into their own tensors; loss and extras are new.
   outputs_.resize(params_.size() + slots_.size());
   for (size_t i = 0; i < params_.size(); ++i) outputs_[i] = params_[i].tensor;
@@ -68,7 +74,24 @@ double Trainer::step(const std::vector<Tensor>& data, double lr) {
   size_t base = params_.size() + slots_.size();
   outputs_.resize(base);  // loss and extras: fresh tensors (their shapes follow the batch)
   step_.run_into(inputs_, outputs_);
-  extras_.assign(outputs_.begin() + static_cast<long>(base) + 1, outputs_.end());
+  auto extras_end = outputs_.end();
+  if (scaling_.enabled) {
+    --extras_end;
+    if (outputs_.back().at_f64(0) != 0) {
+      ++applied_;
+      if (++finite_run_ >= scaling_.interval) {
+        loss_scale_ = std::min(loss_scale_ * scaling_.growth, static_cast<double>(std::numeric_limits<float>::max()));
+        finite_run_ = 0;
+      }
+    } else {  // the graph left params and slots as they were
+      ++skipped_;
+      finite_run_ = 0;
+      loss_scale_ = std::max(loss_scale_ * scaling_.backoff, static_cast<double>(std::numeric_limits<float>::min()));
+    }
+  } else {
+    ++applied_;
+  }
+  extras_.assign(outputs_.begin() + static_cast<long>(base) + 1, extras_end);
   return outputs_[base].at_f64(0);
 }
 

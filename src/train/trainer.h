@@ -35,6 +35,10 @@ class Trainer {
   const std::vector<NamedTensor>& params() const;
   void set_params(const std::vector<NamedTensor>& params);
   int64_t steps() const { return steps_; }
+  // Loss scaling (OptimizerConfig::loss_scale): the scale the next step uses, and the steps
+  // skipped so far because their gradients overflowed.
+  double loss_scale() const { return loss_scale_; }
+  int64_t skipped_steps() const { return skipped_; }
   const CompiledModel& step_model() const { return step_; }
   // Keeps `t` — a batch fed to many steps — in device memory until the trainer goes, so steps
   // do not copy it in (parameters and optimizer state always stay there between steps). False
@@ -46,7 +50,10 @@ class Trainer {
   std::vector<Tensor> slots_, extras_;
   std::vector<Tensor> inputs_, outputs_;  // reused every step
   size_t num_data_ = 0;
-  int64_t steps_ = 0;
+  int64_t steps_ = 0, applied_ = 0;  // applied_: steps that updated (Adam's step counter)
+  LossScaleConfig scaling_;
+  double loss_scale_ = 1.0;
+  int64_t skipped_ = 0, finite_run_ = 0;
   CompiledModel step_, forward_;
   std::vector<Tensor> kept_;  // kept on the device by this trainer (released when it goes)
   int64_t kept(const Tensor& t) const;  // t's index in kept_, or -1

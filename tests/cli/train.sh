@@ -28,8 +28,16 @@ cat "$tmp/amp.json"
 grep -q '"precision":"amp"' "$tmp/amp.json" || { echo "FAIL: the amp run does not say its precision"; fail=1; }
 acc4=$(grep -oE '"test_accuracy":[0-9.]+' "$tmp/amp.json" | head -1 | cut -d: -f2)
 awk -v a="$acc4" 'BEGIN { exit !(a >= 0.70) }' || { echo "FAIL: amp training reaches only $acc4 after one epoch on 10000 images"; fail=1; }
+# amp-f16: f16 products with the loss scaled dynamically; a first scale of 2^40 overflows f16, so
+# the first steps are skipped (and said to be) until the scale fits
+"$RLX" train mnist --epochs 1 --limit 8000 --precision amp-f16 --loss-scale 1099511627776 --json >"$tmp/f16.json" || { echo "FAIL: amp-f16 training failed"; fail=1; }
+cat "$tmp/f16.json"
+skipped=$(grep -oE '"skipped_steps":[0-9]+' "$tmp/f16.json" | cut -d: -f2)
+[ -n "$skipped" ] && [ "$skipped" -ge 10 ] && [ "$skipped" -lt 32 ] || { echo "FAIL: amp-f16 from 2^40 should skip 10–31 overflowing steps (of 63), skipped '$skipped'"; fail=1; }
+acc5=$(grep -oE '"test_accuracy":[0-9.]+' "$tmp/f16.json" | head -1 | cut -d: -f2)
+awk -v a="$acc5" 'BEGIN { exit !(a >= 0.65) }' || { echo "FAIL: amp-f16 training reaches only $acc5 after one epoch on 8000 images"; fail=1; }
 "$RLX" train mnist --epochs 1 --precision fp4 >/dev/null 2>"$tmp/err"; [ $? = 2 ] || { echo "FAIL: an unknown precision must exit 2"; fail=1; }
-grep -q "amp or int8" "$tmp/err" || { echo "FAIL: the unknown-precision error does not list the choices"; fail=1; }
+grep -q "amp-f16 or int8" "$tmp/err" || { echo "FAIL: the unknown-precision error does not list the choices"; fail=1; }
 "$RLX" train mnist --data /nonexistent --epochs 1 >/dev/null 2>"$tmp/err"; [ $? = 1 ] || { echo "FAIL: a missing dataset must exit 1"; fail=1; }
 grep -q "dataset-fashion-mnist" "$tmp/err" || { echo "FAIL: the missing-dataset error does not say how to get one"; fail=1; }
 exit $fail

@@ -24,6 +24,7 @@
 #include "rlx/ops.h"
 #include "rlx/session.h"
 #include "runtime/registry.h"
+#include "train/trainer.h"
 
 using namespace rlx;
 
@@ -481,4 +482,33 @@ TEST(CudaDevice, Int8PrecisionMatchesReference) {
   Tensor x = random_tensor({2, 16, 32}, 11);
   auto want = ref.run({x}), got = gpu.run({x});
   for (size_t k = 0; k < want.size(); ++k) EXPECT_EQ(rlx::testing::compare_tensors(want[k], got[k], DType::f32), "") << "output " << k;
+}
+
+// AMP with f16 products and dynamic loss scaling on the GPU: a loss of 2^-30 · Σ d² (whose
+// output gradient f16 would flush to zero) scaled by 2^24 gives the reference's update; a scale
+// of 2^40 overflows f16, and that step leaves the weight untouched and halves the scale.
+TEST(CudaDevice, AmpF16LossScalingMatchesReference) {
+  REQUIRE_GPU();
+  ir::Graph g;
+  ops::Builder b(g);
+  ir::ValueId w = g.add_input({DType::f32, {Dim(64), Dim(32)}}, "w");
+  ir::ValueId x = g.add_input({DType::f32, {Dim(128), Dim(64)}}, "x");
+  ir::ValueId t = g.add_input({DType::f32, {Dim(128), Dim(32)}}, "t");
+  ir::ValueId d = b.sub(b.dot_general(x, w, {{}, {}}, {{1}, {0}}), t);
+  g.set_outputs({b.mul(b.reduce(b.mul(d, d), "sum", {0, 1}, false), b.scalar(DType::f32, std::ldexp(1.0, -30)))});
+  Tensor w0 = random_tensor({64, 32}, 21), xs = random_tensor({128, 64}, 22), ts = random_tensor({128, 32}, 23);
+  SessionOptions amp;
+  amp.precision = "amp-f16";
+  for (double init : {std::ldexp(1.0, 24), std::ldexp(1.0, 40)}) {
+    train::OptimizerConfig c;
+    c.loss_scale.enabled = true;
+    c.loss_scale.init = init;
+    train::Trainer gpu("cuda", g, {{"w", w0}}, c, amp), ref("reference", g, {{"w", w0}}, c, amp);
+    gpu.step({xs, ts}, std::ldexp(1.0, 16));
+    ref.step({xs, ts}, std::ldexp(1.0, 16));
+    EXPECT_EQ(gpu.skipped_steps(), init > 1e9 ? 1 : 0) << "scale " << init;
+    EXPECT_EQ(gpu.loss_scale(), ref.loss_scale());
+    EXPECT_EQ(rlx::testing::compare_tensors(ref.params()[0].tensor, gpu.params()[0].tensor, DType::f32), "") << "scale " << init;
+    if (init > 1e9) EXPECT_EQ(rlx::testing::compare_tensors(w0, gpu.params()[0].tensor, DType::f32), "");
+  }
 }

@@ -59,7 +59,7 @@ static double worst_row_cosine(const Tensor& a, const Tensor& b, int64_t rows) {
 class ReducedPrecision : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ReducedPrecision, StaysCloseToF32) {
-  const std::string policy = GetParam(), low = policy == "f16" ? "f16" : "bf16";
+  const std::string policy = GetParam(), low = policy == "f16" || policy == "amp-f16" ? "f16" : "bf16";
   std::mt19937 rng(3);
   Graph g = block(rng);
   Tensor x = randn(rng, {3, 37, 64}, 1.0);
@@ -76,7 +76,7 @@ TEST_P(ReducedPrecision, StaysCloseToF32) {
   for (int64_t i = 0; i < c.numel(); i += 7) EXPECT_NEAR(c.at_f64(i), b.at_f64(i), 2e-2 * (1 + std::fabs(c.at_f64(i))));
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, ReducedPrecision, ::testing::Values("bf16", "f16", "amp"));
+INSTANTIATE_TEST_SUITE_P(Policies, ReducedPrecision, ::testing::Values("bf16", "f16", "amp", "amp-f16"));
 
 TEST(Precision, UnknownPolicyIsAClearError) {
   std::mt19937 rng(3);
@@ -86,6 +86,6 @@ TEST(Precision, UnknownPolicyIsAClearError) {
     Session("cpu", o).compile(block(rng));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("f32, bf16, f16, amp or int8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("f32, bf16, f16, amp, amp-f16 or int8"), std::string::npos) << e.what();
   }
 }

@@ -52,6 +52,7 @@ int bench_mlp_train(Args& args) {
     models::Classifier model = models::build_classifier(spec, 0);
     train::OptimizerConfig opt;
     opt.kind = "sgd";
+    opt.loss_scale.enabled = precision == "amp-f16";  // f16 products: the loss scaled dynamically
     SessionOptions so;
     so.precision = precision;
     train::Trainer trainer(device, model.forward, model.params, opt, so);

@@ -97,8 +97,15 @@ int cmd_train(Args& args) {
   std::string device = args.value_or("device", flags().RLX_DEVICE);
   // amp / bf16: the step's matmuls in bf16 with f32 accumulation; parameters, optimizer state
   // and reductions stay f32 (master weights)
+  // amp-f16: f16 products, so the loss is scaled dynamically (--loss-scale: its first value)
   SessionOptions session_options;
   session_options.precision = args.value_or("precision", "f32");
+  opt.loss_scale.enabled = session_options.precision.compute == "amp-f16";
+  if (double first = args.float_or("loss-scale", NAN); !std::isnan(first)) {
+    opt.loss_scale.enabled = true;
+    opt.loss_scale.init = first;  // validated with the optimizer (> 0, finite)
+  }
+  opt.loss_scale.interval = args.int_or("loss-scale-interval", opt.loss_scale.interval);
   std::string save = args.value_or("save", ""), load = args.value_or("load", ""), plot = args.value_or("plot", "");
   if (auto th = args.value("threads")) set_flag("RLX_NUM_THREADS", *th);
   std::vector<std::string> pos = args.positionals();
@@ -181,12 +188,16 @@ int cmd_train(Args& args) {
                                 {"rlx.test_accuracy", std::to_string(final_test.accuracy)}, {"rlx.qat", spec.qat ? spec.qat->str() : ""}});
   }
   if (json) {
+    std::string scaling = opt.loss_scale.enabled ? cat("{\"final\":", trainer.loss_scale(), ",\"skipped_steps\":", trainer.skipped_steps(), "}") : "null";
     std::printf("{\"task\":\"mnist\",\"model\":%s,\"device\":%s,\"precision\":%s,\"epochs\":%lld,\"batch\":%lld,\"test_accuracy\":%.6f,\"test_loss\":%.6f,"
-                "\"images_per_second\":%.1f,\"per_epoch\":%s,\"checkpoint\":%s,\"plot\":%s}\n",
+                "\"images_per_second\":%.1f,\"loss_scale\":%s,\"per_epoch\":%s,\"checkpoint\":%s,\"plot\":%s}\n",
                 json_quote(spec.kind).c_str(), json_quote(device).c_str(), json_quote(session_options.precision.compute).c_str(), static_cast<long long>(epochs), static_cast<long long>(batch),
-                final_test.accuracy, final_test.loss, images_per_second, json_array(epoch_rows).c_str(),
+                final_test.accuracy, final_test.loss, images_per_second, scaling.c_str(), json_array(epoch_rows).c_str(),
                 save.empty() ? "null" : json_quote(save).c_str(), plot.empty() ? "null" : json_quote(plot).c_str());
   } else {
+    if (opt.loss_scale.enabled)
+      std::printf("loss scale %g at the end, %lld of %lld steps skipped (non-finite gradients)\n", trainer.loss_scale(),
+                  static_cast<long long>(trainer.skipped_steps()), static_cast<long long>(trainer.steps()));
     std::printf("test accuracy %.4f (loss %.4f)%s%s\n", final_test.accuracy, final_test.loss, save.empty() ? "" : cat(", checkpoint ", save).c_str(),
                 plot.empty() ? "" : cat(", plot ", plot).c_str());
   }
