@@ -53,7 +53,7 @@ def torch_rate(hidden, batch, steps, precision):
     for _ in range(steps):
         loss = step()
     torch.cuda.synchronize()
-    return batch * steps / (time.perf_counter() - t0), float(loss)
+    return batch * steps / (time.perf_counter() - t0), float(loss.detach())
 
 
 def rlx_rate(rlx, hidden, batch, steps, precision):

@@ -25,6 +25,17 @@ ir::Graph with_scaled_loss(const ir::Graph& forward) {
   return g;
 }
 
+// x reduced over every axis to a scalar in two steps — the last axis first, then the rest — so
+// that a GPU reduces many rows side by side instead of one line of millions in one block.
+ValueId reduce_all(ops::Builder& b, ValueId x, const std::string& kind) {
+  const int64_t rank = static_cast<int64_t>(b.rank(x));
+  if (rank == 0) return x;
+  if (rank > 1) x = b.reduce(x, kind, {rank - 1}, false);
+  ir::Ints axes;
+  for (int64_t d = 0; d < std::max<int64_t>(rank - 1, 1); ++d) axes.push_back(d);
+  return b.reduce(x, kind, axes, false);
+}
+
 }  // namespace
 
 TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, const OptimizerConfig& opt) {
@@ -81,9 +92,7 @@ TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, con
     // or an infinity survives the sum.
     ValueId total = ir::kNoValue;
     for (ValueId gr : grads) {
-      ir::Ints axes;
-      for (size_t d = 0; d < b.rank(gr); ++d) axes.push_back(static_cast<int64_t>(d));
-      ValueId m = b.cast(b.reduce(b.unary(ir::Op::abs, gr), "max", axes, false), DType::f32);
+      ValueId m = b.cast(reduce_all(b, b.unary(ir::Op::abs, gr), "max"), DType::f32);
       total = total == ir::kNoValue ? m : b.add(total, m);
     }
     finite = b.binary(ir::Op::le, total, b.scalar(DType::f32, std::numeric_limits<float>::max()));
@@ -94,9 +103,7 @@ TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, con
     // global L2 norm over every gradient, in f32
     ValueId total = ir::kNoValue;
     for (ValueId gr : grads) {
-      ir::Ints axes;
-      for (size_t d = 0; d < b.rank(gr); ++d) axes.push_back(static_cast<int64_t>(d));
-      ValueId sq = b.reduce(b.cast(b.mul(gr, gr), DType::f32), "sum", axes, false);
+      ValueId sq = reduce_all(b, b.cast(b.mul(gr, gr), DType::f32), "sum");
       total = total == ir::kNoValue ? sq : b.add(total, sq);
     }
     ValueId norm = b.unary(ir::Op::sqrt, total);

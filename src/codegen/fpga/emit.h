@@ -5,7 +5,9 @@
 // a C++ Verilator testbench and a Makefile: `make sim run` checks it bit for bit on the host's
 // inputs; `make` synthesizes (yosys), places and routes (nextpnr-ice40) and packs (icepack) a
 // bitstream for the iCE40 UP5K and reports its LUT/EBR/SPRAM/DSP use and Fmax; for the generic
-// part `make synth` reports yosys's LUT and flip-flop counts of a wider configuration.
+// part `make` reports yosys's LUT and flip-flop counts of a wider configuration — or, for small
+// networks, of a fully parallel datapath (parallel.h) — and an Fmax estimated by static timing
+// analysis on Xilinx 7-series cell delays (yosys synth_xilinx + sta) with a stated routing allowance.
 #pragma once
 #include <map>
 #include <string>
@@ -25,6 +27,7 @@ struct Part {
   int spram_blocks;
   int max_parallel;         // the widest MAC array a layer gets
   double mhz;               // the clock nextpnr is asked to meet
+  int64_t unroll_products;  // models of at most this many products get the fully parallel datapath (parallel.h)
 };
 
 const Part& part(const std::string& name);  // throws rlx::Error(invalid_argument) naming the parts
