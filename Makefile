@@ -143,7 +143,7 @@ PACKAGES += flatbuffers-compiler libflatbuffers-dev
 ONNX_DATA ?= /usr/share/libonnx-testdata/data
 ONNX_DEVICE ?= cpu
 ONNX_PARITY_DIR ?= $(BUILD)/onnx-parity
-.PHONY: onnx-suite onnx-parity npm-onnxruntime
+.PHONY: onnx-suite onnx-parity npm-onnxruntime fpga-timing
 setup: npm-onnxruntime
 npm-onnxruntime:
 	@if command -v npm >/dev/null; then \
@@ -151,6 +151,11 @@ npm-onnxruntime:
 	  ONNXRUNTIME_NODE_INSTALL=skip npm install --silent --no-audit --no-fund --prefix $(NPM_DIR) onnxruntime-node || \
 	  echo "make setup: npm could not install onnxruntime-node; make onnx-parity will skip"; \
 	else echo "make setup: no npm; make onnx-parity will skip"; fi
+
+# tests/cli/fpga.sh with the jet tagger's timing estimate (yosys synth_xilinx + sta of its ~4,000
+# constant multipliers: about a quarter of an hour on 2 cores).
+fpga-timing: build
+	tests/cli/fpga.sh $(BUILD)/bin/rlx --timing
 
 # The ONNX backend test data (node, pytorch-converted, pytorch-operator, simple): one line per
 # failing or skipped test with its reason, then `N passed, M failed, K skipped` per folder.

@@ -70,9 +70,30 @@ TEST(Fpga, PlansTheParallelismWithinTheMultipliersAndLoadsLargeWeightsIntoSpram)
   EXPECT_EQ(files.at("cfg.bin").size(), 784u * 64u);
   EXPECT_EQ(files.count("l0_w.hex"), 0u) << "SPRAM weights have no ROM file";
   // the generic part has no SPRAM and no multiplier limit: wider arrays, every weight a ROM
-  auto generic = emit(int8_mlp({16, 64, 32, 32, 5}), "fpga:generic");
-  EXPECT_NE(generic.at("model.json").find("\"in\":64,\"out\":32,\"parallel\":16,\"weights\":\"rom\""), std::string::npos) << generic.at("model.json");
+  auto generic = emit(int8_mlp({256, 64, 10}), "fpga:generic");
+  EXPECT_NE(generic.at("model.json").find("\"in\":64,\"out\":10,\"parallel\":16,\"weights\":\"rom\""), std::string::npos) << generic.at("model.json");
+  EXPECT_NE(generic.at("model.json").find("\"architecture\":\"mac-arrays\""), std::string::npos) << generic.at("model.json");
   EXPECT_EQ(generic.count("cfg.bin"), 0u);
+}
+
+// A network of at most 16,384 products (the jet tagger's shape) gets the fully parallel datapath
+// on the generic part: a module per neuron, weights in the logic as shifted adds (no multiply
+// operator, no weight files), five registered stages a layer and one for the argmax.
+TEST(Fpga, SmallNetworksGetTheFullyParallelDatapath) {
+  auto files = emit(int8_mlp({16, 64, 32, 32, 5}), "fpga:generic");
+  const std::string& json = files.at("model.json");
+  EXPECT_NE(json.find("\"architecture\":\"fully-parallel\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"pipeline_cycles\":21"), std::string::npos) << json;
+  for (const auto& [name, text] : files) EXPECT_EQ(name.find(".hex"), std::string::npos) << name << ": weights live in the logic";
+  const std::string& sv = files.at("model.sv");
+  EXPECT_NE(sv.find("module rlx_l1_n31 "), std::string::npos);
+  EXPECT_EQ(sv.find("module rlx_l1_n32 "), std::string::npos);
+  EXPECT_NE(sv.find("module rlx_argmax"), std::string::npos);
+  EXPECT_EQ(sv.find(" * "), std::string::npos) << "a multiply operator: constant products should be shifted adds";
+  EXPECT_NE(files.at("Makefile").find("TIMING_TOP = rlx_timing_sample"), std::string::npos);
+  EXPECT_NE(sv.find("module rlx_timing_sample"), std::string::npos);
+  // the UP5K builds no fully parallel datapath (it has 5,280 LUTs): the same network as MAC arrays
+  EXPECT_NE(emit(int8_mlp({16, 64, 32, 32, 5}), "fpga:ice40-up5k").at("model.json").find("\"architecture\":\"mac-arrays\""), std::string::npos);
 }
 
 TEST(Fpga, ThreeLayersShareTheUp5kMultipliers) {
@@ -89,10 +110,10 @@ TEST(Fpga, RefusesAModelTooLargeForThePartNamingTheLayer) {
 }
 
 TEST(Fpga, RefusesStepsItHasNoHardwareFor) {
-  // an integer convolution: the schedule takes it (the Cortex-M kernels run it), the FPGA does not yet
+  // an integer convolution of two images at once: the hardware takes one input at a time
   ir::Graph g;
   ops::Builder b(g);
-  ValueId x = g.add_input({DType::i8, {Dim(1), Dim(1), Dim(6), Dim(6)}}, "x");
+  ValueId x = g.add_input({DType::i8, {Dim(2), Dim(1), Dim(6), Dim(6)}}, "x");
   b.set_context("conv1", "hir.conv2d");
   ValueId acc = b.emit1(Op::conv, {x, b.constant(Tensor::from_f64(DType::i8, {2, 1, 3, 3}, std::vector<double>(18, 1)))},
                         ir::Attrs{{"strides", ir::Ints{1, 1}}, {"padding", ir::Intss{{0, 0}, {0, 0}}}, {"dilation", ir::Ints{1, 1}}, {"groups", int64_t{1}}, {"out", DType::i32}});
@@ -100,4 +121,5 @@ TEST(Fpga, RefusesStepsItHasNoHardwareFor) {
                          ir::Attrs{{"zero_point", int64_t{0}}})});
   const std::string e = error_of(g, "fpga:ice40-up5k");
   EXPECT_NE(e.find("conv1"), std::string::npos) << e;
+  EXPECT_NE(e.find("2 images"), std::string::npos) << e;
 }

@@ -37,22 +37,28 @@ class FpgaBackend : public runtime::Backend {
       case Op::dequantize_linear:
       case Op::requantize:
       case Op::dot_general:
+      case Op::conv:
       case Op::add:
+      case Op::pad:
+      case Op::max_pool:
       case Op::reshape: return true;
       default: return false;
     }
   }
 
  protected:
-  bool claims_kernel(Op op, const std::vector<Type>& in, const std::vector<Type>& out, const ir::Attrs&) const override {
+  bool claims_kernel(Op op, const std::vector<Type>& in, const std::vector<Type>& out, const ir::Attrs& a) const override {
     switch (op) {
       case Op::constant:
       case Op::reshape: return true;
       case Op::quantize_linear: return in[0].dtype == DType::f32 && scalar(in[1]) && scalar(in[2]) && out[0].dtype == DType::i8;  // on the host side of the stream
       case Op::dequantize_linear: return in[0].dtype == DType::i8 && in[1].dtype == DType::f32 && scalar(in[1]) && scalar(in[2]);
       case Op::requantize: return in[0].dtype == DType::i32 && out[0].dtype == DType::i8;
-      case Op::dot_general: return in[0].dtype == DType::i8 && in[1].dtype == DType::i8 && out[0].dtype == DType::i32;
+      case Op::dot_general:
+      case Op::conv: return in[0].dtype == DType::i8 && in[1].dtype == DType::i8 && out[0].dtype == DType::i32;
       case Op::add: return out[0].dtype == DType::i32;  // a layer's bias
+      case Op::pad: return in[0].dtype == DType::i8 && (!a.has("mode") || a.s("mode") == "constant");  // a convolution's padding
+      case Op::max_pool: return in[0].dtype == DType::i8 && in[0].shape.size() == 4;
       default: return false;
     }
   }

@@ -51,20 +51,40 @@ int64_t pow2_ceil(int64_t v) {
   return p;
 }
 
-// One fully connected layer as hardware: P products a cycle over T words of each row.
+// The bytes a step reads and writes (one image).
+int64_t in_count(const Step& s) {
+  if (s.kind == Step::Kind::conv) return s.cin * s.h * s.w;
+  if (s.kind == Step::Kind::max_pool) return s.batch * s.h * s.w;
+  return s.k;
+}
+int64_t out_count(const Step& s) {
+  if (s.kind == Step::Kind::conv) return s.cout * s.oh * s.ow;
+  if (s.kind == Step::Kind::max_pool) return s.batch * s.oh * s.ow;
+  return s.n;
+}
+int64_t channels_out(const Step& s) { return s.kind == Step::Kind::conv ? s.cout : s.n; }
+
+// One layer as hardware: a fully connected layer takes P products a cycle over T words of each
+// row; a convolution one product a cycle (rlx_conv), max pooling one tap a cycle (rlx_maxpool).
 struct Layer {
   const Step* step;
   int64_t p = 1, t = 1;
   bool loadable = false;   // weights in SPRAM, written through the configuration stream
   int64_t cfg_offset = 0;  // its first byte in that stream
-  int64_t words() const { return step->n * t; }
+  int64_t words() const { return step->kind == Step::Kind::fc ? step->n * t : static_cast<int64_t>(step->weights.size()); }
   int64_t weight_bytes() const { return words() * p; }
+  int64_t in_words() const { return (in_count(*step) + p - 1) / p; }  // its input buffer, P banks
 };
 
 // The chain the hardware runs: [quantize] → fc … → [dequantize], one input and one output.
 struct Chain {
   std::optional<Step> quantize, dequantize;
-  std::vector<Step> fcs;
+  std::vector<Step> fcs;  // the layers: fully connected, convolution, max pooling
+  bool all_fc() const {
+    for (const Step& s : fcs)
+      if (s.kind != Step::Kind::fc) return false;
+    return true;
+  }
 };
 
 Chain chain_of(const Graph& lir, const std::vector<Step>& steps) {
@@ -99,11 +119,17 @@ Chain chain_of(const Graph& lir, const std::vector<Step>& steps) {
         if (c.dequantize) problems.push_back(cat(s.label, ": a second dequantize"));
         c.dequantize = s;
         break;
+      case Step::Kind::conv:
+      case Step::Kind::max_pool:
+        if (c.dequantize) problems.push_back(cat(s.label, ": a layer after the dequantize"));
+        if (s.kind == Step::Kind::conv && s.batch != 1) problems.push_back(cat(s.label, ": ", s.batch, " images (the hardware takes one at a time)"));
+        for (int32_t m : s.mult)
+          if (m < 0) problems.push_back(cat(s.label, ": a negative requantization multiplier"));
+        c.fcs.push_back(s);
+        break;
       default:
-        problems.push_back(cat(s.label, ": ", s.kind == Step::Kind::conv ? "a convolution" : s.kind == Step::Kind::max_pool ? "max pooling"
-                                                : s.kind == Step::Kind::add     ? "an integer add"
-                                                                                : "a softmax",
-                               " (the fpga generator runs chains of fully connected layers so far)"));
+        problems.push_back(cat(s.label, ": ", s.kind == Step::Kind::add ? "an integer add" : "a softmax",
+                               " (the fpga generator runs chains of fully connected, convolution and max-pooling layers so far)"));
     }
     at = s.out;
   }
@@ -119,10 +145,10 @@ Chain chain_of(const Graph& lir, const std::vector<Step>& steps) {
 // block RAM while it lasts, else in SPRAM.
 std::vector<Layer> plan_layers(const Chain& c, const Part& part) {
   std::vector<Layer> ls;
-  for (const Step& s : c.fcs) ls.push_back(Layer{&s, std::min<int64_t>(part.max_parallel, pow2_ceil(s.k))});
-  auto total = [&] {
+  for (const Step& s : c.fcs) ls.push_back(Layer{&s, s.kind == Step::Kind::fc ? std::min<int64_t>(part.max_parallel, pow2_ceil(s.k)) : 1});
+  auto total = [&] {  // multipliers: P per fully connected layer, one per convolution
     int64_t t = 0;
-    for (const Layer& l : ls) t += l.p;
+    for (const Layer& l : ls) t += l.step->kind == Step::Kind::max_pool ? 0 : l.p;
     return t;
   };
   while (part.dsp > 0 && total() > part.dsp) {
@@ -137,10 +163,18 @@ std::vector<Layer> plan_layers(const Chain& c, const Part& part) {
   // block RAM: each layer's input buffer (P banks) and per-channel parameters come first
   auto blocks = [](int64_t words, int64_t bits) { return ceil_div(bits, 16) * ceil_div(words, 256); };  // 256×16 EBRs
   int64_t left = part.ebr_bytes / 512;
-  for (const Layer& l : ls) left -= l.p * ceil_div(l.t, 512) + blocks(l.step->n, 70);
+  // (a parameter ROM of fewer than 32 channels is a few LUTs: yosys maps it to logic)
+  for (const Layer& l : ls)
+    left -= l.p * ceil_div(l.in_words(), 512) + (l.step->kind == Step::Kind::max_pool || channels_out(*l.step) < 32 ? 0 : blocks(channels_out(*l.step), 70));
   int64_t spram_left = part.spram_blocks, cfg = 0;
   std::vector<std::string> problems;
   for (Layer& l : ls) {
+    if (l.step->kind == Step::Kind::max_pool) continue;
+    if (l.step->kind == Step::Kind::conv) {  // convolution weights are ROMs
+      left -= blocks(l.words(), 8);
+      if (left < 0) problems.push_back(cat(l.step->label, ": ", l.words(), " bytes of weights do not fit the block RAM left"));
+      continue;
+    }
     const int64_t rom = blocks(l.words(), 8 * l.p);
     if (rom <= left) {
       left -= rom;
@@ -165,6 +199,7 @@ std::vector<Layer> plan_layers(const Chain& c, const Part& part) {
 std::vector<uint8_t> weight_bytes(const Layer& l) {
   std::vector<uint8_t> b(static_cast<size_t>(l.weight_bytes()), 0);
   const Step& s = *l.step;
+  if (s.kind == Step::Kind::conv) return std::vector<uint8_t>(s.weights.begin(), s.weights.end());  // [cout][cin/groups][kh][kw]
   for (int64_t j = 0; j < s.n; ++j)
     for (int64_t k = 0; k < s.k; ++k) b[static_cast<size_t>(j * l.t * l.p + k)] = static_cast<uint8_t>(s.weights[static_cast<size_t>(j * s.k + k)]);
   return b;
@@ -187,7 +222,7 @@ std::string hex_words(const std::vector<uint8_t>& bytes, int64_t p) {
 std::string requant_words(const Step& s) {
   std::string out;
   char buf[32];
-  for (int64_t j = 0; j < s.n; ++j) {
+  for (int64_t j = 0; j < channels_out(s); ++j) {
     const uint64_t bias = static_cast<uint32_t>(s.has_bias ? s.bias[static_cast<size_t>(j)] : 0);
     const uint64_t mult = static_cast<uint32_t>(s.mult[static_cast<size_t>(j)]), shift = static_cast<uint8_t>(s.shift[static_cast<size_t>(j)]);
     // bits 69..64 are bias[31:26]; 63..0 the rest
@@ -204,7 +239,7 @@ std::string c_float(float f) { return c99().literal(f, ValueClass::floating); }
 std::string top_module(const Graph& lir, const std::vector<Layer>& ls, const Part& part, int64_t cfg_bytes) {
   std::ostringstream v;
   const size_t L = ls.size();
-  const int64_t n_in = ls.front().step->k, n_out = ls.back().step->n;
+  const int64_t n_in = in_count(*ls.front().step), n_out = out_count(*ls.back().step);
   int64_t pm = 1;  // the widest loadable word
   for (const Layer& l : ls)
     if (l.loadable) pm = std::max(pm, l.p);
@@ -226,13 +261,17 @@ std::string top_module(const Graph& lir, const std::vector<Layer>& ls, const Par
   // wires per layer and buffer
   for (size_t i = 0; i < L; ++i) {
     const Layer& l = ls[i];
-    v << "  // " << l.step->label << ": " << l.step->k << " → " << l.step->n << ", " << l.p << " products a cycle, weights in "
-      << (l.loadable ? "SPRAM (configuration stream)" : "ROM") << "\n"
+    const Step& st = *l.step;
+    v << "  // " << st.label << ": "
+      << (st.kind == Step::Kind::fc         ? cat(st.k, " → ", st.n, ", ", l.p, " products a cycle, weights in ", l.loadable ? "SPRAM (configuration stream)" : "ROM")
+          : st.kind == Step::Kind::conv     ? cat(st.cin, "×", st.h, "×", st.w, " → ", st.cout, "×", st.oh, "×", st.ow, ", ", st.kh, "×", st.kw, " kernel, one product a cycle")
+                                            : cat(st.batch, "×", st.h, "×", st.w, " → ", st.batch, "×", st.oh, "×", st.ow, ", max over ", st.kh, "×", st.kw))
+      << "\n"
       << "  wire l" << i << "_done, l" << i << "_we;\n  wire [15:0] l" << i << "_xaddr, l" << i << "_yaddr;\n  wire [7:0] l" << i << "_ydata;\n"
       << "  wire [" << 8 * l.p - 1 << ":0] l" << i << "_xword;\n";
     // the input buffer of layer i: the input stream or layer i−1
     const std::string we = i == 0 ? "in_take" : cat("l", i - 1, "_we"), wa = i == 0 ? "count" : cat("l", i - 1, "_yaddr"), wd = i == 0 ? "in_data" : cat("l", i - 1, "_ydata");
-    v << "  rlx_buffer #(.P(" << l.p << "), .WORDS(" << l.t << ")) b" << i << " (.clk(clk), .we(" << we << "), .waddr(" << wa << "), .wdata(" << wd << "), .raddr(l" << i
+    v << "  rlx_buffer #(.P(" << l.p << "), .WORDS(" << l.in_words() << ")) b" << i << " (.clk(clk), .we(" << we << "), .waddr(" << wa << "), .wdata(" << wd << "), .raddr(l" << i
       << "_xaddr), .rdata(l" << i << "_xword));\n";
     std::string cfg_we = "1'b0", cfg_addr = "16'd0", cfg_word = cat(8 * l.p, "'d0");
     if (l.loadable) {
@@ -249,6 +288,22 @@ std::string top_module(const Graph& lir, const std::vector<Layer>& ls, const Par
       cfg_we = cat("l", i, "_cfg_we_q");
       cfg_addr = cat("l", i, "_cfg_addr_q");
       cfg_word = cat("l", i, "_cfg_word_q");
+    }
+    const std::string ports = cat("      .clk(clk), .rst(rst), .start(start[", i, "]), .done(l", i, "_done), .x_addr(l", i, "_xaddr), .x_word(l", i, "_xword),\n",
+                                  "      .y_we(l", i, "_we), .y_addr(l", i, "_yaddr), .y_data(l", i, "_ydata)");
+    if (st.kind == Step::Kind::conv) {
+      v << "  rlx_conv #(.CIN(" << st.cin << "), .H(" << st.h << "), .W(" << st.w << "), .COUT(" << st.cout << "), .KH(" << st.kh << "), .KW(" << st.kw << "), .OH("
+        << st.oh << "), .OW(" << st.ow << "),\n      .SH(" << st.stride_h << "), .SW(" << st.stride_w << "), .DH(" << st.dil_h << "), .DW(" << st.dil_w << "), .PT("
+        << st.pad_top << "), .PL(" << st.pad_left << "), .GROUPS(" << st.groups << "), .PAD(" << static_cast<int>(st.pad_value) << "), .W_INIT(\"l" << i
+        << "_w.hex\"), .Q_INIT(\"l" << i << "_q.hex\"),\n      .ZP(" << st.out_zero_point << "), .LO(" << st.lo << "), .HI(" << st.hi << ")) l" << i << " (\n"
+        << ports << ");\n\n";
+      continue;
+    }
+    if (st.kind == Step::Kind::max_pool) {
+      v << "  rlx_maxpool #(.C(" << st.batch << "), .H(" << st.h << "), .W(" << st.w << "), .KH(" << st.kh << "), .KW(" << st.kw << "), .OH(" << st.oh << "), .OW("
+        << st.ow << "), .SH(" << st.stride_h << "), .SW(" << st.stride_w << "), .PT(" << st.pad_top << "), .PL(" << st.pad_left << ")) l" << i << " (\n"
+        << ports << ");\n\n";
+      continue;
     }
     v << "  rlx_fc #(.K(" << l.step->k << "), .N(" << l.step->n << "), .P(" << l.p << "), .LOADABLE(" << (l.loadable ? 1 : 0) << "), .W_INIT(\""
       << (l.loadable ? "" : cat("l", i, "_w.hex")) << "\"), .Q_INIT(\"l" << i << "_q.hex\"), .ZP(" << l.step->out_zero_point << "), .LO(" << l.step->lo << "), .HI("
@@ -288,7 +343,7 @@ std::string top_module(const Graph& lir, const std::vector<Layer>& ls, const Par
 std::string io_header(const Chain& c, const std::vector<Layer>& ls, int64_t cfg_bytes) {
   std::ostringstream h;
   h << "/* Generated by `rlx export --target fpga…`: what the testbench needs to know of the model. */\n"
-    << "#define RLX_IN_COUNT " << ls.front().step->k << "\n#define RLX_OUT_COUNT " << ls.back().step->n << "\n"
+    << "#define RLX_IN_COUNT " << in_count(*ls.front().step) << "\n#define RLX_OUT_COUNT " << out_count(*ls.back().step) << "\n"
     << "#define RLX_CFG_BYTES " << cfg_bytes << "\n"
     << "#define RLX_QUANTIZE " << (c.quantize ? 1 : 0) << "\n#define RLX_IN_SCALE " << c_float(c.quantize ? c.quantize->scale : 1.0f) << "\n#define RLX_IN_ZERO_POINT "
     << (c.quantize ? c.quantize->zero_point : 0) << "\n"
@@ -345,7 +400,7 @@ std::map<std::string, std::string> emit_parallel(const Graph& lir, const Chain& 
   files["tb.cpp"] = kTbCpp;
   files["report.sh"] = kReportSh;
   files["model_io.h"] = io_header(c, ls, 0);
-  files["Makefile"] = makefile(part, "rlx_datapath");
+  files["Makefile"] = makefile(part, "rlx_timing_sample");
   std::vector<std::string> layer_json;
   for (const Step& s : c.fcs)
     layer_json.push_back(cat("{\"label\":", json_quote(s.label), ",\"in\":", s.k, ",\"out\":", s.n, ",\"parallel\":", s.k * s.n, ",\"weights\":\"logic\"}"));
@@ -362,19 +417,24 @@ std::map<std::string, std::string> emit_program(const ir::Graph& lir, const Part
   const Chain c = chain_of(lir, steps);
   int64_t total_products = 0;
   for (const Step& s : c.fcs) total_products += s.k * s.n;
-  if (total_products <= part.unroll_products) return emit_parallel(lir, c, part);
+  if (c.all_fc() && total_products <= part.unroll_products) return emit_parallel(lir, c, part);
   std::vector<Layer> ls = plan_layers(c, part);
   std::map<std::string, std::string> files;
   std::string cfg;
   std::vector<std::string> layer_json;
   for (size_t i = 0; i < ls.size(); ++i) {
     const Layer& l = ls[i];
-    const std::vector<uint8_t> w = weight_bytes(l);
-    if (l.loadable) cfg.append(w.begin(), w.end());
-    else files[cat("l", i, "_w.hex")] = hex_words(w, l.p);
-    files[cat("l", i, "_q.hex")] = requant_words(*l.step);
-    layer_json.push_back(cat("{\"label\":", json_quote(l.step->label), ",\"in\":", l.step->k, ",\"out\":", l.step->n, ",\"parallel\":", l.p, ",\"weights\":\"",
-                             l.loadable ? "spram" : "rom", "\",\"weight_bytes\":", l.weight_bytes(), "}"));
+    const char* kind = l.step->kind == Step::Kind::fc ? "fc" : l.step->kind == Step::Kind::conv ? "conv" : "max_pool";
+    if (l.step->kind != Step::Kind::max_pool) {
+      const std::vector<uint8_t> w = weight_bytes(l);
+      if (l.loadable) cfg.append(w.begin(), w.end());
+      else files[cat("l", i, "_w.hex")] = hex_words(w, l.p);
+      files[cat("l", i, "_q.hex")] = requant_words(*l.step);
+    }
+    layer_json.push_back(cat("{\"label\":", json_quote(l.step->label), ",\"kind\":\"", kind, "\",\"in\":", in_count(*l.step), ",\"out\":", out_count(*l.step),
+                             ",\"parallel\":", l.step->kind == Step::Kind::max_pool ? 0 : l.p, ",\"weights\":\"",
+                             l.step->kind == Step::Kind::max_pool ? "none" : l.loadable ? "spram" : "rom", "\",\"weight_bytes\":",
+                             l.step->kind == Step::Kind::max_pool ? 0 : l.weight_bytes(), "}"));
   }
   const int64_t cfg_bytes = static_cast<int64_t>(cfg.size());
   files["model.sv"] = top_module(lir, ls, part, cfg_bytes);
@@ -385,9 +445,9 @@ std::map<std::string, std::string> emit_program(const ir::Graph& lir, const Part
   files["Makefile"] = makefile(part, "rlx_model");
   if (cfg_bytes > 0) files["cfg.bin"] = cfg;
   int64_t multipliers = 0;
-  for (const Layer& l : ls) multipliers += l.p;
-  files["model.json"] = cat("{\"model\":", json_quote(lir.name), ",\"part\":\"", part.name, "\",\"input_bytes\":", ls.front().step->k, ",\"output_bytes\":",
-                            ls.back().step->n, ",\"architecture\":\"mac-arrays\",\"multipliers\":", multipliers, ",\"cfg_bytes\":", cfg_bytes, ",\"layers\":[", join(layer_json, ","), "]}\n");
+  for (const Layer& l : ls) multipliers += l.step->kind == Step::Kind::max_pool ? 0 : l.p;
+  files["model.json"] = cat("{\"model\":", json_quote(lir.name), ",\"part\":\"", part.name, "\",\"input_bytes\":", in_count(*ls.front().step), ",\"output_bytes\":",
+                            out_count(*ls.back().step), ",\"architecture\":\"mac-arrays\",\"multipliers\":", multipliers, ",\"cfg_bytes\":", cfg_bytes, ",\"layers\":[", join(layer_json, ","), "]}\n");
   return files;
 }
 

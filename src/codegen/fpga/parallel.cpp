@@ -54,6 +54,8 @@ std::string sum_terms(const std::vector<std::string>& terms) {
 struct Neuron {
   std::string sv;
   int64_t stages = 0;
+  int64_t widest_sum = 0;  // terms in its longest sum (a group's products, or the accumulator's)
+  int64_t m_terms = 0;     // terms of its longer requantization product
 };
 
 Neuron print_neuron(const Step& s, size_t li, int64_t j, int64_t& products) {
@@ -89,6 +91,7 @@ Neuron print_neuron(const Step& s, size_t li, int64_t j, int64_t& products) {
       decl << "  logic signed [" << gw - 1 << ":0] g" << g << ";\n";
       body << "    g" << g << " <= " << sum_terms(terms) << ";\n";
       acc_terms.push_back(cat("+ ", aw, "'(g", g, ")"));
+      n.widest_sum = std::max<int64_t>(n.widest_sum, static_cast<int64_t>(terms.size()));
     }
   } else {
     acc_terms = sum_of(0, s.k, aw);
@@ -96,6 +99,7 @@ Neuron print_neuron(const Step& s, size_t li, int64_t j, int64_t& products) {
   ++n.stages;  // the accumulator: bias + Σ
   const int64_t b = s.has_bias ? s.bias[static_cast<size_t>(j)] : 0;
   if (b != 0 || acc_terms.empty()) acc_terms.insert(acc_terms.begin(), cat("+ ", lit(aw, b)));
+  n.widest_sum = std::max<int64_t>(n.widest_sum, static_cast<int64_t>(acc_terms.size()));
   decl << "  logic signed [" << aw - 1 << ":0] acc;\n";
   body << "    acc <= " << sum_terms(acc_terms) << ";\n";
   // requantize: y = clamp(ZP + ⌊(acc·M + 2^(s−1)) / 2^s⌋, LO, HI) — M in halves of 16 and 15 bits
@@ -106,6 +110,7 @@ Neuron print_neuron(const Step& s, size_t li, int64_t j, int64_t& products) {
   const int64_t pw = std::max<int64_t>(aw + 33, sh + 2);
   n.stages += 3;
   std::vector<std::string> lo = times_constant("acc", m & 0xffff, aw + 17), hi = times_constant("acc", m >> 16, aw + 16);
+  n.m_terms = static_cast<int64_t>(std::max(lo.size(), hi.size()));
   decl << "  logic signed [" << aw + 16 << ":0] ml;\n  logic signed [" << aw + 15 << ":0] mh;\n  logic signed [" << pw - 1 << ":0] p;\n"
        << "  wire signed [" << pw - 1 << ":0] r = (p >>> " << sh << ") + " << lit(pw, s.out_zero_point) << ";\n";
   body << "    ml <= " << (lo.empty() ? std::string("'0") : sum_terms(lo)) << ";\n"
@@ -125,18 +130,28 @@ Neuron print_neuron(const Step& s, size_t li, int64_t j, int64_t& products) {
 ParallelProgram parallel_program(const std::vector<Step>& fcs, const std::string& header) {
   ParallelProgram prog;
   const int64_t n_in = fcs.front().k, n_out = fcs.back().n;
-  std::ostringstream modules, wires, insts, valid;
+  std::ostringstream modules, wires, insts, valid, sample;
   std::string in = "x", v_in = "x_valid";
+  int64_t widest_in = 0, sampled = 0;
+  for (const Step& s : fcs) widest_in = std::max(widest_in, s.k);
   for (size_t i = 0; i < fcs.size(); ++i) {
     const Step& s = fcs[i];
     int64_t stages = 0;
     const std::string out = cat("a", i + 1);
     wires << "  wire [" << 8 * s.n - 1 << ":0] " << out << ";  // " << s.label << "\n";
+    int64_t most_sum = -1, most_m = -1, most_sum_j = 0, most_m_j = 0;
     for (int64_t j = 0; j < s.n; ++j) {
       Neuron n = print_neuron(s, i, j, prog.products);
+      if (n.widest_sum > most_sum) most_sum = n.widest_sum, most_sum_j = j;
+      if (n.m_terms > most_m) most_m = n.m_terms, most_m_j = j;
       stages = n.stages;
       modules << n.sv;
       insts << "  rlx_l" << i << "_n" << j << " l" << i << "_n" << j << " (.clk(clk), .x(" << in << "), .y(" << out << "[" << 8 * j + 7 << ":" << 8 * j << "]));\n";
+    }
+    for (int64_t j : {most_sum_j, most_m_j}) {
+      if (j == most_m_j && most_m_j == most_sum_j && sampled > 0 && sample.str().find(cat("rlx_l", i, "_n", j, " ")) != std::string::npos) continue;
+      sample << "  rlx_l" << i << "_n" << j << " s" << sampled << " (.clk(clk), .x(x[" << 8 * s.k - 1 << ":0]), .y(y[" << 8 * sampled + 7 << ":" << 8 * sampled << "]));\n";
+      ++sampled;
     }
     wires << "  logic [" << stages - 1 << ":0] v" << i + 1 << ";  // the valid bit through its " << stages << " stages\n";
     valid << "    v" << i + 1 << " <= {v" << i + 1 << (stages > 1 ? cat("[", stages - 2, ":0]") : std::string()) << ", " << v_in << "};\n";
@@ -186,6 +201,14 @@ ParallelProgram parallel_program(const std::vector<Step>& fcs, const std::string
     << "        S_RUN:\n        if (done) begin\n          obuf <= y;\n          best_at <= y_argmax;\n          state <= S_OUT;\n        end\n"
     << "        S_OUT:\n        if (out_ready) begin\n          if (out_last) begin\n            count <= 16'd0;\n            state <= S_IN;\n"
     << "          end else count <= count + 16'd1;\n        end\n        default: state <= S_IN;\n      endcase\n    end\n  end\nendmodule\n\n`default_nettype wire\n";
+  // what `make timing` maps and times: per layer the neuron with the longest sum and the one with
+  // the longest requantization product (every neuron's registers are its own, so its stages'
+  // depths follow those term counts), and the argmax
+  v << "// For the timing estimate (make timing): per layer the neuron with the longest sum and the one with the\n"
+    << "// longest requantization product, and the argmax — the stages every other neuron has, at their deepest.\n"
+    << "module rlx_timing_sample (input wire clk, input wire [" << 8 * std::max(widest_in, n_out) - 1 << ":0] x, output wire [" << 8 * sampled - 1
+    << ":0] y, output wire [" << 8 * n_out - 1 << ":0] am_y, output wire [7:0] am_at);\n"
+    << sample.str() << "  rlx_argmax am (.clk(clk), .x(x[" << 8 * n_out - 1 << ":0]), .y(am_y), .at(am_at));\nendmodule\n";
   prog.sv = v.str();
   return prog;
 }

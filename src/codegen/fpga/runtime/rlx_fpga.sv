@@ -291,4 +291,294 @@ module rlx_fc #(
   end
 endmodule
 
+// A 2-D int8 convolution (NCHW, one image): y[co, oy, ox] = requantize(bias[co] +
+// Σ x[g·CPG + ci, oy·SH − PT + ky·DH, ox·SW − PL + kx·DW]·w[co, ci, ky, kx]) over ci < CPG (the
+// input channels of co's group g), ky < KH, kx < KW; taps outside the image read PAD (the input's
+// zero point). One product a cycle in rlx_fc's pipeline (address → words → product → accumulate,
+// the requantizer overlapped with the next output); the input address is built from counters
+// that step by additions only (no multiplier spent on addressing), the weights read in their
+// stored order [co][ci][ky][kx]. Outputs are written in NCHW order, index j = (co·OH + oy)·OW + ox.
+module rlx_conv #(
+    parameter integer CIN = 1, H = 8, W = 8, COUT = 1, KH = 3, KW = 3, OH = 6, OW = 6,
+    parameter integer SH = 1, SW = 1, DH = 1, DW = 1, PT = 0, PL = 0, GROUPS = 1,
+    parameter integer PAD = 0,
+    parameter W_INIT = "",
+    parameter Q_INIT = "",
+    parameter integer ZP = 0,
+    parameter integer LO = -128,
+    parameter integer HI = 127
+) (
+    input  wire             clk,
+    input  wire             rst,
+    input  wire             start,
+    output logic            done,
+    output logic [15:0]     x_addr,
+    input  wire [7:0]       x_word,
+    output logic            y_we,
+    output logic [15:0]     y_addr,
+    output logic [7:0]      y_data
+);
+  localparam integer CPG = CIN / GROUPS, OPG = COUT / GROUPS, K = CPG * KH * KW;
+  localparam [2:0] IDLE = 0, SETUP = 1, ISSUE = 2, WAIT = 3, FINISH = 4;
+  logic [2:0] state;
+  // the output: channel co (go its index in its group), row oy, column ox, index j
+  logic [15:0] co, go, oy, ox, j, wbase;
+  logic signed [19:0] gbase, y0, y0row, x0;  // the group's first plane; oy·SH − PT, times W; ox·SW − PL
+  // the tap: ci, ky, kx, and the address parts they step
+  logic [15:0] ci, ky, kx, t, w_addr;
+  logic signed [19:0] cbase, iy, ix;   // plane of channel g·CPG + ci; iy = y0 + ky·DH; ix = x0 + kx·DW
+  wire in_plane = iy >= 0 && iy < H && ix >= 0 && ix < W;
+  logic signed [19:0] row;             // iy·W, stepped with iy
+  assign x_addr = 16'(cbase + row + ix);
+
+  logic [7:0] w_word;
+  logic [7:0] wmem[0:COUT*K-1];
+  logic [69:0] q_word;
+  logic [69:0] qmem[0:COUT-1];
+  generate
+    if (W_INIT != "") begin : w_rom
+      initial $readmemh(W_INIT, wmem);
+    end
+    if (Q_INIT != "") begin : q_rom
+      initial $readmemh(Q_INIT, qmem);
+    end
+  endgenerate
+  always_ff @(posedge clk) begin
+    w_word <= wmem[w_addr];
+    q_word <= qmem[co];
+  end
+
+  logic s1_valid, s1_first, s1_last, s1_inside;
+  logic [15:0] s1_j;
+  wire signed [15:0] prod = (s1_inside ? $signed(x_word) : 8'(signed'(PAD))) * $signed(w_word);
+  logic s2_valid, s2_first, s2_last;
+  logic [15:0] s2_j;
+  logic signed [31:0] s2_sum;
+  logic [69:0] s2_q;
+  logic signed [31:0] acc;
+  wire signed [31:0] acc_next = (s2_first ? $signed(s2_q[69:38]) : acc) + s2_sum;
+  logic hold_valid;
+  logic signed [31:0] hold_acc;
+  logic [37:0] hold_q;
+  logic [15:0] hold_j;
+  logic rq_busy, rq_valid;
+  logic signed [7:0] rq_y;
+  logic [15:0] rq_tag;
+  wire rq_start = hold_valid && !rq_busy;
+  rlx_requant #(.ZP(ZP), .LO(LO), .HI(HI)) requant (
+      .clk(clk), .rst(rst), .start(rq_start), .acc(hold_acc), .mult(hold_q[37:6]), .shift(hold_q[5:0]), .tag_in(hold_j),
+      .busy(rq_busy), .valid(rq_valid), .y(rq_y), .tag(rq_tag));
+  assign y_we = rq_valid;
+  assign y_addr = rq_tag;
+  assign y_data = rq_y;
+  wire drained = !s1_valid && !s2_valid && !hold_valid;
+
+  always_ff @(posedge clk) begin
+    done <= 1'b0;
+    s1_valid <= state == ISSUE;
+    s1_first <= t == 16'd0;
+    s1_last <= t == 16'(K - 1);
+    s1_inside <= in_plane;
+    s1_j <= j;
+    s2_valid <= s1_valid;
+    s2_first <= s1_first;
+    s2_last <= s1_last;
+    s2_j <= s1_j;
+    s2_sum <= 32'(prod);
+    s2_q <= q_word;
+    if (s2_valid) acc <= acc_next;
+    if (rq_start) hold_valid <= 1'b0;
+    if (s2_valid && s2_last) begin
+      hold_valid <= 1'b1;
+      hold_acc <= acc_next;
+      hold_q <= s2_q[37:0];
+      hold_j <= s2_j;
+    end
+    if (rst) begin
+      state <= IDLE;
+      hold_valid <= 1'b0;
+      s1_valid <= 1'b0;
+      s2_valid <= 1'b0;
+    end else begin
+      case (state)
+        IDLE:
+        if (start) begin
+          co <= 16'd0; go <= 16'd0; oy <= 16'd0; ox <= 16'd0; j <= 16'd0; wbase <= 16'd0;
+          gbase <= 20'sd0; y0 <= -20'sd1 * 20'(PT); y0row <= -20'sd1 * 20'(PT * W); x0 <= -20'sd1 * 20'(PL);
+          state <= SETUP;
+        end
+        SETUP: begin  // the output's first tap
+          ci <= 16'd0; ky <= 16'd0; kx <= 16'd0; t <= 16'd0; w_addr <= wbase;
+          cbase <= gbase; iy <= y0; row <= y0row; ix <= x0;
+          state <= ISSUE;
+        end
+        ISSUE: begin
+          w_addr <= w_addr + 16'd1;
+          t <= t + 16'd1;
+          if (kx != 16'(KW - 1)) begin
+            kx <= kx + 16'd1;
+            ix <= ix + 20'(DW);
+          end else begin
+            kx <= 16'd0;
+            ix <= x0;
+            if (ky != 16'(KH - 1)) begin
+              ky <= ky + 16'd1;
+              iy <= iy + 20'(DH);
+              row <= row + 20'(DH * W);
+            end else begin
+              ky <= 16'd0;
+              iy <= y0;
+              row <= y0row;
+              ci <= ci + 16'd1;
+              cbase <= cbase + 20'(H * W);
+              if (ci == 16'(CPG - 1)) state <= WAIT;  // the output's last tap
+            end
+          end
+        end
+        WAIT:
+        if (drained) begin
+          if (j == 16'(COUT * OH * OW - 1)) state <= FINISH;
+          else begin  // the next output: ox, then oy, then co (and its group)
+            j <= j + 16'd1;
+            state <= SETUP;
+            if (ox != 16'(OW - 1)) begin
+              ox <= ox + 16'd1;
+              x0 <= x0 + 20'(SW);
+            end else begin
+              ox <= 16'd0;
+              x0 <= -20'sd1 * 20'(PL);
+              if (oy != 16'(OH - 1)) begin
+                oy <= oy + 16'd1;
+                y0 <= y0 + 20'(SH);
+                y0row <= y0row + 20'(SH * W);
+              end else begin
+                oy <= 16'd0;
+                y0 <= -20'sd1 * 20'(PT);
+                y0row <= -20'sd1 * 20'(PT * W);
+                co <= co + 16'd1;
+                wbase <= wbase + 16'(K);
+                if (go != 16'(OPG - 1)) go <= go + 16'd1;
+                else begin
+                  go <= 16'd0;
+                  gbase <= gbase + 20'(CPG * H * W);
+                end
+              end
+            end
+          end
+        end
+        default:
+        if (drained && !rq_busy && !rq_start) begin
+          done <= 1'b1;
+          state <= IDLE;
+        end
+      endcase
+    end
+  end
+endmodule
+
+// Max pooling of int8 planes (C of them, NCHW, one image): y[c, oy, ox] = max of x[c, oy·SH − PT +
+// ky, ox·SW − PL + kx] over the window's taps inside the plane (padding never wins). One tap read
+// a cycle; addresses stepped by additions as in rlx_conv; outputs written in NCHW order.
+module rlx_maxpool #(
+    parameter integer C = 1, H = 8, W = 8, KH = 2, KW = 2, OH = 4, OW = 4, SH = 2, SW = 2, PT = 0, PL = 0
+) (
+    input  wire             clk,
+    input  wire             rst,
+    input  wire             start,
+    output logic            done,
+    output logic [15:0]     x_addr,
+    input  wire [7:0]       x_word,
+    output logic            y_we,
+    output logic [15:0]     y_addr,
+    output logic [7:0]      y_data
+);
+  localparam [1:0] IDLE = 0, SETUP = 1, ISSUE = 2, WAIT = 3;
+  logic [1:0] state;
+  logic [15:0] oy, ox, j, ky, kx;
+  logic signed [19:0] cbase, y0, y0row, x0, iy, row, ix;
+  wire in_plane = iy >= 0 && iy < H && ix >= 0 && ix < W;
+  assign x_addr = 16'(cbase + row + ix);
+  logic s1_valid, s1_first, s1_last, s1_inside;
+  logic [15:0] s1_j;
+  logic signed [7:0] best;
+  logic seen;  // a tap inside the plane has been read for this output
+  wire had = !s1_first && seen;  // before this tap
+  wire take = s1_inside && (!had || $signed(x_word) > best);
+  wire signed [7:0] best_next = take ? $signed(x_word) : best;
+  always_ff @(posedge clk) begin
+    done <= 1'b0;
+    y_we <= 1'b0;
+    s1_valid <= state == ISSUE;
+    s1_first <= ky == 16'd0 && kx == 16'd0;
+    s1_last <= ky == 16'(KH - 1) && kx == 16'(KW - 1);
+    s1_inside <= in_plane;
+    s1_j <= j;
+    if (s1_valid) begin
+      best <= best_next;
+      seen <= had || s1_inside;
+      if (s1_last) begin  // a window wholly in the padding gives −128 (−∞ clamped)
+        y_we <= 1'b1;
+        y_addr <= s1_j;
+        y_data <= had || s1_inside ? best_next : -8'sd128;
+      end
+    end
+    if (rst) begin
+      state <= IDLE;
+      s1_valid <= 1'b0;
+    end else begin
+      case (state)
+        IDLE:
+        if (start) begin
+          oy <= 16'd0; ox <= 16'd0; j <= 16'd0;
+          cbase <= 20'sd0; y0 <= -20'sd1 * 20'(PT); y0row <= -20'sd1 * 20'(PT * W); x0 <= -20'sd1 * 20'(PL);
+          state <= SETUP;
+        end
+        SETUP: begin
+          ky <= 16'd0; kx <= 16'd0; iy <= y0; row <= y0row; ix <= x0;
+          state <= ISSUE;
+        end
+        ISSUE:
+        if (kx != 16'(KW - 1)) begin
+          kx <= kx + 16'd1;
+          ix <= ix + 20'sd1;
+        end else begin
+          kx <= 16'd0;
+          ix <= x0;
+          ky <= ky + 16'd1;
+          iy <= iy + 20'sd1;
+          row <= row + 20'(W);
+          if (ky == 16'(KH - 1)) state <= WAIT;
+        end
+        default:  // WAIT: the last tap's compare and write, then the next output
+        if (!s1_valid && !y_we) begin
+          if (j == 16'(C * OH * OW - 1)) begin
+            done <= 1'b1;
+            state <= IDLE;
+          end else begin
+            j <= j + 16'd1;
+            state <= SETUP;
+            if (ox != 16'(OW - 1)) begin
+              ox <= ox + 16'd1;
+              x0 <= x0 + 20'(SW);
+            end else begin
+              ox <= 16'd0;
+              x0 <= -20'sd1 * 20'(PL);
+              if (oy != 16'(OH - 1)) begin
+                oy <= oy + 16'd1;
+                y0 <= y0 + 20'(SH);
+                y0row <= y0row + 20'(SH * W);
+              end else begin
+                oy <= 16'd0;
+                y0 <= -20'sd1 * 20'(PT);
+                y0row <= -20'sd1 * 20'(PT * W);
+                cbase <= cbase + 20'(H * W);
+              end
+            end
+          end
+        end
+      endcase
+    end
+  end
+endmodule
+
 `default_nettype wire
