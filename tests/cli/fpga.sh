@@ -81,6 +81,37 @@ else
   echo "FAIL: the generic part's simulation failed"; fail=1
 fi
 
+# a small CNN (tests/cli/qdq_cnn.py: conv 3×3 1→4, max pool, conv 3×3 4→8, max pool, fc 392→10,
+# ONNX QDQ) on the UP5K: rlx_conv and rlx_maxpool, bit-exact against the folded graph on the first
+# 500 test images, then synthesis, place and route and a bitstream
+c="$tmp/cnn"
+mkdir -p "$c"
+if $PY "$(dirname "$0")/qdq_cnn.py" "$c/cnn.onnx" &&
+   $PY -c "import numpy as np; x = np.load('$tmp/images.npy')[:500].reshape(500, 1, 28, 28); np.save('$c/x.npy', x); x.tofile('$c/x.bin')" &&
+   "$RLX" export --target fpga:ice40-up5k "$c/cnn.onnx" -o "$c/hw" >/dev/null &&
+   "$RLX" run "$c/hw/graph.rlx" --device reference --input images="$c/x.npy" --output "$c/int" >/dev/null; then
+  ln -s "$c/x.bin" "$c/hw/rlx_input.bin"
+  if (cd "$c/hw" && make -s sim && make -s run); then
+    $PY - "$c/int" "$c/hw/rlx_output.bin" <<'PYEOF' || { echo "FAIL: the cnn's outputs are not the folded graph's"; fail=1; }
+import os, sys, numpy as np
+ref = np.load(os.path.join(sys.argv[1], sorted(os.listdir(sys.argv[1]))[0]))
+got = open(sys.argv[2], 'rb').read()
+print("cnn on fpga:ice40-up5k in Verilator:", "bit-exact over %d images" % len(ref) if got == ref.tobytes() else "DIFFERENT")
+sys.exit(0 if got == ref.tobytes() else 1)
+PYEOF
+  else
+    echo "FAIL: the cnn's simulation failed"; fail=1
+  fi
+  ccycles=$(grep -oE '"cycles_max":[0-9]+' "$c/hw/tb.json" | cut -d: -f2)
+  (cd "$c/hw" && timeout 900 make -s) >"$c/pnr.txt" 2>&1 || { cat "$c/pnr.txt"; echo "FAIL: the cnn's bitstream flow failed"; fail=1; }
+  grep -v "^Warning: No PCF" "$c/pnr.txt"
+  [ -s "$c/hw/model.bin" ] || { echo "FAIL: no bitstream for the cnn"; fail=1; }
+  cfmax=$(grep -oE '"fmax_mhz":[0-9.]+' "$c/hw/report.json" 2>/dev/null | cut -d: -f2)
+  awk -v f="${cfmax:-0}" -v c="${ccycles:-0}" 'BEGIN { printf "cnn: %d cycles per inference, %.2f ms at 24 MHz, %.2f ms at the reported Fmax %.2f MHz\n", c, c / 24e3, (f > 0 ? c / (f * 1e3) : 0), f }'
+else
+  echo "FAIL: writing, exporting or running the cnn failed"; fail=1
+fi
+
 # the jet-tagging network (16-64-32-32-5, ONNX QDQ with seeded weights) on the generic part: the
 # fully parallel datapath, bit-exact against the folded integer graph on 2,000 inputs; with
 # --timing its latency — pipeline cycles at the Fmax estimated by yosys's static timing analysis

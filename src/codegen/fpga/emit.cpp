@@ -376,7 +376,8 @@ std::string makefile(const Part& part, const std::string& timing_top) {
              "# An Fmax estimate: yosys maps to Xilinx 7-series cells (LUTs and carry chains, no DSPs) and its static timing\n",
              "# analysis adds their Artix-7 delays (yosys's cell library, from Project X-Ray); report.sh adds a routing allowance.\n",
              "sta.log: $(SV) $(wildcard *.hex)\n\t$(YOSYS) -q -l sta.log -p \"read_verilog -sv $(SV); synth_xilinx -family xc7 -abc9 -nodsp -top $(TIMING_TOP); ",
-             "tee -o xc7_stat.txt stat; read_verilog -lib -specify +/xilinx/cells_sim.v; sta\"\n\n",
+             "tee -o xc7_stat.txt stat; read_verilog -lib -specify +/xilinx/cells_sim.v; sta\" >/dev/null 2>&1 || { tail -20 sta.log; exit 1; }\n",
+             "\t@# (sta warns of every output port of the sampled modules: its log has them)\n\n",
              "timing: sta.log\n\t@sh report.sh sta.log\n\n");
   m += "sim: obj_dir/Vtb\n\nobj_dir/Vtb: $(SV) tb.cpp model_io.h\n"
        "\t$(VERILATOR) --cc --exe --build -O3 -Wno-fatal -Wno-WIDTH --top-module $(TOP) $(SV) tb.cpp -CFLAGS -O2 -o Vtb > verilator.log\n\n"

@@ -159,26 +159,41 @@ ParallelProgram parallel_program(const std::vector<Step>& fcs, const std::string
     prog.cycles += stages;
     in = out;
   }
-  prog.cycles += 1;  // the argmax
   std::ostringstream v;
   v << header << "`default_nettype none\n\n" << modules.str();
-  // the argmax (the first of equal maxima, as numpy.argmax): a chain of compares, one stage
-  v << "// The outputs registered with their argmax (the first of equal maxima, as numpy.argmax).\n"
-    << "module rlx_argmax (input wire clk, input wire [" << 8 * n_out - 1 << ":0] x, output logic [" << 8 * n_out - 1 << ":0] y, output logic [7:0] at);\n";
-  std::string best = "$signed(x[7:0])", where = "8'd0";
-  for (int64_t j = 1; j < n_out; ++j) {
-    const std::string xj = cat("$signed(x[", 8 * j + 7, ":", 8 * j, "])");
-    v << "  wire signed [7:0] best" << j << " = " << xj << " > " << best << " ? " << xj << " : " << best << ";\n"
-      << "  wire [7:0] at" << j << " = " << xj << " > " << best << " ? 8'd" << j << " : " << where << ";\n";
-    best = cat("best", j);
-    where = cat("at", j);
+  // the argmax (the first of equal maxima, as numpy.argmax): a tree of compares, a register a
+  // level; it runs beside the output stream, after the datapath's latency
+  v << "// The argmax of the outputs (the first of equal maxima, as numpy.argmax): pairs compared a level a\n"
+    << "// cycle, the lower index winning ties.\n"
+    << "module rlx_argmax (input wire clk, input wire x_valid, input wire [" << 8 * n_out - 1 << ":0] x, output wire at_valid, output wire [7:0] at);\n";
+  std::vector<std::pair<std::string, std::string>> cand;  // (value, index) expressions
+  for (int64_t j = 0; j < n_out; ++j) cand.push_back({cat("$signed(x[", 8 * j + 7, ":", 8 * j, "])"), cat("8'd", j)});
+  std::string valid_at = "x_valid";
+  std::ostringstream tree;
+  for (int level = 1; cand.size() > 1; ++level) {
+    std::vector<std::pair<std::string, std::string>> next;
+    for (size_t m = 0; m < cand.size(); m += 2) {
+      const std::string val = cat("v", level, "_", m / 2), idx = cat("i", level, "_", m / 2);
+      v << "  logic signed [7:0] " << val << ";\n  logic [7:0] " << idx << ";\n";
+      if (m + 1 < cand.size())
+        tree << "    " << val << " <= " << cand[m + 1].first << " > " << cand[m].first << " ? " << cand[m + 1].first << " : " << cand[m].first << ";\n    " << idx
+             << " <= " << cand[m + 1].first << " > " << cand[m].first << " ? " << cand[m + 1].second << " : " << cand[m].second << ";\n";
+      else
+        tree << "    " << val << " <= " << cand[m].first << ";\n    " << idx << " <= " << cand[m].second << ";\n";
+      next.push_back({val, idx});
+    }
+    v << "  logic av" << level << ";\n";
+    tree << "    av" << level << " <= " << valid_at << ";\n";
+    valid_at = cat("av", level);
+    cand = next;
   }
-  v << "  always_ff @(posedge clk) begin\n    y <= x;\n    at <= " << where << ";\n  end\nendmodule\n\n";
-  v << "// The datapath: an input vector in, its outputs and their argmax " << prog.cycles << " cycles later; a new input every cycle.\n"
+  v << "  always_ff @(posedge clk) begin\n" << tree.str() << "  end\n  assign at_valid = " << valid_at << ";\n  assign at = " << cand[0].second
+    << ";\nendmodule\n\n";
+  v << "// The datapath: an input vector in, its outputs " << prog.cycles << " cycles later; a new input every cycle.\n"
     << "module rlx_datapath (\n    input  wire clk,\n    input  wire x_valid,\n    input  wire [" << 8 * n_in - 1 << ":0] x,\n"
-    << "    output logic y_valid,\n    output wire [" << 8 * n_out - 1 << ":0] y,\n    output wire [7:0] y_argmax\n);\n"
-    << wires.str() << insts.str() << "  rlx_argmax am (.clk(clk), .x(" << in << "), .y(y), .at(y_argmax));\n"
-    << "  always_ff @(posedge clk) begin\n" << valid.str() << "    y_valid <= " << v_in << ";\n  end\nendmodule\n\n";
+    << "    output wire y_valid,\n    output wire [" << 8 * n_out - 1 << ":0] y\n);\n"
+    << wires.str() << insts.str() << "  assign y = " << in << ";\n  assign y_valid = " << v_in << ";\n"
+    << "  always_ff @(posedge clk) begin\n" << valid.str() << "  end\nendmodule\n\n";
   // the byte streams around it
   v << "// The streams: " << n_in << " input bytes gathered into a vector, the datapath, then " << n_out
     << " output bytes and the argmax (out_last).\n// Nothing to configure: cfg_ready stays low.\n"
@@ -188,9 +203,10 @@ ParallelProgram parallel_program(const std::vector<Step>& fcs, const std::string
     << "    input  wire       in_valid,\n    input  wire [7:0] in_data,\n    output wire       in_ready,\n"
     << "    output wire       out_valid,\n    output wire [7:0] out_data,\n    output wire       out_last,\n    input  wire       out_ready\n);\n"
     << "  localparam [1:0] S_IN = 0, S_RUN = 1, S_OUT = 2;\n  localparam integer N_IN = " << n_in << ", N_OUT = " << n_out << ";\n"
-    << "  logic [1:0] state;\n  logic [15:0] count;\n  logic go, done;\n  logic [" << 8 * n_in - 1 << ":0] x;\n  logic [" << 8 * n_out - 1
-    << ":0] y, obuf;\n  logic [7:0] y_argmax, best_at;\n"
-    << "  rlx_datapath dp (.clk(clk), .x_valid(go), .x(x), .y_valid(done), .y(y), .y_argmax(y_argmax));\n"
+    << "  logic [1:0] state;\n  logic [15:0] count;\n  logic go;\n  wire done, am_valid;\n  logic [" << 8 * n_in - 1 << ":0] x;\n  wire [" << 8 * n_out - 1
+    << ":0] y;\n  logic [" << 8 * n_out - 1 << ":0] obuf;\n  wire [7:0] am_at;\n  logic [7:0] best_at;\n"
+    << "  rlx_datapath dp (.clk(clk), .x_valid(go), .x(x), .y_valid(done), .y(y));\n"
+    << "  rlx_argmax am (.clk(clk), .x_valid(done), .x(y), .at_valid(am_valid), .at(am_at));\n"
     << "  assign cfg_ready = 1'b0;\n  assign in_ready = state == S_IN;\n  assign out_valid = state == S_OUT;\n"
     << "  assign out_last = count == 16'(N_OUT);\n  assign out_data = out_last ? best_at : obuf[8*count[7:0]+:8];\n"
     << "  always_ff @(posedge clk) begin\n    go <= 1'b0;\n"
@@ -198,7 +214,8 @@ ParallelProgram parallel_program(const std::vector<Step>& fcs, const std::string
     << "        S_IN:\n        if (in_valid) begin\n          x[8*count[7:0]+:8] <= in_data;\n"
     << "          if (count == 16'(N_IN - 1)) begin\n            count <= 16'd0;\n            go <= 1'b1;\n            state <= S_RUN;\n"
     << "          end else count <= count + 16'd1;\n        end\n"
-    << "        S_RUN:\n        if (done) begin\n          obuf <= y;\n          best_at <= y_argmax;\n          state <= S_OUT;\n        end\n"
+    << "        S_RUN: begin  // the outputs, then their argmax\n          if (done) obuf <= y;\n          if (am_valid) begin\n            best_at <= am_at;\n"
+    << "            state <= S_OUT;\n          end\n        end\n"
     << "        S_OUT:\n        if (out_ready) begin\n          if (out_last) begin\n            count <= 16'd0;\n            state <= S_IN;\n"
     << "          end else count <= count + 16'd1;\n        end\n        default: state <= S_IN;\n      endcase\n    end\n  end\nendmodule\n\n`default_nettype wire\n";
   // what `make timing` maps and times: per layer the neuron with the longest sum and the one with
@@ -206,9 +223,9 @@ ParallelProgram parallel_program(const std::vector<Step>& fcs, const std::string
   // depths follow those term counts), and the argmax
   v << "// For the timing estimate (make timing): per layer the neuron with the longest sum and the one with the\n"
     << "// longest requantization product, and the argmax — the stages every other neuron has, at their deepest.\n"
-    << "module rlx_timing_sample (input wire clk, input wire [" << 8 * std::max(widest_in, n_out) - 1 << ":0] x, output wire [" << 8 * sampled - 1
-    << ":0] y, output wire [" << 8 * n_out - 1 << ":0] am_y, output wire [7:0] am_at);\n"
-    << sample.str() << "  rlx_argmax am (.clk(clk), .x(x[" << 8 * n_out - 1 << ":0]), .y(am_y), .at(am_at));\nendmodule\n";
+    << "module rlx_timing_sample (input wire clk, input wire x_valid, input wire [" << 8 * std::max(widest_in, n_out) - 1 << ":0] x, output wire [" << 8 * sampled - 1
+    << ":0] y, output wire am_valid, output wire [7:0] am_at);\n"
+    << sample.str() << "  rlx_argmax am (.clk(clk), .x_valid(x_valid), .x(x[" << 8 * n_out - 1 << ":0]), .at_valid(am_valid), .at(am_at));\nendmodule\n";
   prog.sv = v.str();
   return prog;
 }

@@ -13,8 +13,8 @@
 namespace rlx::codegen::fpga {
 
 struct ParallelProgram {
-  std::string sv;        // modules rlx_datapath (vectors in and out) and rlx_model (the byte streams)
-  int64_t cycles = 0;    // the datapath's latency: input vector registered → outputs and argmax
+  std::string sv;        // modules rlx_datapath (vectors in and out), rlx_argmax and rlx_model (the byte streams)
+  int64_t cycles = 0;    // the datapath's latency: input vector registered → outputs (the argmax follows in ⌈log2 n⌉)
   int64_t products = 0;  // constant multipliers (nonzero weights)
 };
 
