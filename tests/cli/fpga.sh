@@ -4,7 +4,10 @@
 # testbench on all 10,000 test images — every output must be bit-identical to the host's int8 graph
 # run by the reference backend — and taken to a bitstream for the iCE40 UP5K (yosys synth_ice40,
 # nextpnr-ice40, icepack), which must meet 24 MHz with one inference in at most 1 ms at that clock.
-# Prints accuracy, cycles per inference, LUT/EBR/SPRAM/DSP use and Fmax.
+# Prints accuracy, cycles per inference, LUT/EBR/SPRAM/DSP use and Fmax. Then the same MLP on the
+# generic part's wider arrays; a QDQ CNN (convolutions, max pooling) on the UP5K, bit-exact and
+# taken to a bitstream; the 16-64-32-32-5 jet tagger in the generic part's fully parallel form,
+# bit-exact (with --timing, its estimated latency at most 150 ns).
 #
 #   tests/cli/fpga.sh RLX [--timing]     (--timing: the jet tagger's Fmax estimate too, ~15 min; make fpga-timing)
 set -u
