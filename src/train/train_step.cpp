@@ -38,6 +38,22 @@ ValueId reduce_all(ops::Builder& b, ValueId x, const std::string& kind) {
 
 }  // namespace
 
+ir::Graph gradients_as_data(const std::vector<ir::Type>& params) {
+  ir::Graph g;
+  g.name = "update";
+  std::vector<ValueId> ps, gs;
+  for (size_t i = 0; i < params.size(); ++i) ps.push_back(g.add_input(params[i], cat("param", i)));
+  for (size_t i = 0; i < params.size(); ++i) gs.push_back(g.add_input(params[i], cat("grad", i)));
+  ops::Builder b(g);
+  ValueId total = ir::kNoValue;
+  for (size_t i = 0; i < params.size(); ++i) {
+    ValueId t = b.cast(reduce_all(b, b.mul(ps[i], gs[i]), "sum"), DType::f32);
+    total = total == ir::kNoValue ? t : b.add(total, t);
+  }
+  g.set_outputs({total == ir::kNoValue ? b.scalar(DType::f32, 0) : total});
+  return g;
+}
+
 TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, const OptimizerConfig& opt) {
   validate(opt);
   if (num_params > forward.inputs().size())

@@ -20,4 +20,10 @@ struct TrainStepGraph {
 
 TrainStepGraph build_train_step(const ir::Graph& forward, size_t num_params, const OptimizerConfig& opt);
 
+// A forward graph whose gradient with respect to each parameter is a data input, exactly:
+// inputs = [params…, grads…], output Σ_i sum(param_i · grad_i). build_train_step of it is the
+// optimizer update alone (clipping, scaling and all) for gradients computed elsewhere — the
+// data-parallel step all-reduces them between backward and update.
+ir::Graph gradients_as_data(const std::vector<ir::Type>& params);
+
 }  // namespace rlx::train

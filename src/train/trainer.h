@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+#include <optional>
+
+#include "dist/communicator.h"
 #include "ir/graph.h"
 #include "rlx/session.h"
 #include "train/train_step.h"
@@ -19,8 +23,11 @@ class Trainer {
  public:
   // forward: inputs = [params…, data…], outputs = [loss, extras…]; `params` give the initial
   // values in input order.
+  // With `comm` of more than one rank, steps are data parallel: each rank's backward on its own
+  // batch, the gradients (and the loss) averaged over the ranks by one all-reduce, then the same
+  // update on every rank — equal to one process stepping on the ranks' batches together.
   Trainer(const std::string& device, const ir::Graph& forward, std::vector<NamedTensor> params, const OptimizerConfig& opt,
-          const SessionOptions& options = {});
+          const SessionOptions& options = {}, dist::Communicator* comm = nullptr);
   ~Trainer();
   Trainer(const Trainer&) = delete;  // parameters may live on the device, owned by this trainer
   Trainer& operator=(const Trainer&) = delete;
@@ -55,6 +62,11 @@ class Trainer {
   double loss_scale_ = 1.0;
   int64_t skipped_ = 0, finite_run_ = 0;
   CompiledModel step_, forward_;
+  dist::Communicator* comm_ = nullptr;
+  std::optional<CompiledModel> grad_;  // data parallel: [params…, data…] → [loss, extras…, grads…]
+  Tensor flat_;                        // the loss and every gradient, one all-reduce
+  std::vector<Tensor> grads_;          // the averaged gradients, the update's data
+  double data_parallel_step(const std::vector<Tensor>& data);
   std::vector<Tensor> kept_;  // kept on the device by this trainer (released when it goes)
   int64_t kept(const Tensor& t) const;  // t's index in kept_, or -1
 };

@@ -52,6 +52,28 @@ PYEOF
 "$RLX" launch -n 3 --dry-run --model qwen3-8b --tp 3 >"$tmp/e0.txt" 2>&1 && { echo "FAIL: tp=3 of 32 heads was planned"; fail=1; }
 grep -q "32 attention heads do not split over tp=3" "$tmp/e0.txt" || { cat "$tmp/e0.txt"; echo "FAIL: the indivisible split is not named"; fail=1; }
 
+# data-parallel training: two ranks, each on half of every batch of 128, the gradients averaged —
+# the same weights as one process on the whole batches (Adam, 2 epochs over 2,048 images)
+if [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+  "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --save "$tmp/one.safetensors" --json >"$tmp/one.json" || { echo "FAIL: the one-process training failed"; fail=1; }
+  timeout 300 "$RLX" launch -n 2 -- "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --data-parallel --save "$tmp/dp.safetensors" --json >"$tmp/dp.json" ||
+    { echo "FAIL: data-parallel training failed"; fail=1; }
+  /usr/bin/python3 - "$tmp/one.safetensors" "$tmp/dp.safetensors" "$tmp/one.json" "$tmp/dp.json" <<'PYEOF' || { echo "FAIL: data-parallel training differs from one process"; fail=1; }
+import json, struct, sys
+import numpy as np
+def load(p):
+    b = open(p, 'rb').read(); n = struct.unpack('<Q', b[:8])[0]; h = json.loads(b[8:8 + n])
+    return {k: np.frombuffer(b[8 + n + v['data_offsets'][0]:8 + n + v['data_offsets'][1]], dtype=np.float32) for k, v in h.items() if k != '__metadata__'}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+worst = max(float(np.abs(a[k] - b[k]).max() / (np.abs(a[k]).max() + 1e-12)) for k in a)
+acc = [json.loads(open(p).read().strip().splitlines()[-1])['test_accuracy'] for p in sys.argv[3:5]]
+print("data parallel on 2 ranks vs one process: weights within %.1e (relative), test accuracy %.4f vs %.4f" % (worst, acc[1], acc[0]))
+sys.exit(0 if worst < 1e-4 and abs(acc[0] - acc[1]) < 2e-3 else 1)
+PYEOF
+  "$RLX" launch -n 2 -- "$RLX" train mnist --limit 256 --epochs 1 --data-parallel --precision amp-f16 >"$tmp/e4.txt" 2>&1 && { echo "FAIL: data parallel with loss scaling ran"; fail=1; }
+  grep -q "loss scaling (amp-f16) is not built yet" "$tmp/e4.txt" || { cat "$tmp/e4.txt"; echo "FAIL: the refusal does not say what is missing"; fail=1; }
+fi
+
 # refusals
 "$RLX" launch -- true >"$tmp/e1.txt" 2>&1 && { echo "FAIL: launch without -n ran"; fail=1; }
 grep -q "needs -n N" "$tmp/e1.txt" || { cat "$tmp/e1.txt"; echo "FAIL: the missing -n is not named"; fail=1; }

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "dist/communicator.h"
 #include "formats/safetensors.h"
 #include "json.h"
 #include "models/classifier.h"
@@ -108,6 +109,9 @@ int cmd_train(Args& args) {
   opt.loss_scale.interval = args.int_or("loss-scale-interval", opt.loss_scale.interval);
   std::string save = args.value_or("save", ""), load = args.value_or("load", ""), plot = args.value_or("plot", "");
   if (auto th = args.value("threads")) set_flag("RLX_NUM_THREADS", *th);
+  // data parallel: one rank of `rlx launch -n N -- rlx train … --data-parallel`; each global batch
+  // split evenly over the ranks, the gradients averaged (rank 0 reports, evaluates and saves)
+  const bool data_parallel = args.flag("data-parallel");
   std::vector<std::string> pos = args.positionals();
   args.finish();
   if (pos.size() != 1 || pos[0] != "mnist") throw Error(ErrorKind::invalid_argument, "usage: rlx train mnist [options] (the only task is mnist)");
@@ -124,9 +128,14 @@ int cmd_train(Args& args) {
   spec.height = train_set.height;
   spec.width = train_set.width;
   models::Classifier model = models::build_classifier(spec, static_cast<uint64_t>(seed));
-  train::Trainer trainer(device, model.forward, model.params, opt, session_options);
+  std::unique_ptr<dist::Communicator> comm;
+  if (data_parallel) comm = dist::connect(dist::Rendezvous::from_env());
+  const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
+  const bool lead = rank == 0;
+  if (batch % ranks != 0) throw Error(ErrorKind::invalid_argument, cat("--batch ", batch, " does not split evenly over ", ranks, " ranks"));
+  train::Trainer trainer(device, model.forward, model.params, opt, session_options, comm.get());
   if (!load.empty()) load_checkpoint(trainer, load);
-  if (!json)
+  if (!json && lead)
     std::printf("training %s %s%s on %s: %lld train / %lld test images, batch %lld, %s lr %g, device %s, precision %s\n", spec.kind.c_str(),
                 join(spec.hidden, ",").c_str(), spec.qat ? cat(" (QAT ", spec.qat->str(), ")").c_str() : "", data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
                 static_cast<long long>(batch), opt.kind.c_str(), lr, device.c_str(), session_options.precision.compute.c_str());
@@ -140,12 +149,18 @@ int cmd_train(Args& args) {
   int64_t trained_images = 0;
   for (int64_t e = 1; e <= epochs; ++e) {
     it.new_epoch();
-    Progress bar(cat("epoch ", e, "/", epochs), it.batches_per_epoch(), !json);
+    Progress bar(cat("epoch ", e, "/", epochs), it.batches_per_epoch(), !json && lead);
     Tensor x, y;
     double correct = 0, loss_sum = 0;
     int64_t seen = 0, b = 0;
     auto t0 = std::chrono::steady_clock::now();
     while (it.next(x, y)) {
+      if (ranks > 1) {  // this rank's share of the global batch (a last batch's remainder is dropped)
+        const int64_t share = x.shape()[0] / ranks;
+        if (share == 0) continue;
+        x = x.slice(0, rank * share, (rank + 1) * share).contiguous();
+        y = y.slice(0, rank * share, (rank + 1) * share).contiguous();
+      }
       double l = trainer.step({images_for(spec, x), y}, scheduled_lr(schedule, lr, trainer.steps(), total_steps));
       if (!std::isfinite(l)) throw Error(ErrorKind::runtime, cat("the loss became ", l, " at step ", trainer.steps(), " (lower --lr?)"));
       correct += trainer.extras()[0].at_f64(0);
@@ -163,6 +178,7 @@ int cmd_train(Args& args) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     train_seconds += secs;
     trained_images += seen;
+    if (!lead) continue;  // rank 0 evaluates and reports
     EvalResult test = evaluate(trainer, spec, test_set);
     epoch_x.push_back(static_cast<double>(e));
     train_acc.push_back(correct / static_cast<double>(seen));
@@ -173,7 +189,8 @@ int cmd_train(Args& args) {
     epoch_rows.push_back(cat("{\"epoch\":", e, ",\"train_loss\":", loss_sum / seen, ",\"train_accuracy\":", correct / seen,
                              ",\"test_loss\":", test.loss, ",\"test_accuracy\":", test.accuracy, ",\"images_per_second\":", seen / secs, "}"));
   }
-  images_per_second = train_seconds > 0 ? static_cast<double>(trained_images) / train_seconds : 0;
+  if (!lead) return 0;
+  images_per_second = train_seconds > 0 ? static_cast<double>(trained_images) * ranks / train_seconds : 0;  // all ranks
   EvalResult final_test = evaluate(trainer, spec, test_set);
   if (!plot.empty()) {
     Panel loss_panel{"training loss (smoothed)", "step", {{"loss", step_x, step_loss, 0x1f77b4}}};
