@@ -127,6 +127,55 @@ module rlx_requant #(
   end
 endmodule
 
+// The tail that rlx_fc and rlx_conv share: an output's product sums accumulated in int32 (its
+// first sum starts from the bias, q[69:38]), the finished accumulator held until the requantizer
+// is free, then requantized with its multiplier and shift (q[37:6], q[5:0]) — so requantization
+// overlaps the next output's products. busy: the requantizer works, or takes the held sum now.
+module rlx_acc_requant #(
+    parameter integer ZP = 0,
+    parameter integer LO = -128,
+    parameter integer HI = 127
+) (
+    input  wire               clk,
+    input  wire               rst,
+    input  wire               in_valid,
+    input  wire               in_first,
+    input  wire               in_last,
+    input  wire [15:0]        in_j,      // the output's index
+    input  wire signed [31:0] in_sum,
+    input  wire [69:0]        in_q,      // {bias, mult, shift} of the output
+    output logic              holding,
+    output wire               busy,
+    output wire               y_we,
+    output wire [15:0]        y_addr,
+    output wire [7:0]         y_data
+);
+  logic signed [31:0] acc, hold_acc;
+  wire signed [31:0] acc_next = (in_first ? $signed(in_q[69:38]) : acc) + in_sum;
+  logic [37:0] hold_q;
+  logic [15:0] hold_j;
+  logic rq_busy, rq_valid;
+  logic signed [7:0] rq_y;
+  wire rq_start = holding && !rq_busy;
+  assign busy = rq_busy || rq_start;
+  rlx_requant #(.ZP(ZP), .LO(LO), .HI(HI)) requant (
+      .clk(clk), .rst(rst), .start(rq_start), .acc(hold_acc), .mult(hold_q[37:6]), .shift(hold_q[5:0]), .tag_in(hold_j),
+      .busy(rq_busy), .valid(rq_valid), .y(rq_y), .tag(y_addr));
+  assign y_we = rq_valid;
+  assign y_data = rq_y;
+  always_ff @(posedge clk) begin
+    if (in_valid) acc <= acc_next;
+    if (rq_start) holding <= 1'b0;
+    if (in_valid && in_last) begin
+      holding <= 1'b1;
+      hold_acc <= acc_next;
+      hold_q <= in_q[37:0];
+      hold_j <= in_j;
+    end
+    if (rst) holding <= 1'b0;
+  end
+endmodule
+
 // A fully connected int8 layer: y[j] = requantize(bias[j] + Σ_k x[k]·w[j, k]) for j < N, P
 // products a cycle. Weights are words of P bytes, row j at words j·T … j·T + T − 1 (the row padded
 // with zeros to T·P); a ROM initialized from W_INIT, or (LOADABLE) a single-port RAM written
@@ -212,26 +261,12 @@ module rlx_fc #(
   logic [15:0] s2_j;
   logic signed [31:0] s2_sum;
   logic [69:0] s2_q;
-  // stage 3: the accumulator; a finished row waits in hold
-  logic signed [31:0] acc;
-  wire signed [31:0] acc_next = (s2_first ? $signed(s2_q[69:38]) : acc) + s2_sum;
-  logic hold_valid;
-  logic signed [31:0] hold_acc;
-  logic [37:0] hold_q;
-  logic [15:0] hold_j;
-
-  logic rq_busy, rq_valid;
-  logic signed [7:0] rq_y;
-  logic [15:0] rq_tag;
-  wire rq_start = hold_valid && !rq_busy;
-  rlx_requant #(.ZP(ZP), .LO(LO), .HI(HI)) requant (
-      .clk(clk), .rst(rst), .start(rq_start), .acc(hold_acc), .mult(hold_q[37:6]), .shift(hold_q[5:0]), .tag_in(hold_j),
-      .busy(rq_busy), .valid(rq_valid), .y(rq_y), .tag(rq_tag));
-  assign y_we = rq_valid;
-  assign y_addr = rq_tag;
-  assign y_data = rq_y;
-
-  wire drained = !s1_valid && !s2_valid && !hold_valid;
+  // stage 3: the accumulator; a finished output waits until the requantizer is free
+  logic holding, rq_busy;
+  rlx_acc_requant #(.ZP(ZP), .LO(LO), .HI(HI)) tail (
+      .clk(clk), .rst(rst), .in_valid(s2_valid), .in_first(s2_first), .in_last(s2_last), .in_j(s2_j), .in_sum(s2_sum), .in_q(s2_q),
+      .holding(holding), .busy(rq_busy), .y_we(y_we), .y_addr(y_addr), .y_data(y_data));
+  wire drained = !s1_valid && !s2_valid && !holding;
   always_ff @(posedge clk) begin
     done <= 1'b0;
     s1_valid <= state == ISSUE;
@@ -244,17 +279,8 @@ module rlx_fc #(
     s2_j <= s1_j;
     s2_sum <= psum;
     s2_q <= q_word;
-    if (s2_valid) acc <= acc_next;
-    if (rq_start) hold_valid <= 1'b0;
-    if (s2_valid && s2_last) begin
-      hold_valid <= 1'b1;
-      hold_acc <= acc_next;
-      hold_q <= s2_q[37:0];
-      hold_j <= s2_j;
-    end
     if (rst) begin
       state <= IDLE;
-      hold_valid <= 1'b0;
       s1_valid <= 1'b0;
       s2_valid <= 1'b0;
     end else begin
@@ -282,7 +308,7 @@ module rlx_fc #(
           end
         end
         default:
-        if (drained && !rq_busy && !rq_start) begin
+        if (drained && !rq_busy) begin
           done <= 1'b1;
           state <= IDLE;
         end
@@ -355,23 +381,12 @@ module rlx_conv #(
   logic [15:0] s2_j;
   logic signed [31:0] s2_sum;
   logic [69:0] s2_q;
-  logic signed [31:0] acc;
-  wire signed [31:0] acc_next = (s2_first ? $signed(s2_q[69:38]) : acc) + s2_sum;
-  logic hold_valid;
-  logic signed [31:0] hold_acc;
-  logic [37:0] hold_q;
-  logic [15:0] hold_j;
-  logic rq_busy, rq_valid;
-  logic signed [7:0] rq_y;
-  logic [15:0] rq_tag;
-  wire rq_start = hold_valid && !rq_busy;
-  rlx_requant #(.ZP(ZP), .LO(LO), .HI(HI)) requant (
-      .clk(clk), .rst(rst), .start(rq_start), .acc(hold_acc), .mult(hold_q[37:6]), .shift(hold_q[5:0]), .tag_in(hold_j),
-      .busy(rq_busy), .valid(rq_valid), .y(rq_y), .tag(rq_tag));
-  assign y_we = rq_valid;
-  assign y_addr = rq_tag;
-  assign y_data = rq_y;
-  wire drained = !s1_valid && !s2_valid && !hold_valid;
+  // stage 3: the accumulator; a finished output waits until the requantizer is free
+  logic holding, rq_busy;
+  rlx_acc_requant #(.ZP(ZP), .LO(LO), .HI(HI)) tail (
+      .clk(clk), .rst(rst), .in_valid(s2_valid), .in_first(s2_first), .in_last(s2_last), .in_j(s2_j), .in_sum(s2_sum), .in_q(s2_q),
+      .holding(holding), .busy(rq_busy), .y_we(y_we), .y_addr(y_addr), .y_data(y_data));
+  wire drained = !s1_valid && !s2_valid && !holding;
 
   always_ff @(posedge clk) begin
     done <= 1'b0;
@@ -386,17 +401,8 @@ module rlx_conv #(
     s2_j <= s1_j;
     s2_sum <= 32'(prod);
     s2_q <= q_word;
-    if (s2_valid) acc <= acc_next;
-    if (rq_start) hold_valid <= 1'b0;
-    if (s2_valid && s2_last) begin
-      hold_valid <= 1'b1;
-      hold_acc <= acc_next;
-      hold_q <= s2_q[37:0];
-      hold_j <= s2_j;
-    end
     if (rst) begin
       state <= IDLE;
-      hold_valid <= 1'b0;
       s1_valid <= 1'b0;
       s2_valid <= 1'b0;
     end else begin
@@ -467,7 +473,7 @@ module rlx_conv #(
           end
         end
         default:
-        if (drained && !rq_busy && !rq_start) begin
+        if (drained && !rq_busy) begin
           done <= 1'b1;
           state <= IDLE;
         end
