@@ -24,6 +24,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
+# bit_exact WHAT NOUN REF_DIR OUT.bin: the simulated outputs against the host's run of the folded graph
+bit_exact() {
+  $PY - "$1" "$2" "$3" "$4" <<'PYEOF'
+import os, sys, numpy as np
+what, noun, ref_dir, out = sys.argv[1:5]
+ref = np.load(os.path.join(ref_dir, sorted(os.listdir(ref_dir))[0]))
+got = open(out, 'rb').read() if os.path.exists(out) else b''
+print(what, "in Verilator:", "bit-exact over %d %s" % (len(ref), noun) if got == ref.tobytes() else "DIFFERENT")
+sys.exit(0 if got == ref.tobytes() else 1)
+PYEOF
+}
+
 $PY - "$DATA" "$tmp" <<'PYEOF' || { echo "FAIL: could not read the test set"; exit 1; }
 import gzip, sys, numpy as np
 d, out = sys.argv[1], sys.argv[2]
@@ -95,13 +107,7 @@ if $PY "$(dirname "$0")/qdq_cnn.py" "$c/cnn.onnx" &&
    "$RLX" run "$c/hw/graph.rlx" --device reference --input images="$c/x.npy" --output "$c/int" >/dev/null; then
   ln -s "$c/x.bin" "$c/hw/rlx_input.bin"
   if (cd "$c/hw" && make -s sim && make -s run); then
-    $PY - "$c/int" "$c/hw/rlx_output.bin" <<'PYEOF' || { echo "FAIL: the cnn's outputs are not the folded graph's"; fail=1; }
-import os, sys, numpy as np
-ref = np.load(os.path.join(sys.argv[1], sorted(os.listdir(sys.argv[1]))[0]))
-got = open(sys.argv[2], 'rb').read()
-print("cnn on fpga:ice40-up5k in Verilator:", "bit-exact over %d images" % len(ref) if got == ref.tobytes() else "DIFFERENT")
-sys.exit(0 if got == ref.tobytes() else 1)
-PYEOF
+    bit_exact "cnn on fpga:ice40-up5k" images "$c/int" "$c/hw/rlx_output.bin" || { echo "FAIL: the cnn's outputs are not the folded graph's"; fail=1; }
   else
     echo "FAIL: the cnn's simulation failed"; fail=1
   fi
@@ -127,13 +133,7 @@ if $PY "$(dirname "$0")/qdq_mlp.py" "$j/jet.onnx" "$j/features.npy" --count 2000
   grep -q '"architecture":"fully-parallel"' "$j/hw/model.json" || { echo "FAIL: the jet tagger did not get the fully parallel datapath"; fail=1; }
   $PY -c "import numpy as np; np.load('$j/features.npy').astype(np.float32).tofile('$j/hw/rlx_input.bin')"
   if (cd "$j/hw" && make -s sim && make -s run); then
-    $PY - "$j/int" "$j/hw/rlx_output.bin" <<'PYEOF' || { echo "FAIL: the jet tagger's outputs are not the folded graph's"; fail=1; }
-import os, sys, numpy as np
-ref = np.load(os.path.join(sys.argv[1], sorted(os.listdir(sys.argv[1]))[0]))
-got = open(sys.argv[2], 'rb').read()
-print("jet tagger on fpga:generic (fully parallel) in Verilator:", "bit-exact over %d inputs" % len(ref) if got == ref.tobytes() else "DIFFERENT")
-sys.exit(0 if got == ref.tobytes() else 1)
-PYEOF
+    bit_exact "jet tagger on fpga:generic (fully parallel)" inputs "$j/int" "$j/hw/rlx_output.bin" || { echo "FAIL: the jet tagger's outputs are not the folded graph's"; fail=1; }
   else
     echo "FAIL: the jet tagger's simulation failed"; fail=1
   fi

@@ -148,8 +148,7 @@ ParallelProgram parallel_program(const std::vector<Step>& fcs, const std::string
       modules << n.sv;
       insts << "  rlx_l" << i << "_n" << j << " l" << i << "_n" << j << " (.clk(clk), .x(" << in << "), .y(" << out << "[" << 8 * j + 7 << ":" << 8 * j << "]));\n";
     }
-    for (int64_t j : {most_sum_j, most_m_j}) {
-      if (j == most_m_j && most_m_j == most_sum_j && sampled > 0 && sample.str().find(cat("rlx_l", i, "_n", j, " ")) != std::string::npos) continue;
+    for (int64_t j : most_sum_j == most_m_j ? std::vector<int64_t>{most_sum_j} : std::vector<int64_t>{most_sum_j, most_m_j}) {
       sample << "  rlx_l" << i << "_n" << j << " s" << sampled << " (.clk(clk), .x(x[" << 8 * s.k - 1 << ":0]), .y(y[" << 8 * sampled + 7 << ":" << 8 * sampled << "]));\n";
       ++sampled;
     }

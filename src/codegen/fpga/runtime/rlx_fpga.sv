@@ -127,10 +127,11 @@ module rlx_requant #(
   end
 endmodule
 
-// The tail that rlx_fc and rlx_conv share: an output's product sums accumulated in int32 (its
-// first sum starts from the bias, q[69:38]), the finished accumulator held until the requantizer
-// is free, then requantized with its multiplier and shift (q[37:6], q[5:0]) — so requantization
-// overlaps the next output's products. busy: the requantizer works, or takes the held sum now.
+// The tail that rlx_fc and rlx_conv share: a cycle's product sum registered (stage 2), then
+// accumulated in int32 (an output's first sum starts from the bias, q[69:38]), the finished
+// accumulator held until the requantizer is free, then requantized with its multiplier and shift
+// (q[37:6], q[5:0]) — so requantization overlaps the next output's products. pending: a sum is
+// in stage 2 or held; busy: the requantizer works, or takes the held sum now.
 module rlx_acc_requant #(
     parameter integer ZP = 0,
     parameter integer LO = -128,
@@ -144,14 +145,19 @@ module rlx_acc_requant #(
     input  wire [15:0]        in_j,      // the output's index
     input  wire signed [31:0] in_sum,
     input  wire [69:0]        in_q,      // {bias, mult, shift} of the output
-    output logic              holding,
+    output wire               pending,
     output wire               busy,
     output wire               y_we,
     output wire [15:0]        y_addr,
     output wire [7:0]         y_data
 );
+  logic s2_valid, s2_first, s2_last, holding;
+  logic [15:0] s2_j;
+  logic signed [31:0] s2_sum;
+  logic [69:0] s2_q;
+  assign pending = s2_valid || holding;
   logic signed [31:0] acc, hold_acc;
-  wire signed [31:0] acc_next = (in_first ? $signed(in_q[69:38]) : acc) + in_sum;
+  wire signed [31:0] acc_next = (s2_first ? $signed(s2_q[69:38]) : acc) + s2_sum;
   logic [37:0] hold_q;
   logic [15:0] hold_j;
   logic rq_busy, rq_valid;
@@ -164,15 +170,24 @@ module rlx_acc_requant #(
   assign y_we = rq_valid;
   assign y_data = rq_y;
   always_ff @(posedge clk) begin
-    if (in_valid) acc <= acc_next;
+    s2_valid <= in_valid;
+    s2_first <= in_first;
+    s2_last <= in_last;
+    s2_j <= in_j;
+    s2_sum <= in_sum;
+    s2_q <= in_q;
+    if (s2_valid) acc <= acc_next;
     if (rq_start) holding <= 1'b0;
-    if (in_valid && in_last) begin
+    if (s2_valid && s2_last) begin
       holding <= 1'b1;
       hold_acc <= acc_next;
-      hold_q <= in_q[37:0];
-      hold_j <= in_j;
+      hold_q <= s2_q[37:0];
+      hold_j <= s2_j;
     end
-    if (rst) holding <= 1'b0;
+    if (rst) begin
+      s2_valid <= 1'b0;
+      holding <= 1'b0;
+    end
   end
 endmodule
 
@@ -257,32 +272,21 @@ module rlx_fc #(
     psum = 32'sd0;
     for (i = 0; i < P; i = i + 1) psum = psum + 32'($signed(prods[16*i+:16]));
   end
-  logic s2_valid, s2_first, s2_last;
-  logic [15:0] s2_j;
-  logic signed [31:0] s2_sum;
-  logic [69:0] s2_q;
-  // stage 3: the accumulator; a finished output waits until the requantizer is free
-  logic holding, rq_busy;
+  // stages 2 and 3: the sum registered, the accumulator; a finished output waits for the requantizer
+  logic pending, rq_busy;
   rlx_acc_requant #(.ZP(ZP), .LO(LO), .HI(HI)) tail (
-      .clk(clk), .rst(rst), .in_valid(s2_valid), .in_first(s2_first), .in_last(s2_last), .in_j(s2_j), .in_sum(s2_sum), .in_q(s2_q),
-      .holding(holding), .busy(rq_busy), .y_we(y_we), .y_addr(y_addr), .y_data(y_data));
-  wire drained = !s1_valid && !s2_valid && !holding;
+      .clk(clk), .rst(rst), .in_valid(s1_valid), .in_first(s1_first), .in_last(s1_last), .in_j(s1_j), .in_sum(psum), .in_q(q_word),
+      .pending(pending), .busy(rq_busy), .y_we(y_we), .y_addr(y_addr), .y_data(y_data));
+  wire drained = !s1_valid && !pending;
   always_ff @(posedge clk) begin
     done <= 1'b0;
     s1_valid <= state == ISSUE;
     s1_first <= t == 16'd0;
     s1_last <= t == 16'(T - 1);
     s1_j <= j;
-    s2_valid <= s1_valid;
-    s2_first <= s1_first;
-    s2_last <= s1_last;
-    s2_j <= s1_j;
-    s2_sum <= psum;
-    s2_q <= q_word;
     if (rst) begin
       state <= IDLE;
       s1_valid <= 1'b0;
-      s2_valid <= 1'b0;
     end else begin
       case (state)
         IDLE:
@@ -377,16 +381,12 @@ module rlx_conv #(
   logic s1_valid, s1_first, s1_last, s1_inside;
   logic [15:0] s1_j;
   wire signed [15:0] prod = (s1_inside ? $signed(x_word) : 8'(signed'(PAD))) * $signed(w_word);
-  logic s2_valid, s2_first, s2_last;
-  logic [15:0] s2_j;
-  logic signed [31:0] s2_sum;
-  logic [69:0] s2_q;
-  // stage 3: the accumulator; a finished output waits until the requantizer is free
-  logic holding, rq_busy;
+  // stages 2 and 3: the sum registered, the accumulator; a finished output waits for the requantizer
+  logic pending, rq_busy;
   rlx_acc_requant #(.ZP(ZP), .LO(LO), .HI(HI)) tail (
-      .clk(clk), .rst(rst), .in_valid(s2_valid), .in_first(s2_first), .in_last(s2_last), .in_j(s2_j), .in_sum(s2_sum), .in_q(s2_q),
-      .holding(holding), .busy(rq_busy), .y_we(y_we), .y_addr(y_addr), .y_data(y_data));
-  wire drained = !s1_valid && !s2_valid && !holding;
+      .clk(clk), .rst(rst), .in_valid(s1_valid), .in_first(s1_first), .in_last(s1_last), .in_j(s1_j), .in_sum(32'(prod)), .in_q(q_word),
+      .pending(pending), .busy(rq_busy), .y_we(y_we), .y_addr(y_addr), .y_data(y_data));
+  wire drained = !s1_valid && !pending;
 
   always_ff @(posedge clk) begin
     done <= 1'b0;
@@ -395,16 +395,9 @@ module rlx_conv #(
     s1_last <= t == 16'(K - 1);
     s1_inside <= in_plane;
     s1_j <= j;
-    s2_valid <= s1_valid;
-    s2_first <= s1_first;
-    s2_last <= s1_last;
-    s2_j <= s1_j;
-    s2_sum <= 32'(prod);
-    s2_q <= q_word;
     if (rst) begin
       state <= IDLE;
       s1_valid <= 1'b0;
-      s2_valid <= 1'b0;
     end else begin
       case (state)
         IDLE:
