@@ -15,6 +15,7 @@ void for_each_scalar_op(F&& f) {
   using ir::kCommutative;
   using ir::kElementwise;
   using ir::kView;
+  using ir::kCollective;
 #define RLX_OP(name, level, min_in, max_in, outs, attrs, traits)                                         \
   if constexpr (((traits) & kElementwise) != 0 && (max_in) == N && Op::name != Op::cast) { \
     f(std::integral_constant<Op, Op::name>{});                                                          \

@@ -24,6 +24,7 @@ enum OpTraits : unsigned {
   kCommutative = 1u << 1,  // binary op with f(a,b) == f(b,a)
   kView = 1u << 2,         // output may alias the input's buffer (no data movement)
   kBroadcast = 1u << 3,    // inputs broadcast numpy-style to the output shape
+  kCollective = 1u << 4,   // communicates with the other ranks of a job: never folded or merged
 };
 
 // An op's traits and its largest input count (-1: variadic), as in ops.def.

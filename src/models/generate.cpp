@@ -11,8 +11,10 @@ namespace rlx::models {
 
 namespace {
 
-CompiledModel compile(const LlamaSpec& spec, const LlamaWeights& w, const LlamaGraphOptions& o, const std::string& device) {
-  return Session(device).compile(Graph(std::make_shared<ir::Graph>(build_llama_graph(spec, w, o))));
+CompiledModel compile(const LlamaSpec& spec, const LlamaWeights& w, LlamaGraphOptions o, const LlamaRunnerOptions& ro) {
+  o.tensor_parallel = ro.tensor_parallel;
+  o.vocab_parallel_head = ro.vocab_parallel_head;
+  return Session(ro.device).compile(Graph(std::make_shared<ir::Graph>(build_llama_graph(spec, w, o))));
 }
 
 bool use_bf16_prefill(const LlamaWeights& w, const LlamaRunnerOptions& o) {
@@ -40,12 +42,12 @@ LlamaGraphOptions decode_options(const LlamaRunnerOptions& o) {
 LlamaRunner::LlamaRunner(const LlamaSpec& spec, const LlamaWeights& weights, const LlamaRunnerOptions& options)
     : spec_(spec),
       options_(options),
-      prefill_(compile(spec, weights, LlamaGraphOptions{}, options.device)),
-      decode_(compile(spec, weights, decode_options(options), options.device)) {
+      prefill_(compile(spec, weights, LlamaGraphOptions{}, options)),
+      decode_(compile(spec, weights, decode_options(options), options)) {
   if (use_bf16_prefill(weights, options)) {
     LlamaGraphOptions g;
     g.bf16_activations = true;
-    prefill_bf16_ = compile(spec, weights, g, options.device);
+    prefill_bf16_ = compile(spec, weights, g, options);
   }
   logits_ = Tensor::zeros(DType::f32, {1, spec.vocab_size});
   device_logits_ = Tensor::zeros(DType::f32, {1, spec.vocab_size});

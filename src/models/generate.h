@@ -33,6 +33,10 @@ struct LlamaRunnerOptions {
   // Prompts are padded to a bucket (powers of two from 16) so a handful of prefill shapes
   // serve every prompt; off: one shape per prompt length.
   bool bucket_prompts = true;
+  // One rank of a tensor-parallel run (the spec and weights are models::LlamaShard's; the
+  // process has lent its communicator to the graphs: dist::GraphCollectives).
+  int64_t tensor_parallel = 1;
+  bool vocab_parallel_head = false;
 };
 
 class LlamaRunner {

@@ -44,6 +44,7 @@ class LlamaEmitter {
       : b_(g), spec_(spec), w_(w), opt_(o) {}
 
   ops::Builder& builder() { return b_; }
+  const LlamaGraphOptions& options() const { return opt_; }
 
   const LlamaWeight& weight(const std::string& name, const std::vector<int64_t>& shape) {
     auto it = w_.find(name);
@@ -193,11 +194,17 @@ class LlamaEmitter {
     return {q, k, v};
   }
 
+  // A row-parallel matmul's partial sum, summed over the tensor-parallel ranks.
+  ValueId across_ranks(ValueId partial) {
+    if (opt_.tensor_parallel == 1) return partial;
+    return b_.emit1(Op::all_reduce, {partial}, Attrs{{"op", std::string("sum")}});
+  }
+
   // The rest of a layer after attention a[B, S, heads·D]: output projection, residual, MLP.
   ValueId finish(int64_t l, ValueId x, ValueId a) {
     const std::string p = cat("model.layers.", l, ".");
     const int64_t H = spec_.hidden_size, D = spec_.head_dim, Hq = spec_.num_heads;
-    ValueId o = matmul(a, p + "self_attn.o_proj.weight", H, Hq * D);
+    ValueId o = across_ranks(matmul(a, p + "self_attn.o_proj.weight", H, Hq * D));
     if (spec_.sandwich_norms) o = rms_norm(o, p + "post_attention_layernorm.weight", H);
     x = b_.add(x, o);
     b_.set_context(p + "mlp", "");
@@ -209,7 +216,7 @@ class LlamaEmitter {
     } else {
       ValueId gate = b_.emit1(spec_.mlp_act == "gelu_tanh" ? Op::gelu_tanh : Op::silu, {matmul(h, p + "mlp.gate_proj.weight", F, H)});
       ValueId up = matmul(h, p + "mlp.up_proj.weight", F, H);
-      m = matmul(b_.mul(gate, up), p + "mlp.down_proj.weight", H, F);
+      m = across_ranks(matmul(b_.mul(gate, up), p + "mlp.down_proj.weight", H, F));
     }
     if (spec_.sandwich_norms) m = rms_norm(m, p + "post_feedforward_layernorm.weight", H);
     return b_.add(x, m);
@@ -353,7 +360,14 @@ ValueId lm_head(LlamaEmitter& e, const LlamaSpec& spec, ValueId h) {
   ops::Builder& b = e.builder();
   b.set_context("lm_head", "");
   h = e.rms_norm(h, "model.norm.weight", spec.hidden_size);
-  ValueId logits = e.matmul(h, spec.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", spec.vocab_size, spec.hidden_size);
+  const LlamaGraphOptions& o = e.options();
+  ValueId logits;
+  if (o.tensor_parallel > 1 && o.vocab_parallel_head) {  // this rank's vocabulary rows, then every rank's
+    logits = e.matmul(h, "lm_head.weight", spec.vocab_size / o.tensor_parallel, spec.hidden_size);
+    logits = b.emit1(Op::all_gather, {logits}, Attrs{{"axis", int64_t{-1}}, {"ranks", o.tensor_parallel}});
+  } else {
+    logits = e.matmul(h, spec.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight", spec.vocab_size, spec.hidden_size);
+  }
   if (spec.final_softcap == 0) return logits;
   ValueId cap = b.scalar(DType::f32, spec.final_softcap);
   return b.mul(b.unary(Op::tanh, b.div(logits, cap)), cap);

@@ -136,6 +136,11 @@ struct LlamaGraphOptions {
   // "sq:<weight name>" f32[k], the sum over the step's rows of the matmul's input squared, by
   // column — the statistics of an importance matrix (quant/importance.h).
   bool matmul_input_stats = false;
+  // One rank of n of a tensor-parallel model (models/llama_parallel.h: the spec and weights are
+  // the shard's): the partial sums of o_proj and down_proj are all-reduced across the ranks,
+  // and with vocab_parallel_head each rank's logits [B, V/n] are gathered into [B, V].
+  int64_t tensor_parallel = 1;
+  bool vocab_parallel_head = false;
 };
 
 // Throws rlx::Error(invalid_argument) when a weight is missing or has the wrong shape.

@@ -20,6 +20,7 @@ const RuleTable& table() {
     register_quant(r);
     register_quant_linear(r);
     register_experts(r);
+    register_collective(r);
     register_vjp_elementwise(r);
     register_vjp_structural(r);
     register_vjp_nn(r);

@@ -24,6 +24,8 @@ struct KeyHash {
 ir::Graph eliminate_common_subexpressions(const ir::Graph& g) {
   std::unordered_map<Key, std::vector<ValueId>, KeyHash> seen;
   Rule cse{"cse", [&](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
+    // Each collective is a meeting with the other ranks: two are two, even of one value.
+    if (ir::has_trait(op, ir::kCollective)) return b.emit_plain(op, in, attrs, b.inherited_path());
     Key probe{op, in, attrs};
     if (ir::has_trait(op, ir::kCommutative) && in.size() == 2 && in[0] > in[1]) probe.inputs = {in[1], in[0]};
     auto it = seen.find(probe);

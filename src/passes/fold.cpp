@@ -6,7 +6,7 @@ namespace rlx::passes {
 
 ir::Graph fold_constants(const ir::Graph& g, const NodeEvaluator& eval, int64_t max_elements) {
   Rule fold{"fold", [&](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
-    if (op == Op::constant) return std::nullopt;
+    if (op == Op::constant || ir::has_trait(op, ir::kCollective)) return std::nullopt;  // a collective's value is the other ranks'
     std::vector<Tensor> values;
     for (ValueId v : in) {
       const ir::Node* p = b.graph().producer(v);

@@ -74,6 +74,34 @@ PYEOF
   grep -q "loss scaling (amp-f16) is not built yet" "$tmp/e4.txt" || { cat "$tmp/e4.txt"; echo "FAIL: the refusal does not say what is missing"; fail=1; }
 fi
 
+# tensor parallel generation (Megatron split, all_reduce / all_gather nodes in the graphs): greedy ids
+# identical to one process and to the PyTorch reference's, on fixtures with split and replicated KV
+# heads (qwen2_tiny has one), tied and untied heads, bf16 and f16 weights, sliding layers
+FIX=$(cd "$(dirname "$0")/../fixtures/qwen3" && pwd)
+tp_check() {  # fixture ranks
+  local ids
+  ids=$(/usr/bin/python3 -c "import json;print(','.join(map(str,json.load(open('$FIX/$1/expected.json'))['prompt_ids'])))")
+  local args="generate --model $FIX/$1 --prompt-ids $ids --max-tokens 64 --ignore-eos --temperature 0 --json"
+  "$RLX" $args >"$tmp/tp1.json" || { echo "FAIL: $1 on one process"; fail=1; return; }
+  timeout 300 "$RLX" launch -n $2 -- "$RLX" $args --tp $2 >"$tmp/tpn.json" || { echo "FAIL: $1 with --tp $2"; fail=1; return; }
+  /usr/bin/python3 - "$FIX/$1/expected.json" "$tmp/tp1.json" "$tmp/tpn.json" "$1 tp=$2" <<'PYEOF' || { echo "FAIL: $1 with --tp $2 differs"; fail=1; }
+import json, sys
+e = json.load(open(sys.argv[1])); one, tp = (json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[2:4])
+ok = tp["ids"] == one["ids"] == e["greedy"] and tp["tensor_parallel"] > 1
+print("%s: %d greedy ids %s one process and the reference" % (sys.argv[4], len(tp["ids"]), "equal" if ok else "DIFFER from"))
+sys.exit(0 if ok else 1)
+PYEOF
+}
+tp_check qwen3_tiny 2
+tp_check llama_tiny 2
+tp_check qwen2_tiny 2
+tp_check gemma2_tiny 2
+tp_check qwen3_tiny 4
+"$RLX" launch -n 3 -- "$RLX" generate --model "$FIX/qwen3_tiny" --prompt-ids 1,2 --tp 3 >"$tmp/e5.txt" 2>&1 && { echo "FAIL: tp=3 of 4 heads ran"; fail=1; }
+grep -q "needs the attention heads (4) to be a multiple of 3" "$tmp/e5.txt" || { cat "$tmp/e5.txt"; echo "FAIL: the indivisible split is not named"; fail=1; }
+"$RLX" generate --model "$FIX/qwen3_tiny" --prompt-ids 1,2 --tp 2 >"$tmp/e6.txt" 2>&1 && { echo "FAIL: --tp ran outside a job"; fail=1; }
+grep -q "rlx launch -n N" "$tmp/e6.txt" || { cat "$tmp/e6.txt"; echo "FAIL: --tp outside a job does not say how to start one"; fail=1; }
+
 # refusals
 "$RLX" launch -- true >"$tmp/e1.txt" 2>&1 && { echo "FAIL: launch without -n ran"; fail=1; }
 grep -q "needs -n N" "$tmp/e1.txt" || { cat "$tmp/e1.txt"; echo "FAIL: the missing -n is not named"; fail=1; }

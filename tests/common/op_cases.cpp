@@ -242,6 +242,16 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           add({{{d, S({3, 9})}, f}}, Attrs{{"kind", std::string(kind)}, {"axes", ir::Ints{0}}});
         }
       break;
+    case Op::all_reduce:  // one rank (test_backend_ops lends a runtime::SingleRankGroup): the value itself
+      for (DType d : kAll)
+        for (const char* o : {"sum", "max", "avg"}) add({{{d, S({3, 5})}, is_integer(d) ? Fill::small_int : Fill::normal}}, Attrs{{"op", std::string(o)}});
+      break;
+    case Op::all_gather:
+      for (DType d : kAll) {
+        add({{{d, S({3, 5})}, Fill::normal}}, Attrs{{"axis", int64_t{1}}, {"ranks", int64_t{1}}});
+        add({{{d, S({2, 3, 4})}, Fill::normal}}, Attrs{{"axis", int64_t{-1}}, {"ranks", int64_t{1}}});
+      }
+      break;
     case Op::cumsum:
       for (DType d : kAll)
         for (bool ex : {false, true}) {

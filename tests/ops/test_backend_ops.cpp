@@ -16,6 +16,7 @@
 #include "rlx/error.h"
 #include "rlx/graph.h"
 #include "rlx/session.h"
+#include "runtime/collective.h"
 #include "runtime/registry.h"
 #include "util/strings.h"
 
@@ -232,6 +233,8 @@ int run_emit(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rlx::runtime::SingleRankGroup one_rank;  // collective nodes run as a job of one rank
+  rlx::runtime::set_collective_group(&one_rank);
   try {
     Options o = parse(argc, argv);
     return o.mode == "test" ? run_tests(o) : o.mode == "emit" ? run_emit(o) : run_support(o);

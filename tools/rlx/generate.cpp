@@ -8,7 +8,9 @@
 
 #include "commands.h"
 #include "json.h"
+#include "dist/graph_collectives.h"
 #include "models/generate.h"
+#include "models/llama_parallel.h"
 #include "models/qwen3_model.h"
 #include "rlx/error.h"
 #include "text/decode_stream.h"
@@ -58,12 +60,24 @@ int cmd_generate(Args& args) {
   std::string activations = args.value_or("activations", "auto");
   bool json = args.flag("json");
   auto chat_template = args.value("chat-template");
+  int64_t tp = args.int_or("tp", 1);
   args.finish();
   if (!model_path) throw Error(ErrorKind::invalid_argument, "--model DIR|FILE.gguf is required (a Qwen3 / llama-family model)");
   if (chat_template && !chat) throw Error(ErrorKind::invalid_argument, "--chat-template applies to --chat prompts");
   if (!prompt == !prompt_ids) throw Error(ErrorKind::invalid_argument, "give exactly one of --prompt TEXT or --prompt-ids 1,2,3");
   if (prompt_ids && chat) throw Error(ErrorKind::invalid_argument, "--chat formats a text prompt; it cannot be combined with --prompt-ids");
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
+  // Tensor parallel: this process is one rank of `rlx launch -n N -- rlx generate … --tp N`.
+  std::unique_ptr<dist::Communicator> comm;
+  std::optional<dist::GraphCollectives> lent;
+  if (tp < 1) throw Error(ErrorKind::invalid_argument, cat("--tp expects a positive number of ranks, got ", tp));
+  if (tp > 1) {
+    comm = dist::connect(dist::Rendezvous::from_env());
+    if (comm->size() != tp)
+      throw Error(ErrorKind::invalid_argument, cat("--tp ", tp, " needs a job of ", tp, " ranks; this one has ", comm->size(), " (rlx launch -n ", tp, ")"));
+    lent.emplace(*comm);
+  }
+  const bool quiet = comm && comm->rank() != 0;  // rank 0 speaks for the job
 
   auto t0 = std::chrono::steady_clock::now();
   PrecisionPolicy policy(precision);  // one policy: the matrices' precision and the activations'
@@ -107,12 +121,18 @@ int cmd_generate(Args& args) {
   models::LlamaRunnerOptions ro;
   ro.device = device;
   ro.precision = policy;
-  models::LlamaRunner runner(m.spec, m.weights, ro);
+  std::optional<models::LlamaShard> shard;
+  if (comm) {
+    shard = models::shard_llama_tensor_parallel(m.spec, m.weights, comm->rank(), comm->size());
+    ro.tensor_parallel = tp;
+    ro.vocab_parallel_head = shard->vocab_parallel;
+  }
+  models::LlamaRunner runner(shard ? shard->spec : m.spec, shard ? shard->weights : m.weights, ro);
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   // Stream only complete UTF-8; the token that ends the run (EOS) is not printed.
   std::optional<text::DecodeStream> stream;
-  if (m.tokenizer && !json) stream.emplace(m.tokenizer->decode_stream());
+  if (m.tokenizer && !json && !quiet) stream.emplace(m.tokenizer->decode_stream());
   size_t vocab_known = m.tokenizer ? m.tokenizer->vocab_size() : 0;
   auto on_token = [&](int32_t id) {
     if (!stream || static_cast<size_t>(id) >= vocab_known) return true;
@@ -133,14 +153,15 @@ int cmd_generate(Args& args) {
   std::vector<int32_t> text_ids;
   for (size_t i = 0; i < r.ids.size(); ++i)
     if (static_cast<size_t>(r.ids[i]) < vocab_known && !(r.stop_reason == "eos" && i + 1 == r.ids.size())) text_ids.push_back(r.ids[i]);
+  if (quiet) return 0;
   if (json) {
     std::string text = m.tokenizer ? m.tokenizer->decode(text_ids) : "";
     std::printf("{\"model\":%s,\"device\":%s,\"prompt_ids\":%s,\"ids\":%s,\"text\":%s,\"prompt_tokens\":%zu,\"generated_tokens\":%zu,"
-                "\"stop_reason\":%s,\"load_ms\":%s,\"prefill_ms\":%s,\"decode_tokens_per_second\":%s,\"sampling\":{\"temperature\":%s,"
+                "\"stop_reason\":%s,\"load_ms\":%s,\"prefill_ms\":%s,\"decode_tokens_per_second\":%s,\"tensor_parallel\":%lld,\"sampling\":{\"temperature\":%s,"
                 "\"top_k\":%lld,\"top_p\":%s,\"min_p\":%s,\"repeat_penalty\":%s,\"seed\":%lld}}\n",
                 json_quote(*model_path).c_str(), json_quote(device).c_str(), ids_json(ids).c_str(), ids_json(r.ids).c_str(),
                 json_quote(text).c_str(), ids.size(), r.ids.size(), json_quote(r.stop_reason).c_str(), format_double(load_ms).c_str(),
-                format_double(r.prefill_ms).c_str(), format_double(r.decode_tokens_per_second()).c_str(),
+                format_double(r.prefill_ms).c_str(), format_double(r.decode_tokens_per_second()).c_str(), static_cast<long long>(tp),
                 format_double(s.temperature).c_str(), static_cast<long long>(s.top_k), format_double(s.top_p).c_str(),
                 format_double(s.min_p).c_str(), format_double(s.repetition_penalty).c_str(), static_cast<long long>(seed));
     return 0;

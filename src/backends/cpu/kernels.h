@@ -38,6 +38,7 @@ void register_fused_dot(KernelTable& t);
 void register_rope(KernelTable& t);
 void register_quant(KernelTable& t);
 void register_experts(KernelTable& t);
+void register_collective(KernelTable& t);
 
 using rlx::num_threads;
 

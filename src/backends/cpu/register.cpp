@@ -25,6 +25,7 @@ const KernelTable& table() {
     register_quant(k);
     register_quant_linear(k);
     register_experts(k);
+    register_collective(k);
     return k;
   }();
   return t;

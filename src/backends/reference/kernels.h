@@ -25,6 +25,7 @@ void register_linalg(KernelTable& t);
 void register_movement(KernelTable& t);
 void register_nn(KernelTable& t);
 void register_quant(KernelTable& t);
+void register_collective(KernelTable& t);
 const KernelTable& kernels();
 
 // ---- element access in wide types

@@ -19,6 +19,7 @@ const KernelTable& kernels() {
     register_movement(k);
     register_nn(k);
     register_quant(k);
+    register_collective(k);
     return k;
   }();
   return t;

@@ -1,0 +1,26 @@
+// A communicator lent to the graphs of this process: while a GraphCollectives lives, every
+// all_reduce / all_gather node any executable runs goes over `comm` (runtime/collective.h).
+// One at a time; the communicator must outlive it.
+#pragma once
+#include "dist/communicator.h"
+#include "runtime/collective.h"
+
+namespace rlx::dist {
+
+class GraphCollectives : public runtime::CollectiveGroup {
+ public:
+  explicit GraphCollectives(Communicator& comm);
+  ~GraphCollectives() override;
+  GraphCollectives(const GraphCollectives&) = delete;
+  GraphCollectives& operator=(const GraphCollectives&) = delete;
+
+  int rank() const override { return comm_.rank(); }
+  int size() const override { return comm_.size(); }
+  void all_reduce(Tensor& t, runtime::CollectiveReduce op) override;
+  void all_gather(const Tensor& t, Tensor& out) override;
+
+ private:
+  Communicator& comm_;
+};
+
+}  // namespace rlx::dist

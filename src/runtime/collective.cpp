@@ -1,0 +1,71 @@
+#include "runtime/collective.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::runtime {
+
+namespace {
+std::atomic<CollectiveGroup*> g_group{nullptr};
+}
+
+CollectiveGroup* set_collective_group(CollectiveGroup* group) { return g_group.exchange(group); }
+
+CollectiveGroup& collective_group(const char* op) {
+  CollectiveGroup* g = g_group.load();
+  if (!g)
+    throw Error(ErrorKind::invalid_argument,
+                cat(op, ": this process has no communicator — a graph with collectives runs as one rank of `rlx launch -n N -- …` "
+                        "(or after dist::GraphCollectives connects one)"));
+  return *g;
+}
+
+}  // namespace rlx::runtime
+
+namespace rlx::runtime {
+
+namespace {
+Tensor view_of(const HostView& v) { return Tensor::wrap(v.dtype, v.shape, v.data, nullptr); }
+}  // namespace
+
+void SingleRankGroup::all_gather(const Tensor& t, Tensor& out) {
+  if (out.nbytes() != t.nbytes()) throw Error(ErrorKind::internal, "all_gather of one rank: the output is not the input's size");
+  std::memcpy(out.data(), t.contiguous().data(), t.nbytes());
+}
+
+CollectiveReduce collective_reduce(const std::string& name) {
+  if (name == "sum") return CollectiveReduce::sum;
+  if (name == "max") return CollectiveReduce::max;
+  if (name == "min") return CollectiveReduce::min;
+  if (name == "avg") return CollectiveReduce::avg;
+  throw Error(ErrorKind::invalid_argument, cat("unknown reduction '", name, "' (sum, max, min, avg)"));
+}
+
+void all_reduce_host(const HostView& in, const HostView& out, CollectiveReduce op) {
+  CollectiveGroup& g = collective_group("all_reduce");
+  if (in.data != out.data) std::memcpy(out.data, in.data, static_cast<size_t>(in.numel) * dtype_size(in.dtype));
+  Tensor t = view_of(out);
+  g.all_reduce(t, op);
+}
+
+void all_gather_host(const HostView& in, const HostView& out, int64_t axis, int64_t ranks) {
+  CollectiveGroup& g = collective_group("all_gather");
+  if (g.size() != ranks)
+    throw Error(ErrorKind::invalid_argument, cat("all_gather: the graph gathers over ", ranks, " ranks but the job has ", g.size()));
+  // The engine gathers whole blocks [ranks][in]; the op concatenates along `axis`:
+  // block r's rows [outer][n·inner] land at columns r·n·inner of each of out's outer rows.
+  Tensor blocks = Tensor::zeros(in.dtype, {ranks, in.numel});
+  g.all_gather(view_of(in), blocks);
+  int64_t outer = 1, row = static_cast<int64_t>(dtype_size(in.dtype));
+  for (int64_t d = 0; d < axis; ++d) outer *= in.shape[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis); d < in.shape.size(); ++d) row *= in.shape[d];
+  const auto* src = static_cast<const char*>(blocks.data());
+  auto* dst = static_cast<char*>(out.data);
+  for (int64_t r = 0; r < ranks; ++r)
+    for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + (o * ranks + r) * row, src + (r * outer + o) * row, static_cast<size_t>(row));
+}
+
+}  // namespace rlx::runtime

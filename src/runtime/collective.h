@@ -1,0 +1,49 @@
+// The ranks a graph's collective ops (all_reduce, all_gather) communicate with. Kernels live in
+// backends, communicators in src/dist (a higher layer), so the kernels reach the job's
+// communicator through this interface: src/dist installs one (dist::GraphCollectives) for the
+// lifetime of a distributed run, and a collective op with none installed is an error that says
+// so — never a silent single-rank identity.
+#pragma once
+#include <string>
+
+#include "runtime/host_executable.h"
+#include "rlx/tensor.h"
+
+namespace rlx::runtime {
+
+enum class CollectiveReduce { sum, max, min, avg };
+
+class CollectiveGroup {
+ public:
+  virtual ~CollectiveGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // In place over every rank's t (contiguous host tensors).
+  virtual void all_reduce(Tensor& t, CollectiveReduce op) = 0;
+  // out [size · t.numel()] ← each rank's t, in rank order.
+  virtual void all_gather(const Tensor& t, Tensor& out) = 0;
+};
+
+// A job of one rank: all_reduce leaves t as it is, all_gather copies it. What test_backend_ops
+// runs collective nodes with (their multi-rank meaning is tested over real communicators).
+class SingleRankGroup : public CollectiveGroup {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void all_reduce(Tensor&, CollectiveReduce) override {}
+  void all_gather(const Tensor& t, Tensor& out) override;
+};
+
+// Process-wide: every executable of this process runs its collectives over `group` (null
+// uninstalls). The caller keeps it alive while graphs run. Returns the one it replaced.
+CollectiveGroup* set_collective_group(CollectiveGroup* group);
+// The installed group; throws rlx::Error(invalid_argument) naming `op` when there is none.
+CollectiveGroup& collective_group(const char* op);
+
+// The kernels of the ops, shared by every host backend (they only move bytes to the engine):
+// out ← all_reduce(in) (in and out may be one buffer); out ← in of every rank along `axis`.
+CollectiveReduce collective_reduce(const std::string& name);  // "sum" "max" "min" "avg"
+void all_reduce_host(const HostView& in, const HostView& out, CollectiveReduce op);
+void all_gather_host(const HostView& in, const HostView& out, int64_t axis, int64_t ranks);
+
+}  // namespace rlx::runtime
