@@ -14,6 +14,11 @@ namespace {
 CompiledModel compile(const LlamaSpec& spec, const LlamaWeights& w, LlamaGraphOptions o, const LlamaRunnerOptions& ro) {
   o.tensor_parallel = ro.tensor_parallel;
   o.vocab_parallel_head = ro.vocab_parallel_head;
+  const LlamaPipeline& p = ro.pipeline;
+  o.first_layer = p.first_layer;
+  o.end_layer = p.end_layer;
+  o.hidden_input = p.stage > 0;
+  o.hidden_output = p.stage < p.stages - 1;
   return Session(ro.device).compile(Graph(std::make_shared<ir::Graph>(build_llama_graph(spec, w, o))));
 }
 
@@ -71,7 +76,8 @@ void LlamaRunner::reset(int64_t capacity) {
   if (capacity == capacity_) return;
   release_caches();
   capacity_ = 0;
-  for (int64_t l = 0; l < 2 * spec_.num_layers; ++l) caches_.push_back(Tensor::zeros(DType::f32, {1, spec_.num_kv_heads, capacity, spec_.head_dim}));
+  const int64_t layers = (options_.pipeline.end_layer < 0 ? spec_.num_layers : options_.pipeline.end_layer) - options_.pipeline.first_layer;
+  for (int64_t l = 0; l < 2 * layers; ++l) caches_.push_back(Tensor::zeros(DType::f32, {1, spec_.num_kv_heads, capacity, spec_.head_dim}));
   // On a GPU the cache lives in device memory: each step then moves only the token ids in and
   // the logits out (every graph of the runner writes the same cache, in place).
   for (const Tensor& c : caches_) decode_.keep_on_device(c);
@@ -109,7 +115,7 @@ const Tensor& LlamaRunner::forward(const std::vector<int32_t>& ids) {
   } else {
     int64_t rows = prefill_rows(n);
     set_inputs(ids, rows, logits_);
-    (prefill_bf16_ && rows >= options_.bf16_rows ? *prefill_bf16_ : prefill_).run_into(inputs_, outputs_);
+    run_step(prefill_bf16_ && rows >= options_.bf16_rows ? *prefill_bf16_ : prefill_, logits_);
   }
   length_ += n;
   return logits_;
@@ -124,8 +130,21 @@ int32_t LlamaRunner::forward_greedy(int32_t id) {
 
 void LlamaRunner::run_decode(int32_t id, const Tensor& logits) {
   set_inputs({id}, 1, logits);
-  outputs_.push_back(next_token_);  // the decode graph's last output
-  decode_.run_into(inputs_, outputs_);
+  if (last_stage()) outputs_.push_back(next_token_);  // the decode graph's last output
+  run_step(decode_, &logits == &device_logits_ ? next_token_ : logits);
+}
+
+void LlamaRunner::run_step(CompiledModel& graph, const Tensor& result) {
+  const LlamaPipeline& p = options_.pipeline;
+  if (!p.comm) {
+    graph.run_into(inputs_, outputs_);
+    return;
+  }
+  if (!first_stage()) p.comm->recv(inputs_[0], p.prev);
+  graph.run_into(inputs_, outputs_);
+  if (!last_stage()) p.comm->send(outputs_[0], p.next);
+  Tensor r = result;
+  p.comm->broadcast(r, p.root);
 }
 
 void LlamaRunner::set_inputs(const std::vector<int32_t>& ids, int64_t rows, const Tensor& logits) {
@@ -139,6 +158,11 @@ void LlamaRunner::set_inputs(const std::vector<int32_t>& ids, int64_t rows, cons
   last.data_as<int64_t>()[0] = n - 1;
   inputs_ = {tok, pos, last};
   outputs_ = {logits};
+  if (options_.pipeline.comm) {  // a stage takes and/or gives the residual stream's rows
+    if (!hidden_.defined() || hidden_.shape()[1] != rows) hidden_ = Tensor::zeros(DType::f32, {1, rows, spec_.hidden_size});
+    if (!first_stage()) inputs_[0] = hidden_;
+    if (!last_stage()) outputs_[0] = hidden_;
+  }
   for (const Tensor& c : caches_) {
     inputs_.push_back(c);
     outputs_.push_back(c);

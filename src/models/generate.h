@@ -9,11 +9,24 @@
 #include <string>
 #include <vector>
 
+#include "dist/communicator.h"
 #include "models/qwen3.h"
 #include "models/sampler.h"
 #include "rlx/session.h"
 
 namespace rlx::models {
+
+// One stage of a pipeline-parallel run (`rlx generate --pp N` under rlx launch): this rank runs
+// layers [first_layer, end_layer) and holds only their KV cache; it receives the residual stream
+// from `prev` (the stage before, at the same tensor-parallel position), sends its own to `next`,
+// and every rank adopts the logits (or the greedy next token) that `root`, a rank of the last
+// stage, broadcasts — so every rank samples the same token.
+struct LlamaPipeline {
+  dist::Communicator* comm = nullptr;  // the job's; null: no pipeline
+  int stage = 0, stages = 1;
+  int64_t first_layer = 0, end_layer = -1;
+  int prev = -1, next = -1, root = 0;
+};
 
 struct LlamaRunnerOptions {
   std::string device = "cpu";
@@ -37,6 +50,7 @@ struct LlamaRunnerOptions {
   // process has lent its communicator to the graphs: dist::GraphCollectives).
   int64_t tensor_parallel = 1;
   bool vocab_parallel_head = false;
+  LlamaPipeline pipeline;
 };
 
 class LlamaRunner {
@@ -70,6 +84,11 @@ class LlamaRunner {
   void set_inputs(const std::vector<int32_t>& ids, int64_t rows, const Tensor& logits);
   // One token through the decode graph, its logits into `logits` (host or device-resident).
   void run_decode(int32_t id, const Tensor& logits);
+  // Runs `graph` on the inputs set; in a pipeline, with the stage's hidden rows received before
+  // and sent after, then the last stage's `result` (logits or next token) broadcast to all.
+  void run_step(CompiledModel& graph, const Tensor& result);
+  bool first_stage() const { return options_.pipeline.stage == 0; }
+  bool last_stage() const { return options_.pipeline.stage == options_.pipeline.stages - 1; }
   void release_caches();
 
   LlamaSpec spec_;
@@ -81,6 +100,7 @@ class LlamaRunner {
   Tensor logits_;
   Tensor device_logits_;  // the greedy step's logits: kept on the device where there is one
   Tensor next_token_;     // i64[1]
+  Tensor hidden_;         // a pipeline stage's residual stream rows (received or sent)
   int64_t length_ = 0, capacity_ = 0;
 };
 

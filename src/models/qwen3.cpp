@@ -493,40 +493,49 @@ ir::Graph build_llama_graph(const LlamaSpec& spec, const LlamaWeights& weights, 
   validate_llama_spec(spec);
   if (options.half_matmul != "gemm" && options.half_matmul != "packed")
     throw Error(ErrorKind::invalid_argument, cat("llama graph: half_matmul must be gemm or packed, got '", options.half_matmul, "'"));
+  const int64_t first = options.first_layer, end = options.end_layer < 0 ? spec.num_layers : options.end_layer;
+  if (first < 0 || first > end || end > spec.num_layers)
+    throw Error(ErrorKind::invalid_argument, cat("llama graph: layers [", first, ", ", end, ") are not within the model's ", spec.num_layers));
   ir::Graph g;
   g.name = spec.arch;
   Dim B = Dim::symbol("B"), C = Dim::symbol("C");
   Dim S = options.fixed_seq ? Dim(*options.fixed_seq) : Dim::symbol("S");
-  const Dim Hkv(spec.num_kv_heads), D(spec.head_dim);
-  ValueId ids = g.add_input({DType::i64, {B, S}}, "input_ids");
+  const Dim Hkv(spec.num_kv_heads), D(spec.head_dim), H(spec.hidden_size);
+  ValueId ids = options.hidden_input ? g.add_input({DType::f32, {B, S, H}}, "hidden") : g.add_input({DType::i64, {B, S}}, "input_ids");
   ValueId pos = g.add_input({DType::i64, {S}}, "positions");
   ValueId last = g.add_input({DType::i64, {Dim(1)}}, "last_index");
-  std::vector<LlamaEmitter::Cache> caches(static_cast<size_t>(spec.num_layers));
-  for (int64_t l = 0; l < spec.num_layers; ++l) {
-    caches[static_cast<size_t>(l)].k = g.add_input({DType::f32, {B, Hkv, C, D}}, cat("k_cache.", l));
-    caches[static_cast<size_t>(l)].v = g.add_input({DType::f32, {B, Hkv, C, D}}, cat("v_cache.", l));
+  std::vector<LlamaEmitter::Cache> caches(static_cast<size_t>(end - first));
+  for (int64_t l = first; l < end; ++l) {
+    caches[static_cast<size_t>(l - first)].k = g.add_input({DType::f32, {B, Hkv, C, D}}, cat("k_cache.", l));
+    caches[static_cast<size_t>(l - first)].v = g.add_input({DType::f32, {B, Hkv, C, D}}, cat("v_cache.", l));
   }
   LlamaEmitter e(g, spec, weights, options);
   ops::Builder& b = e.builder();
-  ValueId x = e.embed(ids, B, S);
+  ValueId x = options.hidden_input ? ids : e.embed(ids, B, S);
   e.set_long_rope(b.gather(pos, last, 0));  // the step's last real row (rows past it are padding)
   LayerMasks masks(spec, [&](bool sliding) { return window_mask(b, spec, pos, Dim(1), S, C, sliding); });
-  for (int64_t l = 0; l < spec.num_layers; ++l) x = e.layer(l, x, pos, masks.of(l), caches[static_cast<size_t>(l)], B, S);
+  for (int64_t l = first; l < end; ++l) x = e.layer(l, x, pos, masks.of(l), caches[static_cast<size_t>(l - first)], B, S);
   // the matmuls' input statistics so far: the LM head's input is one row, not the text's
   const std::vector<std::pair<std::string, ValueId>> stats = e.stats();
-  // Only the row that predicts the next token reaches the norm and the LM head.
-  ValueId logits = lm_head(e, spec, b.reshape(b.gather(x, last, 1), {B, Dim(spec.hidden_size)}));
-  g.value(logits).name = "logits";
-  std::vector<ValueId> outs = {logits};
-  for (int64_t l = 0; l < spec.num_layers; ++l) {
-    g.value(caches[static_cast<size_t>(l)].k).name = cat("k_cache_out.", l);
-    g.value(caches[static_cast<size_t>(l)].v).name = cat("v_cache_out.", l);
-    outs.push_back(caches[static_cast<size_t>(l)].k);
-    outs.push_back(caches[static_cast<size_t>(l)].v);
+  ValueId head;
+  if (options.hidden_output) {  // a pipeline stage before the last: every row goes on
+    head = x;
+    g.value(head).name = "hidden_out";
+  } else {  // only the row that predicts the next token reaches the norm and the LM head
+    head = lm_head(e, spec, b.reshape(b.gather(x, last, 1), {B, H}));
+    g.value(head).name = "logits";
+  }
+  std::vector<ValueId> outs = {head};
+  for (int64_t l = first; l < end; ++l) {
+    const auto& c = caches[static_cast<size_t>(l - first)];
+    g.value(c.k).name = cat("k_cache_out.", l);
+    g.value(c.v).name = cat("v_cache_out.", l);
+    outs.push_back(c.k);
+    outs.push_back(c.v);
   }
   size_t donated = outs.size();
-  if (options.next_token_output) {
-    ValueId next = b.reduce(logits, "argmax", {1}, false);
+  if (options.next_token_output && !options.hidden_output) {
+    ValueId next = b.reduce(head, "argmax", {1}, false);
     g.value(next).name = "next_token";
     outs.push_back(next);
   }

@@ -141,6 +141,12 @@ struct LlamaGraphOptions {
   // and with vocab_parallel_head each rank's logits [B, V/n] are gathered into [B, V].
   int64_t tensor_parallel = 1;
   bool vocab_parallel_head = false;
+  // A pipeline stage (build_llama_graph only): layers [first_layer, end_layer) (end −1: the last),
+  // their caches only; hidden_input takes the previous stage's residual stream `hidden`
+  // f32[B, S, hidden] in place of input_ids, hidden_output returns this stage's (`hidden_out`,
+  // every row) in place of the logits.
+  int64_t first_layer = 0, end_layer = -1;
+  bool hidden_input = false, hidden_output = false;
 };
 
 // Throws rlx::Error(invalid_argument) when a weight is missing or has the wrong shape.

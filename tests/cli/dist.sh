@@ -74,29 +74,60 @@ PYEOF
   grep -q "loss scaling (amp-f16) is not built yet" "$tmp/e4.txt" || { cat "$tmp/e4.txt"; echo "FAIL: the refusal does not say what is missing"; fail=1; }
 fi
 
-# tensor parallel generation (Megatron split, all_reduce / all_gather nodes in the graphs): greedy ids
-# identical to one process and to the PyTorch reference's, on fixtures with split and replicated KV
-# heads (qwen2_tiny has one), tied and untied heads, bf16 and f16 weights, sliding layers
+# tensor- and pipeline-parallel generation (Megatron split with all_reduce / all_gather nodes in the
+# graphs; contiguous layer stages passing the residual stream): greedy ids identical to one process
+# and to the PyTorch reference's, on fixtures with split and replicated KV heads (qwen2_tiny has
+# one), tied and untied heads, bf16 and f16 weights, sliding layers
 FIX=$(cd "$(dirname "$0")/../fixtures/qwen3" && pwd)
-tp_check() {  # fixture ranks
+par_check() {  # fixture tp pp
   local ids
   ids=$(/usr/bin/python3 -c "import json;print(','.join(map(str,json.load(open('$FIX/$1/expected.json'))['prompt_ids'])))")
   local args="generate --model $FIX/$1 --prompt-ids $ids --max-tokens 64 --ignore-eos --temperature 0 --json"
   "$RLX" $args >"$tmp/tp1.json" || { echo "FAIL: $1 on one process"; fail=1; return; }
-  timeout 300 "$RLX" launch -n $2 -- "$RLX" $args --tp $2 >"$tmp/tpn.json" || { echo "FAIL: $1 with --tp $2"; fail=1; return; }
-  /usr/bin/python3 - "$FIX/$1/expected.json" "$tmp/tp1.json" "$tmp/tpn.json" "$1 tp=$2" <<'PYEOF' || { echo "FAIL: $1 with --tp $2 differs"; fail=1; }
+  timeout 300 "$RLX" launch -n $(($2 * $3)) -- "$RLX" $args --tp $2 --pp $3 >"$tmp/tpn.json" || { echo "FAIL: $1 with --tp $2 --pp $3"; fail=1; return; }
+  /usr/bin/python3 - "$FIX/$1/expected.json" "$tmp/tp1.json" "$tmp/tpn.json" "$1 tp=$2 pp=$3" <<'PYEOF' || { echo "FAIL: $1 with --tp $2 --pp $3 differs"; fail=1; }
 import json, sys
-e = json.load(open(sys.argv[1])); one, tp = (json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[2:4])
-ok = tp["ids"] == one["ids"] == e["greedy"] and tp["tensor_parallel"] > 1
-print("%s: %d greedy ids %s one process and the reference" % (sys.argv[4], len(tp["ids"]), "equal" if ok else "DIFFER from"))
+e = json.load(open(sys.argv[1])); one, par = (json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[2:4])
+ok = par["ids"] == one["ids"] == e["greedy"] and par["tensor_parallel"] * par["pipeline_parallel"] > 1
+print("%s: %d greedy ids %s one process and the reference" % (sys.argv[4], len(par["ids"]), "equal" if ok else "DIFFER from"))
 sys.exit(0 if ok else 1)
 PYEOF
 }
-tp_check qwen3_tiny 2
-tp_check llama_tiny 2
-tp_check qwen2_tiny 2
-tp_check gemma2_tiny 2
-tp_check qwen3_tiny 4
+par_check qwen3_tiny 2 1
+par_check llama_tiny 2 1
+par_check qwen2_tiny 2 1
+par_check gemma2_tiny 2 1
+par_check qwen3_tiny 4 1
+par_check qwen3_tiny 1 2
+par_check gemma3_tiny 1 3
+par_check qwen3_tiny 2 2
+par_check llama_tiny 2 2
+# sampling: every rank adopts the last stage's logits, so the sampled ids are one process's
+ids=$(/usr/bin/python3 -c "import json;print(','.join(map(str,json.load(open('$FIX/qwen3_tiny/expected.json'))['prompt_ids'])))")
+"$RLX" generate --model "$FIX/qwen3_tiny" --prompt-ids $ids --max-tokens 32 --seed 7 --temperature 0.8 --json >"$tmp/s1.json" || fail=1
+timeout 300 "$RLX" launch -n 4 -- "$RLX" generate --model "$FIX/qwen3_tiny" --prompt-ids $ids --max-tokens 32 --seed 7 --temperature 0.8 --json --tp 2 --pp 2 >"$tmp/s4.json" || fail=1
+/usr/bin/python3 -c "
+import json, sys
+a, b = (json.loads(open(p).read().strip().splitlines()[-1])['ids'] for p in sys.argv[1:3])
+print('sampled (T=0.8, seed 7) on tp=2 x pp=2:', 'the same 32 ids as one process' if a == b else 'DIFFERENT ids')
+sys.exit(a != b)" "$tmp/s1.json" "$tmp/s4.json" || { echo "FAIL: sampling differs with tp=2 pp=2"; fail=1; }
+# the Qwen3-0.6B architecture (2 of its layers, seeded random Q8_0 weights — vocab-parallel head,
+# GGUF block-aligned column splits): tp=2, pp=2 and tp=2 x pp=2 give one process's greedy ids
+if timeout 300 "$RLX" bench qwen3 --save "$tmp/q06.gguf" --precision q8_0 --layers 2 >/dev/null 2>&1; then
+  q06="generate --model $tmp/q06.gguf --prompt-ids 1,2,3,4,5,6,7,8,9,10,11,12 --max-tokens 16 --ignore-eos --temperature 0 --json"
+  "$RLX" $q06 >"$tmp/q1.json" || fail=1
+  for layout in "2 1" "1 2" "2 2"; do
+    set -- $layout
+    timeout 300 "$RLX" launch -n $(($1 * $2)) -- "$RLX" $q06 --tp $1 --pp $2 >"$tmp/qn.json" || { echo "FAIL: 0.6B with tp=$1 pp=$2"; fail=1; continue; }
+    /usr/bin/python3 -c "
+import json, sys
+a, b = (json.loads(open(p).read().strip().splitlines()[-1])['ids'] for p in sys.argv[1:3])
+print('Qwen3-0.6B architecture tp=%s pp=%s:' % tuple(sys.argv[3:5]), 'the same 16 greedy ids as one process' if a == b else 'DIFFERENT ids')
+sys.exit(a != b)" "$tmp/q1.json" "$tmp/qn.json" $1 $2 || { echo "FAIL: 0.6B ids differ with tp=$1 pp=$2"; fail=1; }
+  done
+else
+  echo "FAIL: rlx bench qwen3 --save (the 0.6B-architecture GGUF) failed"; fail=1
+fi
 "$RLX" launch -n 3 -- "$RLX" generate --model "$FIX/qwen3_tiny" --prompt-ids 1,2 --tp 3 >"$tmp/e5.txt" 2>&1 && { echo "FAIL: tp=3 of 4 heads ran"; fail=1; }
 grep -q "needs the attention heads (4) to be a multiple of 3" "$tmp/e5.txt" || { cat "$tmp/e5.txt"; echo "FAIL: the indivisible split is not named"; fail=1; }
 "$RLX" generate --model "$FIX/qwen3_tiny" --prompt-ids 1,2 --tp 2 >"$tmp/e6.txt" 2>&1 && { echo "FAIL: --tp ran outside a job"; fail=1; }

@@ -61,21 +61,41 @@ int cmd_generate(Args& args) {
   bool json = args.flag("json");
   auto chat_template = args.value("chat-template");
   int64_t tp = args.int_or("tp", 1);
+  int64_t args_pp = args.int_or("pp", 1);
   args.finish();
   if (!model_path) throw Error(ErrorKind::invalid_argument, "--model DIR|FILE.gguf is required (a Qwen3 / llama-family model)");
   if (chat_template && !chat) throw Error(ErrorKind::invalid_argument, "--chat-template applies to --chat prompts");
   if (!prompt == !prompt_ids) throw Error(ErrorKind::invalid_argument, "give exactly one of --prompt TEXT or --prompt-ids 1,2,3");
   if (prompt_ids && chat) throw Error(ErrorKind::invalid_argument, "--chat formats a text prompt; it cannot be combined with --prompt-ids");
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
-  // Tensor parallel: this process is one rank of `rlx launch -n N -- rlx generate … --tp N`.
-  std::unique_ptr<dist::Communicator> comm;
+  // Tensor and pipeline parallel: this process is one rank of `rlx launch -n TP·PP -- rlx generate
+  // … --tp TP --pp PP`; rank = stage·TP + tensor-parallel position.
+  int64_t pp = args_pp;
+  std::unique_ptr<dist::Communicator> comm, tp_comm;
   std::optional<dist::GraphCollectives> lent;
-  if (tp < 1) throw Error(ErrorKind::invalid_argument, cat("--tp expects a positive number of ranks, got ", tp));
-  if (tp > 1) {
-    comm = dist::connect(dist::Rendezvous::from_env());
-    if (comm->size() != tp)
-      throw Error(ErrorKind::invalid_argument, cat("--tp ", tp, " needs a job of ", tp, " ranks; this one has ", comm->size(), " (rlx launch -n ", tp, ")"));
-    lent.emplace(*comm);
+  int tp_rank = 0, stage = 0;
+  if (tp < 1 || pp < 1) throw Error(ErrorKind::invalid_argument, cat("--tp and --pp expect positive numbers of ranks, got ", tp, " and ", pp));
+  if (tp > 1 || pp > 1) {
+    if (device != "cpu")
+      throw Error(ErrorKind::unsupported, cat("--tp/--pp run on the cpu device; on ", device, " the collectives (NCCL) are not built yet"));
+    dist::Rendezvous rv = dist::Rendezvous::from_env();
+    comm = dist::connect(rv);
+    if (comm->size() != tp * pp)
+      throw Error(ErrorKind::invalid_argument, cat("--tp ", tp, " --pp ", pp, " needs a job of ", tp * pp, " ranks; this one has ", comm->size(),
+                                                   " (rlx launch -n ", tp * pp, ")"));
+    tp_rank = comm->rank() % static_cast<int>(tp);
+    stage = comm->rank() / static_cast<int>(tp);
+    dist::Communicator* group = comm.get();
+    if (tp > 1 && pp > 1) {  // each stage's tensor-parallel ranks reduce among themselves
+      if (rv.backend != "gloo") throw Error(ErrorKind::unsupported, "--tp with --pp needs the gloo backend (its per-stage groups are sub-jobs of the file store)");
+      dist::Rendezvous sub = rv;
+      sub.rank = tp_rank;
+      sub.size = static_cast<int>(tp);
+      sub.job = cat(rv.job, ".stage", stage);
+      tp_comm = dist::connect(sub);
+      group = tp_comm.get();
+    }
+    if (tp > 1) lent.emplace(*group);
   }
   const bool quiet = comm && comm->rank() != 0;  // rank 0 speaks for the job
 
@@ -122,10 +142,23 @@ int cmd_generate(Args& args) {
   ro.device = device;
   ro.precision = policy;
   std::optional<models::LlamaShard> shard;
-  if (comm) {
-    shard = models::shard_llama_tensor_parallel(m.spec, m.weights, comm->rank(), comm->size());
+  if (tp > 1) {
+    shard = models::shard_llama_tensor_parallel(m.spec, m.weights, tp_rank, static_cast<int>(tp));
     ro.tensor_parallel = tp;
     ro.vocab_parallel_head = shard->vocab_parallel;
+  }
+  if (pp > 1) {  // contiguous layers, the first num_layers mod pp stages one more (as --dry-run plans)
+    const int64_t L = m.spec.num_layers;
+    if (pp > L) throw Error(ErrorKind::invalid_argument, cat("--pp ", pp, " stages for ", L, " layers"));
+    models::LlamaPipeline& p = ro.pipeline;
+    p.comm = comm.get();
+    p.stage = stage;
+    p.stages = static_cast<int>(pp);
+    for (int s2 = 0; s2 < stage; ++s2) p.first_layer += L / pp + (s2 < L % pp ? 1 : 0);
+    p.end_layer = p.first_layer + L / pp + (stage < L % pp ? 1 : 0);
+    p.prev = comm->rank() - static_cast<int>(tp);
+    p.next = comm->rank() + static_cast<int>(tp);
+    p.root = static_cast<int>((pp - 1) * tp);
   }
   models::LlamaRunner runner(shard ? shard->spec : m.spec, shard ? shard->weights : m.weights, ro);
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -157,11 +190,11 @@ int cmd_generate(Args& args) {
   if (json) {
     std::string text = m.tokenizer ? m.tokenizer->decode(text_ids) : "";
     std::printf("{\"model\":%s,\"device\":%s,\"prompt_ids\":%s,\"ids\":%s,\"text\":%s,\"prompt_tokens\":%zu,\"generated_tokens\":%zu,"
-                "\"stop_reason\":%s,\"load_ms\":%s,\"prefill_ms\":%s,\"decode_tokens_per_second\":%s,\"tensor_parallel\":%lld,\"sampling\":{\"temperature\":%s,"
+                "\"stop_reason\":%s,\"load_ms\":%s,\"prefill_ms\":%s,\"decode_tokens_per_second\":%s,\"tensor_parallel\":%lld,\"pipeline_parallel\":%lld,\"sampling\":{\"temperature\":%s,"
                 "\"top_k\":%lld,\"top_p\":%s,\"min_p\":%s,\"repeat_penalty\":%s,\"seed\":%lld}}\n",
                 json_quote(*model_path).c_str(), json_quote(device).c_str(), ids_json(ids).c_str(), ids_json(r.ids).c_str(),
                 json_quote(text).c_str(), ids.size(), r.ids.size(), json_quote(r.stop_reason).c_str(), format_double(load_ms).c_str(),
-                format_double(r.prefill_ms).c_str(), format_double(r.decode_tokens_per_second()).c_str(), static_cast<long long>(tp),
+                format_double(r.prefill_ms).c_str(), format_double(r.decode_tokens_per_second()).c_str(), static_cast<long long>(tp), static_cast<long long>(pp),
                 format_double(s.temperature).c_str(), static_cast<long long>(s.top_k), format_double(s.top_p).c_str(),
                 format_double(s.min_p).c_str(), format_double(s.repetition_penalty).c_str(), static_cast<long long>(seed));
     return 0;
