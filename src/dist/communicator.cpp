@@ -50,6 +50,7 @@ Rendezvous Rendezvous::from_env() {
 std::unique_ptr<Communicator> connect(const Rendezvous& r) {
   if (r.backend == "gloo") return detail::connect_gloo(r);
   if (r.backend == "mpi") return detail::connect_mpi(r);
+  if (r.backend == "nccl") return detail::connect_nccl(r);
   throw Error(ErrorKind::invalid_argument, cat("unknown communication backend '", r.backend, "' (built: ", join(backends_built()), ")"));
 }
 

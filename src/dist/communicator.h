@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rlx/tensor.h"
+#include "runtime/collective.h"
 
 namespace rlx::dist {
 
@@ -23,7 +24,7 @@ const char* reduce_op_name(ReduceOp op);
 // mpirun the rank and size come from MPI itself.
 struct Rendezvous {
   int rank = 0, size = 1;
-  std::string backend = "gloo";  // gloo | mpi
+  std::string backend = "gloo";  // gloo | mpi | nccl
   std::string store;             // gloo: the directory of its file store
   std::string job = "rlx";       // a prefix of every key, so another job's stale files never match
   std::string host = "127.0.0.1";  // gloo: the address this rank listens on (RLX_DIST_HOST)
@@ -51,11 +52,14 @@ class Communicator {
   virtual void send(const Tensor& t, int dst) = 0;
   virtual void recv(Tensor& t, int src) = 0;
   virtual void barrier() = 0;
+  // Device memory on a CUDA stream, for engines that reduce it (NCCL); false: host memory only.
+  virtual bool all_reduce_device(void* /*data*/, int64_t /*count*/, DType, runtime::CollectiveReduce, void* /*stream*/) { return false; }
+  virtual bool all_gather_device(const void* /*in*/, void* /*out*/, int64_t /*count*/, DType, void* /*stream*/) { return false; }
 };
 
 // Connects this rank to the job (blocks until every rank has arrived, or the timeout).
 std::unique_ptr<Communicator> connect(const Rendezvous& r);
-// The engines this build has ("gloo", "mpi").
+// The engines this build has ("gloo", "mpi", "nccl").
 std::vector<std::string> backends_built();
 
 namespace detail {
@@ -68,6 +72,7 @@ void check_gathered(const Tensor& part, const Tensor& whole, int size, const cha
 void divide(Tensor& t, int ranks);
 std::unique_ptr<Communicator> connect_gloo(const Rendezvous& r);
 std::unique_ptr<Communicator> connect_mpi(const Rendezvous& r);
+std::unique_ptr<Communicator> connect_nccl(const Rendezvous& r);
 }  // namespace detail
 
 }  // namespace rlx::dist

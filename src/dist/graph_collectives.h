@@ -18,6 +18,12 @@ class GraphCollectives : public runtime::CollectiveGroup {
   int size() const override { return comm_.size(); }
   void all_reduce(Tensor& t, runtime::CollectiveReduce op) override;
   void all_gather(const Tensor& t, Tensor& out) override;
+  bool all_reduce_device(void* data, int64_t count, DType d, runtime::CollectiveReduce op, void* stream) override {
+    return comm_.all_reduce_device(data, count, d, op, stream);
+  }
+  bool all_gather_device(const void* in, void* out, int64_t count, DType d, void* stream) override {
+    return comm_.all_gather_device(in, out, count, d, stream);
+  }
 
  private:
   Communicator& comm_;

@@ -138,6 +138,9 @@ std::vector<std::string> backends_built() {
 #if defined(RLX_HAVE_MPI)
   b.push_back("mpi");
 #endif
+#if defined(RLX_HAVE_NCCL)
+  b.push_back("nccl");
+#endif
   return b;
 }
 

@@ -22,6 +22,11 @@ class CollectiveGroup {
   virtual void all_reduce(Tensor& t, CollectiveReduce op) = 0;
   // out [size · t.numel()] ← each rank's t, in rank order.
   virtual void all_gather(const Tensor& t, Tensor& out) = 0;
+  // The same on device memory, enqueued on `stream` (a cudaStream_t) in stream order. False
+  // where the engine moves host memory only (Gloo, MPI): the device's kernel then stages the
+  // bytes through the host.
+  virtual bool all_reduce_device(void* /*data*/, int64_t /*count*/, DType, CollectiveReduce, void* /*stream*/) { return false; }
+  virtual bool all_gather_device(const void* /*in*/, void* /*out*/, int64_t /*count*/, DType, void* /*stream*/) { return false; }
 };
 
 // A job of one rank: all_reduce leaves t as it is, all_gather copies it. What test_backend_ops

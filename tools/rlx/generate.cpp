@@ -76,8 +76,6 @@ int cmd_generate(Args& args) {
   int tp_rank = 0, stage = 0;
   if (tp < 1 || pp < 1) throw Error(ErrorKind::invalid_argument, cat("--tp and --pp expect positive numbers of ranks, got ", tp, " and ", pp));
   if (tp > 1 || pp > 1) {
-    if (device != "cpu")
-      throw Error(ErrorKind::unsupported, cat("--tp/--pp run on the cpu device; on ", device, " the collectives (NCCL) are not built yet"));
     dist::Rendezvous rv = dist::Rendezvous::from_env();
     comm = dist::connect(rv);
     if (comm->size() != tp * pp)

@@ -1,4 +1,4 @@
-// rlx launch -n N [--backend gloo|mpi] [--timeout S] -- COMMAND …: N local ranks of a command.
+// rlx launch -n N [--backend gloo|mpi|nccl] [--timeout S] -- COMMAND …: N local ranks of a command.
 // Gloo ranks are started here, each with its rank, the job size and a fresh rendezvous
 // directory in its environment (dist/communicator.h); MPI ranks by mpirun. When a rank fails,
 // the others are stopped (SIGTERM, then SIGKILL) and the failure is named — a job never hangs on

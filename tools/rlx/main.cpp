@@ -37,7 +37,7 @@ const std::vector<Command>& commands() {
       {"onnx-suite", "DIR [--filter REGEX] [--device D] [--json]", "ONNX backend test data: pass/fail per test, ends with `N passed, M failed`", cmd_onnx_suite},
       {"diff", "MODEL.onnx|FILE.rlx [--device D] [--against reference] [--input NAME=FILE.npy]… [--bind S=N,…] [--seed N] [--rtol R] [--atol A] [--top N] [--flip-weight NAME] [--json]",
        "the first node whose output differs between a device and the reference, and the largest errors (exit 3 when one does)", cmd_diff},
-      {"launch", "-n N [--backend gloo|mpi] [--timeout S] [--json] -- COMMAND … | -n N --dry-run [--model qwen3-8b|qwen3-32b|…|DIR] [--tp T] [--pp P] [--precision bf16|q8_0|…] [--ctx 4096] [--batch 1] [--prompt 512] [--json]",
+      {"launch", "-n N [--backend gloo|mpi|nccl] [--timeout S] [--json] -- COMMAND … | -n N --dry-run [--model qwen3-8b|qwen3-32b|…|DIR] [--tp T] [--pp P] [--precision bf16|q8_0|…] [--ctx 4096] [--batch 1] [--prompt 512] [--json]",
        "start N local ranks of a command (rlx bench collectives, …) that find each other through a rendezvous (Gloo: a file store; MPI: mpirun); when a rank fails the others are stopped and the failure is named. --dry-run plans a tensor/pipeline-parallel layout on paper: each rank's weights and KV cache, and the bytes a decode and a prefill step communicate",
        cmd_launch},
       {"serve", "(--model DIR|FILE.gguf | --embedding-model DIR)… [--host 127.0.0.1] [--port 8080] [--api-key K] [--parallel N] [--ctx N] [--chat-template FILE.jinja] [--model-name ID] [--embedding-model-name ID] [--max-body BYTES] [--device D] [--precision f32|bf16] [--activations q8|auto|f32] [--threads N]",

@@ -98,6 +98,8 @@ class CudaExecutable : public runtime::Executable {
     const_ptr_.assign(nv, nullptr);
     for (int i = 0; i < lir_.num_nodes(); ++i) {
       const ir::Node& n = lir_.node(i);
+      // a collective meets the other ranks from the host (and may stage through it): never captured
+      collectives_ = collectives_ || ir::has_trait(n.op, ir::kCollective);
       if (n.op == ir::Op::constant) {
         Tensor t = n.attrs.tensor("value").contiguous();
         auto c = device_constant(t);
@@ -203,7 +205,7 @@ class CudaExecutable : public runtime::Executable {
     phase("copy the inputs in");
     if (profiling) launch_eagerly(*ctx, true);
     else if (ctx->graph) check(cudaGraphLaunch(ctx->graph, s), "launching the CUDA graph");
-    else if (ctx->runs >= 1 && !ctx->graph_failed && flags().RLX_CUDA_GRAPHS) capture(*ctx);
+    else if (ctx->runs >= 1 && !ctx->graph_failed && flags().RLX_CUDA_GRAPHS && !collectives_) capture(*ctx);
     else launch_eagerly(*ctx, false);
     ++ctx->runs;
     phase("kernels");
@@ -523,6 +525,7 @@ class CudaExecutable : public runtime::Executable {
   }
 
   ir::Graph lir_;
+  bool collectives_ = false;  // the program has all_reduce / all_gather nodes
   std::vector<Step> steps_;
   std::vector<std::vector<int64_t>> shapes_;
   std::vector<std::shared_ptr<DeviceConstant>> constants_;

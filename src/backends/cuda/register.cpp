@@ -22,6 +22,7 @@ const KernelTable& kernel_table() {
     register_nn(k);
     register_attention(k);
     register_region(k);
+    register_collective(k);
     return k;
   }();
   return t;
