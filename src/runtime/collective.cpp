@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -66,6 +68,26 @@ void all_gather_host(const HostView& in, const HostView& out, int64_t axis, int6
   auto* dst = static_cast<char*>(out.data);
   for (int64_t r = 0; r < ranks; ++r)
     for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + (o * ranks + r) * row, src + (r * outer + o) * row, static_cast<size_t>(row));
+}
+
+std::function<void()> collective_start(const ir::Node& node, const HostView& in, const HostView& out) {
+  const size_t bytes = static_cast<size_t>(in.numel) * dtype_size(in.dtype);
+  if (node.op == ir::Op::all_reduce) {
+    CollectiveGroup* g = &collective_group("all_reduce");
+    CollectiveReduce op = collective_reduce(node.attrs.s("op"));
+    if (in.data != out.data) std::memcpy(out.data, in.data, bytes);
+    return [g, op, t = view_of(out)]() mutable { g->all_reduce(t, op); };
+  }
+  if (node.op == ir::Op::all_gather) {
+    collective_group("all_gather");
+    auto copy = std::make_shared<std::vector<char>>(static_cast<const char*>(in.data), static_cast<const char*>(in.data) + bytes);
+    HostView mine = in;
+    mine.data = copy->data();
+    int64_t axis = node.attrs.i("axis");
+    if (axis < 0) axis += static_cast<int64_t>(in.shape.size());
+    return [copy, mine, out, axis, ranks = node.attrs.i("ranks")] { all_gather_host(mine, out, axis, ranks); };
+  }
+  throw Error(ErrorKind::internal, cat("collective_start: ", ir::op_name(node.op), " is not a collective"));
 }
 
 }  // namespace rlx::runtime

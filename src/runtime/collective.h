@@ -6,6 +6,9 @@
 #pragma once
 #include <string>
 
+#include <functional>
+
+#include "ir/graph.h"
 #include "runtime/host_executable.h"
 #include "rlx/tensor.h"
 
@@ -50,5 +53,8 @@ CollectiveGroup& collective_group(const char* op);
 CollectiveReduce collective_reduce(const std::string& name);  // "sum" "max" "min" "avg"
 void all_reduce_host(const HostView& in, const HostView& out, CollectiveReduce op);
 void all_gather_host(const HostView& in, const HostView& out, int64_t axis, int64_t ranks);
+// A collective node split for a communication thread: the call reads `in` (copying what it
+// needs) and returns the rest, which touches only `out` and may run while later kernels do.
+std::function<void()> collective_start(const ir::Node& node, const HostView& in, const HostView& out);
 
 }  // namespace rlx::runtime

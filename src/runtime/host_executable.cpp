@@ -6,6 +6,8 @@
 #include <mutex>
 
 #include "passes/memory_plan.h"
+#include "runtime/collective.h"
+#include "runtime/comm_thread.h"
 #include "rlx/error.h"
 #include "util/flags.h"
 #include "util/host_memory.h"
@@ -22,6 +24,10 @@ struct Step {
   int node;
   HostKernel kernel;
   std::string label;  // RLX_CPU_PROFILE: "dot_general f32[32,128,1536] ← f32[32,128,384], f32[384,1536]"
+  // A collective with work after it that does not need its result: it runs on the run's
+  // communication thread while those kernels do.
+  bool collective = false, async = false;
+  std::vector<size_t> reads;  // the buffers (root values) the step reads: waited for when pending
 };
 
 std::string type_text(const ir::Type& t) { return cat(dtype_name(t.dtype), shape_str(t.shape)); }
@@ -40,6 +46,8 @@ struct RunContext {
   std::shared_ptr<void> arena;
   std::vector<void*> ptr;  // per value
   std::vector<std::vector<HostView>> in, out;  // per step
+  std::unique_ptr<CommThread> comm;  // made at the first asynchronous collective
+  std::vector<int64_t> pending;      // per value: the comm ticket that writes it (0: none)
 };
 
 class HostExecutable : public Executable {
@@ -55,6 +63,17 @@ class HostExecutable : public Executable {
       if (!k)
         throw Error(ErrorKind::internal, cat("device ", lir_.device, " has no kernel for ", ir::op_keyword(n.op), " although it claimed it"));
       steps_.push_back({i, std::move(k), profiling_ ? step_label(n, lir_) : std::string()});
+      for (ir::ValueId v : n.inputs) steps_.back().reads.push_back(root_of(v));
+    }
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      const ir::Node& n = lir_.node(steps_[s].node);
+      if (!ir::has_trait(n.op, ir::kCollective)) continue;
+      steps_[s].collective = true;
+      bool next_needs_it = s + 1 == steps_.size();
+      if (!next_needs_it)
+        for (size_t r : steps_[s + 1].reads)
+          for (ir::ValueId o : n.outputs) next_needs_it = next_needs_it || r == static_cast<size_t>(o);
+      steps_[s].async = !next_needs_it && flags().RLX_COLLECTIVE_OVERLAP;
     }
     for (size_t v = 0; v < lir_.num_values(); ++v) {
       const ir::Value& val = lir_.value(static_cast<ir::ValueId>(v));
@@ -83,17 +102,12 @@ class HostExecutable : public Executable {
         auto id = static_cast<ir::ValueId>(v);
         ctx->ptr[v] = static_cast<uint8_t*>(ctx->ptr[static_cast<size_t>(passes::placement_root(lir_, id))]) + passes::placement_offset(lir_, id);
       }
-    for (size_t s = 0; s < steps_.size(); ++s) {
-      const ir::Node& n = lir_.node(steps_[s].node);
-      for (size_t k = 0; k < n.inputs.size(); ++k) ctx->in[s][k].data = ctx->ptr[static_cast<size_t>(n.inputs[k])];
-      for (size_t k = 0; k < n.outputs.size(); ++k) ctx->out[s][k].data = ctx->ptr[static_cast<size_t>(n.outputs[k])];
-      if (!profiling_) {
-        steps_[s].kernel(KernelArgs{n, ctx->in[s], ctx->out[s]});
-        continue;
-      }
-      auto t0 = std::chrono::steady_clock::now();
-      steps_[s].kernel(KernelArgs{n, ctx->in[s], ctx->out[s]});
-      profile_add(lir_.device.c_str(), steps_[s].label, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    try {
+      run_steps(*ctx);
+    } catch (...) {
+      if (ctx->comm) try { ctx->comm->wait_all(); } catch (...) {}  // nothing may still write the arena
+      release(std::move(ctx));
+      throw;
     }
     outputs.resize(lir_.outputs().size());
     for (size_t k = 0; k < outputs.size(); ++k) {
@@ -112,6 +126,47 @@ class HostExecutable : public Executable {
   }
 
  private:
+  void run_steps(RunContext& ctx) {
+    ctx.pending.assign(lir_.num_values(), 0);
+    bool submitted = false;
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      const ir::Node& n = lir_.node(steps_[s].node);
+      for (size_t k = 0; k < n.inputs.size(); ++k) ctx.in[s][k].data = ctx.ptr[static_cast<size_t>(n.inputs[k])];
+      for (size_t k = 0; k < n.outputs.size(); ++k) ctx.out[s][k].data = ctx.ptr[static_cast<size_t>(n.outputs[k])];
+      for (size_t r : steps_[s].reads)
+        if (int64_t t = ctx.pending[r]) {
+          ctx.comm->wait(t);
+          ctx.pending[r] = 0;
+        }
+      if (steps_[s].collective && (steps_[s].async || submitted)) {
+        // Every collective of a run after the first asynchronous one goes through the same
+        // thread, so the ranks' engine sees them in graph order; the synchronous ones wait.
+        if (!ctx.comm) ctx.comm = std::make_unique<CommThread>();
+        int64_t t = ctx.comm->submit(collective_start(n, ctx.in[s][0], ctx.out[s][0]));
+        submitted = true;
+        if (!steps_[s].async) {
+          ctx.comm->wait(t);
+          continue;
+        }
+        for (ir::ValueId o : n.outputs) ctx.pending[static_cast<size_t>(o)] = t;
+        continue;
+      }
+      if (!profiling_) {
+        steps_[s].kernel(KernelArgs{n, ctx.in[s], ctx.out[s]});
+        continue;
+      }
+      auto t0 = std::chrono::steady_clock::now();
+      steps_[s].kernel(KernelArgs{n, ctx.in[s], ctx.out[s]});
+      profile_add(lir_.device.c_str(), steps_[s].label, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    if (submitted) ctx.comm->wait_all();  // the outputs are read next
+  }
+
+  size_t root_of(ir::ValueId v) const {
+    return lir_.placement[static_cast<size_t>(v)].kind == Placement::Kind::view ? static_cast<size_t>(passes::placement_root(lir_, v))
+                                                                                 : static_cast<size_t>(v);
+  }
+
   std::unique_ptr<RunContext> acquire() {
     {
       std::lock_guard<std::mutex> lock(mu_);

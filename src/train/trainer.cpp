@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "passes/autodiff.h"
+#include "train/data_parallel.h"
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -19,13 +19,15 @@ std::vector<ir::Type> param_types(const ir::Graph& forward, size_t n) {
   return t;
 }
 
-// The step graph: the whole step, or (data parallel) the update alone, its gradients as data.
+// Data parallel: gradient buckets of this many bytes, each averaged by one all-reduce as soon as
+// the backward has produced it (train/data_parallel.h).
+constexpr int64_t kBucketBytes = 256 << 10;
+
+// The step graph: forward, backward and update; data parallel, the parameters replicated in
+// buckets whose gradients are averaged over the ranks inside the graph.
 ir::Graph step_graph(const ir::Graph& forward, size_t num_params, const OptimizerConfig& opt, const dist::Communicator* comm) {
   if (!data_parallel(comm)) return build_train_step(forward, num_params, opt).graph;
-  if (opt.loss_scale.enabled) throw Error(ErrorKind::unsupported, "data-parallel training with loss scaling (amp-f16) is not built yet: use --precision amp (bf16)");
-  for (const ir::Type& t : param_types(forward, num_params))
-    if (t.dtype != DType::f32) throw Error(ErrorKind::unsupported, cat("data-parallel training averages f32 gradients; a parameter is ", ir::type_str(t)));
-  return build_train_step(gradients_as_data(param_types(forward, num_params)), num_params, opt).graph;
+  return build_train_step(replicate_parameters(forward, num_params, kBucketBytes), num_params, opt).graph;
 }
 
 }  // namespace
@@ -36,10 +38,7 @@ Trainer::Trainer(const std::string& device, const ir::Graph& forward, std::vecto
       step_(Session(device, options).compile(Graph(std::make_shared<ir::Graph>(step_graph(forward, params_.size(), opt, comm))))),
       forward_(Session(device, options).compile(Graph(std::make_shared<ir::Graph>(forward)))),
       comm_(comm) {
-  if (data_parallel(comm_)) {
-    std::vector<ir::ValueId> wrt(forward.inputs().begin(), forward.inputs().begin() + static_cast<long>(params_.size()));
-    grad_.emplace(Session(device, options).compile(Graph(std::make_shared<ir::Graph>(passes::value_and_grad(forward, 0, wrt)))));
-  }
+  if (data_parallel(comm_)) lent_.emplace(*comm_);
   num_data_ = forward.inputs().size() - params_.size();
   scaling_ = opt.loss_scale;
   if (scaling_.enabled) loss_scale_ = scaling_.init;
@@ -90,13 +89,7 @@ double Trainer::step(const std::vector<Tensor>& data, double lr) {
   inputs_.clear();
   for (const auto& p : params_) inputs_.push_back(p.tensor);
   inputs_.insert(inputs_.end(), slots_.begin(), slots_.end());
-  double dp_loss = 0;
-  if (grad_) {  // this rank's backward, the gradients averaged over the ranks: the update's data
-    dp_loss = data_parallel_step(data);
-    for (size_t i = 0; i < params_.size(); ++i) inputs_.push_back(grads_[i]);
-  } else {
-    inputs_.insert(inputs_.end(), data.begin(), data.end());
-  }
+  inputs_.insert(inputs_.end(), data.begin(), data.end());
   inputs_.push_back(Tensor::scalar(DType::f32, lr));
   inputs_.push_back(Tensor::scalar(DType::f32, static_cast<double>(applied_ + 1)));
   if (scaling_.enabled) inputs_.push_back(Tensor::scalar(DType::f32, loss_scale_));
@@ -124,38 +117,11 @@ double Trainer::step(const std::vector<Tensor>& data, double lr) {
   } else {
     ++applied_;
   }
-  if (grad_) return dp_loss;  // extras_ hold this rank's (set by data_parallel_step)
-  extras_.assign(outputs_.begin() + static_cast<long>(base) + 1, extras_end);
-  return outputs_[base].at_f64(0);
-}
-
-double Trainer::data_parallel_step(const std::vector<Tensor>& data) {
-  std::vector<Tensor> in;
-  for (const auto& p : params_) in.push_back(p.tensor);
-  in.insert(in.end(), data.begin(), data.end());
-  std::vector<Tensor> out = grad_->run(in);  // loss, extras…, grads…
-  const size_t n_extras = out.size() - 1 - params_.size();
-  extras_.assign(out.begin() + 1, out.begin() + 1 + static_cast<long>(n_extras));
-  int64_t total = 1;
-  for (const auto& p : params_) total += p.tensor.numel();
-  if (!flat_.defined() || flat_.numel() != total) flat_ = Tensor::zeros(DType::f32, {total});
-  float* f = flat_.data_as<float>();
-  f[0] = static_cast<float>(out[0].at_f64(0));
-  int64_t at = 1;
-  grads_.resize(params_.size());
-  for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor g = out[1 + n_extras + i].contiguous();
-    std::copy(g.data_as<float>(), g.data_as<float>() + g.numel(), f + at);
-    at += g.numel();
-  }
-  comm_->all_reduce(flat_, dist::ReduceOp::avg);
-  at = 1;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    if (!grads_[i].defined()) grads_[i] = Tensor::zeros(DType::f32, params_[i].tensor.shape());
-    std::copy(f + at, f + at + grads_[i].numel(), grads_[i].data_as<float>());
-    at += grads_[i].numel();
-  }
-  return f[0];
+  extras_.assign(outputs_.begin() + static_cast<long>(base) + 1, extras_end);  // this rank's
+  if (!data_parallel(comm_)) return outputs_[base].at_f64(0);
+  Tensor loss = Tensor::scalar(DType::f32, outputs_[base].at_f64(0));  // the job's: the ranks' mean
+  comm_->all_reduce(loss, dist::ReduceOp::avg);
+  return loss.at_f64(0);
 }
 
 std::vector<Tensor> Trainer::evaluate(const std::vector<Tensor>& data) const {

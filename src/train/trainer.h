@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "dist/communicator.h"
+#include "dist/graph_collectives.h"
 #include "ir/graph.h"
 #include "rlx/session.h"
 #include "train/train_step.h"
@@ -24,8 +25,9 @@ class Trainer {
   // forward: inputs = [params…, data…], outputs = [loss, extras…]; `params` give the initial
   // values in input order.
   // With `comm` of more than one rank, steps are data parallel: each rank's backward on its own
-  // batch, the gradients (and the loss) averaged over the ranks by one all-reduce, then the same
-  // update on every rank — equal to one process stepping on the ranks' batches together.
+  // batch, the gradients averaged over the ranks in buckets by all-reduce nodes of the step graph
+  // itself (train/data_parallel.h), then the same update on every rank — equal to one process
+  // stepping on the ranks' batches together. The loss reported is the ranks' mean.
   Trainer(const std::string& device, const ir::Graph& forward, std::vector<NamedTensor> params, const OptimizerConfig& opt,
           const SessionOptions& options = {}, dist::Communicator* comm = nullptr);
   ~Trainer();
@@ -63,10 +65,7 @@ class Trainer {
   int64_t skipped_ = 0, finite_run_ = 0;
   CompiledModel step_, forward_;
   dist::Communicator* comm_ = nullptr;
-  std::optional<CompiledModel> grad_;  // data parallel: [params…, data…] → [loss, extras…, grads…]
-  Tensor flat_;                        // the loss and every gradient, one all-reduce
-  std::vector<Tensor> grads_;          // the averaged gradients, the update's data
-  double data_parallel_step(const std::vector<Tensor>& data);
+  std::optional<dist::GraphCollectives> lent_;  // data parallel: the step graph's all-reduces use comm_
   std::vector<Tensor> kept_;  // kept on the device by this trainer (released when it goes)
   int64_t kept(const Tensor& t) const;  // t's index in kept_, or -1
 };

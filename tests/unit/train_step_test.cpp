@@ -9,6 +9,8 @@
 #include "ops/builder.h"
 #include "passes/autodiff.h"
 #include "rlx/session.h"
+#include "runtime/collective.h"
+#include "train/data_parallel.h"
 #include "train/train_step.h"
 
 using namespace rlx;
@@ -89,4 +91,41 @@ TEST(TrainStep, UpdateFromGradientsAsDataEqualsTheWholeStep) {
   ASSERT_GE(split.size(), n);
   for (size_t i = 0; i < n; ++i) EXPECT_TRUE(same_bits(whole[i], split[i])) << "output " << i;
   EXPECT_FALSE(same_bits(whole[0], params[0])) << "the step changed nothing";
+}
+
+// Data parallel as one graph (train/data_parallel.h): the parameters wrapped in replicated
+// buckets, in reverse order of first use; on one rank the averaged gradients are the gradients
+// themselves, bitwise, and the last layer's bucket is all-reduced before the backward reaches
+// the first layer (so the executor can send it while the rest of the backward runs).
+TEST(TrainStep, ReplicatedBucketsAverageEachGradientOnceDuringTheBackward) {
+  runtime::SingleRankGroup one_rank;
+  runtime::set_collective_group(&one_rank);
+  std::mt19937 rng(9);
+  const ir::Graph fwd = two_layers();
+  const ir::Graph rep = train::replicate_parameters(fwd, 2, 64);  // w2 (128 B) and w1 (512 B): a bucket each
+  int buckets = 0;
+  for (int i = 0; i < rep.num_nodes(); ++i) buckets += rep.node(i).op == ir::Op::replicated;
+  EXPECT_EQ(buckets, 2);
+  std::vector<ValueId> wrt = {fwd.inputs()[0], fwd.inputs()[1]};
+  const ir::Graph plain = passes::value_and_grad(fwd, 0, wrt);
+  const ir::Graph synced = passes::value_and_grad(rep, 0, {rep.inputs()[0], rep.inputs()[1]});
+  // In the gradient graph: w2's all_reduce (4·8 = 32 elements) comes before the product that
+  // gives w1's gradient — the one contracting over the batch with x [8, 16].
+  int first_reduce = -1, first_reduce_numel = 0, w1_grad_product = -1;
+  for (int i = 0; i < synced.num_nodes(); ++i) {
+    const ir::Node& n = synced.node(i);
+    if (n.op == ir::Op::all_reduce && first_reduce < 0) {
+      first_reduce = i;
+      first_reduce_numel = static_cast<int>(shape_numel(synced.type(n.outputs[0]).shape).value());
+    }
+    if (n.op == ir::Op::dot_general && synced.type(n.outputs[0]).shape == Shape{Dim(16), Dim(8)}) w1_grad_product = i;
+  }
+  ASSERT_GE(first_reduce, 0);
+  EXPECT_EQ(first_reduce_numel, 32);
+  EXPECT_LT(first_reduce, w1_grad_product);
+  std::vector<Tensor> in = {random(rng, {16, 8}), random(rng, {8, 4}), random(rng, {8, 16}), random(rng, {8, 4})};
+  std::vector<Tensor> a = compile(plain).run(in), b = compile(synced).run(in);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(same_bits(a[k], b[k])) << "output " << k;
+  runtime::set_collective_group(nullptr);
 }
