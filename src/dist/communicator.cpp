@@ -1,5 +1,8 @@
 #include "dist/communicator.h"
 
+#include <algorithm>
+#include <cstring>
+
 
 #include "rlx/error.h"
 #include "util/flags.h"
@@ -52,6 +55,27 @@ std::unique_ptr<Communicator> connect(const Rendezvous& r) {
   if (r.backend == "mpi") return detail::connect_mpi(r);
   if (r.backend == "nccl") return detail::connect_nccl(r);
   throw Error(ErrorKind::invalid_argument, cat("unknown communication backend '", r.backend, "' (built: ", join(backends_built()), ")"));
+}
+
+void require_same_config(Communicator& comm, const std::string& what, const std::string& config) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : config) h = (h ^ c) * 1099511628211ull;
+  Tensor mine = Tensor::from_vector(std::vector<int64_t>{static_cast<int64_t>(h)}, {1});
+  Tensor all = Tensor::zeros(DType::i64, {comm.size()});
+  comm.all_gather(mine, all);
+  const int64_t* hs = all.data_as<int64_t>();
+  int differs = -1;
+  for (int r = 1; r < comm.size() && differs < 0; ++r)
+    if (hs[r] != hs[0]) differs = r;
+  if (differs < 0) return;
+  constexpr int64_t kText = 400;  // enough of each to see the difference
+  Tensor text = Tensor::zeros(DType::u8, {kText});
+  std::memcpy(text.data(), config.data(), std::min<size_t>(config.size(), kText));
+  Tensor texts = Tensor::zeros(DType::u8, {comm.size() * kText});
+  comm.all_gather(text, texts);
+  auto of = [&](int r) { const char* p = static_cast<const char*>(texts.data()) + r * kText; return std::string(p, strnlen(p, kText)); };
+  throw Error(ErrorKind::invalid_argument, cat("rank ", differs, " of ", comm.size(), " was started with another ", what, " than rank 0 — rank 0: ", of(0),
+                                               "; rank ", differs, ": ", of(differs)));
 }
 
 namespace detail {

@@ -59,6 +59,12 @@ class Communicator {
 
 // Connects this rank to the job (blocks until every rank has arrived, or the timeout).
 std::unique_ptr<Communicator> connect(const Rendezvous& r);
+// Every rank states its configuration (the model, layout, prompt, batch — whatever must agree;
+// `what` names it: "training configuration");
+// returns when all are the same, else throws rlx::Error(invalid_argument) on every rank naming
+// the first rank whose differs and both texts — before a mismatch could reach a collective as
+// a size mismatch (an engine abort) or as silently wrong numbers.
+void require_same_config(Communicator& comm, const std::string& what, const std::string& config);
 // The engines this build has ("gloo", "mpi", "nccl").
 std::vector<std::string> backends_built();
 

@@ -138,6 +138,14 @@ else
 fi
 "$RLX" launch -n 3 -- "$RLX" generate --model "$FIX/qwen3_tiny" --prompt-ids 1,2 --tp 3 >"$tmp/e5.txt" 2>&1 && { echo "FAIL: tp=3 of 4 heads ran"; fail=1; }
 grep -q "needs the attention heads (4) to be a multiple of 3" "$tmp/e5.txt" || { cat "$tmp/e5.txt"; echo "FAIL: the indivisible split is not named"; fail=1; }
+# ranks started differently are stopped at rendezvous, naming the rank and both configurations
+RLXBIN=$(command -v "$RLX" || echo "$RLX")
+timeout 120 "$RLX" launch -n 2 -- sh -c "$RLXBIN generate --model $FIX/qwen3_tiny --prompt-ids 1,2,3 --max-tokens \$((8 + RLX_RANK)) --tp 2" >"$tmp/e7.txt" 2>&1 &&
+  { echo "FAIL: ranks with different settings generated"; fail=1; }
+grep -q "rank 1 of 2 was started with another model or generation settings than rank 0.*max tokens 8.*max tokens 9" "$tmp/e7.txt" || { cat "$tmp/e7.txt"; echo "FAIL: the mismatch is not named"; fail=1; }
+timeout 120 "$RLX" launch -n 2 -- sh -c "$RLXBIN train mnist --limit 256 --epochs 1 --batch \$((64 * (1 + RLX_RANK))) --data-parallel" >"$tmp/e8.txt" 2>&1 &&
+  { echo "FAIL: ranks with different batches trained"; fail=1; }
+grep -q "rank 1 of 2 was started with another training configuration than rank 0" "$tmp/e8.txt" || { cat "$tmp/e8.txt"; echo "FAIL: the training mismatch is not named"; fail=1; }
 "$RLX" generate --model "$FIX/qwen3_tiny" --prompt-ids 1,2 --tp 2 >"$tmp/e6.txt" 2>&1 && { echo "FAIL: --tp ran outside a job"; fail=1; }
 grep -q "rlx launch -n N" "$tmp/e6.txt" || { cat "$tmp/e6.txt"; echo "FAIL: --tp outside a job does not say how to start one"; fail=1; }
 

@@ -158,6 +158,12 @@ int cmd_generate(Args& args) {
     p.next = comm->rank() + static_cast<int>(tp);
     p.root = static_cast<int>((pp - 1) * tp);
   }
+  if (comm)  // every rank must hold the same model and decode the same prompt the same way
+    dist::require_same_config(*comm, "model or generation settings",
+                              cat(m.spec.arch, " ", m.spec.num_layers, " layers, hidden ", m.spec.hidden_size, ", vocab ", m.spec.vocab_size, ", ",
+                                  m.weight_bytes(), " weight bytes, tp ", tp, " pp ", pp, ", device ", device, ", precision ", precision, ", prompt ",
+                                  ids.size(), " ids ", ids_json(ids), ", max tokens ", max_tokens, ", T ", s.temperature, " top-k ", s.top_k, " top-p ", s.top_p,
+                                  " min-p ", s.min_p, " penalty ", s.repetition_penalty, " seed ", seed, ", eos ", go.eos_token_ids.size()));
   models::LlamaRunner runner(shard ? shard->spec : m.spec, shard ? shard->weights : m.weights, ro);
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 

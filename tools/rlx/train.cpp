@@ -133,6 +133,12 @@ int cmd_train(Args& args) {
   const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
   const bool lead = rank == 0;
   if (batch % ranks != 0) throw Error(ErrorKind::invalid_argument, cat("--batch ", batch, " does not split evenly over ", ranks, " ranks"));
+  if (comm)  // every rank must train the same model the same way on the same data
+    dist::require_same_config(*comm, "training configuration",
+                              cat(spec.kind, " ", join(spec.hidden, ","), spec.qat ? " qat " + spec.qat->str() : "", ", ", train_set.count, " images ",
+                                  train_set.height, "x", train_set.width, ", epochs ", epochs, ", batch ", batch, ", seed ", seed, ", ", opt.kind, " lr ", lr,
+                                  " momentum ", opt.momentum, " wd ", opt.weight_decay, " clip ", opt.clip_norm, ", ", schedule, ", precision ",
+                                  session_options.precision.compute, ", loss scale ", opt.loss_scale.enabled ? opt.loss_scale.init : 0.0, ", load ", load));
   train::Trainer trainer(device, model.forward, model.params, opt, session_options, comm.get());
   if (!load.empty()) load_checkpoint(trainer, load);
   if (!json && lead)
