@@ -88,4 +88,51 @@ LlamaShard shard_llama_tensor_parallel(const LlamaSpec& spec, const LlamaWeights
   return s;
 }
 
+LlamaParallel::LlamaParallel(int64_t tp, int64_t pp) : tp_(tp), pp_(pp) {
+  if (tp < 1 || pp < 1) throw Error(ErrorKind::invalid_argument, cat("tensor- and pipeline-parallel sizes must be positive, got ", tp, " and ", pp));
+  if (tp == 1 && pp == 1) return;
+  dist::Rendezvous rv = dist::Rendezvous::from_env();
+  comm_ = dist::connect(rv);
+  if (comm_->size() != tp * pp)
+    throw Error(ErrorKind::invalid_argument, cat("tensor parallel ", tp, " × pipeline parallel ", pp, " needs a job of ", tp * pp, " ranks; this one has ",
+                                                 comm_->size(), " (rlx launch -n ", tp * pp, ")"));
+  tp_rank_ = comm_->rank() % static_cast<int>(tp);
+  stage_ = comm_->rank() / static_cast<int>(tp);
+  dist::Communicator* group = comm_.get();
+  if (tp > 1 && pp > 1) {  // each stage's tensor-parallel ranks reduce among themselves
+    if (rv.backend != "gloo") throw Error(ErrorKind::unsupported, "tensor with pipeline parallelism needs the gloo backend (its per-stage groups are sub-jobs of the file store)");
+    dist::Rendezvous sub = rv;
+    sub.rank = tp_rank_;
+    sub.size = static_cast<int>(tp);
+    sub.job = cat(rv.job, ".stage", stage_);
+    tp_comm_ = dist::connect(sub);
+    group = tp_comm_.get();
+  }
+  if (tp > 1) lent_.emplace(*group);
+}
+
+void LlamaParallel::prepare(const LlamaSpec& spec, const LlamaWeights& weights, LlamaRunnerOptions& ro) {
+  spec_ = &spec;
+  weights_ = &weights;
+  if (tp_ > 1) {
+    shard_ = shard_llama_tensor_parallel(spec, weights, tp_rank_, static_cast<int>(tp_));
+    ro.tensor_parallel = tp_;
+    ro.vocab_parallel_head = shard_->vocab_parallel;
+  }
+  if (pp_ > 1) {  // contiguous layers, the first num_layers mod pp stages one more (as --dry-run plans)
+    const int64_t L = spec.num_layers;
+    if (pp_ > L) throw Error(ErrorKind::invalid_argument, cat(pp_, " pipeline stages for ", L, " layers"));
+    LlamaPipeline& p = ro.pipeline;
+    p.comm = comm_.get();
+    p.stage = stage_;
+    p.stages = static_cast<int>(pp_);
+    p.first_layer = 0;
+    for (int s = 0; s < stage_; ++s) p.first_layer += L / pp_ + (s < L % pp_ ? 1 : 0);
+    p.end_layer = p.first_layer + L / pp_ + (stage_ < L % pp_ ? 1 : 0);
+    p.prev = comm_->rank() - static_cast<int>(tp_);
+    p.next = comm_->rank() + static_cast<int>(tp_);
+    p.root = static_cast<int>((pp_ - 1) * tp_);
+  }
+}
+
 }  // namespace rlx::models

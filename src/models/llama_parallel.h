@@ -10,6 +10,12 @@
 // logits (LlamaGraphOptions::tensor_parallel). Row slices are views of the loaded weights;
 // column slices are copies. Quantized (GGUF) matrices split their columns at block boundaries.
 #pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dist/graph_collectives.h"
+#include "models/generate.h"
 #include "models/qwen3.h"
 
 namespace rlx::models {
@@ -23,5 +29,31 @@ struct LlamaShard {
 // Throws rlx::Error(invalid_argument) naming what n does not divide (heads, KV heads, the MLP
 // width, a quantized matrix's blocks) and (unsupported) for mixtures of experts.
 LlamaShard shard_llama_tensor_parallel(const LlamaSpec& spec, const LlamaWeights& weights, int rank, int ranks);
+
+// One rank's part of a tensor × pipeline parallel run (`rlx launch -n T·P -- rlx generate|bench
+// … `): connects to the job (rank = stage·T + tensor position), lends each stage's T ranks — the
+// whole job, or a Gloo sub-job per stage when P > 1 — to the graphs' collectives, and gives the
+// runner its shard and stage. T = P = 1 connects nothing and passes the model through.
+class LlamaParallel {
+ public:
+  LlamaParallel(int64_t tp, int64_t pp);  // connects (throws naming a wrong job size)
+  // Shards `spec`/`weights` for this rank and sets ro's tensor_parallel, vocab head and pipeline.
+  void prepare(const LlamaSpec& spec, const LlamaWeights& weights, LlamaRunnerOptions& ro);
+  const LlamaSpec& spec() const { return shard_ ? shard_->spec : *spec_; }
+  const LlamaWeights& weights() const { return shard_ ? shard_->weights : *weights_; }
+  dist::Communicator* comm() const { return comm_.get(); }
+  bool lead() const { return !comm_ || comm_->rank() == 0; }  // rank 0 speaks for the job
+  int64_t tp() const { return tp_; }
+  int64_t pp() const { return pp_; }
+
+ private:
+  int64_t tp_, pp_;
+  int tp_rank_ = 0, stage_ = 0;
+  std::unique_ptr<dist::Communicator> comm_, tp_comm_;
+  std::optional<dist::GraphCollectives> lent_;
+  std::optional<LlamaShard> shard_;
+  const LlamaSpec* spec_ = nullptr;
+  const LlamaWeights* weights_ = nullptr;
+};
 
 }  // namespace rlx::models

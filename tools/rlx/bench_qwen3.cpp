@@ -24,6 +24,7 @@
 #include "bench.h"
 #include "json.h"
 #include "models/generate.h"
+#include "models/llama_parallel.h"
 #include "models/qwen3_model.h"
 #include "models/qwen3_weights.h"
 #include "ops/builder.h"
@@ -244,6 +245,9 @@ int bench_qwen3(Args& args) {
   auto tokenizer = args.value("tokenizer");
   TimingOptions timing = timing_options(args);
   bool json = args.flag("json");
+  // one rank of `rlx launch -n T·P -- rlx bench qwen3 --tensor-parallel T --pipeline-parallel P`
+  // (--pp is llama-bench's prompt length here)
+  int64_t tensor_parallel = args.int_or("tensor-parallel", 1), pipeline_parallel = args.int_or("pipeline-parallel", 1);
   args.finish();
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
   if (tokenizer && !save) throw Error(ErrorKind::invalid_argument, "--tokenizer goes with --save (it is written into the saved GGUF)");
@@ -263,6 +267,9 @@ int bench_qwen3(Args& args) {
   timing.warmup = std::min(timing.warmup, 1);
   int64_t nthreads = flags().RLX_NUM_THREADS > 0 ? flags().RLX_NUM_THREADS : std::thread::hardware_concurrency();
 
+  models::LlamaParallel par(tensor_parallel, pipeline_parallel);
+  const bool parallel = par.comm() != nullptr;
+  if (!par.lead()) json = true;  // the other ranks print nothing (below)
   auto t0 = clock_type::now();
   models::LlamaModel m;
   std::string what;
@@ -275,7 +282,9 @@ int bench_qwen3(Args& args) {
   } else {
     models::LlamaSpec spec = bench_spec(config);
     if (layers) spec.num_layers = parse_int_list("layers", *layers).at(0);
+    if (parallel && !par.lead()) par.comm()->barrier();  // rank 0 writes the GGUF file once
     m = random_model(config, spec, precision, static_cast<uint64_t>(seed), json);
+    if (parallel && par.lead()) par.comm()->barrier();
     what = cat(config == "0.6b" ? "Qwen3-0.6B" : config == "30b-a3b" ? "Qwen3-30B-A3B" : "Qwen3-30B-A3B's dense twin", " architecture (",
                describe(spec), "), random weights");
   }
@@ -284,13 +293,16 @@ int bench_qwen3(Args& args) {
   models::LlamaRunnerOptions ro;
   ro.device = device;
   ro.precision.quantized_activations = activations;
-  models::LlamaRunner runner(m.spec, m.weights, ro);
+  par.prepare(m.spec, m.weights, ro);
+  models::LlamaRunner runner(par.spec(), par.weights(), ro);
   double compile_ms = ms_since(t0);
   bool host = device == "cpu";
-  auto bandwidth = [&] { return host ? read_bandwidth_gbs() : device_read_bandwidth_gbs(device); };
+  // tensor/pipeline parallel: each rank reads its share, so no one-device bound is printed
+  auto bandwidth = [&] { return parallel ? 0.0 : host ? read_bandwidth_gbs() : device_read_bandwidth_gbs(device); };
   double bw = bandwidth();
   double weight_mb = static_cast<double>(m.weight_bytes()) / 1e6;
   const std::string bw_text = bw > 0 ? cat(host ? "memory" : "device memory", " read bandwidth ", format_double(std::round(bw * 10) / 10), " GB/s (measured now; again after tg)")
+                                    : parallel ? cat("tensor parallel ", tensor_parallel, " × pipeline parallel ", pipeline_parallel, " (rank 0's timings; no one-device bound)")
                                     : cat("no bandwidth bound (", device, " keeps no buffers on the device between runs: a probe would time host copies)");
   if (!json)
     std::printf("qwen3: %s, %s (%.0f MB of weights)\ndevice %s, %lld threads; loaded in %.0f ms, graphs built in %.0f ms; %s\n\n%-7s %12s %10s %6s %12s\n",
@@ -346,10 +358,12 @@ int bench_qwen3(Args& args) {
                  format_double(std::round(bw * 10) / 10), " GB/s): ", format_double(std::round(100 * s.mean / bound)), "%"));
     }
   }
+  if (!par.lead()) return 0;
   if (json)
-    std::printf("{\"workload\":\"qwen3\",\"model\":%s,\"precision\":%s,\"device\":%s,\"threads\":%lld,\"layers\":%lld,\"weight_bytes\":%lld,"
+    std::printf("{\"workload\":\"qwen3\",\"tensor_parallel\":%lld,\"pipeline_parallel\":%lld,\"model\":%s,\"precision\":%s,\"device\":%s,\"threads\":%lld,\"layers\":%lld,\"weight_bytes\":%lld,"
                 "\"read_bandwidth_gb_s\":%s,\"load_ms\":%s,\"compile_ms\":%s,\"results\":%s}\n",
-                json_quote(what).c_str(), json_quote(precision).c_str(), json_quote(device).c_str(), static_cast<long long>(nthreads),
+                static_cast<long long>(tensor_parallel), static_cast<long long>(pipeline_parallel), json_quote(what).c_str(), json_quote(precision).c_str(),
+                json_quote(device).c_str(), static_cast<long long>(nthreads),
                 static_cast<long long>(m.spec.num_layers), static_cast<long long>(m.weight_bytes()), bw > 0 ? format_double(bw).c_str() : "null",
                 format_double(load_ms).c_str(), format_double(compile_ms).c_str(), json_array(rows).c_str());
   return 0;

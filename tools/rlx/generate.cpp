@@ -8,7 +8,6 @@
 
 #include "commands.h"
 #include "json.h"
-#include "dist/graph_collectives.h"
 #include "models/generate.h"
 #include "models/llama_parallel.h"
 #include "models/qwen3_model.h"
@@ -69,33 +68,11 @@ int cmd_generate(Args& args) {
   if (prompt_ids && chat) throw Error(ErrorKind::invalid_argument, "--chat formats a text prompt; it cannot be combined with --prompt-ids");
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
   // Tensor and pipeline parallel: this process is one rank of `rlx launch -n TP·PP -- rlx generate
-  // … --tp TP --pp PP`; rank = stage·TP + tensor-parallel position.
-  int64_t pp = args_pp;
-  std::unique_ptr<dist::Communicator> comm, tp_comm;
-  std::optional<dist::GraphCollectives> lent;
-  int tp_rank = 0, stage = 0;
-  if (tp < 1 || pp < 1) throw Error(ErrorKind::invalid_argument, cat("--tp and --pp expect positive numbers of ranks, got ", tp, " and ", pp));
-  if (tp > 1 || pp > 1) {
-    dist::Rendezvous rv = dist::Rendezvous::from_env();
-    comm = dist::connect(rv);
-    if (comm->size() != tp * pp)
-      throw Error(ErrorKind::invalid_argument, cat("--tp ", tp, " --pp ", pp, " needs a job of ", tp * pp, " ranks; this one has ", comm->size(),
-                                                   " (rlx launch -n ", tp * pp, ")"));
-    tp_rank = comm->rank() % static_cast<int>(tp);
-    stage = comm->rank() / static_cast<int>(tp);
-    dist::Communicator* group = comm.get();
-    if (tp > 1 && pp > 1) {  // each stage's tensor-parallel ranks reduce among themselves
-      if (rv.backend != "gloo") throw Error(ErrorKind::unsupported, "--tp with --pp needs the gloo backend (its per-stage groups are sub-jobs of the file store)");
-      dist::Rendezvous sub = rv;
-      sub.rank = tp_rank;
-      sub.size = static_cast<int>(tp);
-      sub.job = cat(rv.job, ".stage", stage);
-      tp_comm = dist::connect(sub);
-      group = tp_comm.get();
-    }
-    if (tp > 1) lent.emplace(*group);
-  }
-  const bool quiet = comm && comm->rank() != 0;  // rank 0 speaks for the job
+  // … --tp TP --pp PP`.
+  models::LlamaParallel par(tp, args_pp);
+  const int64_t pp = args_pp;
+  dist::Communicator* comm = par.comm();
+  const bool quiet = !par.lead();
 
   auto t0 = std::chrono::steady_clock::now();
   PrecisionPolicy policy(precision);  // one policy: the matrices' precision and the activations'
@@ -139,32 +116,14 @@ int cmd_generate(Args& args) {
   models::LlamaRunnerOptions ro;
   ro.device = device;
   ro.precision = policy;
-  std::optional<models::LlamaShard> shard;
-  if (tp > 1) {
-    shard = models::shard_llama_tensor_parallel(m.spec, m.weights, tp_rank, static_cast<int>(tp));
-    ro.tensor_parallel = tp;
-    ro.vocab_parallel_head = shard->vocab_parallel;
-  }
-  if (pp > 1) {  // contiguous layers, the first num_layers mod pp stages one more (as --dry-run plans)
-    const int64_t L = m.spec.num_layers;
-    if (pp > L) throw Error(ErrorKind::invalid_argument, cat("--pp ", pp, " stages for ", L, " layers"));
-    models::LlamaPipeline& p = ro.pipeline;
-    p.comm = comm.get();
-    p.stage = stage;
-    p.stages = static_cast<int>(pp);
-    for (int s2 = 0; s2 < stage; ++s2) p.first_layer += L / pp + (s2 < L % pp ? 1 : 0);
-    p.end_layer = p.first_layer + L / pp + (stage < L % pp ? 1 : 0);
-    p.prev = comm->rank() - static_cast<int>(tp);
-    p.next = comm->rank() + static_cast<int>(tp);
-    p.root = static_cast<int>((pp - 1) * tp);
-  }
   if (comm)  // every rank must hold the same model and decode the same prompt the same way
     dist::require_same_config(*comm, "model or generation settings",
                               cat(m.spec.arch, " ", m.spec.num_layers, " layers, hidden ", m.spec.hidden_size, ", vocab ", m.spec.vocab_size, ", ",
                                   m.weight_bytes(), " weight bytes, tp ", tp, " pp ", pp, ", device ", device, ", precision ", precision, ", prompt ",
                                   ids.size(), " ids ", ids_json(ids), ", max tokens ", max_tokens, ", T ", s.temperature, " top-k ", s.top_k, " top-p ", s.top_p,
                                   " min-p ", s.min_p, " penalty ", s.repetition_penalty, " seed ", seed, ", eos ", go.eos_token_ids.size()));
-  models::LlamaRunner runner(shard ? shard->spec : m.spec, shard ? shard->weights : m.weights, ro);
+  par.prepare(m.spec, m.weights, ro);
+  models::LlamaRunner runner(par.spec(), par.weights(), ro);
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   // Stream only complete UTF-8; the token that ends the run (EOS) is not printed.
