@@ -12,6 +12,7 @@
 #include "rlx/error.h"
 #include "rlx/graph.h"
 #include "rlx/session.h"
+#include "runtime/collective.h"
 
 using namespace rlx;
 using ir::ValueId;
@@ -54,7 +55,15 @@ double loss_of(const CompiledModel& m, const std::vector<Tensor>& in) { return m
 
 class GradCheck : public ::testing::TestWithParam<int> {};
 
+// Collectives' gradient rules (hir.replicated's all_reduce) run as a job of one rank here.
+struct OneRankJob {
+  runtime::SingleRankGroup group;
+  OneRankJob() { runtime::set_collective_group(&group); }
+  ~OneRankJob() { runtime::set_collective_group(nullptr); }
+};
+
 TEST_P(GradCheck, MatchesFiniteDifferences) {
+  OneRankJob one_rank;
   auto op = static_cast<ir::Op>(GetParam());
   std::mt19937 rng(5);
   int checked = 0;

@@ -233,6 +233,15 @@ void rope(const KernelArgs& a) {
     }
   }
   auto xv = [&](int64_t i) { return normed.empty() ? rd(x, i) : normed[static_cast<size_t>(i)]; };
+  // Half-precision x: cos and sin in x's dtype, each product and the sum rounded to it — the
+  // definition's rounding points (its decomposition, and Hugging Face's rotary embedding, which
+  // casts cos/sin to the activations' dtype). Where the two products nearly cancel, rounding
+  // only at the end would differ from the definition by more than a half type's tolerance.
+  auto in_x_type = [&](double v) {
+    if (x.dtype == DType::f16) return static_cast<double>(f16_to_f32(f32_to_f16(static_cast<float>(v))));
+    if (x.dtype == DType::bf16) return static_cast<double>(bf16_to_f32(f32_to_bf16(static_cast<float>(v))));
+    return v;
+  };
   // Appending to a cache (the last input): y is the cache with each rotated row s written at
   // row positions[s] — the cache's rows first, then x's rows over them.
   const bool append = a.node.attrs.has("append_axis");
@@ -264,7 +273,7 @@ void rope(const KernelArgs& a) {
     // Frequencies and angles in f32, as the definition (and Hugging Face) computes them.
     float inv = 1.0f / std::pow(theta, static_cast<float>(2 * fi) / static_cast<float>(dims));
     float ang = static_cast<float>(ri(p, pi)) * inv;
-    double c = std::cos(static_cast<double>(ang)), sn = std::sin(static_cast<double>(ang));
+    double c = in_x_type(std::cos(static_cast<double>(ang))), sn = in_x_type(std::sin(static_cast<double>(ang)));
     int64_t partner;
     double sign;
     if (inter) {
@@ -274,7 +283,7 @@ void rope(const KernelArgs& a) {
       partner = f < half ? i + half : i - half;
       sign = f < half ? -1 : 1;
     }
-    wd(y, at(i, s), xv(i) * c + sign * xv(partner) * sn);
+    wd(y, at(i, s), in_x_type(in_x_type(xv(i) * c) + in_x_type(sign * xv(partner) * sn)));
   }
 }
 
