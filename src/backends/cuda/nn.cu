@@ -1,6 +1,7 @@
 // Native kernels for the hot HIR ops (softmax, layer/RMS norm, RoPE, embedding) and the
 // simple ones that need no library (direct convolution, integer GEMM). Storage is f32, f16 or
 // bf16; the math is f32 with warp/block reductions.
+#include <type_traits>
 #include "backends/cuda/common.cuh"
 
 namespace rlx::backends::cuda {
@@ -137,6 +138,23 @@ __device__ __forceinline__ float rope_inv_freq(const RopeSpec& r, int64_t k) {
   return 1.0f / static_cast<float>(pow(static_cast<double>(r.theta), static_cast<double>(e)));
 }
 
+// The rotated pair of (xa, xb) by (c, sn). Half types round where the definition does — cos/sin
+// in T, each product and the sum stored in T (its decomposition; Hugging Face casts cos/sin to
+// the activations' dtype) — which matters where the two products nearly cancel; f32 rounds once.
+template <class T>
+__device__ __forceinline__ void rotate_pair(double xa, double xb, double c, double sn, T& ya, T& yb) {
+  if constexpr (std::is_same_v<T, float>) {
+    ya = static_cast<float>(xa * c - xb * sn);
+    yb = static_cast<float>(xb * c + xa * sn);
+  } else {
+    auto in_t = [](double v) { return static_cast<double>(to_f32(from_f32<T>(static_cast<float>(v)))); };
+    c = in_t(c);
+    sn = in_t(sn);
+    ya = from_f32<T>(static_cast<float>(in_t(xa * c) - in_t(xb * sn)));
+    yb = from_f32<T>(static_cast<float>(in_t(xb * c) + in_t(xa * sn)));
+  }
+}
+
 // One thread per rotated pair (a row's frequency k): one angle and one sincos for its two
 // outputs; the unrotated tail of a partial rope is copied. I: the index type (32-bit where the
 // tensor allows it — 64-bit divisions cost more than the rest of the kernel).
@@ -166,8 +184,7 @@ __global__ void rope_kernel(const T* x, const void* pos, Dt pos_dt, T* y, const 
     sincos(static_cast<double>(ang), &sn, &c);
     I a = r.interleaved ? 2 * k : k, b = r.interleaved ? 2 * k + 1 : k + static_cast<I>(r.half);
     double xa = to_f32(x[base + a]), xb = to_f32(x[base + b]);
-    yr[a] = from_f32<T>(static_cast<float>(xa * c - xb * sn));
-    yr[b] = from_f32<T>(static_cast<float>(xb * c + xa * sn));
+    rotate_pair<T>(xa, xb, c, sn, yr[a], yr[b]);
   }
 }
 
@@ -204,8 +221,7 @@ __global__ void norm_rope_kernel(const T* x, const T* g, float eps, const void* 
     sincos(static_cast<double>(p * inv), &sn, &c);
     int64_t a = r.interleaved ? 2 * k : k, b = r.interleaved ? 2 * k + 1 : k + r.half;
     double xa = normed(a), xb = normed(b);
-    yr[a] = from_f32<T>(static_cast<float>(xa * c - xb * sn));
-    yr[b] = from_f32<T>(static_cast<float>(xb * c + xa * sn));
+    rotate_pair<T>(xa, xb, c, sn, yr[a], yr[b]);
   }
 }
 
