@@ -10,13 +10,7 @@
 
 namespace rlx::dist {
 
-ReduceOp reduce_op(std::string_view name) {
-  if (name == "sum") return ReduceOp::sum;
-  if (name == "max") return ReduceOp::max;
-  if (name == "min") return ReduceOp::min;
-  if (name == "avg") return ReduceOp::avg;
-  throw Error(ErrorKind::invalid_argument, cat("unknown reduction '", name, "' (sum, max, min, avg)"));
-}
+ReduceOp reduce_op(std::string_view name) { return runtime::collective_reduce(std::string(name)); }
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {

@@ -15,7 +15,7 @@
 
 namespace rlx::dist {
 
-enum class ReduceOp { sum, max, min, avg };
+using ReduceOp = runtime::CollectiveReduce;  // the graphs' collectives and the engines share one
 ReduceOp reduce_op(std::string_view name);  // "sum" "max" "min" "avg"; throws listing them
 const char* reduce_op_name(ReduceOp op);
 

@@ -13,14 +13,7 @@ GraphCollectives::GraphCollectives(Communicator& comm) : comm_(comm) {
 
 GraphCollectives::~GraphCollectives() { runtime::set_collective_group(nullptr); }
 
-void GraphCollectives::all_reduce(Tensor& t, runtime::CollectiveReduce op) {
-  switch (op) {
-    case runtime::CollectiveReduce::sum: return comm_.all_reduce(t, ReduceOp::sum);
-    case runtime::CollectiveReduce::max: return comm_.all_reduce(t, ReduceOp::max);
-    case runtime::CollectiveReduce::min: return comm_.all_reduce(t, ReduceOp::min);
-    case runtime::CollectiveReduce::avg: return comm_.all_reduce(t, ReduceOp::avg);
-  }
-}
+void GraphCollectives::all_reduce(Tensor& t, runtime::CollectiveReduce op) { comm_.all_reduce(t, op); }
 
 void GraphCollectives::all_gather(const Tensor& t, Tensor& out) { comm_.all_gather(t, out); }
 

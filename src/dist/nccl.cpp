@@ -96,15 +96,6 @@ ncclRedOp_t nccl_op(runtime::CollectiveReduce op) {
   }
 }
 
-runtime::CollectiveReduce as_collective(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::max: return runtime::CollectiveReduce::max;
-    case ReduceOp::min: return runtime::CollectiveReduce::min;
-    case ReduceOp::avg: return runtime::CollectiveReduce::avg;
-    default: return runtime::CollectiveReduce::sum;
-  }
-}
-
 void cuda_check(cudaError_t e, const char* what, int rank) {
   if (e != cudaSuccess) throw Error(ErrorKind::io, cat("nccl: rank ", rank, ": ", what, ": ", cudaGetErrorString(e)));
 }
@@ -157,7 +148,7 @@ class NcclCommunicator : public Communicator {
   void all_reduce(Tensor& t, ReduceOp op) override {
     reserve(host_bytes(t), "all_reduce");
     void* p = stage_in(t, 0, "all_reduce");
-    all_reduce_device(p, t.numel(), t.dtype(), as_collective(op), stream_);
+    all_reduce_device(p, t.numel(), t.dtype(), op, stream_);
     stage_out(t, p, "all_reduce");
   }
   void all_gather(const Tensor& t, Tensor& out) override {
@@ -173,7 +164,7 @@ class NcclCommunicator : public Communicator {
     reserve(host_bytes(t) + host_bytes(out), "reduce_scatter");
     void* in = stage_in(t, 0, "reduce_scatter");
     void* o = place(out, host_bytes(t), "reduce_scatter");
-    check(nccl().reduce_scatter(in, o, static_cast<size_t>(out.numel()), nccl_type(t.dtype(), "reduce_scatter", rank_), nccl_op(as_collective(op)), comm_, stream_),
+    check(nccl().reduce_scatter(in, o, static_cast<size_t>(out.numel()), nccl_type(t.dtype(), "reduce_scatter", rank_), nccl_op(op), comm_, stream_),
           "reduce_scatter");
     stage_out(out, o, "reduce_scatter");
   }
