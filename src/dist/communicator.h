@@ -51,6 +51,16 @@ class Communicator {
   // Point to point, matched in order between each pair of ranks.
   virtual void send(const Tensor& t, int dst) = 0;
   virtual void recv(Tensor& t, int src) = 0;
+  // A send that returns at once, so the caller computes (or receives) while the message goes out
+  // — pipeline stages exchange activations and gradients both ways without waiting on each other.
+  // wait() returns once t may change (it throws as send does); the handle keeps t alive.
+  // Matched in order with the pair's blocking sends. Engines without one send before returning.
+  class PendingSend {
+   public:
+    virtual ~PendingSend() = default;
+    virtual void wait() = 0;
+  };
+  virtual std::unique_ptr<PendingSend> send_async(const Tensor& t, int dst);
   virtual void barrier() = 0;
   // Device memory on a CUDA stream, for engines that reduce it (NCCL); false: host memory only.
   virtual bool all_reduce_device(void* /*data*/, int64_t /*count*/, DType, runtime::CollectiveReduce, void* /*stream*/) { return false; }

@@ -151,6 +151,19 @@ class GlooCommunicator : public Communicator {
     });
   }
 
+  // The buffer is posted now; Gloo's transport thread writes it once the peer has posted the
+  // matching receive.
+  std::unique_ptr<PendingSend> send_async(const Tensor& t, int dst) override {
+    check_tensor(t, "send", rank_);
+    check_rank(dst, "send to");
+    auto pending = std::make_unique<GlooSend>(this, t, dst);
+    guard(cat("send to rank ", dst).c_str(), [&] {
+      pending->buf = ctx_->createUnboundBuffer(pending->tensor.data(), pending->tensor.nbytes());
+      pending->buf->send(dst, slot(rank_, dst));
+    });
+    return pending;
+  }
+
   void recv(Tensor& t, int src) override {
     check_tensor(t, "recv", rank_);
     check_rank(src, "recv from");
@@ -171,6 +184,26 @@ class GlooCommunicator : public Communicator {
   }
 
  private:
+  struct GlooSend : PendingSend {
+    GlooSend(GlooCommunicator* c, Tensor t, int d) : comm(c), tensor(std::move(t)), dst(d) {}
+    void wait() override {
+      if (!buf) return;
+      comm->guard(cat("send to rank ", dst).c_str(), [&] {
+        if (!buf->waitSend(comm->timeout_)) throw Error(ErrorKind::io, "timed out");
+      });
+      buf.reset();
+    }
+    ~GlooSend() override {  // an unwaited send (an error unwinding) must not outlive its buffer silently
+      try {
+        wait();
+      } catch (...) {
+      }
+    }
+    GlooCommunicator* comm;
+    Tensor tensor;
+    int dst;
+    std::unique_ptr<gloo::transport::UnboundBuffer> buf;
+  };
   template <class Options>
   void set_output(Options& o, Tensor& t) {
     switch (t.dtype()) {

@@ -84,6 +84,13 @@ class MpiCommunicator : public Communicator {
     check_rank(dst, "send to");
     check(MPI_Send(t.data(), bytes(t), MPI_BYTE, dst, 0, MPI_COMM_WORLD), "send");
   }
+  std::unique_ptr<PendingSend> send_async(const Tensor& t, int dst) override {
+    check_tensor(t, "send", rank_);
+    check_rank(dst, "send to");
+    auto pending = std::make_unique<MpiSend>(this, t);
+    check(MPI_Isend(pending->tensor.data(), bytes(t), MPI_BYTE, dst, 0, MPI_COMM_WORLD, &pending->request), "send");
+    return pending;
+  }
   void recv(Tensor& t, int src) override {
     check_tensor(t, "recv", rank_);
     check_rank(src, "recv from");
@@ -92,6 +99,22 @@ class MpiCommunicator : public Communicator {
   void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "barrier"); }
 
  private:
+  struct MpiSend : PendingSend {
+    MpiSend(MpiCommunicator* c, Tensor t) : comm(c), tensor(std::move(t)) {}
+    void wait() override {
+      if (request == MPI_REQUEST_NULL) return;
+      comm->check(MPI_Wait(&request, MPI_STATUS_IGNORE), "send");
+    }
+    ~MpiSend() override {
+      try {
+        wait();
+      } catch (...) {
+      }
+    }
+    MpiCommunicator* comm;
+    Tensor tensor;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
   int count(const Tensor& t) const {
     if (t.numel() > INT32_MAX) throw Error(ErrorKind::unsupported, cat("rank ", rank_, ": MPI counts are int: ", t.numel(), " elements in one call"));
     return static_cast<int>(t.numel());

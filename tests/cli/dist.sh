@@ -52,14 +52,10 @@ PYEOF
 "$RLX" launch -n 3 --dry-run --model qwen3-8b --tp 3 >"$tmp/e0.txt" 2>&1 && { echo "FAIL: tp=3 of 32 heads was planned"; fail=1; }
 grep -q "32 attention heads do not split over tp=3" "$tmp/e0.txt" || { cat "$tmp/e0.txt"; echo "FAIL: the indivisible split is not named"; fail=1; }
 
-# data-parallel training: two ranks, each on half of every batch of 128, the gradients averaged in
-# buckets by all_reduce nodes of the step graph (sent on the communication thread while the
-# backward goes on) — the same weights as one process on the whole batches (Adam, 2 epochs)
-if [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
-  "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --save "$tmp/one.safetensors" --json >"$tmp/one.json" || { echo "FAIL: the one-process training failed"; fail=1; }
-  timeout 300 "$RLX" launch -n 2 -- "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --data-parallel --save "$tmp/dp.safetensors" --json >"$tmp/dp.json" ||
-    { echo "FAIL: data-parallel training failed"; fail=1; }
-  /usr/bin/python3 - "$tmp/one.safetensors" "$tmp/dp.safetensors" "$tmp/one.json" "$tmp/dp.json" <<'PYEOF' || { echo "FAIL: data-parallel training differs from one process"; fail=1; }
+# same_training ONE OTHER LABEL: the checkpoints ONE.safetensors and OTHER.safetensors hold the same
+# weights (to f32 rounding: the sums group differently) and the runs' --json the same test accuracy
+same_training() {
+  /usr/bin/python3 - "$1.safetensors" "$2.safetensors" "$1.json" "$2.json" "$3" <<'PYEOF' || { echo "FAIL: $3 differs from one process"; fail=1; }
 import json, struct, sys
 import numpy as np
 def load(p):
@@ -68,9 +64,19 @@ def load(p):
 a, b = load(sys.argv[1]), load(sys.argv[2])
 worst = max(float(np.abs(a[k] - b[k]).max() / (np.abs(a[k]).max() + 1e-12)) for k in a)
 acc = [json.loads(open(p).read().strip().splitlines()[-1])['test_accuracy'] for p in sys.argv[3:5]]
-print("data parallel on 2 ranks vs one process: weights within %.1e (relative), test accuracy %.4f vs %.4f" % (worst, acc[1], acc[0]))
-sys.exit(0 if worst < 1e-4 and abs(acc[0] - acc[1]) < 2e-3 else 1)
+print("%s vs one process: weights within %.1e (relative), test accuracy %.4f vs %.4f" % (sys.argv[5], worst, acc[1], acc[0]))
+sys.exit(0 if sorted(a) == sorted(b) and worst < 1e-4 and abs(acc[0] - acc[1]) < 2e-3 else 1)
 PYEOF
+}
+
+# data-parallel training: two ranks, each on half of every batch of 128, the gradients averaged in
+# buckets by all_reduce nodes of the step graph (sent on the communication thread while the
+# backward goes on) — the same weights as one process on the whole batches (Adam, 2 epochs)
+if [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+  "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --save "$tmp/one.safetensors" --json >"$tmp/one.json" || { echo "FAIL: the one-process training failed"; fail=1; }
+  timeout 300 "$RLX" launch -n 2 -- "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --data-parallel --save "$tmp/dp.safetensors" --json >"$tmp/dp.json" ||
+    { echo "FAIL: data-parallel training failed"; fail=1; }
+  same_training "$tmp/one" "$tmp/dp" "data parallel on 2 ranks"
   # with f16 autocast and dynamic loss scaling: the averaged gradients decide every rank's skip
   "$RLX" train mnist --limit 1024 --epochs 1 --batch 128 --precision amp-f16 --json >"$tmp/a1.json" || fail=1
   timeout 300 "$RLX" launch -n 2 -- "$RLX" train mnist --limit 1024 --epochs 1 --batch 128 --precision amp-f16 --data-parallel --json >"$tmp/a2.json" || fail=1
@@ -80,6 +86,20 @@ a, b = (json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[1:
 ok = abs(a['test_accuracy'] - b['test_accuracy']) < 2e-3 and a['loss_scale']['final'] == b['loss_scale']['final']
 print('amp-f16 data parallel: accuracy %.4f vs %.4f one process, loss scale %g vs %g' % (b['test_accuracy'], a['test_accuracy'], b['loss_scale']['final'], a['loss_scale']['final']))
 sys.exit(0 if ok else 1)" "$tmp/a1.json" "$tmp/a2.json" || { echo "FAIL: amp-f16 data parallel differs from one process"; fail=1; }
+  # pipeline-parallel training: the MLP cut between its layers, one stage per rank, each batch of
+  # 128 in micro-batches through the 1F1B schedule (and GPipe over three stages of a deeper MLP);
+  # each stage's gradients accumulated over the micro-batches — the same weights as one process
+  timeout 300 "$RLX" launch -n 2 -- "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --pipeline-parallel --micro-batches 4 \
+    --save "$tmp/pp.safetensors" --json >"$tmp/pp.json" || { echo "FAIL: pipeline-parallel training (1f1b) failed"; fail=1; }
+  same_training "$tmp/one" "$tmp/pp" "pipeline parallel, 2 stages, 1F1B × 4 micro-batches"
+  "$RLX" train mnist --hidden 128,64 --limit 2048 --epochs 1 --batch 96 --save "$tmp/one3.safetensors" --json >"$tmp/one3.json" || fail=1
+  timeout 300 "$RLX" launch -n 3 -- "$RLX" train mnist --hidden 128,64 --limit 2048 --epochs 1 --batch 96 --pipeline-parallel \
+    --pipeline-schedule gpipe --micro-batches 5 --save "$tmp/pp3.safetensors" --json >"$tmp/pp3.json" || { echo "FAIL: pipeline-parallel training (gpipe) failed"; fail=1; }
+  same_training "$tmp/one3" "$tmp/pp3" "pipeline parallel, 3 stages, GPipe × 5 micro-batches"
+  grep -q '"schedule":"gpipe","micro_batches":5' "$tmp/pp3.json" || { echo "FAIL: the --json output does not name the pipeline"; fail=1; }
+  timeout 120 "$RLX" launch -n 4 -- "$RLX" train mnist --limit 256 --epochs 1 --pipeline-parallel >"$tmp/pp4.txt" 2>&1 &&
+    { echo "FAIL: four stages of a two-layer MLP were accepted"; fail=1; }
+  grep -q "4 pipeline stages need 3" "$tmp/pp4.txt" || { cat "$tmp/pp4.txt"; echo "FAIL: the missing cuts are not named"; fail=1; }
 fi
 
 # tensor- and pipeline-parallel generation (Megatron split with all_reduce / all_gather nodes in the

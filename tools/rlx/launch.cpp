@@ -24,6 +24,7 @@
 #include "models/decoder_shape.h"
 #include "models/qwen3_weights.h"
 #include "rlx/error.h"
+#include "util/flags.h"
 #include "util/strings.h"
 
 namespace rlx::cli {
@@ -178,18 +179,23 @@ int cmd_launch(Args& args) {
   if (std::find(built.begin(), built.end(), backend) == built.end())
     throw Error(ErrorKind::unsupported, cat("rlx launch: the ", backend, " backend is not built into this rlx (built: ", built.empty() ? "none" : join(built), ")"));
   const auto start = std::chrono::steady_clock::now();
+  // The cores shared out: N ranks each spinning up a thread per core oversubscribe the machine
+  // (on 2 cores, 2 ranks of 2 threads ran pipeline training 100× slower than 1 thread each).
+  // RLX_NUM_THREADS set for launch itself (or a rank's --threads) wins.
+  const std::string threads = flags().RLX_NUM_THREADS > 0 ? cat(flags().RLX_NUM_THREADS)
+                                                          : cat(std::max<long>(1, static_cast<long>(std::thread::hardware_concurrency()) / n));
 
   std::vector<pid_t> pids;
   std::string store;
   if (backend == "mpi") {
     const std::string mpirun = find_in_path("mpirun");
     if (mpirun.empty()) throw Error(ErrorKind::unsupported, "rlx launch --backend mpi needs mpirun (apt-get install openmpi-bin)");
-    std::vector<std::string> m = {mpirun, "-n", cat(n), "--oversubscribe", "-x", "RLX_DIST_BACKEND", "-x", "RLX_DIST_TIMEOUT"};
+    std::vector<std::string> m = {mpirun, "-n", cat(n), "--oversubscribe", "-x", "RLX_DIST_BACKEND", "-x", "RLX_DIST_TIMEOUT", "-x", "RLX_NUM_THREADS"};
     if (geteuid() == 0) m.insert(m.begin() + 1, "--allow-run-as-root");
     m.insert(m.end(), cmd.begin(), cmd.end());
     pid_t pid = fork();
     if (pid < 0) throw Error(ErrorKind::io, cat("rlx launch: fork failed: ", std::strerror(errno)));
-    if (pid == 0) exec_child(m, {{"RLX_DIST_BACKEND", "mpi"}, {"RLX_DIST_TIMEOUT", cat(static_cast<int64_t>(std::ceil(timeout)))}});
+    if (pid == 0) exec_child(m, {{"RLX_DIST_BACKEND", "mpi"}, {"RLX_DIST_TIMEOUT", cat(static_cast<int64_t>(std::ceil(timeout)))}, {"RLX_NUM_THREADS", threads}});
     pids.push_back(pid);
   } else {
     char dir[] = "/tmp/rlx-launch-XXXXXX";
@@ -204,7 +210,7 @@ int cmd_launch(Args& args) {
       }
       if (pid == 0)
         exec_child(cmd, {{"RLX_RANK", cat(r)}, {"RLX_WORLD_SIZE", cat(n)}, {"RLX_DIST_BACKEND", backend}, {"RLX_DIST_STORE", store}, {"RLX_DIST_JOB", job},
-                         {"RLX_DIST_TIMEOUT", cat(static_cast<int64_t>(std::ceil(timeout)))}});
+                         {"RLX_DIST_TIMEOUT", cat(static_cast<int64_t>(std::ceil(timeout)))}, {"RLX_NUM_THREADS", threads}});
       pids.push_back(pid);
     }
   }

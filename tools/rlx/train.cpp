@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <type_traits>
 
 #include "commands.h"
 #include "dist/communicator.h"
@@ -15,6 +16,7 @@
 #include "progress.h"
 #include "rlx/error.h"
 #include "train/image_dataset.h"
+#include "train/pipeline_trainer.h"
 #include "train/trainer.h"
 #include "util/flags.h"
 
@@ -49,7 +51,9 @@ struct EvalResult {
   double loss = 0, accuracy = 0;
 };
 
-EvalResult evaluate(const train::Trainer& t, const models::ClassifierSpec& spec, const train::ImageDataset& d) {
+// Pipeline parallel, every rank takes part (each runs its stage); the loss and count reach all.
+template <class T>
+EvalResult evaluate(const T& t, const models::ClassifierSpec& spec, const train::ImageDataset& d) {
   train::BatchIterator it(d, 1000, false, 0);
   Tensor x, y;
   double loss = 0, correct = 0;
@@ -61,9 +65,14 @@ EvalResult evaluate(const train::Trainer& t, const models::ClassifierSpec& spec,
   return {loss / static_cast<double>(d.count), correct / static_cast<double>(d.count)};
 }
 
-void load_checkpoint(train::Trainer& t, const std::string& path) {
+// Every parameter of the model, current (pipeline parallel: gathered from the stages — every rank calls it).
+std::vector<train::NamedTensor> all_params(const train::Trainer& t) { return t.params(); }
+std::vector<train::NamedTensor> all_params(const train::PipelineTrainer& t) { return t.gather_params(); }
+
+template <class T>
+void load_checkpoint(T& t, const std::string& path) {
   formats::SafetensorsFile f = formats::read_safetensors(path);
-  std::vector<train::NamedTensor> params = t.params();
+  std::vector<train::NamedTensor> params = all_params(t);
   for (auto& p : params) {
     const formats::TensorView* v = f.find(p.name);
     if (!v) throw Error(ErrorKind::format, cat(path, ": no tensor '", p.name, "' (was it saved from a different model?)"));
@@ -77,76 +86,43 @@ void load_checkpoint(train::Trainer& t, const std::string& path) {
 
 }  // namespace
 
-int cmd_train(Args& args) {
-  bool json = args.flag("json");
-  std::string data = args.value_or("data", "/usr/share/datasets/fashion-mnist");
-  models::ClassifierSpec spec;
-  spec.kind = args.value_or("model", "mlp");
-  spec.hidden = parse_widths(args.value_or("hidden", spec.kind == "cnn" ? "16,32" : "128"));
-  // quantization-aware training: layers see their weights on an int4/int8 grid (fake_quant)
-  if (auto q = args.value("qat")) spec.qat = ops::WeightGrid::parse(*q);
-  int64_t epochs = args.int_or("epochs", 3), batch = args.int_or("batch", 128), seed = args.int_or("seed", 0);
-  int64_t limit = args.int_or("limit", 0);  // train on the first N images only (quick runs)
-  train::OptimizerConfig opt;
-  opt.kind = args.value_or("optimizer", "adam");
-  double lr = args.float_or("lr", opt.kind == "sgd" ? 0.05 : 1e-3);
-  opt.momentum = args.float_or("momentum", opt.kind == "sgd" ? 0.9 : 0.0);
-  opt.nesterov = args.flag("nesterov");
-  opt.weight_decay = args.float_or("weight-decay", 0.0);
-  opt.clip_norm = args.float_or("clip-norm", 0.0);
-  std::string schedule = args.value_or("lr-schedule", "constant");
-  std::string device = args.value_or("device", flags().RLX_DEVICE);
-  // amp / bf16: the step's matmuls in bf16 with f32 accumulation; parameters, optimizer state
-  // and reductions stay f32 (master weights)
-  // amp-f16: f16 products, so the loss is scaled dynamically (--loss-scale: its first value)
-  SessionOptions session_options;
-  session_options.precision = args.value_or("precision", "f32");
-  opt.loss_scale.enabled = session_options.precision.compute == "amp-f16";
-  if (double first = args.float_or("loss-scale", NAN); !std::isnan(first)) {
-    opt.loss_scale.enabled = true;
-    opt.loss_scale.init = first;  // validated with the optimizer (> 0, finite)
-  }
-  opt.loss_scale.interval = args.int_or("loss-scale-interval", opt.loss_scale.interval);
-  std::string save = args.value_or("save", ""), load = args.value_or("load", ""), plot = args.value_or("plot", "");
-  if (auto th = args.value("threads")) set_flag("RLX_NUM_THREADS", *th);
-  // data parallel: one rank of `rlx launch -n N -- rlx train … --data-parallel`; each global batch
-  // split evenly over the ranks, the gradients averaged (rank 0 reports, evaluates and saves)
-  const bool data_parallel = args.flag("data-parallel");
-  std::vector<std::string> pos = args.positionals();
-  args.finish();
-  if (pos.size() != 1 || pos[0] != "mnist") throw Error(ErrorKind::invalid_argument, "usage: rlx train mnist [options] (the only task is mnist)");
-  if (epochs < 0) throw Error(ErrorKind::invalid_argument, "--epochs must be ≥ 0");
-  scheduled_lr(schedule, lr, 0, 1);  // validates the schedule name early
+namespace {
 
-  train::ImageDataset train_set = train::load_mnist_split(data, "train"), test_set = train::load_mnist_split(data, "t10k");
-  if (limit < 0) throw Error(ErrorKind::invalid_argument, "--limit must be ≥ 0");
-  if (limit > 0 && limit < train_set.count) {
-    train_set.count = limit;
-    train_set.images = train_set.images.slice(0, 0, limit).contiguous();
-    train_set.labels = train_set.labels.slice(0, 0, limit).contiguous();
-  }
-  spec.height = train_set.height;
-  spec.width = train_set.width;
-  models::Classifier model = models::build_classifier(spec, static_cast<uint64_t>(seed));
-  std::unique_ptr<dist::Communicator> comm;
-  if (data_parallel) comm = dist::connect(dist::Rendezvous::from_env());
-  const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
-  const bool lead = rank == 0;
-  if (batch % ranks != 0) throw Error(ErrorKind::invalid_argument, cat("--batch ", batch, " does not split evenly over ", ranks, " ranks"));
-  if (comm)  // every rank must train the same model the same way on the same data
-    dist::require_same_config(*comm, "training configuration",
-                              cat(spec.kind, " ", join(spec.hidden, ","), spec.qat ? " qat " + spec.qat->str() : "", ", ", train_set.count, " images ",
-                                  train_set.height, "x", train_set.width, ", epochs ", epochs, ", batch ", batch, ", seed ", seed, ", ", opt.kind, " lr ", lr,
-                                  " momentum ", opt.momentum, " wd ", opt.weight_decay, " clip ", opt.clip_norm, ", ", schedule, ", precision ",
-                                  session_options.precision.compute, ", loss scale ", opt.loss_scale.enabled ? opt.loss_scale.init : 0.0, ", load ", load));
-  train::Trainer trainer(device, model.forward, model.params, opt, session_options, comm.get());
-  if (!load.empty()) load_checkpoint(trainer, load);
+// What the training loop needs besides its trainer.
+struct TrainJob {
+  bool json = false, lead = true;
+  int data_ranks = 1;  // data parallel: the ranks the batch is split over
+  models::ClassifierSpec spec;
+  std::string data;
+  const train::ImageDataset *train_set = nullptr, *test_set = nullptr;
+  int64_t batch = 0, epochs = 0, seed = 0;
+  double lr = 0;
+  std::string schedule, device, precision;
+  train::OptimizerConfig opt;
+  std::string save, load, plot;
+  int rank = 0;
+};
+
+// The epochs, the evaluation, the plot and the checkpoint — for one process, data parallel
+// (train::Trainer) or one pipeline stage (train::PipelineTrainer).
+template <class T>
+int run_training(T& trainer, const TrainJob& job) {
+  const bool lead = job.lead, json = job.json;
+  const auto& spec = job.spec;
+  const auto& opt = job.opt;
+  const train::ImageDataset &train_set = *job.train_set, &test_set = *job.test_set;
+  const std::string &save = job.save, &plot = job.plot, &schedule = job.schedule, &device = job.device;
+  const int64_t epochs = job.epochs, batch = job.batch;
+  const double lr = job.lr;
+  const int ranks = job.data_ranks, rank = job.data_ranks > 1 ? job.rank : 0;
+  constexpr bool pipeline = std::is_same_v<T, train::PipelineTrainer>;
+  if (!job.load.empty()) load_checkpoint(trainer, job.load);
   if (!json && lead)
     std::printf("training %s %s%s on %s: %lld train / %lld test images, batch %lld, %s lr %g, device %s, precision %s\n", spec.kind.c_str(),
-                join(spec.hidden, ",").c_str(), spec.qat ? cat(" (QAT ", spec.qat->str(), ")").c_str() : "", data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
-                static_cast<long long>(batch), opt.kind.c_str(), lr, device.c_str(), session_options.precision.compute.c_str());
+                join(spec.hidden, ",").c_str(), spec.qat ? cat(" (QAT ", spec.qat->str(), ")").c_str() : "", job.data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
+                static_cast<long long>(batch), opt.kind.c_str(), lr, device.c_str(), job.precision.c_str());
 
-  train::BatchIterator it(train_set, batch, true, static_cast<uint64_t>(seed) + 1);
+  train::BatchIterator it(train_set, batch, true, static_cast<uint64_t>(job.seed) + 1);
   int64_t total_steps = epochs * it.batches_per_epoch();
   std::vector<double> step_x, step_loss, epoch_x, train_acc, test_acc;
   std::vector<std::string> epoch_rows;
@@ -184,8 +160,9 @@ int cmd_train(Args& args) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     train_seconds += secs;
     trained_images += seen;
-    if (!lead) continue;  // rank 0 evaluates and reports
+    if (!lead && !pipeline) continue;  // rank 0 evaluates and reports (pipeline: every stage takes part)
     EvalResult test = evaluate(trainer, spec, test_set);
+    if (!lead) continue;
     epoch_x.push_back(static_cast<double>(e));
     train_acc.push_back(correct / static_cast<double>(seen));
     test_acc.push_back(test.accuracy);
@@ -195,9 +172,12 @@ int cmd_train(Args& args) {
     epoch_rows.push_back(cat("{\"epoch\":", e, ",\"train_loss\":", loss_sum / seen, ",\"train_accuracy\":", correct / seen,
                              ",\"test_loss\":", test.loss, ",\"test_accuracy\":", test.accuracy, ",\"images_per_second\":", seen / secs, "}"));
   }
-  if (!lead) return 0;
-  images_per_second = train_seconds > 0 ? static_cast<double>(trained_images) * ranks / train_seconds : 0;  // all ranks
+  if (!lead && !pipeline) return 0;
+  images_per_second = train_seconds > 0 ? static_cast<double>(trained_images) * ranks / train_seconds : 0;  // all data-parallel ranks
   EvalResult final_test = evaluate(trainer, spec, test_set);
+  std::vector<train::NamedTensor> final_params;
+  if (!save.empty()) final_params = all_params(trainer);
+  if (!lead) return 0;
   if (!plot.empty()) {
     Panel loss_panel{"training loss (smoothed)", "step", {{"loss", step_x, step_loss, 0x1f77b4}}};
     Panel acc_panel{"accuracy", "epoch", {{"train", epoch_x, train_acc, 0x2ca02c}, {"test", epoch_x, test_acc, 0xd62728}}};
@@ -205,26 +185,122 @@ int cmd_train(Args& args) {
   }
   if (!save.empty()) {
     std::vector<formats::TensorView> views;
-    for (const auto& p : trainer.params()) views.push_back(formats::view_of(p.name, p.tensor));
+    for (const auto& p : final_params) views.push_back(formats::view_of(p.name, p.tensor));
     formats::write_safetensors(save, views,
                                {{"rlx.model", spec.kind}, {"rlx.hidden", join(spec.hidden, ",")}, {"rlx.epochs", std::to_string(epochs)},
                                 {"rlx.test_accuracy", std::to_string(final_test.accuracy)}, {"rlx.qat", spec.qat ? spec.qat->str() : ""}});
   }
   if (json) {
-    std::string scaling = opt.loss_scale.enabled ? cat("{\"final\":", trainer.loss_scale(), ",\"skipped_steps\":", trainer.skipped_steps(), "}") : "null";
+    std::string scaling = "null";
+    if constexpr (!pipeline)
+      if (opt.loss_scale.enabled) scaling = cat("{\"final\":", trainer.loss_scale(), ",\"skipped_steps\":", trainer.skipped_steps(), "}");
+    std::string pipe_json = "null";
+    if constexpr (pipeline)
+      pipe_json = cat("{\"stages\":", trainer.stages(), ",\"schedule\":\"", train::pipeline_schedule_name(trainer.config().schedule), "\",\"micro_batches\":",
+                      trainer.config().micro_batches, ",\"peak_in_flight_stage0\":", trainer.peak_in_flight(), "}");
     std::printf("{\"task\":\"mnist\",\"model\":%s,\"device\":%s,\"precision\":%s,\"epochs\":%lld,\"batch\":%lld,\"test_accuracy\":%.6f,\"test_loss\":%.6f,"
-                "\"images_per_second\":%.1f,\"loss_scale\":%s,\"per_epoch\":%s,\"checkpoint\":%s,\"plot\":%s}\n",
-                json_quote(spec.kind).c_str(), json_quote(device).c_str(), json_quote(session_options.precision.compute).c_str(), static_cast<long long>(epochs), static_cast<long long>(batch),
-                final_test.accuracy, final_test.loss, images_per_second, scaling.c_str(), json_array(epoch_rows).c_str(),
+                "\"images_per_second\":%.1f,\"loss_scale\":%s,\"pipeline\":%s,\"per_epoch\":%s,\"checkpoint\":%s,\"plot\":%s}\n",
+                json_quote(spec.kind).c_str(), json_quote(device).c_str(), json_quote(job.precision).c_str(), static_cast<long long>(epochs), static_cast<long long>(batch),
+                final_test.accuracy, final_test.loss, images_per_second, scaling.c_str(), pipe_json.c_str(), json_array(epoch_rows).c_str(),
                 save.empty() ? "null" : json_quote(save).c_str(), plot.empty() ? "null" : json_quote(plot).c_str());
   } else {
-    if (opt.loss_scale.enabled)
-      std::printf("loss scale %g at the end, %lld of %lld steps skipped (non-finite gradients)\n", trainer.loss_scale(),
+    if constexpr (!pipeline)
+      if (opt.loss_scale.enabled)
+        std::printf("loss scale %g at the end, %lld of %lld steps skipped (non-finite gradients)\n", trainer.loss_scale(),
                   static_cast<long long>(trainer.skipped_steps()), static_cast<long long>(trainer.steps()));
     std::printf("test accuracy %.4f (loss %.4f)%s%s\n", final_test.accuracy, final_test.loss, save.empty() ? "" : cat(", checkpoint ", save).c_str(),
                 plot.empty() ? "" : cat(", plot ", plot).c_str());
   }
   return 0;
 }
+
+}  // namespace
+
+
+int cmd_train(Args& args) {
+  bool json = args.flag("json");
+  std::string data = args.value_or("data", "/usr/share/datasets/fashion-mnist");
+  models::ClassifierSpec spec;
+  spec.kind = args.value_or("model", "mlp");
+  spec.hidden = parse_widths(args.value_or("hidden", spec.kind == "cnn" ? "16,32" : "128"));
+  // quantization-aware training: layers see their weights on an int4/int8 grid (fake_quant)
+  if (auto q = args.value("qat")) spec.qat = ops::WeightGrid::parse(*q);
+  int64_t epochs = args.int_or("epochs", 3), batch = args.int_or("batch", 128), seed = args.int_or("seed", 0);
+  int64_t limit = args.int_or("limit", 0);  // train on the first N images only (quick runs)
+  train::OptimizerConfig opt;
+  opt.kind = args.value_or("optimizer", "adam");
+  double lr = args.float_or("lr", opt.kind == "sgd" ? 0.05 : 1e-3);
+  opt.momentum = args.float_or("momentum", opt.kind == "sgd" ? 0.9 : 0.0);
+  opt.nesterov = args.flag("nesterov");
+  opt.weight_decay = args.float_or("weight-decay", 0.0);
+  opt.clip_norm = args.float_or("clip-norm", 0.0);
+  std::string schedule = args.value_or("lr-schedule", "constant");
+  std::string device = args.value_or("device", flags().RLX_DEVICE);
+  // amp / bf16: the step's matmuls in bf16 with f32 accumulation; parameters, optimizer state
+  // and reductions stay f32 (master weights)
+  // amp-f16: f16 products, so the loss is scaled dynamically (--loss-scale: its first value)
+  SessionOptions session_options;
+  session_options.precision = args.value_or("precision", "f32");
+  opt.loss_scale.enabled = session_options.precision.compute == "amp-f16";
+  if (double first = args.float_or("loss-scale", NAN); !std::isnan(first)) {
+    opt.loss_scale.enabled = true;
+    opt.loss_scale.init = first;  // validated with the optimizer (> 0, finite)
+  }
+  opt.loss_scale.interval = args.int_or("loss-scale-interval", opt.loss_scale.interval);
+  std::string save = args.value_or("save", ""), load = args.value_or("load", ""), plot = args.value_or("plot", "");
+  if (auto th = args.value("threads")) set_flag("RLX_NUM_THREADS", *th);
+  // data parallel: one rank of `rlx launch -n N -- rlx train … --data-parallel`; each global batch
+  // split evenly over the ranks, the gradients averaged (rank 0 reports, evaluates and saves)
+  const bool data_parallel = args.flag("data-parallel");
+  // pipeline parallel: one stage per rank of `rlx launch -n S -- rlx train … --pipeline-parallel`;
+  // every rank reads the whole batch, split into --micro-batches run by --pipeline-schedule
+  const bool pipeline = args.flag("pipeline-parallel");
+  train::PipelineConfig pipe;
+  pipe.schedule = train::pipeline_schedule_kind(args.value_or("pipeline-schedule", "1f1b"));
+  const int64_t micro_batches = args.int_or("micro-batches", pipe.micro_batches);
+  if (micro_batches < 1 || micro_batches > (1 << 16)) throw Error(ErrorKind::invalid_argument, cat("--micro-batches must be between 1 and 65536, got ", micro_batches));
+  pipe.micro_batches = static_cast<int>(micro_batches);
+  std::vector<std::string> pos = args.positionals();
+  args.finish();
+  if (pos.size() != 1 || pos[0] != "mnist") throw Error(ErrorKind::invalid_argument, "usage: rlx train mnist [options] (the only task is mnist)");
+  if (epochs < 0) throw Error(ErrorKind::invalid_argument, "--epochs must be ≥ 0");
+  scheduled_lr(schedule, lr, 0, 1);  // validates the schedule name early
+
+  train::ImageDataset train_set = train::load_mnist_split(data, "train"), test_set = train::load_mnist_split(data, "t10k");
+  if (limit < 0) throw Error(ErrorKind::invalid_argument, "--limit must be ≥ 0");
+  if (limit > 0 && limit < train_set.count) {
+    train_set.count = limit;
+    train_set.images = train_set.images.slice(0, 0, limit).contiguous();
+    train_set.labels = train_set.labels.slice(0, 0, limit).contiguous();
+  }
+  spec.height = train_set.height;
+  spec.width = train_set.width;
+  models::Classifier model = models::build_classifier(spec, static_cast<uint64_t>(seed));
+  std::unique_ptr<dist::Communicator> comm;
+  if (data_parallel && pipeline) throw Error(ErrorKind::unsupported, "--data-parallel with --pipeline-parallel: one or the other (their product is not built yet)");
+  if (data_parallel || pipeline) comm = dist::connect(dist::Rendezvous::from_env());
+  const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
+  const bool lead = rank == 0;
+  if (data_parallel && batch % ranks != 0) throw Error(ErrorKind::invalid_argument, cat("--batch ", batch, " does not split evenly over ", ranks, " ranks"));
+  if (comm)  // every rank must train the same model the same way on the same data
+    dist::require_same_config(*comm, "training configuration",
+                              cat(spec.kind, " ", join(spec.hidden, ","), spec.qat ? " qat " + spec.qat->str() : "", ", ", train_set.count, " images ",
+                                  train_set.height, "x", train_set.width, ", epochs ", epochs, ", batch ", batch, ", seed ", seed, ", ", opt.kind, " lr ", lr,
+                                  " momentum ", opt.momentum, " wd ", opt.weight_decay, " clip ", opt.clip_norm, ", ", schedule, ", precision ",
+                                  session_options.precision.compute, ", loss scale ", opt.loss_scale.enabled ? opt.loss_scale.init : 0.0, ", load ", load,
+                                  ", save ", save, pipeline ? cat(", pipeline ", train::pipeline_schedule_name(pipe.schedule), " × ", pipe.micro_batches) : std::string()));
+  TrainJob job{json, lead, data_parallel ? ranks : 1, spec, data, &train_set, &test_set, batch, epochs, seed, lr, schedule, device,
+               session_options.precision.compute, opt, save, load, plot, rank};
+  if (pipeline) {
+    train::PipelineTrainer trainer(device, model.forward, model.params, opt, session_options, *comm, pipe);
+    if (!json && lead)
+      std::printf("pipeline parallel: %d stages, %s schedule, %d micro-batches per step; this rank's stage: %zu parameters, sends '%s'\n", ranks,
+                  train::pipeline_schedule_name(pipe.schedule), pipe.micro_batches, trainer.stage().params.size(), trainer.stage().sends.c_str());
+    return run_training(trainer, job);
+  }
+  train::Trainer trainer(device, model.forward, model.params, opt, session_options, comm.get());
+  return run_training(trainer, job);
+}
+
 
 }  // namespace rlx::cli

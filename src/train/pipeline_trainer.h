@@ -1,0 +1,88 @@
+// Pipeline-parallel training, part three: one rank's stage of the model (train/pipeline_stages.h)
+// stepped through a micro-batch schedule (train/pipeline_schedule.h).
+//
+// Each rank compiles three graphs for its stage only: the forward (the activation it sends on),
+// the backward — the stage's forward again followed by its gradient, the GPipe paper's
+// re-materialisation, so a stage keeps just the input of each micro-batch in flight, never its
+// intermediate activations — and the optimizer update. The backward adds each micro-batch's
+// parameter gradients into accumulators inside the graph and sends the gradient of its input back
+// to the previous stage; the last stage weights each micro-batch's loss by its share of the batch,
+// so after the schedule the accumulators hold the gradient of the whole batch's loss and the
+// update equals one process stepping on the whole batch (to f32 rounding: the sums group
+// differently).
+#pragma once
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "dist/communicator.h"
+#include "rlx/session.h"
+#include "train/optimizer.h"
+#include "train/pipeline_schedule.h"
+#include "train/pipeline_stages.h"
+#include "train/trainer.h"
+
+namespace rlx::train {
+
+struct PipelineConfig {
+  PipelineScheduleKind schedule = PipelineScheduleKind::one_f_one_b;
+  int micro_batches = 4;  // per step; a batch smaller than this runs one sample per micro-batch
+};
+
+class PipelineTrainer {
+ public:
+  // This rank runs stage comm.rank() of comm.size() (split_pipeline); `params` are all of the
+  // model's, in input order (each rank keeps its stage's). Every data input's first dim is the
+  // batch. Refuses gradient clipping and loss scaling, whose decisions span every stage.
+  PipelineTrainer(const std::string& device, const ir::Graph& forward, const std::vector<NamedTensor>& params, const OptimizerConfig& opt,
+                  const SessionOptions& options, dist::Communicator& comm, PipelineConfig config = {});
+  ~PipelineTrainer();
+  PipelineTrainer(const PipelineTrainer&) = delete;
+  PipelineTrainer& operator=(const PipelineTrainer&) = delete;
+
+  // Every rank: the whole batch (each stage reads the data inputs it needs). Returns the batch's
+  // loss on every rank; extras() then holds the scalar extras summed over the micro-batches
+  // (counts, as the classifiers' correct predictions).
+  double step(const std::vector<Tensor>& data, double lr);
+  const std::vector<Tensor>& extras() const { return extras_; }
+  int64_t steps() const { return steps_; }
+  // Every rank: the model's outputs on a batch, forward only — scalar outputs on every rank, the
+  // others on the last stage only (undefined tensors elsewhere).
+  std::vector<Tensor> evaluate(const std::vector<Tensor>& data) const;
+
+  // Every rank: all of the model's parameters, current, in input order (each broadcast from its stage).
+  std::vector<NamedTensor> gather_params() const;
+  // Every rank: all of the model's parameters; each rank takes its stage's.
+  void set_params(const std::vector<NamedTensor>& params);
+
+  const PipelineStage& stage() const { return stage_; }
+  int stage_index() const { return rank_; }
+  int stages() const { return stages_; }
+  const PipelineConfig& config() const { return config_; }
+  // The most micro-batches this stage has held between forward and backward in any step.
+  int peak_in_flight() const { return peak_in_flight_; }
+
+ private:
+  struct Micro;
+  std::vector<Micro> split_batch(const std::vector<Tensor>& data, int micro_batches) const;  // as even as the rows allow
+  Tensor received(const ir::Type& type, const Micro& m) const;  // an empty tensor of the activation's shape for m
+  void clear_accumulators();
+
+  dist::Communicator& comm_;
+  int rank_ = 0, stages_ = 1;
+  PipelineConfig config_;
+  PipelineStage stage_;
+  std::vector<ir::Type> data_types_;  // the model's data inputs (their symbols give the activations' shapes)
+  std::vector<std::string> all_names_;
+  std::vector<ir::Type> all_types_;
+  std::vector<int> owner_;           // per model parameter: its stage
+  std::vector<NamedTensor> params_;  // this stage's
+  std::vector<Tensor> slots_, grads_, extras_;
+  size_t num_scalar_extras_ = 0;
+  std::vector<size_t> scalar_outputs_;  // the model's outputs that are scalars
+  int64_t steps_ = 0;
+  int peak_in_flight_ = 0;
+  std::optional<CompiledModel> forward_, backward_, update_;  // compiled once the stage is known
+};
+
+}  // namespace rlx::train
