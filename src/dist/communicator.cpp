@@ -83,6 +83,22 @@ void require_same_config(Communicator& comm, const std::string& what, const std:
                                                "; rank ", differs, ": ", of(differs)));
 }
 
+std::vector<std::string> all_gather_text(Communicator& comm, const std::string& text) {
+  Tensor mine = Tensor::from_vector(std::vector<int64_t>{static_cast<int64_t>(text.size())}, {1});
+  Tensor sizes = Tensor::zeros(DType::i64, {comm.size()});
+  comm.all_gather(mine, sizes);
+  int64_t most = 1;
+  for (int r = 0; r < comm.size(); ++r) most = std::max(most, sizes.data_as<int64_t>()[r]);
+  Tensor padded = Tensor::zeros(DType::u8, {most});
+  std::memcpy(padded.data(), text.data(), text.size());
+  Tensor all = Tensor::zeros(DType::u8, {comm.size() * most});
+  comm.all_gather(padded, all);
+  std::vector<std::string> out;
+  for (int r = 0; r < comm.size(); ++r)
+    out.emplace_back(static_cast<const char*>(all.data()) + r * most, static_cast<size_t>(sizes.data_as<int64_t>()[r]));
+  return out;
+}
+
 namespace detail {
 
 void check_tensor(const Tensor& t, const char* what, int rank) {

@@ -75,6 +75,8 @@ std::unique_ptr<Communicator> connect(const Rendezvous& r);
 // the first rank whose differs and both texts — before a mismatch could reach a collective as
 // a size mismatch (an engine abort) or as silently wrong numbers.
 void require_same_config(Communicator& comm, const std::string& what, const std::string& config);
+// Every rank's text, in rank order, on every rank (a report each rank wrote of itself).
+std::vector<std::string> all_gather_text(Communicator& comm, const std::string& text);
 // The engines this build has ("gloo", "mpi", "nccl").
 std::vector<std::string> backends_built();
 

@@ -76,6 +76,9 @@ class LlamaRunner {
   // there (they are not returned).
   int32_t forward_greedy(int32_t id);
 
+  // The compiled decode step (its dispatch report: what this rank runs, and how).
+  const CompiledModel& decode_model() const { return decode_; }
+
   // The prefill bucket a prompt of n tokens runs in at the current length.
   int64_t prefill_rows(int64_t n) const;
 

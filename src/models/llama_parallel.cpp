@@ -114,6 +114,8 @@ LlamaParallel::LlamaParallel(int64_t tp, int64_t pp) : tp_(tp), pp_(pp) {
 void LlamaParallel::prepare(const LlamaSpec& spec, const LlamaWeights& weights, LlamaRunnerOptions& ro) {
   spec_ = &spec;
   weights_ = &weights;
+  first_layer_ = 0;
+  end_layer_ = spec.num_layers;
   if (tp_ > 1) {
     shard_ = shard_llama_tensor_parallel(spec, weights, tp_rank_, static_cast<int>(tp_));
     ro.tensor_parallel = tp_;
@@ -129,10 +131,36 @@ void LlamaParallel::prepare(const LlamaSpec& spec, const LlamaWeights& weights, 
     p.first_layer = 0;
     for (int s = 0; s < stage_; ++s) p.first_layer += L / pp_ + (s < L % pp_ ? 1 : 0);
     p.end_layer = p.first_layer + L / pp_ + (stage_ < L % pp_ ? 1 : 0);
+    first_layer_ = p.first_layer;
+    end_layer_ = p.end_layer;
     p.prev = comm_->rank() - static_cast<int>(tp_);
     p.next = comm_->rank() + static_cast<int>(tp_);
     p.root = static_cast<int>((pp_ - 1) * tp_);
   }
+}
+
+std::string LlamaParallel::placement() const {
+  if (!spec_) return "";
+  const LlamaSpec& full = *spec_;
+  if (tp_ == 1 && pp_ == 1) return cat("one process: layers 0–", full.num_layers - 1, ", the embedding and the head");
+  std::string out = cat("rank ", comm_ ? comm_->rank() : 0, ": ");
+  out += cat("stage ", stage_, " of ", pp_, " — layers ", first_layer_, "–", end_layer_ - 1);
+  if (stage_ == 0) out += ", the embedding";
+  if (stage_ == pp_ - 1) out += ", the final norm and the head";
+  if (tp_ > 1 && shard_) {
+    const LlamaSpec& part = shard_->spec;
+    const int64_t q0 = tp_rank_ * part.num_heads, kv_parts = full.num_kv_heads / part.num_kv_heads;
+    const int64_t kv_part = kv_parts == tp_ ? tp_rank_ : tp_rank_ / (tp_ / kv_parts), kv0 = kv_part * part.num_kv_heads;
+    const int64_t f0 = tp_rank_ * part.intermediate_size;
+    out += cat("; tensor shard ", tp_rank_, " of ", tp_, " — query heads ", q0, "–", q0 + part.num_heads - 1, " of ", full.num_heads, ", KV heads ", kv0, "–",
+               kv0 + part.num_kv_heads - 1, " of ", full.num_kv_heads, kv_parts < tp_ ? " (a copy: fewer KV heads than ranks)" : "", ", MLP rows ", f0, "–",
+               f0 + part.intermediate_size - 1, " of ", full.intermediate_size);
+    if (stage_ == pp_ - 1) {
+      const int64_t v = full.vocab_size / tp_;
+      out += shard_->vocab_parallel ? cat(", vocabulary rows ", tp_rank_ * v, "–", (tp_rank_ + 1) * v - 1, " of ", full.vocab_size) : std::string(", the whole head");
+    }
+  }
+  return out;
 }
 
 }  // namespace rlx::models

@@ -43,12 +43,16 @@ class LlamaParallel {
   const LlamaWeights& weights() const { return shard_ ? shard_->weights : *weights_; }
   dist::Communicator* comm() const { return comm_.get(); }
   bool lead() const { return !comm_ || comm_->rank() == 0; }  // rank 0 speaks for the job
+  // After prepare: this rank's share of the model in words — its pipeline stage and layers, its
+  // query and KV heads, MLP rows and vocabulary rows ("one process" without a split).
+  std::string placement() const;
   int64_t tp() const { return tp_; }
   int64_t pp() const { return pp_; }
 
  private:
   int64_t tp_, pp_;
   int tp_rank_ = 0, stage_ = 0;
+  int64_t first_layer_ = 0, end_layer_ = 0;  // this stage's layers (after prepare)
   std::unique_ptr<dist::Communicator> comm_, tp_comm_;
   std::optional<dist::GraphCollectives> lent_;
   std::optional<LlamaShard> shard_;

@@ -44,9 +44,17 @@ struct DispatchReport {
   std::map<std::string, Row> rows;          // by op keyword
   std::vector<std::string> unsupported;     // one line per unsupported node
   std::vector<std::string> rewrites;        // which rewrite made which op legal
+  // The same decisions by where the nodes sit in the model: the model-level name up to its first
+  // index ("layers.3"), or its first part ("embed_tokens", "lm_head"). One rank of a tensor- or
+  // pipeline-parallel job shows here which layers it runs and how.
+  std::map<std::string, Row> placement;
   std::string str() const;                  // the table printed by --report
-  std::string json() const;
+  std::string placement_str() const;        // placement, consecutive layers that resolve alike merged
+  std::string json() const;                 // ops, unsupported, placement
   bool ok() const { return unsupported.empty(); }
 };
+
+// "layers.3.attn.q_proj" → "layers.3"; "lm_head" → "lm_head"; "" → "(unnamed)".
+std::string placement_group(const std::string& node_name);
 
 }  // namespace rlx::passes

@@ -50,17 +50,20 @@ ir::Graph legalize(const ir::Graph& g, const KernelClaims& device, const Dispatc
     for (ValueId v : in) in_types.push_back(b.type(v));
     std::vector<Type> out_types = ops::infer_types(op, in_types, attrs);
     auto& row = report.rows[ir::op_keyword(op)];
+    auto& where = report.placement[placement_group(b.context_name())];
     std::string ov = override_for(opts, op);
     bool decomposable = ops::has_decomposition(op);
     bool want_common = decomposable && (opts.policy == Policy::force_common || ov == "common");
     // 1. native
     if (!want_common && device.claims(op, in_types, out_types, attrs)) {
       ++row.native;
+      ++where.native;
       return b.emit_plain(op, in, attrs, ir::Path::native);
     }
     // 2. common-ir: the op's decomposition, whose nodes resolve recursively
     if (decomposable) {
       ++row.common_ir;
+      ++where.common_ir;
       std::string name = b.context_name(), origin = b.context_origin();
       b.set_context(name, origin.empty() ? ir::op_keyword(op) : origin);
       auto out = ops::op_rule(op).decompose(b, in, attrs);
@@ -71,13 +74,17 @@ ir::Graph legalize(const ir::Graph& g, const KernelClaims& device, const Dispatc
     for (const auto& rw : rewrites) {
       if (!rw.applies(device, op, in_types, out_types, attrs)) continue;
       ++row.rewritten;
+      ++where.rewritten;
       std::string note = cat(ir::op_keyword(op), " ", rw.name);
       if (std::find(report.rewrites.begin(), report.rewrites.end(), note) == report.rewrites.end()) report.rewrites.push_back(note);
       std::string name = b.context_name(), origin = b.context_origin();
       b.set_context(name, origin.empty() ? ir::op_keyword(op) : origin);
       int native_before = report.rows[ir::op_keyword(op)].native;
+      const std::string group = placement_group(name);
+      int placed_before = report.placement[group].native;
       auto out = rw.apply(b, op, in, attrs);
       report.rows[ir::op_keyword(op)].native = native_before;  // the rewritten node is counted once, as rewritten
+      report.placement[group].native = placed_before;
       b.set_context(name, origin);
       for (ValueId v : out) {
         ir::Node& n = b.graph().node(b.graph().value(v).node);
@@ -87,6 +94,7 @@ ir::Graph legalize(const ir::Graph& g, const KernelClaims& device, const Dispatc
     }
     // 4. unsupported: keep going so that the error lists every such node at once
     ++row.unsupported;
+    ++where.unsupported;
     report.unsupported.push_back(describe(b, op, in, out_types));
     return b.emit_plain(op, in, attrs, ir::Path::unresolved);
   }};

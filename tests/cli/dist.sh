@@ -129,6 +129,25 @@ par_check qwen3_tiny 4 1
 par_check qwen3_tiny 1 2
 par_check gemma3_tiny 1 3
 par_check qwen3_tiny 2 2
+# every rank's dispatch report with its share of the model (--report): which stage, layers, heads
+# and rows each rank holds, its decode graph's ops by path, and where in the model its nodes sit
+ids=$(/usr/bin/python3 -c "import json;print(','.join(map(str,json.load(open('$FIX/qwen3_tiny/expected.json'))['prompt_ids'])))")
+timeout 120 "$RLX" launch -n 4 -- "$RLX" generate --model "$FIX/qwen3_tiny" --prompt-ids "$ids" --max-tokens 4 --temperature 0 --tp 2 --pp 2 --report --json >"$tmp/rep.json" ||
+  { echo "FAIL: --report on tp=2 x pp=2"; fail=1; }
+/usr/bin/python3 - "$tmp/rep.json" <<'PYEOF' || { echo "FAIL: the per-rank placement report is wrong"; fail=1; }
+import json, sys
+r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["report"]
+assert [x["rank"] for x in r] == [0, 1, 2, 3], r
+for x in r:
+    stage, shard = x["rank"] // 2, x["rank"] % 2
+    assert f"stage {stage} of 2" in x["placement"] and f"tensor shard {shard} of 2" in x["placement"], x["placement"]
+    ops = {o["op"]: o for o in x["decode"]["ops"]}
+    assert ops["mir.all_reduce"]["native"] == 2, ops["mir.all_reduce"]     # o_proj and down_proj of its one layer
+    places = [p["nodes"] for p in x["decode"]["placement"]]
+    assert f"model.layers.{stage}" in places and f"model.layers.{1 - stage}" not in places, places
+    assert ("embed_tokens" in places) == (stage == 0), places
+print("per-rank report: 4 ranks, each with its stage's layer, its heads, 2 all-reduces")
+PYEOF
 par_check llama_tiny 2 2
 # sampling: every rank adopts the last stage's logits, so the sampled ids are one process's
 ids=$(/usr/bin/python3 -c "import json;print(','.join(map(str,json.load(open('$FIX/qwen3_tiny/expected.json'))['prompt_ids'])))")

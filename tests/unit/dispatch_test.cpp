@@ -84,3 +84,20 @@ TEST(Dispatch, LegalizedGraphIsMirLevelWithPaths) {
   for (const auto& n : m.nodes()) EXPECT_NE(n.path, Path::unresolved) << op_keyword(n.op);
   EXPECT_EQ(m.device, "cpu");
 }
+
+TEST(DispatchReport, PlacesNodesByTheirPlaceInTheModel) {
+  EXPECT_EQ(passes::placement_group("model.layers.3.self_attn.q_proj"), "model.layers.3");
+  EXPECT_EQ(passes::placement_group("/encoder/layer.10/attention/self/MatMul"), "/encoder/layer.10");
+  EXPECT_EQ(passes::placement_group("lm_head"), "lm_head");
+  EXPECT_EQ(passes::placement_group("model.norm"), "model");
+  EXPECT_EQ(passes::placement_group(""), "(unnamed)");
+  passes::DispatchReport r;
+  for (int i = 0; i < 12; ++i) r.placement["layers." + std::to_string(i)] = {5, 2, 0, 0};
+  r.placement["layers.7"].native = 6;  // one layer resolved differently breaks the run
+  r.placement["lm_head"] = {1, 0, 0, 0};
+  const std::string s = r.placement_str();
+  EXPECT_NE(s.find("layers.0–6 (each)"), std::string::npos) << s;
+  EXPECT_NE(s.find("layers.7 "), std::string::npos) << s;
+  EXPECT_NE(s.find("layers.8–11 (each)"), std::string::npos) << s;  // 8 after 7, not after 11 as text sorts
+  EXPECT_NE(r.json().find("{\"nodes\":\"layers.8–11\",\"groups\":4"), std::string::npos) << r.json();
+}

@@ -61,6 +61,8 @@ int cmd_generate(Args& args) {
   auto chat_template = args.value("chat-template");
   int64_t tp = args.int_or("tp", 1);
   int64_t args_pp = args.int_or("pp", 1);
+  // the dispatch report of the decode step — under rlx launch, every rank's, with its share of the model
+  bool report = args.flag("report");
   args.finish();
   if (!model_path) throw Error(ErrorKind::invalid_argument, "--model DIR|FILE.gguf is required (a Qwen3 / llama-family model)");
   if (chat_template && !chat) throw Error(ErrorKind::invalid_argument, "--chat-template applies to --chat prompts");
@@ -124,6 +126,16 @@ int cmd_generate(Args& args) {
                                   " min-p ", s.min_p, " penalty ", s.repetition_penalty, " seed ", seed, ", eos ", go.eos_token_ids.size()));
   par.prepare(m.spec, m.weights, ro);
   models::LlamaRunner runner(par.spec(), par.weights(), ro);
+  std::string report_json = "null";
+  if (report) {
+    const std::string where = par.placement();
+    const std::string mine = json ? cat("{\"rank\":", comm ? comm->rank() : 0, ",\"placement\":", json_quote(where), ",\"decode\":", runner.decode_model().dispatch_report_json(), "}")
+                                  : cat(where, "\n", runner.decode_model().dispatch_report());
+    const std::vector<std::string> all = comm ? dist::all_gather_text(*comm, mine) : std::vector<std::string>{mine};
+    if (json) report_json = json_array(all);
+    else if (!quiet)
+      for (const auto& t : all) std::fprintf(stderr, "%s\n", t.c_str());
+  }
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   // Stream only complete UTF-8; the token that ends the run (EOS) is not printed.
@@ -153,11 +165,11 @@ int cmd_generate(Args& args) {
   if (json) {
     std::string text = m.tokenizer ? m.tokenizer->decode(text_ids) : "";
     std::printf("{\"model\":%s,\"device\":%s,\"prompt_ids\":%s,\"ids\":%s,\"text\":%s,\"prompt_tokens\":%zu,\"generated_tokens\":%zu,"
-                "\"stop_reason\":%s,\"load_ms\":%s,\"prefill_ms\":%s,\"decode_tokens_per_second\":%s,\"tensor_parallel\":%lld,\"pipeline_parallel\":%lld,\"sampling\":{\"temperature\":%s,"
+                "\"stop_reason\":%s,\"load_ms\":%s,\"prefill_ms\":%s,\"decode_tokens_per_second\":%s,\"tensor_parallel\":%lld,\"pipeline_parallel\":%lld,\"report\":%s,\"sampling\":{\"temperature\":%s,"
                 "\"top_k\":%lld,\"top_p\":%s,\"min_p\":%s,\"repeat_penalty\":%s,\"seed\":%lld}}\n",
                 json_quote(*model_path).c_str(), json_quote(device).c_str(), ids_json(ids).c_str(), ids_json(r.ids).c_str(),
                 json_quote(text).c_str(), ids.size(), r.ids.size(), json_quote(r.stop_reason).c_str(), format_double(load_ms).c_str(),
-                format_double(r.prefill_ms).c_str(), format_double(r.decode_tokens_per_second()).c_str(), static_cast<long long>(tp), static_cast<long long>(pp),
+                format_double(r.prefill_ms).c_str(), format_double(r.decode_tokens_per_second()).c_str(), static_cast<long long>(tp), static_cast<long long>(pp), report_json.c_str(),
                 format_double(s.temperature).c_str(), static_cast<long long>(s.top_k), format_double(s.top_p).c_str(),
                 format_double(s.min_p).c_str(), format_double(s.repetition_penalty).c_str(), static_cast<long long>(seed));
     return 0;
