@@ -55,6 +55,10 @@ std::unique_ptr<Communicator::PendingSend> Communicator::send_async(const Tensor
   return std::make_unique<SentAlready>();
 }
 
+std::unique_ptr<Communicator> Communicator::split(int, int) {
+  throw Error(ErrorKind::unsupported, cat("the ", backend(), " backend cannot split a job into groups (gloo and mpi can)"));
+}
+
 std::unique_ptr<Communicator> connect(const Rendezvous& r) {
   if (r.backend == "gloo") return detail::connect_gloo(r);
   if (r.backend == "mpi") return detail::connect_mpi(r);
@@ -100,6 +104,20 @@ std::vector<std::string> all_gather_text(Communicator& comm, const std::string& 
 }
 
 namespace detail {
+
+SplitPlace split_place(Communicator& comm, int color, int key) {
+  Tensor mine = Tensor::from_vector(std::vector<int64_t>{color, key}, {2});
+  Tensor all = Tensor::zeros(DType::i64, {2 * comm.size()});
+  comm.all_gather(mine, all);
+  const int64_t* v = all.data_as<int64_t>();
+  SplitPlace p;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (v[2 * r] != color) continue;
+    ++p.size;
+    if (v[2 * r + 1] < key || (v[2 * r + 1] == key && r < comm.rank())) ++p.rank;
+  }
+  return p;
+}
 
 void check_tensor(const Tensor& t, const char* what, int rank) {
   if (!t.on_host()) throw Error(ErrorKind::unsupported, cat("rank ", rank, ": ", what, " of a tensor on ", t.device(), " (these engines move host memory)"));

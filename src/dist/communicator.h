@@ -62,6 +62,10 @@ class Communicator {
   };
   virtual std::unique_ptr<PendingSend> send_async(const Tensor& t, int dst);
   virtual void barrier() = 0;
+  // Every rank calls it: the ranks that pass the same `color` form a communicator of their own,
+  // ranked by `key` (ties: by rank here) — a pipeline stage's tensor-parallel group, say. Gloo: a
+  // sub-job of the same file store; MPI: MPI_Comm_split. Engines without one throw (unsupported).
+  virtual std::unique_ptr<Communicator> split(int color, int key);
   // Device memory on a CUDA stream, for engines that reduce it (NCCL); false: host memory only.
   virtual bool all_reduce_device(void* /*data*/, int64_t /*count*/, DType, runtime::CollectiveReduce, void* /*stream*/) { return false; }
   virtual bool all_gather_device(const void* /*in*/, void* /*out*/, int64_t /*count*/, DType, void* /*stream*/) { return false; }
@@ -88,6 +92,11 @@ void check_reducible(const Tensor& t, ReduceOp op, const char* what, int rank);
 void check_gathered(const Tensor& part, const Tensor& whole, int size, const char* what, int rank);
 // avg = sum / ranks, in place (f32 or f64: check_reducible refuses avg of anything else).
 void divide(Tensor& t, int ranks);
+// This rank's place in its split group: the ranks of its color, ordered by (key, rank).
+struct SplitPlace {
+  int rank = 0, size = 0;
+};
+SplitPlace split_place(Communicator& comm, int color, int key);
 std::unique_ptr<Communicator> connect_gloo(const Rendezvous& r);
 std::unique_ptr<Communicator> connect_mpi(const Rendezvous& r);
 std::unique_ptr<Communicator> connect_nccl(const Rendezvous& r);

@@ -78,7 +78,7 @@ std::shared_ptr<gloo::transport::Device> make_device(const Rendezvous& r) {
 
 class GlooCommunicator : public Communicator {
  public:
-  explicit GlooCommunicator(const Rendezvous& r) : rank_(r.rank), size_(r.size), timeout_(static_cast<int64_t>(r.timeout_s * 1000)) {
+  explicit GlooCommunicator(const Rendezvous& r) : rendezvous_(r), rank_(r.rank), size_(r.size), timeout_(static_cast<int64_t>(r.timeout_s * 1000)) {
     guard("rendezvous", [&] {
       auto device = make_device(r);
       gloo::rendezvous::FileStore files(r.store);
@@ -174,6 +174,15 @@ class GlooCommunicator : public Communicator {
     });
   }
 
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    SplitPlace place = split_place(*this, color, key);
+    Rendezvous sub = rendezvous_;
+    sub.rank = place.rank;
+    sub.size = place.size;
+    sub.job = cat(rendezvous_.job, ".split", splits_++, ".", color);  // every rank counts its splits alike
+    return std::make_unique<GlooCommunicator>(sub);
+  }
+
   void barrier() override {
     guard("barrier", [&] {
       gloo::BarrierOptions o(ctx_);
@@ -184,6 +193,8 @@ class GlooCommunicator : public Communicator {
   }
 
  private:
+  Rendezvous rendezvous_;  // how this job met: a split meets the same way, under a sub-job
+  int splits_ = 0;
   struct GlooSend : PendingSend {
     GlooSend(GlooCommunicator* c, Tensor t, int d) : comm(c), tensor(std::move(t)), dst(d) {}
     void wait() override {

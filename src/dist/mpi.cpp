@@ -50,10 +50,21 @@ class MpiCommunicator : public Communicator {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
+  // A group split off the job (its own communicator; the job's owner finalizes MPI).
+  explicit MpiCommunicator(MPI_Comm comm) : comm_(comm) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
   ~MpiCommunicator() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
+    if (comm_ != MPI_COMM_WORLD && !finalized) MPI_Comm_free(&comm_);
     if (owner_ && !finalized) MPI_Finalize();
+  }
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    MPI_Comm sub = MPI_COMM_NULL;
+    check(MPI_Comm_split(comm_, color, key, &sub), "split");
+    return std::make_unique<MpiCommunicator>(sub);
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -61,42 +72,42 @@ class MpiCommunicator : public Communicator {
 
   void all_reduce(Tensor& t, ReduceOp op) override {
     check_reducible(t, op, "all_reduce", rank_);
-    check(MPI_Allreduce(MPI_IN_PLACE, t.data(), count(t), mpi_type(t.dtype()), mpi_op(op), MPI_COMM_WORLD), "all_reduce");
+    check(MPI_Allreduce(MPI_IN_PLACE, t.data(), count(t), mpi_type(t.dtype()), mpi_op(op), comm_), "all_reduce");
     if (op == ReduceOp::avg) divide(t, size_);
   }
   void all_gather(const Tensor& t, Tensor& out) override {
     check_gathered(t, out, size_, "all_gather", rank_);
-    check(MPI_Allgather(t.data(), bytes(t), MPI_BYTE, out.data(), bytes(t), MPI_BYTE, MPI_COMM_WORLD), "all_gather");
+    check(MPI_Allgather(t.data(), bytes(t), MPI_BYTE, out.data(), bytes(t), MPI_BYTE, comm_), "all_gather");
   }
   void reduce_scatter(const Tensor& t, Tensor& out, ReduceOp op) override {
     check_reducible(t, op, "reduce_scatter", rank_);
     check_gathered(out, t, size_, "reduce_scatter", rank_);
-    check(MPI_Reduce_scatter_block(t.data(), out.data(), count(out), mpi_type(t.dtype()), mpi_op(op), MPI_COMM_WORLD), "reduce_scatter");
+    check(MPI_Reduce_scatter_block(t.data(), out.data(), count(out), mpi_type(t.dtype()), mpi_op(op), comm_), "reduce_scatter");
     if (op == ReduceOp::avg) divide(out, size_);
   }
   void broadcast(Tensor& t, int root) override {
     check_tensor(t, "broadcast", rank_);
     check_rank(root, "broadcast from");
-    check(MPI_Bcast(t.data(), bytes(t), MPI_BYTE, root, MPI_COMM_WORLD), "broadcast");
+    check(MPI_Bcast(t.data(), bytes(t), MPI_BYTE, root, comm_), "broadcast");
   }
   void send(const Tensor& t, int dst) override {
     check_tensor(t, "send", rank_);
     check_rank(dst, "send to");
-    check(MPI_Send(t.data(), bytes(t), MPI_BYTE, dst, 0, MPI_COMM_WORLD), "send");
+    check(MPI_Send(t.data(), bytes(t), MPI_BYTE, dst, 0, comm_), "send");
   }
   std::unique_ptr<PendingSend> send_async(const Tensor& t, int dst) override {
     check_tensor(t, "send", rank_);
     check_rank(dst, "send to");
     auto pending = std::make_unique<MpiSend>(this, t);
-    check(MPI_Isend(pending->tensor.data(), bytes(t), MPI_BYTE, dst, 0, MPI_COMM_WORLD, &pending->request), "send");
+    check(MPI_Isend(pending->tensor.data(), bytes(t), MPI_BYTE, dst, 0, comm_, &pending->request), "send");
     return pending;
   }
   void recv(Tensor& t, int src) override {
     check_tensor(t, "recv", rank_);
     check_rank(src, "recv from");
-    check(MPI_Recv(t.data(), bytes(t), MPI_BYTE, src, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv");
+    check(MPI_Recv(t.data(), bytes(t), MPI_BYTE, src, 0, comm_, MPI_STATUS_IGNORE), "recv");
   }
-  void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "barrier"); }
+  void barrier() override { check(MPI_Barrier(comm_), "barrier"); }
 
  private:
   struct MpiSend : PendingSend {
@@ -133,6 +144,7 @@ class MpiCommunicator : public Communicator {
     MPI_Error_string(rc, msg, &n);
     throw Error(ErrorKind::io, cat("mpi: rank ", rank_, " of ", size_, ": ", what, " failed: ", std::string(msg, static_cast<size_t>(n))));
   }
+  MPI_Comm comm_ = MPI_COMM_WORLD;
   int rank_ = 0, size_ = 1;
   bool owner_ = false;
 };

@@ -100,12 +100,7 @@ LlamaParallel::LlamaParallel(int64_t tp, int64_t pp) : tp_(tp), pp_(pp) {
   stage_ = comm_->rank() / static_cast<int>(tp);
   dist::Communicator* group = comm_.get();
   if (tp > 1 && pp > 1) {  // each stage's tensor-parallel ranks reduce among themselves
-    if (rv.backend != "gloo") throw Error(ErrorKind::unsupported, "tensor with pipeline parallelism needs the gloo backend (its per-stage groups are sub-jobs of the file store)");
-    dist::Rendezvous sub = rv;
-    sub.rank = tp_rank_;
-    sub.size = static_cast<int>(tp);
-    sub.job = cat(rv.job, ".stage", stage_);
-    tp_comm_ = dist::connect(sub);
+    tp_comm_ = comm_->split(stage_, tp_rank_);
     group = tp_comm_.get();
   }
   if (tp > 1) lent_.emplace(*group);

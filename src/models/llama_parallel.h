@@ -32,7 +32,8 @@ LlamaShard shard_llama_tensor_parallel(const LlamaSpec& spec, const LlamaWeights
 
 // One rank's part of a tensor × pipeline parallel run (`rlx launch -n T·P -- rlx generate|bench
 // … `): connects to the job (rank = stage·T + tensor position), lends each stage's T ranks — the
-// whole job, or a Gloo sub-job per stage when P > 1 — to the graphs' collectives, and gives the
+// whole job, or a group split off it per stage when P > 1 (Communicator::split) — to the graphs'
+// collectives, and gives the
 // runner its shard and stage. T = P = 1 connects nothing and passes the model through.
 class LlamaParallel {
  public:

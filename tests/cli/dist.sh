@@ -97,6 +97,10 @@ sys.exit(0 if ok else 1)" "$tmp/a1.json" "$tmp/a2.json" || { echo "FAIL: amp-f16
     --pipeline-schedule gpipe --micro-batches 5 --save "$tmp/pp3.safetensors" --json >"$tmp/pp3.json" || { echo "FAIL: pipeline-parallel training (gpipe) failed"; fail=1; }
   same_training "$tmp/one3" "$tmp/pp3" "pipeline parallel, 3 stages, GPipe × 5 micro-batches"
   grep -q '"schedule":"gpipe","micro_batches":5' "$tmp/pp3.json" || { echo "FAIL: the --json output does not name the pipeline"; fail=1; }
+  # the same over MPI (MPI_Isend carries the activations and gradients)
+  timeout 300 "$RLX" launch -n 2 --backend mpi -- "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --pipeline-parallel --pipeline-schedule gpipe \
+    --save "$tmp/ppm.safetensors" --json >"$tmp/ppm.json" || { echo "FAIL: pipeline-parallel training over MPI failed"; fail=1; }
+  same_training "$tmp/one" "$tmp/ppm" "pipeline parallel over MPI, 2 stages, GPipe × 4 micro-batches"
   timeout 120 "$RLX" launch -n 4 -- "$RLX" train mnist --limit 256 --epochs 1 --pipeline-parallel >"$tmp/pp4.txt" 2>&1 &&
     { echo "FAIL: four stages of a two-layer MLP were accepted"; fail=1; }
   grep -q "4 pipeline stages need 3" "$tmp/pp4.txt" || { cat "$tmp/pp4.txt"; echo "FAIL: the missing cuts are not named"; fail=1; }
@@ -107,13 +111,13 @@ fi
 # and to the PyTorch reference's, on fixtures with split and replicated KV heads (qwen2_tiny has
 # one), tied and untied heads, bf16 and f16 weights, sliding layers
 FIX=$(cd "$(dirname "$0")/../fixtures/qwen3" && pwd)
-par_check() {  # fixture tp pp
+par_check() {  # fixture tp pp [backend]
   local ids
   ids=$(/usr/bin/python3 -c "import json;print(','.join(map(str,json.load(open('$FIX/$1/expected.json'))['prompt_ids'])))")
   local args="generate --model $FIX/$1 --prompt-ids $ids --max-tokens 64 --ignore-eos --temperature 0 --json"
   "$RLX" $args >"$tmp/tp1.json" || { echo "FAIL: $1 on one process"; fail=1; return; }
-  timeout 300 "$RLX" launch -n $(($2 * $3)) -- "$RLX" $args --tp $2 --pp $3 >"$tmp/tpn.json" || { echo "FAIL: $1 with --tp $2 --pp $3"; fail=1; return; }
-  /usr/bin/python3 - "$FIX/$1/expected.json" "$tmp/tp1.json" "$tmp/tpn.json" "$1 tp=$2 pp=$3" <<'PYEOF' || { echo "FAIL: $1 with --tp $2 --pp $3 differs"; fail=1; }
+  timeout 300 "$RLX" launch -n $(($2 * $3)) --backend "${4:-gloo}" -- "$RLX" $args --tp $2 --pp $3 >"$tmp/tpn.json" || { echo "FAIL: $1 with --tp $2 --pp $3 (${4:-gloo})"; fail=1; return; }
+  /usr/bin/python3 - "$FIX/$1/expected.json" "$tmp/tp1.json" "$tmp/tpn.json" "$1 tp=$2 pp=$3 ${4:-gloo}" <<'PYEOF' || { echo "FAIL: $1 with --tp $2 --pp $3 differs"; fail=1; }
 import json, sys
 e = json.load(open(sys.argv[1])); one, par = (json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[2:4])
 ok = par["ids"] == one["ids"] == e["greedy"] and par["tensor_parallel"] * par["pipeline_parallel"] > 1
@@ -149,6 +153,8 @@ for x in r:
 print("per-rank report: 4 ranks, each with its stage's layer, its heads, 2 all-reduces")
 PYEOF
 par_check llama_tiny 2 2
+# over MPI: each stage's tensor-parallel group split off the job by MPI_Comm_split
+par_check qwen3_tiny 2 2 mpi
 # sampling: every rank adopts the last stage's logits, so the sampled ids are one process's
 ids=$(/usr/bin/python3 -c "import json;print(','.join(map(str,json.load(open('$FIX/qwen3_tiny/expected.json'))['prompt_ids'])))")
 "$RLX" generate --model "$FIX/qwen3_tiny" --prompt-ids $ids --max-tokens 32 --seed 7 --temperature 0.8 --json >"$tmp/s1.json" || fail=1

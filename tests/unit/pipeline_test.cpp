@@ -201,3 +201,20 @@ TEST(PipelineTrainer, StagesOverGlooEqualOneProcessOnTheWholeBatch) {
       }
     }
 }
+
+TEST(Communicator, SplitGroupsReduceAmongThemselves) {
+  // 4 ranks as 2 groups (a pipeline stage's tensor-parallel ranks): colour rank / 2, keyed in reverse
+  std::vector<double> sums(4), ranks(4), sizes(4);
+  run_ranks(4, "split", [&](dist::Communicator& comm) {
+    const int r = comm.rank();
+    auto group = comm.split(r / 2, -r);
+    Tensor t = Tensor::from_vector(std::vector<float>{static_cast<float>(r + 1)}, {1});
+    group->all_reduce(t, dist::ReduceOp::sum);
+    sums[static_cast<size_t>(r)] = t.at_f64(0);
+    ranks[static_cast<size_t>(r)] = group->rank();
+    sizes[static_cast<size_t>(r)] = group->size();
+  });
+  EXPECT_EQ(sums, (std::vector<double>{3, 3, 7, 7}));
+  EXPECT_EQ(ranks, (std::vector<double>{1, 0, 1, 0}));  // ordered by key: the higher rank first
+  EXPECT_EQ(sizes, (std::vector<double>{2, 2, 2, 2}));
+}
