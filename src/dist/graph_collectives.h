@@ -18,6 +18,8 @@ class GraphCollectives : public runtime::CollectiveGroup {
   int size() const override { return comm_.size(); }
   void all_reduce(Tensor& t, runtime::CollectiveReduce op) override;
   void all_gather(const Tensor& t, Tensor& out) override;
+  void reduce_scatter(const Tensor& t, Tensor& out, runtime::CollectiveReduce op) override { comm_.reduce_scatter(t, out, op); }
+  void broadcast(Tensor& t, int root) override { comm_.broadcast(t, root); }
   bool all_reduce_device(void* data, int64_t count, DType d, runtime::CollectiveReduce op, void* stream) override {
     return comm_.all_reduce_device(data, count, d, op, stream);
   }

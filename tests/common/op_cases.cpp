@@ -252,6 +252,17 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{d, S({2, 3, 4})}, Fill::normal}}, Attrs{{"axis", int64_t{-1}}, {"ranks", int64_t{1}}});
       }
       break;
+    case Op::reduce_scatter:  // one rank: its one slice of the value itself
+      for (DType d : kAll)
+        for (const char* o : {"sum", "max", "avg"}) {
+          if (std::string(o) == "avg" && !is_float(d)) continue;
+          add({{{d, S({3, 5})}, is_integer(d) ? Fill::small_int : Fill::normal}}, Attrs{{"op", std::string(o)}, {"axis", int64_t{1}}, {"ranks", int64_t{1}}});
+          add({{{d, S({2, 3, 4})}, is_integer(d) ? Fill::small_int : Fill::normal}}, Attrs{{"op", std::string(o)}, {"axis", int64_t{-1}}, {"ranks", int64_t{1}}});
+        }
+      break;
+    case Op::broadcast_from:
+      for (DType d : kAll) add({{{d, S({3, 5})}, Fill::normal}}, Attrs{{"root", int64_t{0}}});
+      break;
     case Op::cumsum:
       for (DType d : kAll)
         for (bool ex : {false, true}) {

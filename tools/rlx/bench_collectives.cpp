@@ -1,6 +1,7 @@
 // rlx bench collectives: run as every rank of a job (rlx launch -n N -- rlx bench collectives).
 //   --check   every collective × dtype × size class against values each rank can predict
-//             exactly (small integers, so float sums are exact too); a mismatch fails the job
+//             exactly (small integers, so float sums are exact too), then the collective graph
+//             ops compiled for reference and cpu; a mismatch fails the job
 //   (default) all-reduce sum of f32 from 4 KB to 64 MB: time per call and bus bandwidth
 //             (2(n−1)/n · bytes / time, the figure nccl-tests reports), printed by rank 0
 //   --kill-rank R  rank R dies (SIGKILL) after the first collective: the fault test
@@ -10,10 +11,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "bench.h"
 #include "dist/communicator.h"
+#include "dist/graph_collectives.h"
+#include "ops/builder.h"
 #include "rlx/error.h"
+#include "rlx/session.h"
 #include "util/strings.h"
 
 namespace rlx::cli {
@@ -105,6 +110,47 @@ void check_all(Communicator& c, Checker& k) {
   c.barrier();
 }
 
+// The graph ops — mir.all_reduce, all_gather, reduce_scatter, broadcast_from — compiled for the
+// reference and cpu devices and run over the job's communicator (lent to the graphs), along
+// either axis of a 2-D value: x[i, j] = (7i + j) mod 13 + rank.
+void check_graphs(Communicator& c, Checker& k) {
+  dist::GraphCollectives lent(c);
+  const int r = c.rank(), n = c.size();
+  auto base = [](int64_t i, int64_t j) { return static_cast<double>((7 * i + j) % 13); };
+  auto grid = [](DType d, int64_t rows, int64_t cols, const std::function<double(int64_t, int64_t)>& f) {
+    std::vector<double> v;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) v.push_back(f(i, j));
+    return Tensor::from_f64(d, {rows, cols}, v);
+  };
+  auto run = [](const std::string& device, ir::Op op, const ir::Attrs& attrs, const Tensor& x) {
+    ir::Graph g;
+    ir::ValueId in = g.add_input({x.dtype(), shape_of(x.shape())}, "x");
+    ops::Builder b(g);
+    g.set_outputs({b.emit1(op, {in}, attrs)});
+    return Session(device).compile(Graph(std::make_shared<ir::Graph>(g))).run({x})[0];
+  };
+  const double tri = n * (n - 1) / 2.0;
+  for (const char* device : {"reference", "cpu"})
+    for (DType d : {DType::f32, DType::i32})
+      for (int64_t axis : {0, 1}) {
+        const std::string tag = cat(device, " ", dtype_name(d), " axis ", axis);
+        Tensor whole = grid(d, 2 * n, 3 * n, [&](int64_t i, int64_t j) { return base(i, j) + r; });
+        k.expect(cat("graph all_reduce sum ", tag), run(device, ir::Op::all_reduce, ir::Attrs{{"op", std::string("sum")}}, whole),
+                 grid(d, 2 * n, 3 * n, [&](int64_t i, int64_t j) { return n * base(i, j) + tri; }));
+        Tensor part = grid(d, 2, 3, [&](int64_t i, int64_t j) { return base(i, j) + r; });
+        k.expect(cat("graph all_gather ", tag), run(device, ir::Op::all_gather, ir::Attrs{{"axis", axis}, {"ranks", int64_t{n}}}, part),
+                 axis == 0 ? grid(d, 2 * n, 3, [&](int64_t i, int64_t j) { return base(i % 2, j) + static_cast<double>(i / 2); })
+                           : grid(d, 2, 3 * n, [&](int64_t i, int64_t j) { return base(i, j % 3) + static_cast<double>(j / 3); }));
+        k.expect(cat("graph reduce_scatter sum ", tag),
+                 run(device, ir::Op::reduce_scatter, ir::Attrs{{"op", std::string("sum")}, {"axis", axis}, {"ranks", int64_t{n}}}, whole),
+                 axis == 0 ? grid(d, 2, 3 * n, [&](int64_t i, int64_t j) { return n * base(2 * r + i, j) + tri; })
+                           : grid(d, 2 * n, 3, [&](int64_t i, int64_t j) { return n * base(i, 3 * r + j) + tri; }));
+        k.expect(cat("graph broadcast_from ", n - 1, " ", tag), run(device, ir::Op::broadcast_from, ir::Attrs{{"root", int64_t{n - 1}}}, whole),
+                 grid(d, 2 * n, 3 * n, [&](int64_t i, int64_t j) { return base(i, j) + n - 1; }));
+      }
+}
+
 }  // namespace
 
 int bench_collectives(Args& args) {
@@ -135,6 +181,7 @@ int bench_collectives(Args& args) {
   if (check) {
     Checker k{*c};
     check_all(*c, k);
+    check_graphs(*c, k);
     Tensor f = filled(DType::i32, 1, [&](int64_t) { return static_cast<double>(k.failures); });
     c->all_reduce(f, ReduceOp::sum);
     const int64_t total = static_cast<int64_t>(f.at_f64(0));
@@ -142,7 +189,7 @@ int bench_collectives(Args& args) {
       if (json)
         std::printf("{\"ranks\":%d,\"backend\":\"%s\",\"checks\":%d,\"failures\":%lld}\n", n, c->backend().c_str(), k.checks, static_cast<long long>(total));
       else
-        std::printf("%s, %d ranks: %d checks per rank (all-reduce sum/max/min/avg, all-gather, reduce-scatter, broadcast, send/recv × f32 f64 i32 i64 i8 × 1, 7, 4099, 1M elements): %s\n",
+        std::printf("%s, %d ranks: %d checks per rank (all-reduce sum/max/min/avg, all-gather, reduce-scatter, broadcast, send/recv × f32 f64 i32 i64 i8 × 1, 7, 4099, 1M elements; the four graph ops on reference and cpu): %s\n",
                     c->backend().c_str(), n, k.checks, total == 0 ? "all exact" : cat(total, " FAILED").c_str());
     }
     return total == 0 ? 0 : 1;

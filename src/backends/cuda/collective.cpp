@@ -81,9 +81,40 @@ Kernel make_all_gather(const ir::Node& node, const ir::Graph& lir) {
   }, gathered, "all_gather");
 }
 
+// reduce_scatter and broadcast_from stage through the host on every engine (NCCL has both; not
+// wired yet: nothing on the GPU sends them).
+Kernel make_reduce_scatter(const ir::Node& node, const ir::Graph&) {
+  runtime::CollectiveReduce op = runtime::collective_reduce(node.attrs.s("op"));
+  int64_t axis_attr = node.attrs.i("axis"), ranks = node.attrs.i("ranks");
+  return Kernel([op, axis_attr, ranks](const LaunchArgs& a) {
+    const DeviceView &x = a.in[0], &y = a.out[0];
+    std::vector<char> in, out;
+    to_host(in, x, a.stream);
+    runtime::HostView hout = host_view(out, y);
+    runtime::reduce_scatter_host(host_view(in, x), hout, op, norm_axis(axis_attr, x.shape.size()), ranks);
+    check(cudaMemcpyAsync(y.data, out.data(), out.size(), cudaMemcpyHostToDevice, a.stream), "returning a reduce_scatter's result");
+    check(cudaStreamSynchronize(a.stream), "returning a reduce_scatter's result");
+  }, 0, "reduce_scatter");
+}
+
+Kernel make_broadcast_from(const ir::Node& node, const ir::Graph&) {
+  int64_t root = node.attrs.i("root");
+  return Kernel([root](const LaunchArgs& a) {
+    const DeviceView &x = a.in[0], &y = a.out[0];
+    std::vector<char> buf;
+    to_host(buf, x, a.stream);
+    runtime::HostView h = host_view(buf, x);
+    runtime::broadcast_host(h, h, root);
+    check(cudaMemcpyAsync(y.data, buf.data(), buf.size(), cudaMemcpyHostToDevice, a.stream), "returning a broadcast's result");
+    check(cudaStreamSynchronize(a.stream), "returning a broadcast's result");
+  }, 0, "broadcast_from");
+}
+
 }  // namespace
 
 void register_collective(KernelTable& t) {
+  t[static_cast<size_t>(Op::reduce_scatter)] = {claims_reduction, make_reduce_scatter};
+  t[static_cast<size_t>(Op::broadcast_from)] = {claims_any, make_broadcast_from};
   t[static_cast<size_t>(Op::all_reduce)] = {claims_reduction, make_all_reduce};
   t[static_cast<size_t>(Op::all_gather)] = {claims_any, make_all_gather};
 }

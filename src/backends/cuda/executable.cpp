@@ -75,11 +75,17 @@ struct RunContext {
   std::vector<cudaStream_t> side;     // more streams the capture forks to (step_order.h)
   std::vector<cudaEvent_t> finished;  // per step, recorded behind it during a capture
   std::vector<cudaEvent_t> events;  // RLX_CUDA_PROFILE: one before and one after each step
+  cudaStream_t comm = nullptr;           // collectives, beside the kernels (RLX_COLLECTIVE_OVERLAP)
+  std::vector<cudaEvent_t> comm_events;  // per step: the compute before a collective / the collective done
+  std::vector<std::vector<size_t>> joins;  // per step (and one past the last): the collectives to wait for first
   int* flag = nullptr;              // RLX_CUDA_PROFILE: mapped host word the stream waits on
   ~RunContext() {
     if (flag) cudaFreeHost(flag);
     for (cudaEvent_t e : events) cudaEventDestroy(e);
     for (cudaEvent_t e : finished) cudaEventDestroy(e);
+    for (cudaEvent_t e : comm_events)
+      if (e) cudaEventDestroy(e);  // only collectives' are made (a null one would leave a sticky error)
+    if (comm) cudaStreamDestroy(comm);
     for (cudaStream_t t : side) cudaStreamDestroy(t);
     if (graph) cudaGraphExecDestroy(graph);
     if (stream) cudaStreamDestroy(stream);
@@ -281,11 +287,61 @@ class CudaExecutable : public runtime::Executable {
   }
 
   void launch_steps(RunContext& ctx) {
+    if (collectives_ && flags().RLX_COLLECTIVE_OVERLAP) return launch_overlapped(ctx);
     for (size_t i = 0; i < steps_.size(); ++i) {
       LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream, scratch_of(ctx, i), ctx.error};
       steps_[i].launch(a);
       check_launch(a);
     }
+  }
+
+  bool is_collective(size_t step) const { return ir::has_trait(lir_.node(steps_[step].node).op, ir::kCollective); }
+
+  // The steps in order on the context's stream, but each collective on a stream of its own: it
+  // starts once the kernels before it are done, and the context's stream waits for it only before
+  // the first later step that touches its bytes (reads what it writes, or writes what it reads or
+  // writes) — so an NCCL all-reduce of a gradient bucket runs while the backward goes on. A
+  // collective that stages through the host (Gloo, MPI) blocks the launching thread: in order,
+  // correct, not overlapped. Collectives keep their order on their one stream, as NCCL needs.
+  void launch_overlapped(RunContext& ctx) {
+    if (!ctx.comm) {
+      check(cudaStreamCreateWithFlags(&ctx.comm, cudaStreamNonBlocking), "creating the collectives' stream");
+      ctx.comm_events.resize(2 * steps_.size());
+      for (size_t i = 0; i < steps_.size(); ++i)
+        if (is_collective(i)) {
+          check(cudaEventCreateWithFlags(&ctx.comm_events[2 * i], cudaEventDisableTiming), "creating an event");
+          check(cudaEventCreateWithFlags(&ctx.comm_events[2 * i + 1], cudaEventDisableTiming), "creating an event");
+        }
+    }
+    // where each collective must be joined, from the bytes the steps touch in this context
+    std::vector<StepAccess> acc = accesses(ctx);
+    auto overlaps = [](const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
+      for (const ByteRange& x : a)
+        for (const ByteRange& y : b)
+          if (x.lo < y.hi && y.lo < x.hi) return true;
+      return false;
+    };
+    ctx.joins.assign(steps_.size() + 1, {});
+    for (size_t c = 0; c < steps_.size(); ++c) {
+      if (!is_collective(c)) continue;
+      size_t j = c + 1;
+      for (; j < steps_.size(); ++j)
+        if (!is_collective(j) && (overlaps(acc[j].reads, acc[c].writes) || overlaps(acc[j].writes, acc[c].writes) || overlaps(acc[j].writes, acc[c].reads))) break;
+      ctx.joins[j].push_back(c);
+    }
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      for (size_t c : ctx.joins[i]) check(cudaStreamWaitEvent(ctx.stream, ctx.comm_events[2 * c + 1], 0), "joining a collective");
+      const bool comm = is_collective(i);
+      if (comm) {
+        check(cudaEventRecord(ctx.comm_events[2 * i], ctx.stream), "ordering a collective");
+        check(cudaStreamWaitEvent(ctx.comm, ctx.comm_events[2 * i], 0), "ordering a collective");
+      }
+      LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], comm ? ctx.comm : ctx.stream, scratch_of(ctx, i), ctx.error};
+      steps_[i].launch(a);
+      check_launch(a);
+      if (comm) check(cudaEventRecord(ctx.comm_events[2 * i + 1], ctx.comm), "ordering a collective");
+    }
+    for (size_t c : ctx.joins[steps_.size()]) check(cudaStreamWaitEvent(ctx.stream, ctx.comm_events[2 * c + 1], 0), "joining a collective");
   }
 
   void* scratch_of(const RunContext& ctx, size_t step) const {
