@@ -66,27 +66,6 @@ std::unique_ptr<Communicator> connect(const Rendezvous& r) {
   throw Error(ErrorKind::invalid_argument, cat("unknown communication backend '", r.backend, "' (built: ", join(backends_built()), ")"));
 }
 
-void require_same_config(Communicator& comm, const std::string& what, const std::string& config) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : config) h = (h ^ c) * 1099511628211ull;
-  Tensor mine = Tensor::from_vector(std::vector<int64_t>{static_cast<int64_t>(h)}, {1});
-  Tensor all = Tensor::zeros(DType::i64, {comm.size()});
-  comm.all_gather(mine, all);
-  const int64_t* hs = all.data_as<int64_t>();
-  int differs = -1;
-  for (int r = 1; r < comm.size() && differs < 0; ++r)
-    if (hs[r] != hs[0]) differs = r;
-  if (differs < 0) return;
-  constexpr int64_t kText = 400;  // enough of each to see the difference
-  Tensor text = Tensor::zeros(DType::u8, {kText});
-  std::memcpy(text.data(), config.data(), std::min<size_t>(config.size(), kText));
-  Tensor texts = Tensor::zeros(DType::u8, {comm.size() * kText});
-  comm.all_gather(text, texts);
-  auto of = [&](int r) { const char* p = static_cast<const char*>(texts.data()) + r * kText; return std::string(p, strnlen(p, kText)); };
-  throw Error(ErrorKind::invalid_argument, cat("rank ", differs, " of ", comm.size(), " was started with another ", what, " than rank 0 — rank 0: ", of(0),
-                                               "; rank ", differs, ": ", of(differs)));
-}
-
 std::vector<std::string> all_gather_text(Communicator& comm, const std::string& text) {
   Tensor mine = Tensor::from_vector(std::vector<int64_t>{static_cast<int64_t>(text.size())}, {1});
   Tensor sizes = Tensor::zeros(DType::i64, {comm.size()});
@@ -102,6 +81,24 @@ std::vector<std::string> all_gather_text(Communicator& comm, const std::string& 
     out.emplace_back(static_cast<const char*>(all.data()) + r * most, static_cast<size_t>(sizes.data_as<int64_t>()[r]));
   return out;
 }
+
+void require_same_config(Communicator& comm, const std::string& what, const std::string& config) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : config) h = (h ^ c) * 1099511628211ull;
+  Tensor mine = Tensor::from_vector(std::vector<int64_t>{static_cast<int64_t>(h)}, {1});
+  Tensor all = Tensor::zeros(DType::i64, {comm.size()});
+  comm.all_gather(mine, all);
+  const int64_t* hs = all.data_as<int64_t>();
+  int differs = -1;
+  for (int r = 1; r < comm.size() && differs < 0; ++r)
+    if (hs[r] != hs[0]) differs = r;
+  if (differs < 0) return;
+  const std::vector<std::string> texts = all_gather_text(comm, config);
+  auto of = [&](int r) { return texts[static_cast<size_t>(r)].substr(0, 400); };  // enough of each to see the difference
+  throw Error(ErrorKind::invalid_argument, cat("rank ", differs, " of ", comm.size(), " was started with another ", what, " than rank 0 — rank 0: ", of(0),
+                                               "; rank ", differs, ": ", of(differs)));
+}
+
 
 namespace detail {
 

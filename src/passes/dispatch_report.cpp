@@ -41,6 +41,10 @@ std::string DispatchReport::str() const {
   return out;
 }
 
+namespace {
+bool is_index(const std::string& part) { return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }); }
+}  // namespace
+
 std::string placement_group(const std::string& name) {
   if (name.empty()) return "(unnamed)";
   // parts split at '.' and '/' (ONNX names: "/encoder/layer.0/attention/…")
@@ -48,7 +52,7 @@ std::string placement_group(const std::string& name) {
   for (;;) {
     const size_t end = name.find_first_of("./", start);
     const std::string part = name.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) return name.substr(0, end);
+    if (is_index(part)) return name.substr(0, end);
     if (!part.empty() && first_end == std::string::npos) first_end = end;
     if (end == std::string::npos) return name.substr(0, first_end);
     start = end + 1;
@@ -75,7 +79,7 @@ std::vector<PlacedRun> placed_runs(const std::map<std::string, DispatchReport::R
   for (const auto& [name, row] : placement) {
     const size_t dot = name.rfind('.');
     const std::string tail = dot == std::string::npos ? "" : name.substr(dot + 1);
-    const bool indexed = !tail.empty() && tail.size() < 10 && std::all_of(tail.begin(), tail.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool indexed = tail.size() < 10 && is_index(tail);
     keyed.push_back({{indexed ? name.substr(0, dot) : name, indexed ? std::stol(tail) : -1, name}, row});
   }
   std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {

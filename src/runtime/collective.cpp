@@ -102,6 +102,7 @@ void broadcast_host(const HostView& in, const HostView& out, int64_t root) {
 }
 
 std::function<void()> collective_start(const ir::Node& node, const HostView& in, const HostView& out) {
+  if (!ir::has_trait(node.op, ir::kCollective)) throw Error(ErrorKind::internal, cat("collective_start: ", ir::op_name(node.op), " is not a collective"));
   const size_t bytes = static_cast<size_t>(in.numel) * dtype_size(in.dtype);
   if (node.op == ir::Op::all_reduce) {
     CollectiveGroup* g = &collective_group("all_reduce");
@@ -109,26 +110,18 @@ std::function<void()> collective_start(const ir::Node& node, const HostView& in,
     if (in.data != out.data) std::memcpy(out.data, in.data, bytes);
     return [g, op, t = view_of(out)]() mutable { g->all_reduce(t, op); };
   }
-  if (node.op == ir::Op::all_gather) {
-    collective_group("all_gather");
-    auto copy = std::make_shared<std::vector<char>>(static_cast<const char*>(in.data), static_cast<const char*>(in.data) + bytes);
-    HostView mine = in;
-    mine.data = copy->data();
-    int64_t axis = node.attrs.i("axis");
-    if (axis < 0) axis += static_cast<int64_t>(in.shape.size());
-    return [copy, mine, out, axis, ranks = node.attrs.i("ranks")] { all_gather_host(mine, out, axis, ranks); };
-  }
-  if (node.op == ir::Op::reduce_scatter || node.op == ir::Op::broadcast_from) {  // the input copied: later kernels may reuse its bytes
-    collective_group(ir::op_name(node.op));
-    auto copy = std::make_shared<std::vector<char>>(static_cast<const char*>(in.data), static_cast<const char*>(in.data) + bytes);
-    HostView mine = in;
-    mine.data = copy->data();
-    if (node.op == ir::Op::broadcast_from) return [copy, mine, out, root = node.attrs.i("root")] { broadcast_host(mine, out, root); };
-    int64_t axis = node.attrs.i("axis");
-    if (axis < 0) axis += static_cast<int64_t>(in.shape.size());
+  // The others read a copy of their input: later kernels may reuse its bytes meanwhile.
+  collective_group(ir::op_name(node.op));
+  auto copy = std::make_shared<std::vector<char>>(static_cast<const char*>(in.data), static_cast<const char*>(in.data) + bytes);
+  HostView mine = in;
+  mine.data = copy->data();
+  int64_t axis = node.attrs.has("axis") ? node.attrs.i("axis") : 0;
+  if (axis < 0) axis += static_cast<int64_t>(in.shape.size());
+  if (node.op == ir::Op::all_gather) return [copy, mine, out, axis, ranks = node.attrs.i("ranks")] { all_gather_host(mine, out, axis, ranks); };
+  if (node.op == ir::Op::reduce_scatter)
     return [copy, mine, out, axis, op = collective_reduce(node.attrs.s("op")), ranks = node.attrs.i("ranks")] { reduce_scatter_host(mine, out, op, axis, ranks); };
-  }
-  throw Error(ErrorKind::internal, cat("collective_start: ", ir::op_name(node.op), " is not a collective"));
+  if (node.op == ir::Op::broadcast_from) return [copy, mine, out, root = node.attrs.i("root")] { broadcast_host(mine, out, root); };
+  throw Error(ErrorKind::internal, cat("collective_start: no host path for ", ir::op_name(node.op)));
 }
 
 }  // namespace rlx::runtime

@@ -34,7 +34,6 @@ struct Analysis {
   size_t num_params = 0;
   std::vector<bool> activation;  // per value: depends on a data input
   std::vector<int> last_use;     // per value: the last node reading it (INT_MAX: a graph output; -1: unused)
-  std::vector<int> input_index;  // per value: its graph input index, or -1
   std::vector<bool> from_params;  // per value: computed from a parameter without data (a weight, its fake-quant)
 };
 
@@ -43,10 +42,8 @@ Analysis analyse(const ir::Graph& g, size_t num_params) {
   a.num_params = num_params;
   a.activation.assign(g.num_values(), false);
   a.last_use.assign(g.num_values(), -1);
-  a.input_index.assign(g.num_values(), -1);
   a.from_params.assign(g.num_values(), false);
   for (size_t i = 0; i < g.inputs().size(); ++i) {
-    a.input_index[static_cast<size_t>(g.inputs()[i])] = static_cast<int>(i);
     if (i >= num_params) a.activation[static_cast<size_t>(g.inputs()[i])] = true;
     else a.from_params[static_cast<size_t>(g.inputs()[i])] = true;
   }
@@ -258,7 +255,6 @@ std::vector<PipelineStage> split_pipeline(const ir::Graph& g, size_t num_params,
       for (ValueId v : n.outputs) types.push_back(g.type(v));
       auto outs = sg.add_node(n.op, in, n.attrs, types, n.name, n.origin);
       for (size_t k = 0; k < outs.size(); ++k) map[static_cast<size_t>(n.outputs[k])] = outs[k];
-      if (stage_of[static_cast<size_t>(i)] == s) st.cost += node_cost(g, n);
     }
     if (sent != ir::kNoValue) {
       sg.set_outputs({map[static_cast<size_t>(sent)]});

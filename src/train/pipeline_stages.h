@@ -23,7 +23,6 @@ struct PipelineStage {
   std::vector<size_t> data;    // indices into the model's data inputs (0 = the first after the parameters)
   bool receives = false;       // has the activation input (every stage but the first)
   std::string sends;           // the cut value's name ("" for the last stage)
-  double cost = 0;             // its share of the estimated work (multiply-adds per sample)
 };
 
 // Cuts `forward` (inputs = [params…, data…], outputs = [loss, extras…]) into `stages` stages at

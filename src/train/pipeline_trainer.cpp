@@ -108,7 +108,6 @@ PipelineTrainer::PipelineTrainer(const std::string& device, const ir::Graph& for
   for (size_t k = 0; k < forward.outputs().size(); ++k)
     if (is_scalar(forward.type(forward.outputs()[k]))) scalar_outputs_.push_back(k);
   if (scalar_outputs_.empty() || scalar_outputs_[0] != 0) throw Error(ErrorKind::invalid_argument, "the forward graph's first output (the loss) must be a scalar");
-  num_scalar_extras_ = scalar_outputs_.size() - 1;
 
   const bool last = rank_ == stages_ - 1;
   Session session(device, options);
@@ -169,8 +168,8 @@ double PipelineTrainer::step(const std::vector<Tensor>& data, double lr) {
   std::vector<Tensor> stash(micro.size());  // the received input of each micro-batch in flight
   std::vector<std::unique_ptr<dist::Communicator::PendingSend>> forward_sent(micro.size()), backward_sent;
   int in_flight = 0;
-  double loss = 0;
-  std::vector<double> extra_sums(num_scalar_extras_, 0);
+  const size_t scalar_extras = scalar_outputs_.size() - 1;
+  std::vector<double> sums(scalar_outputs_.size(), 0);  // the loss, then the scalar extras
   std::vector<Tensor> in, out;
   auto stage_inputs = [&](const Micro& m, const Tensor& received) {
     in.clear();
@@ -209,8 +208,8 @@ double PipelineTrainer::step(const std::vector<Tensor>& data, double lr) {
     out.insert(out.end(), grads_.begin(), grads_.end());
     backward_->run_into(in, out);
     if (last) {
-      loss += out[0].at_f64(0) * m.share;
-      for (size_t k = 0; k < num_scalar_extras_; ++k) extra_sums[k] += out[scalar_outputs_[k + 1]].at_f64(0);
+      sums[0] += out[0].at_f64(0) * m.share;
+      for (size_t k = 1; k <= scalar_extras; ++k) sums[k] += out[scalar_outputs_[k]].at_f64(0);
     }
     if (stage_.receives) backward_sent.push_back(comm_.send_async(out[fresh - 1], rank_ - 1));
     x = Tensor();
@@ -233,16 +232,17 @@ double PipelineTrainer::step(const std::vector<Tensor>& data, double lr) {
   clear_accumulators();
 
   // The loss and scalar extras, known to the last stage, for every rank.
-  Tensor summary = Tensor::zeros(DType::f64, {static_cast<int64_t>(1 + num_scalar_extras_)});
-  if (last) {
-    auto* v = summary.data_as<double>();
-    v[0] = loss;
-    for (size_t k = 0; k < num_scalar_extras_; ++k) v[k + 1] = extra_sums[k];
-  }
-  comm_.broadcast(summary, stages_ - 1);
+  sums = from_last_stage(sums, sums.size());
   extras_.clear();
-  for (size_t k = 0; k < num_scalar_extras_; ++k) extras_.push_back(Tensor::scalar(DType::f32, summary.at_f64(static_cast<int64_t>(k) + 1)));
-  return summary.at_f64(0);
+  for (size_t k = 1; k < sums.size(); ++k) extras_.push_back(Tensor::scalar(DType::f32, sums[k]));
+  return sums[0];
+}
+
+std::vector<double> PipelineTrainer::from_last_stage(const std::vector<double>& values, size_t count) const {
+  Tensor t = Tensor::zeros(DType::f64, {static_cast<int64_t>(count)});
+  if (rank_ == stages_ - 1) std::copy(values.begin(), values.end(), t.data_as<double>());
+  comm_.broadcast(t, stages_ - 1);
+  return t.to_f64();
 }
 
 std::vector<Tensor> PipelineTrainer::evaluate(const std::vector<Tensor>& data) const {
@@ -258,15 +258,14 @@ std::vector<Tensor> PipelineTrainer::evaluate(const std::vector<Tensor>& data) c
   for (size_t i : stage_.data) in.push_back(m.data[i]);
   std::vector<Tensor> outs = forward_->run(in);
   if (!last) comm_.send(outs[0].contiguous(), rank_ + 1);  // the next stage is receiving it
-  Tensor summary = Tensor::zeros(DType::f64, {static_cast<int64_t>(scalar_outputs_.size())});
+  std::vector<double> scalars;
   if (last)
-    for (size_t k = 0; k < scalar_outputs_.size(); ++k) summary.data_as<double>()[k] = outs[scalar_outputs_[k]].at_f64(0);
-  comm_.broadcast(summary, stages_ - 1);
+    for (size_t k : scalar_outputs_) scalars.push_back(outs[k].at_f64(0));
+  scalars = from_last_stage(scalars, scalar_outputs_.size());
   if (last) return outs;
   // Elsewhere: the scalars (as f32, the dtype of the classifiers' loss and counts), nothing else.
-  size_t n_outputs = scalar_outputs_.empty() ? 0 : scalar_outputs_.back() + 1;
-  std::vector<Tensor> result(std::max(n_outputs, scalar_outputs_.size()));
-  for (size_t k = 0; k < scalar_outputs_.size(); ++k) result[scalar_outputs_[k]] = Tensor::scalar(DType::f32, summary.at_f64(static_cast<int64_t>(k)));
+  std::vector<Tensor> result(scalar_outputs_.back() + 1);
+  for (size_t k = 0; k < scalar_outputs_.size(); ++k) result[scalar_outputs_[k]] = Tensor::scalar(DType::f32, scalars[k]);
   return result;
 }
 

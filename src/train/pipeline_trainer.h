@@ -56,7 +56,6 @@ class PipelineTrainer {
   void set_params(const std::vector<NamedTensor>& params);
 
   const PipelineStage& stage() const { return stage_; }
-  int stage_index() const { return rank_; }
   int stages() const { return stages_; }
   const PipelineConfig& config() const { return config_; }
   // The most micro-batches this stage has held between forward and backward in any step.
@@ -67,6 +66,8 @@ class PipelineTrainer {
   std::vector<Micro> split_batch(const std::vector<Tensor>& data, int micro_batches) const;  // as even as the rows allow
   Tensor received(const ir::Type& type, const Micro& m) const;  // an empty tensor of the activation's shape for m
   void clear_accumulators();
+  // Every rank: the last stage's `values` (its own are ignored elsewhere; `count` of them).
+  std::vector<double> from_last_stage(const std::vector<double>& values, size_t count) const;
 
   dist::Communicator& comm_;
   int rank_ = 0, stages_ = 1;
@@ -78,8 +79,7 @@ class PipelineTrainer {
   std::vector<int> owner_;           // per model parameter: its stage
   std::vector<NamedTensor> params_;  // this stage's
   std::vector<Tensor> slots_, grads_, extras_;
-  size_t num_scalar_extras_ = 0;
-  std::vector<size_t> scalar_outputs_;  // the model's outputs that are scalars
+  std::vector<size_t> scalar_outputs_;  // the model's outputs that are scalars: the loss, then the scalar extras
   int64_t steps_ = 0;
   int peak_in_flight_ = 0;
   std::optional<CompiledModel> forward_, backward_, update_;  // compiled once the stage is known

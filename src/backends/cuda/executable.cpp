@@ -297,6 +297,27 @@ class CudaExecutable : public runtime::Executable {
 
   bool is_collective(size_t step) const { return ir::has_trait(lir_.node(steps_[step].node).op, ir::kCollective); }
 
+  // Per step (and one past the last): the collectives the context's stream must wait for before
+  // it — each before the first later step that reads what it writes or writes what it touches.
+  std::vector<std::vector<size_t>> collective_joins(const RunContext& ctx) const {
+    std::vector<StepAccess> acc = accesses(ctx);
+    auto overlaps = [](const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
+      for (const ByteRange& x : a)
+        for (const ByteRange& y : b)
+          if (x.lo < y.hi && y.lo < x.hi) return true;
+      return false;
+    };
+    std::vector<std::vector<size_t>> joins(steps_.size() + 1);
+    for (size_t c = 0; c < steps_.size(); ++c) {
+      if (!is_collective(c)) continue;
+      size_t j = c + 1;
+      for (; j < steps_.size(); ++j)
+        if (!is_collective(j) && (overlaps(acc[j].reads, acc[c].writes) || overlaps(acc[j].writes, acc[c].writes) || overlaps(acc[j].writes, acc[c].reads))) break;
+      joins[j].push_back(c);
+    }
+    return joins;
+  }
+
   // The steps in order on the context's stream, but each collective on a stream of its own: it
   // starts once the kernels before it are done, and the context's stream waits for it only before
   // the first later step that touches its bytes (reads what it writes, or writes what it reads or
@@ -313,22 +334,7 @@ class CudaExecutable : public runtime::Executable {
           check(cudaEventCreateWithFlags(&ctx.comm_events[2 * i + 1], cudaEventDisableTiming), "creating an event");
         }
     }
-    // where each collective must be joined, from the bytes the steps touch in this context
-    std::vector<StepAccess> acc = accesses(ctx);
-    auto overlaps = [](const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
-      for (const ByteRange& x : a)
-        for (const ByteRange& y : b)
-          if (x.lo < y.hi && y.lo < x.hi) return true;
-      return false;
-    };
-    ctx.joins.assign(steps_.size() + 1, {});
-    for (size_t c = 0; c < steps_.size(); ++c) {
-      if (!is_collective(c)) continue;
-      size_t j = c + 1;
-      for (; j < steps_.size(); ++j)
-        if (!is_collective(j) && (overlaps(acc[j].reads, acc[c].writes) || overlaps(acc[j].writes, acc[c].writes) || overlaps(acc[j].writes, acc[c].reads))) break;
-      ctx.joins[j].push_back(c);
-    }
+    if (ctx.joins.empty()) ctx.joins = collective_joins(ctx);  // until the bindings change (rebind)
     for (size_t i = 0; i < steps_.size(); ++i) {
       for (size_t c : ctx.joins[i]) check(cudaStreamWaitEvent(ctx.stream, ctx.comm_events[2 * c + 1], 0), "joining a collective");
       const bool comm = is_collective(i);
@@ -561,6 +567,7 @@ class CudaExecutable : public runtime::Executable {
   void rebind(RunContext& c, std::vector<void*> bound) {
     c.bound = std::move(bound);
     resolve(c);
+    c.joins.clear();  // the steps' bytes moved
     if (c.graph) cudaGraphExecDestroy(c.graph);
     c.graph = nullptr;
     c.graph_failed = false;
