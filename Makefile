@@ -35,6 +35,10 @@ PACKAGES += verilator yosys nextpnr-ice40 fpga-icestorm
 # ranks (tests/cli/dist.sh, on loopback).
 PACKAGES += libgloo-dev libopenmpi-dev openmpi-bin
 
+# src/science and the linear algebra ops: LAPACKE (cpu factorizations), FFTW, SuiteSparse; SciPy
+# for the side-by-side parity and speed checks (bench/linalg_peers.py).
+PACKAGES += liblapacke-dev libfftw3-dev libsuitesparse-dev python3-scipy
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup configure build test demo docs clean

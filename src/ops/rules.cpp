@@ -21,6 +21,7 @@ const RuleTable& table() {
     register_quant_linear(r);
     register_experts(r);
     register_collective(r);
+    register_factorize(r);
     register_vjp_elementwise(r);
     register_vjp_structural(r);
     register_vjp_nn(r);

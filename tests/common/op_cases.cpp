@@ -28,7 +28,9 @@ using ir::Type;
 // spread: distinct indices in [0, range), not in order ((7i + 3) mod range; range prime to 7)
 // int8: the full range of an int8 value, [−128, 127] (what quantized tensors hold).
 // multiplier: fixed-point multipliers in [2^30, 2^31); shift: in [range − 8, range].
-enum class Fill { normal, positive, unit, distinct, spread, boolean, index, label, small_int, int8, multiplier, shift, packed, cache_mask, causal_bias };
+// spd: per matrix M Mᵀ/n + I (symmetric positive definite); well_conditioned: normal with n added
+// to the diagonal (triangles, solves and LU far from singular).
+enum class Fill { spd, well_conditioned, normal, positive, unit, distinct, spread, boolean, index, label, small_int, int8, multiplier, shift, packed, cache_mask, causal_bias };
 
 struct Operand {
   Type type;
@@ -128,6 +130,25 @@ Tensor make_input(const Operand& o, std::mt19937& rng, bool transposed_view) {
         break;
       }
       case Fill::packed: break;
+      case Fill::spd:
+      case Fill::well_conditioned: v[i] = normal(rng); break;
+    }
+  }
+  if (o.fill == Fill::spd || o.fill == Fill::well_conditioned) {
+    int64_t m = shape.back();
+    for (int64_t at = 0; at + m * m <= n; at += m * m) {
+      double* a = v.data() + at;
+      if (o.fill == Fill::well_conditioned) {
+        for (int64_t i = 0; i < m; ++i) a[i * m + i] += static_cast<double>(m);
+        continue;
+      }
+      std::vector<double> g(a, a + m * m);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j) {
+          double dot = 0;
+          for (int64_t k = 0; k < m; ++k) dot += g[static_cast<size_t>(i * m + k)] * g[static_cast<size_t>(j * m + k)];
+          a[i * m + j] = dot / static_cast<double>(m) + (i == j ? 1.0 : 0.0);
+        }
     }
   }
   if (o.fill == Fill::distinct) {
@@ -192,6 +213,74 @@ std::vector<Spec> elementwise_specs(Op op) {
       out.push_back({{{{d, S({4, 3, 5})}, f}, {{d, S({5})}, rhs}}, {}, "broadcast rhs"});
       out.push_back({{{{d, S({3, 1})}, f}, {{d, S({1, 6})}, rhs}}, {}, "broadcast both"});
       out.push_back({{{{d, S({})}, f}, {{d, S({2, 9})}, rhs}}, {}, "scalar lhs"});
+    }
+  }
+  return out;
+}
+
+// Dense linear algebra in f32 and f64, single matrices and batches. Gradients are checked on the
+// f64 cases, so shapes whose gradient is undefined (lu and qr of a wide matrix) are f32 only.
+std::vector<Spec> linalg_specs(Op op) {
+  std::vector<Spec> out;
+  auto add = [&](std::vector<Operand> in, Attrs a = {}, std::string note = "") { out.push_back({std::move(in), std::move(a), std::move(note)}); };
+  for (DType d : {DType::f32, DType::f64}) {
+    auto m = [&](std::vector<int64_t> s, Fill f = Fill::normal) { return Operand{{d, S(std::move(s))}, f}; };
+    switch (op) {
+      case Op::cholesky:
+        add({m({4, 4}, Fill::spd)});
+        add({m({2, 3, 5, 5}, Fill::spd)}, {}, "batch");
+        break;
+      case Op::triangular_solve:
+        for (bool lower : {true, false})
+          for (bool left : {true, false})
+            for (bool tr : {false, true})
+              for (bool unit : {false, true}) {
+                Attrs a{{"lower", lower}, {"left", left}, {"transpose", tr}, {"unit_diagonal", unit}};
+                add({m({4, 4}, Fill::well_conditioned), left ? m({4, 3}) : m({3, 4})}, a);
+              }
+        add({m({2, 5, 5}, Fill::well_conditioned), m({2, 5, 2})}, {}, "batch");
+        break;
+      case Op::lu:
+        add({m({4, 4}, Fill::well_conditioned)});
+        add({m({3, 5, 5})}, {}, "batch");
+        if (d == DType::f32) {
+          add({m({6, 4})}, {}, "tall");
+          add({m({3, 5})}, {}, "wide");
+        }
+        break;
+      case Op::solve:
+        add({m({4, 4}, Fill::well_conditioned), m({4, 3})});
+        add({m({3, 5, 5}, Fill::well_conditioned), m({3, 5, 1})}, {}, "batch, one column");
+        break;
+      case Op::inv:
+      case Op::matrix_exp:
+      case Op::det:
+      case Op::slogdet:
+        add({m({4, 4}, op == Op::inv ? Fill::well_conditioned : Fill::normal)});
+        add({m({2, 3, 3})}, {}, "batch");
+        if (op == Op::matrix_exp) add({m({6, 6}, Fill::well_conditioned)}, {}, "large norm (squarings)");
+        break;
+      case Op::qr:
+        add({m({5, 3})}, {}, "tall");
+        add({m({4, 4})});
+        add({m({2, 6, 4})}, {}, "batch");
+        if (d == DType::f32) add({m({3, 5})}, {}, "wide");
+        break;
+      case Op::eigh:
+        add({m({4, 4})});
+        add({m({2, 5, 5})}, {}, "batch");
+        break;
+      case Op::svd:
+        add({m({5, 3})}, {}, "tall");
+        add({m({3, 5})}, {}, "wide");
+        add({m({4, 4})});
+        add({m({2, 5, 4})}, {}, "batch");
+        break;
+      case Op::lstsq:
+        add({m({6, 4}), m({6, 2})});
+        add({m({2, 5, 3}), m({2, 5, 1})}, {}, "batch");
+        break;
+      default: break;
     }
   }
   return out;
@@ -817,6 +906,19 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         }
       }
       break;
+    case Op::cholesky:
+    case Op::triangular_solve:
+    case Op::lu:
+    case Op::solve:
+    case Op::inv:
+    case Op::slogdet:
+    case Op::qr:
+    case Op::eigh:
+    case Op::svd:
+    case Op::matrix_exp:
+    case Op::det:
+    case Op::lstsq:
+      return linalg_specs(op);
     default:
       return elementwise_specs(op);
   }

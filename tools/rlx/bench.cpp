@@ -26,6 +26,8 @@ const std::vector<BenchWorkload>& bench_workloads() {
        "llama-bench's pp512 / tg128 tokens/s on the Qwen3-0.6B architecture (random weights) with the measured memory bandwidth bound", bench_qwen3},
       {"collectives", "[--check] [--sizes 4K,64K,1M,16M,64M] [--runs N] [--kill-rank R] [--json]  (as every rank: rlx launch -n N [--backend gloo|mpi|nccl] -- rlx bench collectives …)",
        "all-reduce time and bus bandwidth from 4 KB to 64 MB; --check: every collective × dtype × size exact", bench_collectives},
+      {"linalg", "[--ops cholesky,lu,qr,eigh,svd,solve,triangular_solve,inv,slogdet,matrix_exp] [--sizes 256,1024] [--dtype f64|f32] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
+       "dense linear algebra ms per n×n matrix, each result checked by its residual (bench/linalg_peers.py: side by side with NumPy/SciPy)", bench_linalg},
   };
   return w;
 }

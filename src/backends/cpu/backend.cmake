@@ -15,6 +15,13 @@ if(RLX_OPENBLAS_INCLUDE AND RLX_OPENBLAS_LIB)
     message(FATAL_ERROR "the cpu backend needs Highway: apt-get install libhwy-dev (make setup does this)")
   endif()
   list(APPEND RLX_BACKEND_CPU_LIBS ${RLX_HWY_LIB})
+  # LAPACKE (Debian's liblapacke-dev): the dense factorizations, resolved to OpenBLAS's LAPACK
+  # (linked first), the one NumPy uses
+  find_library(RLX_LAPACKE_LIB NAMES lapacke)
+  if(NOT RLX_LAPACKE_LIB)
+    message(FATAL_ERROR "the cpu backend needs LAPACKE: apt-get install liblapacke-dev (make setup does this)")
+  endif()
+  list(APPEND RLX_BACKEND_CPU_LIBS ${RLX_LAPACKE_LIB})
   include_directories(SYSTEM ${RLX_OPENBLAS_INCLUDE})
 else()
   message(FATAL_ERROR "the cpu backend needs OpenBLAS: apt-get install libopenblas-dev (make setup does this)")

@@ -39,6 +39,7 @@ void register_rope(KernelTable& t);
 void register_quant(KernelTable& t);
 void register_experts(KernelTable& t);
 void register_collective(KernelTable& t);
+void register_factorize(KernelTable& t);
 
 using rlx::num_threads;
 

@@ -26,6 +26,7 @@ const KernelTable& table() {
     register_quant_linear(k);
     register_experts(k);
     register_collective(k);
+    register_factorize(k);
     return k;
   }();
   return t;

@@ -26,6 +26,7 @@ void register_movement(KernelTable& t);
 void register_nn(KernelTable& t);
 void register_quant(KernelTable& t);
 void register_collective(KernelTable& t);
+void register_factorize(KernelTable& t);
 const KernelTable& kernels();
 
 // ---- element access in wide types

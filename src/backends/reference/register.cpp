@@ -20,6 +20,7 @@ const KernelTable& kernels() {
     register_nn(k);
     register_quant(k);
     register_collective(k);
+    register_factorize(k);
     return k;
   }();
   return t;
