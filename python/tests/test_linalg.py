@@ -52,3 +52,35 @@ def test_gradient_through_a_solve_fits_the_source():
         last = t.step(batch, lr=0.05)
     assert last < first * 1e-4
     np.testing.assert_allclose(t.params["x"], y, atol=1e-2)
+
+
+def test_poisson_fit_example_recovers_the_parameters():
+    # examples/poisson_fit.py: diffusivity and reaction rate recovered through csr_solve's gradient.
+    import os
+    import runpy
+    import sys
+
+    path = os.path.join(os.environ.get("RLX_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")), "examples", "poisson_fit.py")
+    argv = sys.argv
+    sys.argv = [path, "--grid", "12", "--steps", "300"]
+    try:
+        k, r = runpy.run_path(path)["main"]()
+    finally:
+        sys.argv = argv
+    assert abs(k - 1.7) < 0.02 and abs(r - 0.4) < 0.02, (k, r)
+
+
+def test_sparse_solve_matches_scipy():
+    sp = __import__("pytest").importorskip("scipy.sparse")
+    n = 30
+    rng = np.random.default_rng(3)
+    a = (sp.random(n, n, density=0.1, random_state=4) + sp.eye(n) * 4).tocsr()
+    a.sort_indices()
+    b = rng.standard_normal((n, 2))
+    g = rlx.Graph("sparse")
+    ins = [g.input("ptr", "i64", [n + 1]), g.input("cols", "i64", [a.nnz]), g.input("vals", "f64", [a.nnz]), g.input("b", "f64", [n, 2])]
+    g.set_outputs([rlx.ops.csr_solve(*ins), rlx.ops.csr_matmul(*ins[:3], ins[3], n=n)])
+    for device in ("cpu", "reference"):
+        x, ab = rlx.Session(device).compile(g).run([a.indptr.astype(np.int64), a.indices.astype(np.int64), a.data, b])
+        np.testing.assert_allclose(np.asarray(x), __import__("scipy.sparse.linalg").sparse.linalg.spsolve(a.tocsc(), b), rtol=1e-11, atol=1e-13)
+        np.testing.assert_allclose(np.asarray(ab), a @ b, rtol=1e-12)

@@ -22,6 +22,7 @@ const RuleTable& table() {
     register_experts(r);
     register_collective(r);
     register_factorize(r);
+    register_sparse(r);
     register_vjp_elementwise(r);
     register_vjp_structural(r);
     register_vjp_nn(r);

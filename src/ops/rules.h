@@ -56,6 +56,7 @@ void register_quant_linear(RuleTable& t);
 void register_experts(RuleTable& t);
 void register_collective(RuleTable& t);
 void register_factorize(RuleTable& t);
+void register_sparse(RuleTable& t);
 void register_vjp_elementwise(RuleTable& t);
 void register_vjp_structural(RuleTable& t);
 void register_vjp_nn(RuleTable& t);

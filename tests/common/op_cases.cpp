@@ -37,6 +37,7 @@ struct Operand {
   Fill fill = Fill::normal;
   int64_t range = 0;  // index/label: values in [0, range); packed: the quant::BlockType
   bool constant = false;  // a constant of the graph instead of an input (devices may repack it)
+  std::vector<double> fixed = {};  // these values instead of a fill (sparse index arrays)
 };
 
 struct Spec {
@@ -97,6 +98,7 @@ Tensor packed_input(const Operand& o, std::mt19937& rng) {
 
 Tensor make_input(const Operand& o, std::mt19937& rng, bool transposed_view) {
   if (o.fill == Fill::packed) return packed_input(o, rng);
+  if (!o.fixed.empty()) return Tensor::from_f64(o.type.dtype, shape_values(o.type.shape), o.fixed);
   std::vector<int64_t> shape = shape_values(o.type.shape);
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -279,6 +281,61 @@ std::vector<Spec> linalg_specs(Op op) {
       case Op::lstsq:
         add({m({6, 4}), m({6, 2})});
         add({m({2, 5, 3}), m({2, 5, 1})}, {}, "batch");
+        break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+// A CSR matrix [m, n] with three entries per row — the diagonal (when square: 4 plus a little,
+// far from singular), its right neighbour and the column half a row away — as operands (row_ptr,
+// col_idx, values); symmetric: the tridiagonal 4 / −1 + a little (positive definite, and symmetric in
+// its values too).
+std::vector<Operand> csr_operands(DType d, int64_t m, int64_t n, bool symmetric) {
+  std::vector<double> ptr = {0}, cols, vals;
+  for (int64_t i = 0; i < m; ++i) {
+    std::vector<int64_t> c = symmetric ? std::vector<int64_t>{i - 1, i, i + 1} : std::vector<int64_t>{i % n, (i + 1) % n, (i + n / 2) % n};
+    std::sort(c.begin(), c.end());
+    for (int64_t col : c) {
+      if (col < 0 || col >= n) continue;
+      cols.push_back(static_cast<double>(col));
+      double off = 0.3 * std::sin(static_cast<double>(7 * std::min(i, col) + 3 * std::max(i, col)));
+      vals.push_back(col == i ? 4 + off : symmetric ? -1 + off : off + 0.5);
+    }
+    ptr.push_back(static_cast<double>(cols.size()));
+  }
+  int64_t nnz = static_cast<int64_t>(cols.size());
+  return {Operand{{DType::i64, S({m + 1})}, Fill::normal, 0, false, ptr}, Operand{{DType::i64, S({nnz})}, Fill::normal, 0, false, cols},
+          Operand{{d, S({nnz})}, Fill::normal, 0, false, vals}};
+}
+
+std::vector<Spec> sparse_specs(Op op) {
+  std::vector<Spec> out;
+  for (DType d : {DType::f32, DType::f64}) {
+    auto with = [&](std::vector<Operand> a, Operand x) {
+      a.push_back(std::move(x));
+      return a;
+    };
+    switch (op) {
+      case Op::csr_matmul:
+        out.push_back({with(csr_operands(d, 5, 7, false), Operand{{d, S({7, 3})}}), Attrs{{"n", int64_t{7}}}, ""});
+        out.push_back({with(csr_operands(d, 5, 7, false), Operand{{d, S({5, 2})}}), Attrs{{"n", int64_t{7}}, {"transpose", true}}, ""});
+        out.push_back({with(csr_operands(d, 6, 6, true), Operand{{d, S({6, 1})}}), Attrs{{"n", int64_t{6}}}, "symmetric, one column"});
+        break;
+      case Op::csr_solve:
+        for (bool t : {false, true}) {
+          out.push_back({with(csr_operands(d, 6, 6, false), Operand{{d, S({6, 2})}}), Attrs{{"method", std::string("lu")}, {"transpose", t}}, ""});
+          out.push_back({with(csr_operands(d, 6, 6, false), Operand{{d, S({6, 1})}}), Attrs{{"transpose", t}}, "auto, not symmetric"});
+        }
+        for (const char* m : {"auto", "cholesky", "lu"})
+          out.push_back({with(csr_operands(d, 7, 7, true), Operand{{d, S({7, 2})}}), Attrs{{"method", std::string(m)}}, "symmetric positive definite"});
+        break;
+      case Op::csr_row_ids:
+        if (d == DType::f32) {
+          std::vector<Operand> a = csr_operands(d, 5, 7, false);
+          out.push_back({{a[0]}, Attrs{{"nnz", a[1].type.shape[0].value()}}, ""});
+        }
         break;
       default: break;
     }
@@ -919,6 +976,10 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
     case Op::det:
     case Op::lstsq:
       return linalg_specs(op);
+    case Op::csr_matmul:
+    case Op::csr_solve:
+    case Op::csr_row_ids:
+      return sparse_specs(op);
     default:
       return elementwise_specs(op);
   }
@@ -935,6 +996,7 @@ std::vector<OpCase> op_cases(Op op, uint32_t seed) {
     OpCase c;
     c.op = op;
     c.dtype = s.in.empty() ? (s.attrs.has("dtype") ? s.attrs.dtype("dtype") : s.attrs.tensor("value").dtype()) : s.in[0].type.dtype;
+    if (op == Op::csr_matmul || op == Op::csr_solve) c.dtype = s.in[2].type.dtype;  // the values, not the indices
     if (op == Op::select) c.dtype = s.in[1].type.dtype;
     ops::Builder b(c.graph);
     c.graph.name = ir::op_name(op);

@@ -40,6 +40,7 @@ void register_quant(KernelTable& t);
 void register_experts(KernelTable& t);
 void register_collective(KernelTable& t);
 void register_factorize(KernelTable& t);
+void register_sparse(KernelTable& t);
 
 using rlx::num_threads;
 

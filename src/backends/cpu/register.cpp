@@ -27,6 +27,7 @@ const KernelTable& table() {
     register_experts(k);
     register_collective(k);
     register_factorize(k);
+    register_sparse(k);
     return k;
   }();
   return t;

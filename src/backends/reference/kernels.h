@@ -27,6 +27,7 @@ void register_nn(KernelTable& t);
 void register_quant(KernelTable& t);
 void register_collective(KernelTable& t);
 void register_factorize(KernelTable& t);
+void register_sparse(KernelTable& t);
 const KernelTable& kernels();
 
 // ---- element access in wide types

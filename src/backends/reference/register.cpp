@@ -21,6 +21,7 @@ const KernelTable& kernels() {
     register_quant(k);
     register_collective(k);
     register_factorize(k);
+    register_sparse(k);
     return k;
   }();
   return t;
