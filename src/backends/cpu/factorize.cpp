@@ -165,25 +165,24 @@ HostKernel make_slogdet(const ir::Node&, const ir::Graph&) {
   };
 }
 
-// The LQ of the buffer (Aᵀ = L Q') is A's QR: Q = Q'ᵀ, R = Lᵀ — read straight off the rows of the
-// row-major view.
+// geqrf and orgqr on A transposed in (column-major), Q transposed back out, R read off.
 HostKernel make_qr(const ir::Node&, const ir::Graph&) {
   return [](const KernelArgs& a) {
     with_float_type(a, [&](auto tag) {
       using T = decltype(tag);
       int64_t m = rows_of(a.in[0]), n = cols_of(a.in[0]), k = std::min(m, n);
-      T* w = scratch<T, 0>(static_cast<size_t>(m * n));
+      T* col = scratch<T, 0>(static_cast<size_t>(m * n));
       std::vector<T> tau(static_cast<size_t>(k));
       for (int64_t item = 0; item < batch_of(a.in[0]); ++item) {
-        std::copy_n(a.in[0].as<T>() + item * m * n, m * n, w);
+        transpose_into(a.in[0].as<T>() + item * m * n, m, n, col);
         int mi = dim(Op::qr, m), ni = dim(Op::qr, n), ki = static_cast<int>(k);
-        check(Op::qr, item, Routines<T>::gelqf(ni, mi, w, ni, tau.data()), "gelqf");
+        check(Op::qr, item, Routines<T>::geqrf(mi, ni, col, mi, tau.data()), "geqrf");
         T* q = a.out[0].as<T>() + item * m * k;
         T* r = a.out[1].as<T>() + item * k * n;
         for (int64_t i = 0; i < k; ++i)
-          for (int64_t j = 0; j < n; ++j) r[i * n + j] = j >= i ? w[i * n + j] : T(0);
-        check(Op::qr, item, Routines<T>::orglq(ki, mi, ki, w, ni, tau.data()), "orglq");
-        for (int64_t i = 0; i < m; ++i) std::copy_n(w + i * n, k, q + i * k);
+          for (int64_t j = 0; j < n; ++j) r[i * n + j] = j >= i ? col[j * m + i] : T(0);
+        check(Op::qr, item, Routines<T>::orgqr(mi, ki, ki, col, mi, tau.data()), "orgqr");
+        transpose_into(col, k, m, q);
         for (int64_t i = 0; i < k; ++i)
           if (r[i * n + i] < 0) {
             for (int64_t j = 0; j < n; ++j) r[i * n + j] = -r[i * n + j];

@@ -2,7 +2,8 @@
 // the s/d routines by element type, all column-major. RLX's matrices are row-major, i.e. LAPACK's
 // transposes, and the kernels are written so that this costs nothing: a symmetric matrix is its own
 // transpose (lower ↔ upper), the SVD of Aᵀ swaps U and V, the LQ of Aᵀ is the QR of A, and
-// solves factor Aᵀ and solve from the right. Only lu transposes (A's row pivots are what it returns).
+// solves factor Aᵀ and solve from the right. lu and qr transpose (lu must return A's row pivots;
+// LAPACK's LQ of Aᵀ, which would spare qr the copies, is slower than its QR by more than they cost).
 #pragma once
 #include <cblas.h>
 #include <lapacke.h>
@@ -27,8 +28,8 @@ struct Routines;
       return LAPACKE_##p##getrs_work(LAPACK_COL_MAJOR, 'N', n, nrhs, a, lda, ipiv, b, ldb);                                       \
     }                                                                                                                              \
     static int getri(int n, T* a, int lda, const int* ipiv) { return LAPACKE_##p##getri(LAPACK_COL_MAJOR, n, a, lda, ipiv); }      \
-    static int gelqf(int m, int n, T* a, int lda, T* tau) { return LAPACKE_##p##gelqf(LAPACK_COL_MAJOR, m, n, a, lda, tau); }      \
-    static int orglq(int m, int n, int k, T* a, int lda, const T* tau) { return LAPACKE_##p##orglq(LAPACK_COL_MAJOR, m, n, k, a, lda, tau); } \
+    static int geqrf(int m, int n, T* a, int lda, T* tau) { return LAPACKE_##p##geqrf(LAPACK_COL_MAJOR, m, n, a, lda, tau); }      \
+    static int orgqr(int m, int n, int k, T* a, int lda, const T* tau) { return LAPACKE_##p##orgqr(LAPACK_COL_MAJOR, m, n, k, a, lda, tau); } \
     static int syevd(int n, T* a, int lda, T* w) { return LAPACKE_##p##syevd(LAPACK_COL_MAJOR, 'V', 'U', n, a, lda, w); }         \
     static int gesdd(int m, int n, T* a, int lda, T* s, T* u, int ldu, T* vt, int ldvt) {                                          \
       return LAPACKE_##p##gesdd(LAPACK_COL_MAJOR, 'S', m, n, a, lda, s, u, ldu, vt, ldvt);                                          \
@@ -47,16 +48,27 @@ RLX_LAPACK_ROUTINES(double, d)
 #undef RLX_LAPACK_ROUTINES
 
 // OpenBLAS threads for the length of one kernel: the pool is idle while LAPACK runs, and the
-// factorizations' blocked updates are where the cores pay off (register.cpp keeps it at 1 otherwise).
+// factorizations' blocked updates are where the cores pay off (register.cpp keeps it at 1
+// otherwise). Matrices below ~320² elements stay on one thread: waking OpenBLAS's threads (and the
+// pool's, for transposes) costs about what splitting so little work saves (a chosen bound; this
+// machine's timing noise hid any difference at 256²).
 struct BlasThreads {
-  BlasThreads() { openblas_set_num_threads(num_threads()); }
-  ~BlasThreads() { openblas_set_num_threads(1); }
+  static constexpr int64_t kThreadedElements = 320 * 320;
+  bool on;
+  explicit BlasThreads(int64_t elements) : on(elements >= kThreadedElements && num_threads() > 1) {
+    if (on) openblas_set_num_threads(num_threads());
+  }
+  ~BlasThreads() {
+    if (on) openblas_set_num_threads(1);
+  }
 };
 
-// Calls f(T{}) for the kernel's element type (f32 or f64), with OpenBLAS on every thread.
+// Calls f(T{}) for the kernel's element type (f32 or f64), with OpenBLAS threaded by the size of
+// one matrix of the first operand.
 template <class F>
 void with_float_type(const KernelArgs& a, F f) {
-  BlasThreads threads;
+  const HostView& x = a.in[0];
+  BlasThreads threads(x.shape.size() >= 2 ? x.shape[x.shape.size() - 2] * x.shape.back() : x.numel);
   if (a.in[0].dtype == DType::f32) f(float{});
   else f(double{});
 }
@@ -92,7 +104,8 @@ T* scratch(size_t n) {
 template <class T>
 void transpose_into(const T* src, int64_t rows, int64_t cols, T* dst) {
   constexpr int64_t kTile = 8;  // 8×8 doubles: both sides stay in L1 even at power-of-two strides (2× faster than 32)
-  parallel_items((rows + kTile - 1) / kTile, 16, [&](int64_t block) {
+  int64_t grain = std::max<int64_t>(1, BlasThreads::kThreadedElements / (kTile * std::max<int64_t>(1, cols)));  // small: one thread
+  parallel_items((rows + kTile - 1) / kTile, grain, [&](int64_t block) {
     int64_t i0 = block * kTile;
     for (int64_t j0 = 0; j0 < cols; j0 += kTile)
       for (int64_t i = i0; i < std::min(rows, i0 + kTile); ++i)

@@ -125,7 +125,7 @@ HostKernel make_csr_solve(const ir::Node& node, const ir::Graph&) {
     const int64_t* cols = a.in[1].as<int64_t>();
     int64_t n = a.in[0].numel - 1, nnz = a.in[1].numel, k = a.in[3].shape[1];
     check_csr("csr_solve", ptr, n, cols, nnz, n, true);
-    lapack::BlasThreads threads;
+    lapack::BlasThreads threads(nnz);
     // f64 copies: the values (f32 widened) and B column-major.
     std::vector<double> v(static_cast<size_t>(nnz)), b(static_cast<size_t>(n * k));
     dispatch_typed(a.in[2].dtype, [&](auto tag) {
