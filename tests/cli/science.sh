@@ -14,6 +14,11 @@ bad() { echo "FAIL: $*"; fail=1; }
 "$RLX" bench linalg --sizes 24,40 --runs 1 --warmup 0 --json >"$tmp/linalg.json" 2>"$tmp/err" || bad "bench linalg: $(cat "$tmp/err")"
 "$RLX" bench linalg --sizes 24 --dtype f32 --runs 1 --warmup 0 >/dev/null 2>"$tmp/err" || bad "bench linalg f32: $(cat "$tmp/err")"
 "$RLX" bench poisson --grid 16,40 --runs 1 --warmup 0 --json >"$tmp/poisson.json" 2>"$tmp/err" || bad "bench poisson: $(cat "$tmp/err")"
+for m in cg bicgstab gmres; do
+  "$RLX" bench poisson --grid 12 --method $m --preconditioner ichol --runs 1 --warmup 0 >/dev/null 2>"$tmp/err" || bad "bench poisson --method $m: $(cat "$tmp/err")"
+done
+"$RLX" bench poisson --grid 8 --method sor 2>"$tmp/err" >/dev/null && bad "bench poisson accepted an unknown method"
+grep -q "'sor' is not a solver" "$tmp/err" || bad "bench poisson's error does not name the method: $(cat "$tmp/err")"
 "$RLX" bench linalg --ops nope --sizes 8 2>"$tmp/err" >/dev/null && bad "bench linalg accepted an unknown op"
 grep -q "'nope' is not an op" "$tmp/err" || bad "bench linalg's error does not name the op: $(cat "$tmp/err")"
 

@@ -28,8 +28,8 @@ const std::vector<BenchWorkload>& bench_workloads() {
        "all-reduce time and bus bandwidth from 4 KB to 64 MB; --check: every collective × dtype × size exact", bench_collectives},
       {"linalg", "[--ops cholesky,lu,qr,eigh,svd,solve,triangular_solve,inv,slogdet,matrix_exp] [--sizes 256,1024] [--dtype f64|f32] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
        "dense linear algebra ms per n×n matrix, each result checked by its residual (bench/linalg_peers.py: side by side with NumPy/SciPy)", bench_linalg},
-      {"poisson", "[--grid 300,1000] [--method cholesky|lu|auto] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
-       "the 2D Poisson equation on an N×N grid by a sparse direct solve (N² unknowns), residual checked (bench/sparse_peers.py: beside scipy's spsolve)", bench_poisson},
+      {"poisson", "[--grid 300,1000] [--method cholesky|lu|auto|cg|bicgstab|gmres] [--preconditioner none|jacobi|ichol] [--rtol 1e-10] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
+       "the 2D Poisson equation on an N×N grid (N² unknowns) by a sparse direct solve or a Krylov method, residual checked (bench/sparse_peers.py: beside SciPy)", bench_poisson},
   };
   return w;
 }
