@@ -20,7 +20,8 @@ from ._rlx import (CompiledModel, DeviceInfo, Error, Tensor, TokenIterator, devi
                    set_num_threads, tensor)
 
 __all__ = ["Graph", "Value", "Session", "CompiledModel", "Tensor", "Error", "DeviceInfo", "Model", "Embedder", "Generator",
-           "TokenIterator", "Trainer", "devices", "load", "op", "ops", "from_dlpack", "tensor", "set_num_threads", "num_threads"]
+           "TokenIterator", "Trainer", "devices", "load", "op", "ops", "from_dlpack", "tensor", "set_num_threads", "num_threads", "krylov",
+           "KrylovResult"]
 
 _OPS = {o["name"]: o for o in _rlx.op_table()}
 
@@ -305,3 +306,32 @@ class Trainer:
     @property
     def steps(self):
         return self._t.steps
+
+
+class KrylovResult:
+    """What rlx.krylov returns: x, iterations, residual (‖b − A x‖/‖b‖ recomputed from x),
+    converged (the tracked residual reached the target) and history (one relative residual per
+    iteration)."""
+
+    def __init__(self, d):
+        self.x, self.iterations, self.residual = d["x"], d["iterations"], d["residual"]
+        self.converged, self.history = d["converged"], d["history"]
+
+    def __repr__(self):
+        return f"KrylovResult(iterations={self.iterations}, residual={self.residual:.3e}, converged={self.converged})"
+
+
+def krylov(a, b, method="cg", preconditioner="none", rtol=1e-10, atol=0.0, max_iterations=0, restart=50):
+    """Solves A x = b iteratively on the CPU: method "cg" (symmetric positive definite A),
+    "bicgstab" or "gmres" (restarted every `restart` iterations); preconditioner "none",
+    "jacobi" or "ichol" (IC(0)). `a` is a scipy.sparse matrix (converted to CSR with sorted
+    indices) or a tuple (indptr, indices, data, shape). Stops at ‖b − A x‖ ≤ max(rtol‖b‖, atol) or
+    after max_iterations (0: 10·n) — check .converged."""
+    if isinstance(a, tuple):
+        indptr, indices, data, shape = a
+    else:
+        a = a.tocsr()
+        a.sort_indices()
+        indptr, indices, data, shape = a.indptr, a.indices, a.data, a.shape
+    return KrylovResult(_rlx._krylov(indptr, indices, data, int(shape[1]), _np.ascontiguousarray(b, dtype=_np.float64).ravel(), method, preconditioner,
+                                     float(rtol), float(atol), int(max_iterations), int(restart)))

@@ -13,5 +13,6 @@ void bind_graph(py::module_& m);
 void bind_session(py::module_& m);
 void bind_models(py::module_& m);
 void bind_training(py::module_& m);
+void bind_science(py::module_& m);
 
 }  // namespace rlx::python

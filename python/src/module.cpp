@@ -1,4 +1,4 @@
-// `import rlx`'s native part: errors, tensors, the graph builder, sessions, models, training.
+// `import rlx`'s native part: errors, tensors, the graph builder, sessions, models, training, science.
 #include "bindings.h"
 
 #include <algorithm>
@@ -35,4 +35,5 @@ PYBIND11_MODULE(_rlx, m) {
   bind_session(m);
   bind_models(m);
   bind_training(m);
+  bind_science(m);
 }

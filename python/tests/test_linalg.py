@@ -84,3 +84,22 @@ def test_sparse_solve_matches_scipy():
         x, ab = rlx.Session(device).compile(g).run([a.indptr.astype(np.int64), a.indices.astype(np.int64), a.data, b])
         np.testing.assert_allclose(np.asarray(x), __import__("scipy.sparse.linalg").sparse.linalg.spsolve(a.tocsc(), b), rtol=1e-11, atol=1e-13)
         np.testing.assert_allclose(np.asarray(ab), a @ b, rtol=1e-12)
+
+
+def test_krylov_solvers_on_scipy_matrices():
+    sp = __import__("pytest").importorskip("scipy.sparse")
+    n = 15
+    t = sp.diags([-1, 2, -1], [-1, 0, 1], shape=(n, n))
+    a = (sp.kron(sp.eye(n), t) + sp.kron(t, sp.eye(n))).tocsr()
+    b = np.sin(np.arange(n * n) * 0.3) + 1
+    exact = __import__("scipy.sparse.linalg").sparse.linalg.spsolve(a.tocsc(), b)
+    plain = rlx.krylov(a, b, method="cg")
+    pre = rlx.krylov(a, b, method="cg", preconditioner="ichol")
+    assert plain.converged and pre.converged and pre.iterations < plain.iterations
+    for r in (plain, pre, rlx.krylov(a, b, method="gmres", preconditioner="jacobi"), rlx.krylov(a, b, method="bicgstab")):
+        np.testing.assert_allclose(r.x, exact, rtol=1e-8, atol=1e-9)
+        assert len(r.history) == r.iterations
+    short = rlx.krylov(a, b, max_iterations=2)
+    assert not short.converged and short.iterations == 2
+    with __import__("pytest").raises(rlx.Error, match="unknown preconditioner 'ilu'"):
+        rlx.krylov(a, b, preconditioner="ilu")
