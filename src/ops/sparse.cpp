@@ -3,15 +3,15 @@
 // from csr_row_ids, so a values gradient is two row gathers and a dot product per entry.
 #include "ops/builder.h"
 #include "ops/infer_util.h"
+#include "ops/matrix.h"
 #include "ops/rules.h"
-#include "ops/vjp_util.h"
 
 namespace rlx::ops {
 
 namespace {
 
 // Checks the CSR triple and the dense operand; returns A's row count.
-Dim check_csr(Op op, const std::vector<Type>& in) {
+Dim csr_rows(Op op, const std::vector<Type>& in) {
   const Type &ptr = in[0], &cols = in[1], &vals = in[2], &x = in[3];
   if (ptr.dtype != DType::i64 || ptr.shape.size() != 1) type_error(op, cat("row_ptr must be i64[rows + 1], got ", ir::type_str(ptr)));
   if (cols.dtype != DType::i64 || cols.shape.size() != 1) type_error(op, cat("col_idx must be i64[nnz], got ", ir::type_str(cols)));
@@ -25,7 +25,7 @@ Dim check_csr(Op op, const std::vector<Type>& in) {
 }
 
 std::vector<Type> infer_csr_matmul(Op op, const std::vector<Type>& in, const Attrs& a) {
-  Dim m = check_csr(op, in), n(a.i("n"));
+  Dim m = csr_rows(op, in), n(a.i("n"));
   if (a.i("n") < 0) type_error(op, cat("n (A's column count) must not be negative, got ", a.i("n")));
   bool t = a.b("transpose");
   const Shape& x = in[3].shape;
@@ -35,7 +35,7 @@ std::vector<Type> infer_csr_matmul(Op op, const std::vector<Type>& in, const Att
 }
 
 std::vector<Type> infer_csr_solve(Op op, const std::vector<Type>& in, const Attrs&) {
-  Dim m = check_csr(op, in);
+  Dim m = csr_rows(op, in);
   if (in[3].shape[0] != m) type_error(op, cat("A has ", m.str(), " rows and columns; the right-hand side ", shape_str(in[3].shape), " does not fit"));
   return {in[3]};
 }
@@ -60,7 +60,7 @@ ValueId entry_products(Builder& b, ValueId u, ValueId rows, ValueId v, ValueId c
 // y = A x: x̄ = Aᵀ ȳ, Ā[i, c] = ȳ[i] · x[c]; y = Aᵀ x: x̄ = A ȳ, Ā[i, c] = x[i] · ȳ[c].
 std::vector<ValueId> vjp_csr_matmul(Builder& b, const VjpArgs& a) {
   bool t = a.attrs.b("transpose");
-  ValueId ybar = a.cot[0] == ir::kNoValue ? zeros_like(b, a.out[0]) : a.cot[0];
+  ValueId ybar = matrix::or_zeros(b, a.cot[0], a.out[0]);
   Attrs flipped = a.attrs;
   flipped.set("transpose", !t);
   ValueId xbar = b.emit1(Op::csr_matmul, {a.in[0], a.in[1], a.in[2], ybar}, flipped);
@@ -72,7 +72,7 @@ std::vector<ValueId> vjp_csr_matmul(Builder& b, const VjpArgs& a) {
 // A x = b: b̄ = A⁻ᵀ x̄, Ā[i, c] = −b̄[i] · x[c]; Aᵀ x = b: b̄ = A⁻¹ x̄, Ā[i, c] = −x[i] · b̄[c].
 std::vector<ValueId> vjp_csr_solve(Builder& b, const VjpArgs& a) {
   bool t = a.attrs.b("transpose");
-  ValueId x = a.out[0], xbar = a.cot[0] == ir::kNoValue ? zeros_like(b, x) : a.cot[0];
+  ValueId x = a.out[0], xbar = matrix::or_zeros(b, a.cot[0], x);
   Attrs flipped = a.attrs;
   flipped.set("transpose", !t);
   ValueId bbar = b.emit1(Op::csr_solve, {a.in[0], a.in[1], a.in[2], xbar}, flipped);

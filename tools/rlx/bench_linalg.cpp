@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "bench.h"
@@ -77,7 +78,7 @@ Dense with_diagonal(const Dense& v) {  // diag(v) for a vector [1, n]
 }
 
 // The op's residual on its inputs and outputs (−1 where the bench has no residual for it).
-double residual(Op op, const std::vector<Tensor>& in, const std::vector<Tensor>& out, bool lower) {
+double residual(Op op, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
   Dense a = dense(in[0]);
   switch (op) {
     case Op::cholesky: {
@@ -95,11 +96,11 @@ double residual(Op op, const std::vector<Tensor>& in, const std::vector<Tensor>&
       Dense eye = with_diagonal(Dense{1, a.rows, std::vector<double>(static_cast<size_t>(a.rows), 1.0)});
       return relative(product(a, dense(out[0])), eye);
     }
-    case Op::triangular_solve: {
+    case Op::triangular_solve: {  // lower=true, the default the bench runs
       Dense t = a;
       for (int64_t i = 0; i < t.rows; ++i)
         for (int64_t j = 0; j < t.cols; ++j)
-          if (lower ? j > i : j < i) t.v[static_cast<size_t>(i * t.cols + j)] = 0;
+          if (j > i) t.v[static_cast<size_t>(i * t.cols + j)] = 0;
       return relative(product(t, dense(out[0])), dense(in[1]));
     }
     case Op::lu: {
@@ -143,8 +144,7 @@ std::vector<Tensor> operands(Op op, int64_t n, DType d, uint32_t seed) {
 }
 
 Op op_named(const std::string& name) {
-  for (int i = 0; i < ir::kNumOps; ++i)
-    if (ir::op_name(static_cast<Op>(i)) == name) return static_cast<Op>(i);
+  if (std::optional<Op> op = ir::op_from_name(name)) return *op;
   throw Error(ErrorKind::invalid_argument, cat("--ops: '", name, "' is not an op (the linear algebra ops: ", kDefaultOps, ")"));
 }
 
@@ -177,7 +177,7 @@ int bench_linalg(Args& args) {
       CompiledModel m = Session(device).compile(Graph(g));
       std::vector<Tensor> out;
       Timing t = time_runs([&] { out = m.run(in); }, timing);
-      double res = residual(op, in, out, true);
+      double res = residual(op, in, out);
       double bound = d == DType::f64 ? 1e-10 : 1e-3;
       if (res > bound * static_cast<double>(n)) throw Error(ErrorKind::internal, cat("linalg ", name, " n=", n, ": residual ", res, " is too large"));
       if (!json) std::printf(" %-18s %6lld %12.3f %12s\n", name.c_str(), static_cast<long long>(n), t.p50, res < 0 ? "-" : cat(res).c_str());

@@ -232,10 +232,6 @@ HostKernel make_svd(const ir::Node&, const ir::Graph&) {
   };
 }
 
-bool claims_real_float(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  return is_one_of(in[0].dtype, {DType::f32, DType::f64});
-}
-
 }  // namespace
 
 void register_factorize(KernelTable& t) {

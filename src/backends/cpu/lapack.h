@@ -73,6 +73,11 @@ void with_float_type(const KernelArgs& a, F f) {
   else f(double{});
 }
 
+// The LAPACK kernels take real floats (f32, f64).
+inline bool claims_real_float(ir::Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  return is_one_of(in[0].dtype, {DType::f32, DType::f64});
+}
+
 inline int64_t rows_of(const HostView& v) { return v.shape[v.shape.size() - 2]; }
 inline int64_t cols_of(const HostView& v) { return v.shape.back(); }
 inline int64_t batch_of(const HostView& v) { return v.numel / std::max<int64_t>(1, rows_of(v) * cols_of(v)); }

@@ -79,10 +79,6 @@ HostKernel make_matrix_exp(const ir::Node&, const ir::Graph&) {
   };
 }
 
-bool claims_real_float(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  return is_one_of(in[0].dtype, {DType::f32, DType::f64});
-}
-
 }  // namespace
 
 void register_matrix_exp(KernelTable& t) { t[static_cast<size_t>(Op::matrix_exp)] = {claims_real_float, make_matrix_exp}; }

@@ -14,12 +14,9 @@ namespace {
 
 using ir::Op;
 
-// The index arrays as int64 (the reference reads every dtype through ri), validated.
+// Validates the index arrays (i64, as type inference requires); returns A's row count.
 int64_t check(Op op, const HostView& ptr, const HostView& cols, int64_t n, bool sorted) {
-  std::vector<int64_t> p(static_cast<size_t>(ptr.numel)), c(static_cast<size_t>(cols.numel));
-  for (int64_t i = 0; i < ptr.numel; ++i) p[static_cast<size_t>(i)] = ri(ptr, i);
-  for (int64_t i = 0; i < cols.numel; ++i) c[static_cast<size_t>(i)] = ri(cols, i);
-  check_csr(ir::op_keyword(op), p.data(), ptr.numel - 1, c.data(), cols.numel, n, sorted);
+  check_csr(ir::op_keyword(op), ptr.as<int64_t>(), ptr.numel - 1, cols.as<int64_t>(), cols.numel, n, sorted);
   return ptr.numel - 1;
 }
 
@@ -79,9 +76,7 @@ void csr_solve(const KernelArgs& a) {
 
 void csr_row_ids(const KernelArgs& a) {
   int64_t m = a.in[0].numel - 1, nnz = a.out[0].numel;
-  std::vector<int64_t> p(static_cast<size_t>(m + 1));
-  for (int64_t i = 0; i <= m; ++i) p[static_cast<size_t>(i)] = ri(a.in[0], i);
-  check_csr("csr_row_ids", p.data(), m, nullptr, nnz, 0, false);
+  check_csr("csr_row_ids", a.in[0].as<int64_t>(), m, nullptr, nnz, 0, false);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t p = ri(a.in[0], i); p < ri(a.in[0], i + 1); ++p) wi(a.out[0], p, i);
 }
