@@ -1,4 +1,5 @@
-// Element types. i4 is storage only (two values per byte, low nibble first).
+// Element types. i4 is storage only (two values per byte, low nibble first). c64 and c128 are
+// complex numbers of two f32 / two f64 (real part first), as numpy's complex64 / complex128.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,14 +21,15 @@ namespace rlx {
   X(i32, 32, signed_int)   \
   X(i64, 64, signed_int)   \
   X(boolean, 8, boolean)   \
-  X(i4, 4, signed_int)
+  X(i4, 4, signed_int)      \
+  X(c128, 128, complex)
 
 enum class DType : uint8_t {
 #define X(name, bits, cls) name,
   RLX_DTYPES(X)
 #undef X
 };
-constexpr int kNumDTypes = 12;
+constexpr int kNumDTypes = 13;
 
 enum class DTypeClass : uint8_t { float_, complex, signed_int, unsigned_int, boolean };
 
@@ -42,7 +44,15 @@ size_t dtype_bytes(DType t, int64_t n);
 size_t dtype_size(DType t);
 
 inline bool is_float(DType t) { return dtype_class(t) == DTypeClass::float_; }
-inline bool is_complex(DType t) { return t == DType::c64; }
+inline bool is_complex(DType t) { return t == DType::c64 || t == DType::c128; }
+// The real type of a complex type's parts (c64 → f32, c128 → f64); other types unchanged.
+inline DType real_part_dtype(DType t) { return t == DType::c64 ? DType::f32 : t == DType::c128 ? DType::f64 : t; }
+// The complex type whose parts are `t` (f32 → c64, f64 → c128); nullopt for other types.
+inline std::optional<DType> complex_dtype_of(DType t) {
+  if (t == DType::f32) return DType::c64;
+  if (t == DType::f64) return DType::c128;
+  return std::nullopt;
+}
 inline bool is_integer(DType t) {
   auto c = dtype_class(t);
   return c == DTypeClass::signed_int || c == DTypeClass::unsigned_int;

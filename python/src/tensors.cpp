@@ -27,6 +27,7 @@ std::optional<DType> dtype_of_numpy(const py::dtype& d) {
   if (k == 'u' && n == 1) return DType::u8;
   if (k == 'b' && n == 1) return DType::boolean;
   if (k == 'c' && n == 8) return DType::c64;
+  if (k == 'c' && n == 16) return DType::c128;
   return std::nullopt;
 }
 
@@ -43,6 +44,7 @@ const char* numpy_name(DType d) {
     case DType::i64: return "int64";
     case DType::boolean: return "bool";
     case DType::c64: return "complex64";
+    case DType::c128: return "complex128";
     default: return "";
   }
 }
@@ -63,6 +65,7 @@ DLDataType dl_dtype(DType d) {
     case DType::f32: return {kDLFloat, 32, 1};
     case DType::f64: return {kDLFloat, 64, 1};
     case DType::c64: return {kDLComplex, 64, 1};
+    case DType::c128: return {kDLComplex, 128, 1};
     case DType::i8: return {kDLInt, 8, 1};
     case DType::i16: return {kDLInt, 16, 1};
     case DType::i32: return {kDLInt, 32, 1};
@@ -80,6 +83,7 @@ DType rlx_dtype(DLDataType t, const std::string& what) {
     if (t.code == kDLFloat && t.bits == 64) return DType::f64;
     if (t.code == kDLBfloat && t.bits == 16) return DType::bf16;
     if (t.code == kDLComplex && t.bits == 64) return DType::c64;
+    if (t.code == kDLComplex && t.bits == 128) return DType::c128;
     if (t.code == kDLInt && t.bits == 8) return DType::i8;
     if (t.code == kDLInt && t.bits == 16) return DType::i16;
     if (t.code == kDLInt && t.bits == 32) return DType::i32;

@@ -64,7 +64,8 @@ Descr parse_descr(const std::string& d, const std::string& what) {
   else if (code == "i8") r.dtype = DType::i64;
   else if (code == "b1") r.dtype = DType::boolean;
   else if (code == "c8") r.dtype = DType::c64;
-  else bad(what, cat("dtype '", d, "' has no RLX equivalent (RLX has f16 f32 f64 bf16 i8 u8 i16 i32 i64 bool c64)"));
+  else if (code == "c16") r.dtype = DType::c128;
+  else bad(what, cat("dtype '", d, "' has no RLX equivalent (RLX has f16 f32 f64 bf16 i8 u8 i16 i32 i64 bool c64 c128)"));
   r.swap = big && dtype_size(r.dtype) > 1;
   return r;
 }
@@ -120,7 +121,7 @@ Tensor parse_npy(const uint8_t* p, size_t n, const std::string& what) {
   if (fortran) std::reverse(shape.begin(), shape.end());
   Tensor t = Tensor::from_bytes(d.dtype, shape, p + data_off, bytes);
   if (d.swap) {
-    size_t es = dtype_size(d.dtype) / (d.dtype == DType::c64 ? 2 : 1);
+    size_t es = dtype_size(d.dtype) / (is_complex(d.dtype) ? 2 : 1);
     uint8_t* q = t.data_as<uint8_t>();
     for (size_t i = 0; i < bytes; i += es) std::reverse(q + i, q + i + es);
   }
@@ -156,6 +157,7 @@ std::string npy_bytes(const Tensor& in) {
     case DType::i64: descr = "<i8"; break;
     case DType::boolean: descr = "|b1"; break;
     case DType::c64: descr = "<c8"; break;
+    case DType::c128: descr = "<c16"; break;
     default: throw Error(ErrorKind::unsupported, cat(".npy cannot hold dtype ", dtype_name(t.dtype())));
   }
   std::string shape = "(";

@@ -23,6 +23,7 @@ std::string element_text(const Tensor& t, int64_t i) {
       return format_float(static_cast<float>(load_f64(p, d, i)));
     case DTypeClass::complex: {
       c128 c = load_c128(p, d, i);
+      if (d == DType::c128) return cat("(", format_double(c.real()), ",", format_double(c.imag()), ")");
       return cat("(", format_float(static_cast<float>(c.real())), ",", format_float(static_cast<float>(c.imag())), ")");
     }
     case DTypeClass::boolean: return load_i64(p, d, i) ? "true" : "false";
@@ -119,7 +120,7 @@ struct Reader {
   }
   void element(Tensor& t, int64_t idx) {
     DType d = t.dtype();
-    if (d == DType::c64) {
+    if (is_complex(d)) {
       expect("(");
       double re = real(token());
       expect(",");

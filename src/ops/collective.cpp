@@ -18,6 +18,7 @@ std::vector<Type> infer_all_reduce(Op op, const std::vector<Type>& in, const Att
 }
 
 std::vector<Type> infer_all_gather(Op op, const std::vector<Type>& in, const Attrs& a) {
+  if (is_complex(in[0].dtype)) type_error(op, cat("complex tensors are not communicated (", dtype_name(in[0].dtype), ")"));
   int64_t axis = normalize_axis(op, a.i("axis"), in[0].shape.size());
   int64_t ranks = a.i("ranks");
   if (ranks < 1) type_error(op, cat("ranks must be positive, got ", ranks));
@@ -94,7 +95,11 @@ namespace rlx::ops {
 
 namespace {
 
-std::vector<Type> infer_replicated(Op, const std::vector<Type>& in, const Attrs&) { return in; }
+std::vector<Type> infer_replicated(Op op, const std::vector<Type>& in, const Attrs&) {
+  for (const Type& t : in)  // their gradients would be averaged across ranks: real ones only
+    if (is_complex(t.dtype)) type_error(op, cat("complex tensors are not communicated (", dtype_name(t.dtype), ")"));
+  return in;
+}
 
 std::vector<ValueId> decompose_replicated(Builder&, const std::vector<ValueId>& in, const Attrs&) { return in; }
 

@@ -12,7 +12,7 @@ using ir::Type;
 bool unary_accepts(Op op, DType t) {
   switch (op) {
     case Op::neg: return is_numeric(t);
-    case Op::abs:
+    case Op::abs: return is_numeric(t);
     case Op::sign: return is_numeric(t) && !is_complex(t);
     case Op::exp:
     case Op::log:
@@ -55,6 +55,7 @@ bool is_comparison(Op op) {
 
 std::vector<Type> infer_unary(Op op, const std::vector<Type>& in, const Attrs&) {
   if (!unary_accepts(op, in[0].dtype)) type_error(op, cat("does not accept dtype ", dtype_name(in[0].dtype)));
+  if (op == Op::abs) return {{real_part_dtype(in[0].dtype), in[0].shape}};  // a complex number's magnitude is real
   return {in[0]};
 }
 

@@ -145,8 +145,9 @@ std::vector<Type> infer_scatter(Op op, const std::vector<Type>& in, const Attrs&
   std::vector<Type> g = infer_gather(op, {in[0], in[1]}, a);
   if (in[2].dtype != in[0].dtype) type_error(op, "updates must have the data's dtype");
   if (in[2].shape != g[0].shape) type_error(op, cat("updates must be ", shape_str(g[0].shape), ", got ", shape_str(in[2].shape)));
-  if (a.s("reduce") != "none" && !(is_numeric(in[0].dtype) && !is_complex(in[0].dtype)))
-    type_error(op, cat("reduce=", a.s("reduce"), " needs a real numeric dtype"));
+  const std::string& red = a.s("reduce");
+  bool ok = red == "none" || (is_numeric(in[0].dtype) && (!is_complex(in[0].dtype) || red == "add"));
+  if (!ok) type_error(op, cat("reduce=", red, " needs a real numeric dtype", red == "add" ? "" : " (complex ones add only)"));
   return {in[0]};
 }
 

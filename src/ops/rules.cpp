@@ -23,6 +23,8 @@ const RuleTable& table() {
     register_collective(r);
     register_factorize(r);
     register_sparse(r);
+    register_complex(r);
+    register_fft(r);
     register_vjp_elementwise(r);
     register_vjp_structural(r);
     register_vjp_nn(r);

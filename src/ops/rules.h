@@ -57,8 +57,13 @@ void register_experts(RuleTable& t);
 void register_collective(RuleTable& t);
 void register_factorize(RuleTable& t);
 void register_sparse(RuleTable& t);
+void register_complex(RuleTable& t);
+void register_fft(RuleTable& t);
 void register_vjp_elementwise(RuleTable& t);
 void register_vjp_structural(RuleTable& t);
 void register_vjp_nn(RuleTable& t);
+
+// |z|'s gradient ḡ·z/|z| (complex.cpp), for the elementwise rule of abs.
+ValueId complex_abs_vjp(Builder& b, ValueId z, ValueId magnitude, ValueId g);
 
 }  // namespace rlx::ops

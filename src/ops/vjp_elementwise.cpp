@@ -13,18 +13,25 @@ constexpr ValueId kNone = ir::kNoValue;
 
 ValueId c(Builder& b, ValueId like, double v) { return b.scalar_like(like, v); }
 
+// A holomorphic f passes ḡ·conj(f′(z)) back (complex.cpp's convention); real values are their
+// own conjugates.
+ValueId cj(Builder& b, ValueId v) { return is_complex(b.dtype(v)) ? b.unary(Op::conj, v) : v; }
+
 // Unary ops: d/dx in terms of x, y = f(x) and the cotangent g.
 V unary(Builder& b, const VjpArgs& a) {
   ValueId x = a.in[0], y = a.out[0], g = a.cot[0];
   ValueId d = kNone;
   switch (b.graph().node(b.graph().value(y).node).op) {
     case Op::neg: return {b.unary(Op::neg, g)};
-    case Op::abs: d = b.unary(Op::sign, x); break;
+    case Op::abs:
+      if (is_complex(b.dtype(x))) return {complex_abs_vjp(b, x, y, g)};
+      d = b.unary(Op::sign, x);
+      break;
     case Op::exp: d = y; break;
     case Op::expm1: d = b.add(y, c(b, y, 1)); break;
-    case Op::log: return {b.div(g, x)};
+    case Op::log: return {b.div(g, cj(b, x))};
     case Op::log1p: return {b.div(g, b.add(x, c(b, x, 1)))};
-    case Op::sqrt: return {b.div(b.mul(g, c(b, y, 0.5)), y)};
+    case Op::sqrt: return {b.div(b.mul(g, c(b, y, 0.5)), cj(b, y))};
     case Op::rsqrt: d = b.div(b.mul(y, c(b, y, -0.5)), x); break;
     case Op::reciprocal: d = b.unary(Op::neg, b.mul(y, y)); break;
     case Op::sin: d = b.unary(Op::cos, x); break;
@@ -35,7 +42,7 @@ V unary(Builder& b, const VjpArgs& a) {
     case Op::erf: d = b.mul(c(b, x, 2.0 / std::sqrt(M_PI)), b.unary(Op::exp, b.unary(Op::neg, b.mul(x, x)))); break;
     default: return {kNone};
   }
-  return {b.mul(g, d)};
+  return {b.mul(g, cj(b, d))};
 }
 
 V binary(Builder& b, const VjpArgs& a) {
@@ -47,8 +54,8 @@ V binary(Builder& b, const VjpArgs& a) {
   switch (b.graph().node(b.graph().value(y).node).op) {
     case Op::add: return pair(g, g);
     case Op::sub: return pair(g, b.unary(Op::neg, g));
-    case Op::mul: return pair(b.mul(g, z), b.mul(g, x));
-    case Op::div: return pair(b.div(g, z), b.unary(Op::neg, b.div(b.mul(g, y), z)));
+    case Op::mul: return pair(b.mul(g, cj(b, z)), b.mul(g, cj(b, x)));
+    case Op::div: return pair(b.div(g, cj(b, z)), b.unary(Op::neg, b.div(b.mul(g, cj(b, y)), cj(b, z))));
     case Op::pow: {
       ValueId gx = b.mul(g, b.mul(z, b.binary(Op::pow, x, b.sub(z, c(b, z, 1)))));
       // d/dz x^z = x^z·log x; where x = 0 the term is 0 (it is multiplied by 0^z).
@@ -80,7 +87,9 @@ V select(Builder& b, const VjpArgs& a) {
 
 V cast(Builder& b, const VjpArgs& a) {
   DType from = b.dtype(a.in[0]);
-  if (!is_float(from) || !is_float(b.dtype(a.out[0]))) return {kNone};
+  DType to = b.dtype(a.out[0]);
+  if (!(is_float(from) || is_complex(from)) || !(is_float(to) || is_complex(to))) return {kNone};
+  // complex → real keeps the real part: its gradient is (ḡ, 0); real → complex drops ḡ's imaginary part
   return {b.cast(a.cot[0], from)};
 }
 

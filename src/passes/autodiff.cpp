@@ -11,6 +11,9 @@ namespace rlx::passes {
 
 namespace {
 
+// Values that carry gradients: real floats and complex numbers (∂L/∂re + i·∂L/∂im).
+bool differentiable_dtype(DType d) { return is_float(d) || is_complex(d); }
+
 // HIR ops without their own rule become MIR (whose ops all have one).
 ir::Graph decompose_for_autodiff(const ir::Graph& g) {
   Rule rule{"decompose-for-autodiff",
@@ -36,8 +39,8 @@ ir::Graph value_and_grad(const ir::Graph& original, size_t loss, const std::vect
     throw Error(ErrorKind::invalid_argument, cat("autodiff: the loss must be a float scalar, got ", ir::type_str(lt)));
   for (ValueId v : wrt) {
     if (original.value(v).node >= 0) throw Error(ErrorKind::invalid_argument, "autodiff: gradients are taken with respect to graph inputs only");
-    if (!is_float(original.type(v).dtype))
-      throw Error(ErrorKind::invalid_argument, cat("autodiff: input '", original.value(v).name, "' is ", dtype_name(original.type(v).dtype), "; only float inputs have gradients"));
+    if (!differentiable_dtype(original.type(v).dtype))
+      throw Error(ErrorKind::invalid_argument, cat("autodiff: input '", original.value(v).name, "' is ", dtype_name(original.type(v).dtype), "; only float and complex inputs have gradients"));
   }
   ir::Graph g = decompose_for_autodiff(original);
   // Which values depend on a wrt input through float values.
@@ -46,7 +49,7 @@ ir::Graph value_and_grad(const ir::Graph& original, size_t loss, const std::vect
   for (const auto& n : g.nodes()) {
     bool any = false;
     for (ValueId v : n.inputs) any = any || needs[static_cast<size_t>(v)];
-    for (ValueId v : n.outputs) needs[static_cast<size_t>(v)] = any && is_float(g.type(v).dtype);
+    for (ValueId v : n.outputs) needs[static_cast<size_t>(v)] = any && differentiable_dtype(g.type(v).dtype);
   }
 
   // Forward: a copy of the graph. Backward: appended below, node by node in reverse.

@@ -22,7 +22,7 @@ std::vector<ir::ValueId> node_outputs(const ir::Graph& g) {
   for (const auto& n : g.nodes())
     for (ir::ValueId v : n.outputs) {
       DType d = g.type(v).dtype;
-      if (d != DType::i4 && d != DType::c64) out.push_back(v);  // storage-only or complex: not compared here
+      if (d != DType::i4 && !is_complex(d)) out.push_back(v);  // storage-only or complex: not compared here
     }
   return out;
 }

@@ -31,6 +31,7 @@ inline int64_t load_i64(const void* p, DType t, int64_t i) {
     case DType::f16: return saturate_to_int<int64_t>(f16_to_f32(static_cast<const uint16_t*>(p)[i]));
     case DType::bf16: return saturate_to_int<int64_t>(bf16_to_f32(static_cast<const uint16_t*>(p)[i]));
     case DType::c64: return saturate_to_int<int64_t>(static_cast<const float*>(p)[2 * i]);
+    case DType::c128: return saturate_to_int<int64_t>(static_cast<const double*>(p)[2 * i]);
     case DType::i8: return static_cast<const int8_t*>(p)[i];
     case DType::u8: return static_cast<const uint8_t*>(p)[i];
     case DType::i16: return static_cast<const int16_t*>(p)[i];
@@ -53,6 +54,7 @@ inline double load_f64(const void* p, DType t, int64_t i) {
     case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(p)[i]);
     case DType::bf16: return bf16_to_f32(static_cast<const uint16_t*>(p)[i]);
     case DType::c64: return static_cast<const float*>(p)[2 * i];
+    case DType::c128: return static_cast<const double*>(p)[2 * i];
     default: return static_cast<double>(load_i64(p, t, i));
   }
 }
@@ -60,6 +62,10 @@ inline double load_f64(const void* p, DType t, int64_t i) {
 inline c128 load_c128(const void* p, DType t, int64_t i) {
   if (t == DType::c64) {
     const float* f = static_cast<const float*>(p);
+    return {f[2 * i], f[2 * i + 1]};
+  }
+  if (t == DType::c128) {
+    const double* f = static_cast<const double*>(p);
     return {f[2 * i], f[2 * i + 1]};
   }
   return {load_f64(p, t, i), 0.0};
@@ -74,6 +80,12 @@ inline void store_i64(void* p, DType t, int64_t i, int64_t v) {
     case DType::c64: {
       float* f = static_cast<float*>(p);
       f[2 * i] = static_cast<float>(v);
+      f[2 * i + 1] = 0;
+      return;
+    }
+    case DType::c128: {
+      double* f = static_cast<double*>(p);
+      f[2 * i] = static_cast<double>(v);
       f[2 * i + 1] = 0;
       return;
     }
@@ -104,6 +116,12 @@ inline void store_f64(void* p, DType t, int64_t i, double v) {
       f[2 * i + 1] = 0;
       return;
     }
+    case DType::c128: {
+      double* f = static_cast<double*>(p);
+      f[2 * i] = v;
+      f[2 * i + 1] = 0;
+      return;
+    }
     case DType::boolean: static_cast<uint8_t*>(p)[i] = v != 0; return;
     case DType::i8: store_i64(p, t, i, saturate_to_int<int8_t>(v)); return;
     case DType::u8: store_i64(p, t, i, saturate_to_int<uint8_t>(v)); return;
@@ -123,6 +141,10 @@ inline void store_c128(void* p, DType t, int64_t i, c128 v) {
     float* f = static_cast<float*>(p);
     f[2 * i] = static_cast<float>(v.real());
     f[2 * i + 1] = static_cast<float>(v.imag());
+  } else if (t == DType::c128) {
+    double* f = static_cast<double*>(p);
+    f[2 * i] = v.real();
+    f[2 * i + 1] = v.imag();
   } else {
     store_f64(p, t, i, v.real());
   }

@@ -47,7 +47,7 @@ struct Spec {
 };
 
 const std::vector<DType> kAll = {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i32, DType::i64,
-                                 DType::i8,  DType::u8,  DType::i16, DType::boolean, DType::c64};
+                                 DType::i8,  DType::u8,  DType::i16, DType::boolean, DType::c64, DType::c128};
 const std::vector<DType> kFloats = {DType::f32, DType::f64, DType::f16, DType::bf16};
 
 Shape S(std::vector<int64_t> d) { return shape_of(d); }
@@ -157,7 +157,14 @@ Tensor make_input(const Operand& o, std::mt19937& rng, bool transposed_view) {
     std::shuffle(v.begin(), v.end(), rng);
     if (is_float(d) && d != DType::bf16) for (auto& x : v) x = x * 0.37 - 3;
   }
-  if (!transposed_view || shape.size() < 2 || d == DType::i4) return Tensor::from_f64(d, shape, v);
+  // complex values get an imaginary part of their own (from_f64 gives 0)
+  auto build = [&](const std::vector<int64_t>& s, const std::vector<double>& vals) {
+    Tensor t = Tensor::from_f64(d, s, vals);
+    if (is_complex(d))
+      for (int64_t i = 0; i < t.numel(); ++i) store_c128(t.data(), d, i, {vals[static_cast<size_t>(i)], 0.5 * normal(rng)});
+    return t;
+  };
+  if (!transposed_view || shape.size() < 2 || d == DType::i4) return build(shape, v);
   // Same values, held as the transpose of a transposed buffer: a non-contiguous view.
   std::vector<int64_t> tshape = shape;
   std::swap(tshape[0], tshape[1]);
@@ -169,7 +176,7 @@ Tensor make_input(const Operand& o, std::mt19937& rng, bool transposed_view) {
   std::vector<int64_t> perm(shape.size());
   std::iota(perm.begin(), perm.end(), 0);
   std::swap(perm[0], perm[1]);
-  return Tensor::from_f64(d, tshape, tv).transpose(perm);
+  return build(tshape, tv).transpose(perm);
 }
 
 bool valid(Op op, const Spec& s) {
@@ -337,6 +344,72 @@ std::vector<Spec> sparse_specs(Op op) {
           out.push_back({{a[0]}, Attrs{{"nnz", a[1].type.shape[0].value()}}, ""});
         }
         break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+// Complex parts and the Fourier transforms, in both precisions: one and several axes, axes out
+// of order, odd and prime lengths (FFTW's non-power-of-two codelets), every norm.
+std::vector<Spec> complex_specs(Op op) {
+  std::vector<Spec> out;
+  auto add = [&](std::vector<Operand> in, Attrs a = {}, std::string note = "") { out.push_back({std::move(in), std::move(a), std::move(note)}); };
+  auto axes = [](std::vector<int64_t> v) { return Attrs{{"axes", ir::Ints(std::move(v))}}; };
+  for (DType r : {DType::f32, DType::f64}) {
+    DType c = r == DType::f32 ? DType::c64 : DType::c128;
+    auto t = [&](DType d, std::vector<int64_t> s) { return Operand{{d, S(std::move(s))}}; };
+    switch (op) {
+      case Op::complex: add({t(r, {4, 6}), t(r, {4, 6})}); break;
+      case Op::real:
+      case Op::imag:
+      case Op::conj:
+      case Op::angle:
+        add({t(c, {5, 7})});
+        add({t(c, {})}, {}, "scalar");
+        break;
+      case Op::fft:
+        for (bool inv : {false, true}) {
+          Attrs a = axes({0});
+          a.set("inverse", inv);
+          add({t(c, {16})}, a);
+          a = axes({1});
+          a.set("inverse", inv);
+          add({t(c, {3, 13})}, a, "prime length");
+          a = axes({2, 0});
+          a.set("inverse", inv);
+          for (const char* nm : {"backward", "ortho", "forward"}) {
+            a.set("norm", std::string(nm));
+            add({t(c, {4, 3, 6})}, a, "two axes out of order");
+          }
+        }
+        add({t(c, {6, 5})}, axes({0}), "a leading axis");
+        break;
+      case Op::rfft:
+        add({t(r, {16})}, axes({0}));
+        add({t(r, {3, 9})}, axes({1}), "odd length");
+        add({t(r, {6, 8})}, axes({0, 1}), "two axes");
+        for (const char* nm : {"backward", "ortho", "forward"}) {
+          Attrs a = axes({2, 0});
+          a.set("norm", std::string(nm));
+          add({t(r, {4, 3, 5})}, a, "halved axis 0");
+        }
+        break;
+      case Op::irfft: {
+        auto with_n = [](Attrs a, int64_t n) {
+          a.set("n", n);
+          return a;
+        };
+        add({t(c, {9})}, with_n(axes({0}), 16));
+        add({t(c, {3, 5})}, with_n(axes({1}), 9), "odd length");
+        add({t(c, {6, 5})}, with_n(axes({0, 1}), 8), "two axes");
+        for (const char* nm : {"backward", "ortho", "forward"}) {
+          Attrs a = with_n(axes({1, 0}), 6);
+          a.set("norm", std::string(nm));
+          add({t(c, {4, 3, 2})}, a, "halved axis 0");
+        }
+        break;
+      }
       default: break;
     }
   }
@@ -980,6 +1053,15 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
     case Op::csr_solve:
     case Op::csr_row_ids:
       return sparse_specs(op);
+    case Op::complex:
+    case Op::real:
+    case Op::imag:
+    case Op::conj:
+    case Op::angle:
+    case Op::fft:
+    case Op::rfft:
+    case Op::irfft:
+      return complex_specs(op);
     default:
       return elementwise_specs(op);
   }
@@ -1037,7 +1119,8 @@ std::string compare_tensors(const Tensor& expected, const Tensor& got, DType com
   DType tol_dtype = is_float(d) || is_complex(d) ? d : compute_dtype;
   if (is_float(compute_dtype) && is_float(d) && dtype_bits(compute_dtype) < dtype_bits(d)) tol_dtype = compute_dtype;
   switch (tol_dtype) {
-    case DType::f64: rtol = 1e-9; atol = 1e-10; break;
+    case DType::f64:
+    case DType::c128: rtol = 1e-9; atol = 1e-10; break;
     case DType::f32:
     case DType::c64: rtol = 2e-4; atol = 2e-5; break;
     case DType::f16: rtol = 5e-3; atol = 2e-3; break;

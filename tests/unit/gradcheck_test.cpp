@@ -13,6 +13,7 @@
 #include "rlx/graph.h"
 #include "rlx/session.h"
 #include "runtime/collective.h"
+#include "util/scalar.h"
 
 using namespace rlx;
 using ir::ValueId;
@@ -26,13 +27,16 @@ bool differentiable(ir::Op op) {
   return !r.no_gradient && (r.vjp || r.decompose) && op != ir::Op::fake_quant;
 }
 
-// loss = Σ_k Σ_i out_k[i] · r_k[i] over the float outputs of the case's graph.
+// f64 and c128 cases: a complex value's gradient is ∂L/∂re + i·∂L/∂im, probed part by part.
+bool checked_dtype(DType d) { return d == DType::f64 || d == DType::c128; }
+
+// loss = Σ_k Σ_i out_k[i] · r_k[i] over the float outputs of the case's graph (Re and Im of
+// complex outputs with a weight each).
 ir::Graph with_loss(const ir::Graph& g, std::mt19937& rng) {
   ir::Graph l = g;
   ops::Builder b(l);
   ValueId total = ir::kNoValue;
-  for (ValueId o : g.outputs()) {
-    if (!is_float(l.type(o).dtype)) continue;
+  auto term = [&](ValueId o) {
     std::vector<int64_t> shape = shape_values(l.type(o).shape);
     int64_t n = 1;
     for (auto d : shape) n *= d;
@@ -44,6 +48,13 @@ ir::Graph with_loss(const ir::Graph& g, std::mt19937& rng) {
     for (size_t i = 0; i < shape.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     ValueId s = b.reduce(b.mul(o, w), "sum", axes, false);
     total = total == ir::kNoValue ? s : b.add(total, s);
+  };
+  for (ValueId o : g.outputs()) {
+    if (is_float(l.type(o).dtype)) term(o);
+    if (is_complex(l.type(o).dtype)) {
+      term(b.unary(ir::Op::real, o));
+      term(b.unary(ir::Op::imag, o));
+    }
   }
   l.set_outputs({total});
   return l;
@@ -68,18 +79,20 @@ TEST_P(GradCheck, MatchesFiniteDifferences) {
   std::mt19937 rng(5);
   int checked = 0;
   for (auto& c : rlx::testing::op_cases(op, 4)) {
-    if (c.dtype != DType::f64) continue;
+    if (!checked_dtype(c.dtype)) continue;
     // Finite differences need every float output in f64 too (casts to f32 would drown them).
     bool float_out = false, all_f64 = true;
     for (ValueId o : c.graph.outputs()) {
-      float_out = float_out || is_float(c.graph.type(o).dtype);
-      all_f64 = all_f64 && (!is_float(c.graph.type(o).dtype) || c.graph.type(o).dtype == DType::f64);
+      DType d = c.graph.type(o).dtype;
+      bool inexact = is_float(d) || is_complex(d);
+      float_out = float_out || inexact;
+      all_f64 = all_f64 && (!inexact || checked_dtype(d));
     }
     if (!float_out || !all_f64) continue;
     ir::Graph lg = with_loss(c.graph, rng);
     std::vector<ValueId> wrt;
     for (ValueId v : lg.inputs())
-      if (is_float(lg.type(v).dtype)) wrt.push_back(v);
+      if (is_float(lg.type(v).dtype) || is_complex(lg.type(v).dtype)) wrt.push_back(v);
     if (wrt.empty()) continue;
     ir::Graph gg = rlx::passes::value_and_grad(lg, 0, wrt);
     Session ref("reference");
@@ -91,18 +104,21 @@ TEST_P(GradCheck, MatchesFiniteDifferences) {
     ASSERT_NEAR(res[0].at_f64(0), loss_of(fwd, in), 1e-9 * (1 + std::fabs(res[0].at_f64(0)))) << c.name;
     for (size_t k = 0; k < wrt.size(); ++k) {
       size_t input_index = static_cast<size_t>(lg.value(wrt[k]).index);
-      Tensor analytic = res[1 + k];
-      int64_t n = in[input_index].numel();
+      Tensor analytic = res[1 + k].contiguous();
+      bool cplx = is_complex(in[input_index].dtype());
+      int64_t n = in[input_index].numel() * (cplx ? 2 : 1);  // the doubles to probe: parts of complex ones
       for (int probe = 0; probe < 8 && probe < n; ++probe) {
         int64_t i = static_cast<int64_t>(rng() % static_cast<uint32_t>(n));
-        double* p = in[input_index].data_as<double>() + i;
+        double* p = static_cast<double*>(in[input_index].data()) + i;
         double x0 = *p, eps = 1e-6 * std::max(1.0, std::fabs(x0));
         *p = x0 + eps;
         double up = loss_of(fwd, in);
         *p = x0 - eps;
         double down = loss_of(fwd, in);
         *p = x0;
-        double numeric = (up - down) / (2 * eps), got = analytic.at_f64(i);
+        double numeric = (up - down) / (2 * eps);
+        double got = cplx ? (i % 2 ? load_c128(analytic.data(), analytic.dtype(), i / 2).imag() : load_c128(analytic.data(), analytic.dtype(), i / 2).real())
+                          : analytic.at_f64(i);
         EXPECT_NEAR(got, numeric, 1e-5 * (1 + std::fabs(numeric))) << c.name << ": d loss / d in" << input_index << "[" << i << "]";
         ++checked;
       }

@@ -30,6 +30,8 @@ const std::vector<BenchWorkload>& bench_workloads() {
        "dense linear algebra ms per n×n matrix, each result checked by its residual (bench/linalg_peers.py: side by side with NumPy/SciPy)", bench_linalg},
       {"poisson", "[--grid 300,1000] [--method cholesky|lu|auto|cg|bicgstab|gmres] [--preconditioner none|jacobi|ichol] [--rtol 1e-10] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
        "the 2D Poisson equation on an N×N grid (N² unknowns) by a sparse direct solve or a Krylov method, residual checked (bench/sparse_peers.py: beside SciPy)", bench_poisson},
+      {"fft", "[--cases fft:1048576,rfft2:1024x1024,…] [--dtype c128|c64] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
+       "Fourier transforms ms per TRANSFORM:SHAPE (fft ifft rfft irfft along the last axis, fft2 rfft2 over the last two), spot-checked against the defining sum (bench/fft_peers.py: beside numpy.fft)", bench_fft},
   };
   return w;
 }

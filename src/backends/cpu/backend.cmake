@@ -22,6 +22,8 @@ if(RLX_OPENBLAS_INCLUDE AND RLX_OPENBLAS_LIB)
   rlx_cpu_needs(LAPACKE liblapacke-dev lapacke)
   # SuiteSparse: CHOLMOD and UMFPACK for sparse direct solves
   rlx_cpu_needs(SuiteSparse libsuitesparse-dev cholmod umfpack suitesparseconfig)
+  # FFTW: the Fourier transforms (double and single precision)
+  rlx_cpu_needs(FFTW libfftw3-dev fftw3 fftw3f)
   include_directories(SYSTEM ${RLX_OPENBLAS_INCLUDE})
 else()
   message(FATAL_ERROR "the cpu backend needs OpenBLAS: apt-get install libopenblas-dev (make setup does this)")

@@ -122,6 +122,7 @@ HostKernel make_select(const ir::Node&, const ir::Graph&) {
       case 2: run(uint16_t{}); break;
       case 4: run(uint32_t{}); break;
       case 8: run(uint64_t{}); break;
+      case 16: run(Bytes16{}); break;
     }
   };
 }

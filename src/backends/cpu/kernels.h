@@ -41,8 +41,16 @@ void register_experts(KernelTable& t);
 void register_collective(KernelTable& t);
 void register_factorize(KernelTable& t);
 void register_sparse(KernelTable& t);
+void register_fft(KernelTable& t);
+// Runs last: routes the elementwise, cast and reduce nodes with complex tensors to complex.cpp.
+void register_complex(KernelTable& t);
 
 using rlx::num_threads;
+
+// A 16-byte element (c128) moved as raw bytes.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
 
 // Runs f(i) for i in [0, n) across the thread pool, at least `grain` items per chunk (small
 // loops stay on the calling thread).

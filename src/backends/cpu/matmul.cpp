@@ -4,6 +4,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstring>
 #include <optional>
 
@@ -168,6 +169,27 @@ void dot_blas(const KernelArgs& a, const std::vector<int64_t>& lb, const std::ve
   }
 }
 
+// c64/c128 through cblas_cgemm/zgemm on packed [batch][M][K] · [batch][K][N] operands, products in
+// parallel over the batch.
+template <class T>
+void dot_complex(const KernelArgs& a, const std::vector<int64_t>& lb, const std::vector<int64_t>& lf, const std::vector<int64_t>& lc,
+                 const std::vector<int64_t>& rb, const std::vector<int64_t>& rf, const std::vector<int64_t>& rc, int64_t Bn, int64_t M,
+                 int64_t K, int64_t N) {
+  std::vector<T> A = pack(a.in[0].as<T>(), a.in[0].shape, {lb, lf, lc});
+  std::vector<T> B = pack(a.in[1].as<T>(), a.in[1].shape, {rb, rc, rf});
+  T* y = a.out[0].as<T>();
+  const T one(1), zero(0);
+  parallel_items(Bn, 1, [&](int64_t b) {
+    const T* x = A.data() + b * M * K;
+    const T* w = B.data() + b * K * N;
+    auto mi = static_cast<int>(M), ni = static_cast<int>(N), ki = static_cast<int>(K);
+    if constexpr (std::is_same_v<T, std::complex<float>>)
+      cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, ki, &one, x, ki, w, ni, &zero, y + b * M * N, ni);
+    else
+      cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, ki, &one, x, ki, w, ni, &zero, y + b * M * N, ni);
+  });
+}
+
 }  // namespace
 
 // The oneDNN path when the operands' dims form [batch…][M…][K…] / [batch…][K…][M…] (and the
@@ -225,7 +247,7 @@ HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
 
 HostKernel make_dot_general(const ir::Node& node, const ir::Graph& lir) {
   DType in = lir.type(node.inputs[0]).dtype;
-  if (flags().RLX_CPU_GEMM != "blas" || in == DType::bf16 || in == DType::i8 || node.attrs.has("compute"))
+  if (!is_complex(in) && (flags().RLX_CPU_GEMM != "blas" || in == DType::bf16 || in == DType::i8 || node.attrs.has("compute")))
     if (HostKernel k = try_onednn(node, lir)) return k;
   if (in == DType::i8)
     throw Error(ErrorKind::unsupported, cat("cpu: oneDNN has no int8 matmul for mir.dot_general ", shape_str(lir.type(node.inputs[0]).shape), " · ",
@@ -257,6 +279,8 @@ HostKernel make_dot_general(const ir::Node& node, const ir::Graph& lir) {
     }
     if (a.in[0].dtype == DType::f32) return dot_blas<float>(a, lb, lf, lc, rb, rf, rc, Bn, M, K, N);
     if (a.in[0].dtype == DType::f64) return dot_blas<double>(a, lb, lf, lc, rb, rf, rc, Bn, M, K, N);
+    if (a.in[0].dtype == DType::c64) return dot_complex<std::complex<float>>(a, lb, lf, lc, rb, rf, rc, Bn, M, K, N);
+    if (a.in[0].dtype == DType::c128) return dot_complex<std::complex<double>>(a, lb, lf, lc, rb, rf, rc, Bn, M, K, N);
     dispatch_typed(a.in[0].dtype, [&](auto tag) {
       using T = decltype(tag);
       std::vector<T> A = pack(a.in[0].as<T>(), xs, {lb, lf, lc});
@@ -369,7 +393,7 @@ bool claims_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>
     if (!shape_is_static(in[0].shape) || !shape_is_static(in[1].shape)) return true;  // decided per shape; layouts don't depend on it
     return onednn_shape(shape_values(in[0].shape), shape_values(in[1].shape), attrs).has_value();
   }
-  return is_one_of(in[0].dtype, {DType::f32, DType::f64, DType::i32, DType::i64}) && out[0].dtype == in[0].dtype;
+  return is_one_of(in[0].dtype, {DType::f32, DType::f64, DType::i32, DType::i64, DType::c64, DType::c128}) && out[0].dtype == in[0].dtype;
 }
 
 bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {

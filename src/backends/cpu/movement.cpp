@@ -1,4 +1,4 @@
-// Data movement on raw element bytes (1, 2, 4 or 8 bytes), so every dtype but packed i4
+// Data movement on raw element bytes (1, 2, 4, 8 or 16 bytes), so every dtype but packed i4
 // shares one kernel.
 #include <cstring>
 
@@ -20,6 +20,7 @@ void by_size(DType d, F&& f) {
     case 2: f(uint16_t{}); break;
     case 4: f(uint32_t{}); break;
     case 8: f(uint64_t{}); break;
+    case 16: f(Bytes16{}); break;
   }
 }
 
@@ -124,14 +125,14 @@ HostKernel make_pad(const ir::Node& n, const ir::Graph&) {
   return [=](const KernelArgs& a) {
     const auto &xs = a.in[0].shape, &ys = a.out[0].shape;
     std::vector<int64_t> st = contiguous_strides(xs);
-    uint64_t fill_bits = 0;
-    store_f64(&fill_bits, a.out[0].dtype, 0, value);
+    uint64_t fill_bits[2] = {0, 0};  // the widest element: c128
+    store_f64(fill_bits, a.out[0].dtype, 0, value);
     by_size(a.in[0].dtype, [&](auto tag) {
       using T = decltype(tag);
       const T* x = a.in[0].as<T>();
       T* y = a.out[0].as<T>();
       T fill;
-      std::memcpy(&fill, &fill_bits, sizeof(T));
+      std::memcpy(&fill, fill_bits, sizeof(T));
       int64_t total = a.out[0].numel;
       if (mode == "constant" && !xs.empty()) {
         // Fill, then copy each input row to its place (every dim's position is i·(interior+1) + lo;

@@ -28,6 +28,8 @@ const KernelTable& table() {
     register_collective(k);
     register_factorize(k);
     register_sparse(k);
+    register_fft(k);
+    register_complex(k);
     return k;
   }();
   return t;

@@ -11,7 +11,7 @@ using ir::Op;
 namespace {
 
 // Every dtype with whole-byte elements and real values.
-bool real_dtype(DType d) { return d != DType::c64 && d != DType::i4; }
+bool real_dtype(DType d) { return !is_complex(d) && d != DType::i4; }
 
 bool claims_real(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
   for (const auto& t : in)
@@ -29,7 +29,7 @@ bool claims_scalar(Op op, const std::vector<ir::Type>& in, const std::vector<ir:
 }
 
 bool claims_select(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  return in[1].dtype != DType::i4;  // moves elements by size: c64 too
+  return in[1].dtype != DType::i4 && in[1].dtype != DType::c128;  // moves elements by size (up to 8 bytes): c64 too
 }
 
 Kernel make_unary(const ir::Node& n, const ir::Graph&) {

@@ -14,18 +14,18 @@ using ir::Op;
 
 bool claims_bytes(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
   for (const auto& t : in)
-    if (t.dtype == DType::i4) return false;
+    if (t.dtype == DType::i4 || t.dtype == DType::c128) return false;  // elements up to 8 bytes
   return true;
 }
 
 bool index_dtype(DType d) { return d == DType::i32 || d == DType::i64; }
 
 bool claims_gather(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  return in[0].dtype != DType::i4 && index_dtype(in[1].dtype);
+  return in[0].dtype != DType::i4 && in[0].dtype != DType::c128 && index_dtype(in[1].dtype);
 }
 
 bool claims_scatter(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  return in[0].dtype != DType::i4 && in[0].dtype != DType::c64 && index_dtype(in[1].dtype);
+  return in[0].dtype != DType::i4 && !is_complex(in[0].dtype) && index_dtype(in[1].dtype);
 }
 
 bool claims_pad(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {

@@ -7,10 +7,10 @@ namespace {
 
 using ir::Op;
 
-bool real_numeric(DType d) { return d != DType::c64 && d != DType::i4 && d != DType::boolean; }
+bool real_numeric(DType d) { return !is_complex(d) && d != DType::i4 && d != DType::boolean; }
 
 bool claims_reduce(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  return in[0].dtype != DType::c64 && in[0].dtype != DType::i4;
+  return !is_complex(in[0].dtype) && in[0].dtype != DType::i4;
 }
 
 bool claims_cumsum(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) { return real_numeric(in[0].dtype); }

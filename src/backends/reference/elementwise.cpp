@@ -48,6 +48,7 @@ int64_t unary_int(Op op, int64_t x) {
 c128 unary_complex(Op op, c128 x) {
   switch (op) {
     case Op::neg: return -x;
+    case Op::abs: return std::abs(x);  // stored into a real tensor: the magnitude
     case Op::exp: return std::exp(x);
     case Op::log: return std::log(x);
     case Op::sqrt: return std::sqrt(x);

@@ -28,6 +28,8 @@ void register_quant(KernelTable& t);
 void register_collective(KernelTable& t);
 void register_factorize(KernelTable& t);
 void register_sparse(KernelTable& t);
+void register_complex(KernelTable& t);
+void register_fft(KernelTable& t);
 const KernelTable& kernels();
 
 // ---- element access in wide types

@@ -135,7 +135,9 @@ void scatter(const KernelArgs& a) {
   if (y.data != x.data) std::memcpy(y.data, x.data, dtype_bytes(x.dtype, x.numel));
   for_each_gathered(x, idx, axis, a, [&](int64_t g, int64_t d) {
     if (red == "none") return copy_element(y, d, upd, g);
-    if (is_float(y.dtype)) {
+    if (is_complex(y.dtype)) {
+      wc(y, d, rc(y, d) + rc(upd, g));  // add, the one reduction complex numbers have
+    } else if (is_float(y.dtype)) {
       double cur = rd(y, d), v = rd(upd, g);
       wd(y, d, red == "add" ? cur + v : red == "max" ? std::max(cur, v) : std::min(cur, v));
     } else {

@@ -22,6 +22,8 @@ const KernelTable& kernels() {
     register_collective(k);
     register_factorize(k);
     register_sparse(k);
+    register_complex(k);
+    register_fft(k);
     return k;
   }();
   return t;

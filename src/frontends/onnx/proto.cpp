@@ -77,6 +77,7 @@ std::optional<DType> dtype_from_onnx(int32_t t) {
     case TensorProto::INT64: return DType::i64;
     case TensorProto::BOOL: return DType::boolean;
     case TensorProto::COMPLEX64: return DType::c64;
+    case TensorProto::COMPLEX128: return DType::c128;
     default: return std::nullopt;
   }
 }
@@ -239,6 +240,7 @@ Tensor tensor_from_proto(const TensorProto& t, const std::string& base_dir, cons
   switch (*dt) {
     case DType::f32: check_count(t.float_data_size(), 1, "float_data"); break;
     case DType::c64: check_count(t.float_data_size(), 2, "float_data"); break;
+    case DType::c128: check_count(t.double_data_size(), 2, "double_data"); break;
     case DType::f64: check_count(t.double_data_size(), 1, "double_data"); break;
     case DType::i64: check_count(t.int64_data_size(), 1, "int64_data"); break;
     default: check_count(t.int32_data_size(), 1, "int32_data"); break;
@@ -252,6 +254,9 @@ Tensor tensor_from_proto(const TensorProto& t, const std::string& base_dir, cons
     case DType::c64:
       check_count(t.float_data_size(), 2, "float_data");
       for (int i = 0; i < t.float_data_size(); ++i) out.data_as<float>()[i] = t.float_data(i);
+      break;
+    case DType::c128:
+      for (int i = 0; i < t.double_data_size(); ++i) out.data_as<double>()[i] = t.double_data(i);
       break;
     case DType::f64:
       check_count(t.double_data_size(), 1, "double_data");
