@@ -7,12 +7,15 @@
 #include <fftw3.h>
 
 #include <complex>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "backends/cpu/kernels.h"
 #include "ops/fft.h"
 #include "rlx/error.h"
+#include "util/flags.h"
 #include "util/strings.h"
 
 namespace rlx::backends::cpu {
@@ -29,14 +32,14 @@ struct Fftw<double> {
   using Plan = fftw_plan;
   using Cpx = fftw_complex;
   using Dim = fftw_iodim64;
-  static Plan c2c(int r, const Dim* d, int hr, const Dim* h, void* in, void* out, int sign) {
-    return fftw_plan_guru64_dft(r, d, hr, h, static_cast<Cpx*>(in), static_cast<Cpx*>(out), sign, FFTW_ESTIMATE);
+  static Plan c2c(int r, const Dim* d, int hr, const Dim* h, void* in, void* out, int sign, unsigned how) {
+    return fftw_plan_guru64_dft(r, d, hr, h, static_cast<Cpx*>(in), static_cast<Cpx*>(out), sign, how);
   }
-  static Plan r2c(int r, const Dim* d, int hr, const Dim* h, void* in, void* out) {
-    return fftw_plan_guru64_dft_r2c(r, d, hr, h, static_cast<double*>(in), static_cast<Cpx*>(out), FFTW_ESTIMATE);
+  static Plan r2c(int r, const Dim* d, int hr, const Dim* h, void* in, void* out, unsigned how) {
+    return fftw_plan_guru64_dft_r2c(r, d, hr, h, static_cast<double*>(in), static_cast<Cpx*>(out), how);
   }
-  static Plan c2r(int r, const Dim* d, int hr, const Dim* h, void* in, void* out) {
-    return fftw_plan_guru64_dft_c2r(r, d, hr, h, static_cast<Cpx*>(in), static_cast<double*>(out), FFTW_ESTIMATE);
+  static Plan c2r(int r, const Dim* d, int hr, const Dim* h, void* in, void* out, unsigned how) {
+    return fftw_plan_guru64_dft_c2r(r, d, hr, h, static_cast<Cpx*>(in), static_cast<double*>(out), how | FFTW_DESTROY_INPUT);
   }
   static void run_c2c(Plan p, void* in, void* out) { fftw_execute_dft(p, static_cast<Cpx*>(in), static_cast<Cpx*>(out)); }
   static void run_r2c(Plan p, void* in, void* out) { fftw_execute_dft_r2c(p, static_cast<double*>(in), static_cast<Cpx*>(out)); }
@@ -48,14 +51,14 @@ struct Fftw<float> {
   using Plan = fftwf_plan;
   using Cpx = fftwf_complex;
   using Dim = fftwf_iodim64;
-  static Plan c2c(int r, const Dim* d, int hr, const Dim* h, void* in, void* out, int sign) {
-    return fftwf_plan_guru64_dft(r, d, hr, h, static_cast<Cpx*>(in), static_cast<Cpx*>(out), sign, FFTW_ESTIMATE);
+  static Plan c2c(int r, const Dim* d, int hr, const Dim* h, void* in, void* out, int sign, unsigned how) {
+    return fftwf_plan_guru64_dft(r, d, hr, h, static_cast<Cpx*>(in), static_cast<Cpx*>(out), sign, how);
   }
-  static Plan r2c(int r, const Dim* d, int hr, const Dim* h, void* in, void* out) {
-    return fftwf_plan_guru64_dft_r2c(r, d, hr, h, static_cast<float*>(in), static_cast<Cpx*>(out), FFTW_ESTIMATE);
+  static Plan r2c(int r, const Dim* d, int hr, const Dim* h, void* in, void* out, unsigned how) {
+    return fftwf_plan_guru64_dft_r2c(r, d, hr, h, static_cast<float*>(in), static_cast<Cpx*>(out), how);
   }
-  static Plan c2r(int r, const Dim* d, int hr, const Dim* h, void* in, void* out) {
-    return fftwf_plan_guru64_dft_c2r(r, d, hr, h, static_cast<Cpx*>(in), static_cast<float*>(out), FFTW_ESTIMATE);
+  static Plan c2r(int r, const Dim* d, int hr, const Dim* h, void* in, void* out, unsigned how) {
+    return fftwf_plan_guru64_dft_c2r(r, d, hr, h, static_cast<Cpx*>(in), static_cast<float*>(out), how | FFTW_DESTROY_INPUT);
   }
   static void run_c2c(Plan p, void* in, void* out) { fftwf_execute_dft(p, static_cast<Cpx*>(in), static_cast<Cpx*>(out)); }
   static void run_r2c(Plan p, void* in, void* out) { fftwf_execute_dft_r2c(p, static_cast<float*>(in), static_cast<Cpx*>(out)); }
@@ -74,12 +77,37 @@ std::string plan_key(Kind k, const Layout& l, bool in_place, int ain, int aout) 
   return cat(static_cast<int>(k), "|", join(l.in_shape), "|", join(l.out_shape), "|", join(l.axes), "|", in_place, ain, aout);
 }
 
+// FFTW's buffers: SIMD-aligned (alignment class 0), freed with fftw_free.
+struct FftwBuffer {
+  void* p = nullptr;
+  explicit FftwBuffer(size_t bytes) : p(fftw_malloc(std::max<size_t>(bytes, 16))) {
+    if (!p) throw Error(ErrorKind::out_of_memory, cat("cpu fft: no memory for a ", bytes, "-byte FFTW buffer"));
+  }
+  ~FftwBuffer() { fftw_free(p); }
+  FftwBuffer(const FftwBuffer&) = delete;
+  FftwBuffer& operator=(const FftwBuffer&) = delete;
+};
+
+int64_t numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Element bytes of each side of a transform kind.
+size_t in_bytes_per(Kind k, size_t real) { return k == Kind::r2c ? real : 2 * real; }
+size_t out_bytes_per(Kind k, size_t real) { return k == Kind::c2r ? real : 2 * real; }
+
+// The plan for these arrays (null ones: for any SIMD-aligned arrays, planned ahead). Under RLX_FFT_PLANNER=measure, plans for SIMD-aligned arrays are
+// timed on scratch buffers (FFTW_MEASURE overwrites what it plans on), so they serve every
+// aligned array of the layout; arrays of other alignments get a heuristic plan made on them.
 template <class R>
-typename Fftw<R>::Plan get_plan(Kind k, const Layout& l, void* in, void* out) {
+typename Fftw<R>::Plan get_plan(Kind k, const Layout& l, void* in, void* out, bool in_place) {
   using F = Fftw<R>;
   static std::mutex mu;
   static std::map<std::string, typename F::Plan> cache;
-  std::string key = plan_key(k, l, in == out, F::alignment(in), F::alignment(out));
+  int ain = in ? F::alignment(in) : 0, aout = out ? F::alignment(out) : 0;
+  std::string key = plan_key(k, l, in_place, ain, aout);
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
@@ -95,13 +123,25 @@ typename Fftw<R>::Plan get_plan(Kind k, const Layout& l, void* in, void* out) {
   }
   for (size_t a = 0; a < l.in_shape.size(); ++a)
     if (!transformed[a]) batch.push_back({l.in_shape[a], ist[a], ost[a]});
+  bool measure = flags().RLX_FFT_PLANNER == "measure" && ain == 0 && aout == 0;
+  unsigned how = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+  std::unique_ptr<FftwBuffer> scratch_in, scratch_out;
+  void *pin = in, *pout = out;
+  if (measure || !in || !out) {
+    scratch_in = std::make_unique<FftwBuffer>(static_cast<size_t>(numel(l.in_shape)) * in_bytes_per(k, sizeof(R)));
+    pin = pout = scratch_in->p;
+    if (!in_place) {
+      scratch_out = std::make_unique<FftwBuffer>(static_cast<size_t>(numel(l.out_shape)) * out_bytes_per(k, sizeof(R)));
+      pout = scratch_out->p;
+    }
+  }
   int r = static_cast<int>(dims.size()), hr = static_cast<int>(batch.size());
   typename F::Plan p = nullptr;
   switch (k) {
-    case Kind::c2c_forward: p = F::c2c(r, dims.data(), hr, batch.data(), in, out, FFTW_FORWARD); break;
-    case Kind::c2c_inverse: p = F::c2c(r, dims.data(), hr, batch.data(), in, out, FFTW_BACKWARD); break;
-    case Kind::r2c: p = F::r2c(r, dims.data(), hr, batch.data(), in, out); break;
-    case Kind::c2r: p = F::c2r(r, dims.data(), hr, batch.data(), in, out); break;
+    case Kind::c2c_forward: p = F::c2c(r, dims.data(), hr, batch.data(), pin, pout, FFTW_FORWARD, how); break;
+    case Kind::c2c_inverse: p = F::c2c(r, dims.data(), hr, batch.data(), pin, pout, FFTW_BACKWARD, how); break;
+    case Kind::r2c: p = F::r2c(r, dims.data(), hr, batch.data(), pin, pout, how); break;
+    case Kind::c2r: p = F::c2r(r, dims.data(), hr, batch.data(), pin, pout, how); break;
   }
   if (!p) throw Error(ErrorKind::internal, cat("cpu fft: FFTW could not plan a transform of ", join(l.in_shape), " over axes ", join(l.axes)));
   cache.emplace(key, p);
@@ -137,7 +177,7 @@ void run_fft(const KernelArgs& a, const std::vector<int64_t>& axes, bool inverse
   using C = std::complex<R>;
   Layout l{a.in[0].shape, a.out[0].shape, axes};
   void* in = a.in[0].data;  // FFTW's out-of-place c2c leaves its input as it was
-  typename Fftw<R>::Plan p = get_plan<R>(inverse ? Kind::c2c_inverse : Kind::c2c_forward, l, in, a.out[0].data);
+  typename Fftw<R>::Plan p = get_plan<R>(inverse ? Kind::c2c_inverse : Kind::c2c_forward, l, in, a.out[0].data, false);
   Fftw<R>::run_c2c(p, in, a.out[0].data);
   scale(a.out[0].as<C>(), a.out[0].numel, ops::fft_scale(norm, inverse, points(l.in_shape, axes)));
 }
@@ -146,7 +186,7 @@ template <class R>
 void run_rfft(const KernelArgs& a, const std::vector<int64_t>& axes, const std::string& norm) {
   using C = std::complex<R>;
   Layout l{a.in[0].shape, a.out[0].shape, axes};
-  typename Fftw<R>::Plan p = get_plan<R>(Kind::r2c, l, a.in[0].data, a.out[0].data);
+  typename Fftw<R>::Plan p = get_plan<R>(Kind::r2c, l, a.in[0].data, a.out[0].data, false);
   Fftw<R>::run_r2c(p, a.in[0].data, a.out[0].data);
   scale(a.out[0].as<C>(), a.out[0].numel, ops::fft_scale(norm, false, points(l.in_shape, axes)));
 }
@@ -154,24 +194,45 @@ void run_rfft(const KernelArgs& a, const std::vector<int64_t>& axes, const std::
 template <class R>
 void run_irfft(const KernelArgs& a, const std::vector<int64_t>& axes, const std::string& norm) {
   using C = std::complex<R>;
-  // scratch: c2r overwrites its input, which is the graph's
-  std::vector<C> work(a.in[0].as<C>(), a.in[0].as<C>() + a.in[0].numel);
+  // scratch, SIMD-aligned for the measured plans: c2r overwrites its input, which is the graph's
+  FftwBuffer buffer(static_cast<size_t>(a.in[0].numel) * sizeof(C));
+  C* work = static_cast<C*>(buffer.p);
+  std::memcpy(work, a.in[0].data, static_cast<size_t>(a.in[0].numel) * sizeof(C));
   if (axes.size() > 1) {
     Layout lead{a.in[0].shape, a.in[0].shape, std::vector<int64_t>(axes.begin(), axes.end() - 1)};
-    typename Fftw<R>::Plan p = get_plan<R>(Kind::c2c_inverse, lead, work.data(), work.data());
-    Fftw<R>::run_c2c(p, work.data(), work.data());
+    typename Fftw<R>::Plan p = get_plan<R>(Kind::c2c_inverse, lead, work, work, true);
+    Fftw<R>::run_c2c(p, work, work);
   }
   Layout last{a.in[0].shape, a.out[0].shape, {axes.back()}};
-  typename Fftw<R>::Plan p = get_plan<R>(Kind::c2r, last, work.data(), a.out[0].data);
-  Fftw<R>::run_c2r(p, work.data(), a.out[0].data);
+  typename Fftw<R>::Plan p = get_plan<R>(Kind::c2r, last, work, a.out[0].data, false);
+  Fftw<R>::run_c2r(p, work, a.out[0].data);
   scale(a.out[0].as<R>(), a.out[0].numel, ops::fft_scale(norm, true, points(a.out[0].shape, axes)));
 }
 
+// Makes the plans a node will use on aligned arrays while the model compiles, so measuring
+// (RLX_FFT_PLANNER=measure) costs compile time rather than the first run's.
+template <class R>
+void plan_ahead(Op op, bool inverse, const std::vector<int64_t>& in, const std::vector<int64_t>& out, const std::vector<int64_t>& axes) {
+  if (numel(in) == 0 || numel(out) == 0) return;
+  if (op == Op::fft) get_plan<R>(inverse ? Kind::c2c_inverse : Kind::c2c_forward, {in, out, axes}, nullptr, nullptr, false);
+  if (op == Op::rfft) get_plan<R>(Kind::r2c, {in, out, axes}, nullptr, nullptr, false);
+  if (op == Op::irfft) {
+    if (axes.size() > 1) get_plan<R>(Kind::c2c_inverse, {in, in, std::vector<int64_t>(axes.begin(), axes.end() - 1)}, nullptr, nullptr, true);
+    get_plan<R>(Kind::c2r, {in, out, {axes.back()}}, nullptr, nullptr, false);
+  }
+}
+
 HostKernel make_fft(const ir::Node& n, const ir::Graph& g) {
-  std::vector<int64_t> axes = axes_of(n, g.type(n.inputs[0]).shape.size());
+  const ir::Type &tin = g.type(n.inputs[0]), &tout = g.type(n.outputs[0]);
+  std::vector<int64_t> axes = axes_of(n, tin.shape.size());
   std::string norm = n.attrs.s("norm");
   Op op = n.op;
   bool inverse = op == Op::fft && n.attrs.b("inverse");
+  if (shape_is_static(tin.shape) && shape_is_static(tout.shape)) {
+    bool wide = tin.dtype == DType::c128 || tin.dtype == DType::f64;
+    std::vector<int64_t> si = shape_values(tin.shape), so = shape_values(tout.shape);
+    wide ? plan_ahead<double>(op, inverse, si, so, axes) : plan_ahead<float>(op, inverse, si, so, axes);
+  }
   return [=](const KernelArgs& a) {
     if (is_empty(a)) return;
     bool wide = a.in[0].dtype == DType::c128 || a.in[0].dtype == DType::f64;
