@@ -37,7 +37,7 @@ if {k: os.environ.get(k) for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")} != 
 import numpy as np
 import scipy.linalg
 
-OPS = ["cholesky", "lu", "qr", "eigh", "svd", "solve", "triangular_solve", "inv", "slogdet", "matrix_exp", "det", "lstsq"]
+OPS = ["cholesky", "lu", "qr", "eigh", "eig", "svd", "solve", "triangular_solve", "inv", "slogdet", "matrix_exp", "det", "lstsq"]
 
 
 def operands(op, n, seed):
@@ -70,6 +70,27 @@ def positive_columns(x, rows_of=None):
     return x, rows_of
 
 
+def canonical_eig(w, v):
+    """numpy.linalg.eig's result in mir.eig's convention: sorted by real part (ties within
+    1e-9·max|w| by imaginary part), each column of unit length with its largest entry real and positive."""
+    w, v = w.astype(np.complex128), v.astype(np.complex128)
+    tie = 1e-9 * max(1.0, float(np.max(np.abs(w))))
+    order = sorted(range(len(w)), key=lambda k: k)
+    import functools
+    def cmp(a, b):
+        if abs(w[a].real - w[b].real) > tie:
+            return -1 if w[a].real < w[b].real else 1
+        return -1 if w[a].imag < w[b].imag else (1 if w[a].imag > w[b].imag else 0)
+    order = sorted(order, key=functools.cmp_to_key(cmp))
+    w, v = w[order], v[:, order]
+    for k in range(v.shape[1]):
+        col = v[:, k] / np.linalg.norm(v[:, k])
+        mag = np.abs(col)
+        at = int(np.argmax(mag >= mag.max() * (1 - 1e-9)))
+        v[:, k] = col * np.conj(col[at]) / mag[at]
+    return [w, v]
+
+
 def numpy_op(op, a):
     """The NumPy/SciPy result of an op, in the IR's conventions."""
     if op == "cholesky":
@@ -100,6 +121,8 @@ def numpy_op(op, a):
     if op == "eigh":
         w, v = np.linalg.eigh(a[0], UPLO="L")
         return [w, positive_columns(v)[0]]
+    if op == "eig":
+        return canonical_eig(*np.linalg.eig(a[0]))
     if op == "svd":
         u, s, vh = np.linalg.svd(a[0], full_matrices=False)
         u, vh = positive_columns(u, vh)
@@ -112,7 +135,7 @@ def numpy_op(op, a):
 
 
 def type_text(x):
-    dt = {np.dtype("float64"): "f64", np.dtype("int32"): "i32", np.dtype("int64"): "i64"}[x.dtype]
+    dt = {np.dtype("float64"): "f64", np.dtype("int32"): "i32", np.dtype("int64"): "i64", np.dtype("complex128"): "c128"}[x.dtype]
     return f"{dt}[{','.join(str(d) for d in x.shape)}]"
 
 
@@ -138,7 +161,7 @@ def parity(rlx, op, n, device, tmp):
         got = np.load(os.path.join(tmp, op, f"{o}.npy"))
         if got.shape != r.shape:
             raise SystemExit(f"{op}: output {o} has shape {got.shape}, numpy's {r.shape}")
-        worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - r)) / max(float(np.max(np.abs(r))), 1e-300)))
+        worst = max(worst, float(np.max(np.abs(got.astype(r.dtype) - r)) / max(float(np.max(np.abs(r))), 1e-300)))
     return worst
 
 

@@ -16,6 +16,8 @@ class Tensor {
 
   // Zero-filled contiguous tensor.
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);
+  // Uninitialized storage for the caller to fill completely (no zeroing pass over it).
+  static Tensor empty(DType dtype, std::vector<int64_t> shape) { return allocate(dtype, std::move(shape), false); }
   // Contiguous copy of `nbytes` of packed row-major data; nbytes must match exactly.
   static Tensor from_bytes(DType dtype, std::vector<int64_t> shape, const void* data, size_t nbytes);
   // Zero-copy view of memory someone else owns; `owner` keeps it alive (may be null).

@@ -50,3 +50,19 @@ def test_gradient_through_rfft_recovers_the_signal():
         last = trainer.step(batch, lr=0.05)
     assert last < first * 1e-4, (first, last)
     np.testing.assert_allclose(trainer.params["x"], signal, atol=2e-2)
+
+
+def test_eig_matches_numpy_and_fits_a_spectrum():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((5, 5))
+    for device in ("cpu", "reference"):
+        g = rlx.Graph("eig")
+        w, v = rlx.ops.eig(g.input("a", "f64", [5, 5]))
+        g.set_outputs([w, v])
+        got_w, got_v = [np.asarray(o) for o in rlx.Session(device).compile(g).run([a])]
+        ref = np.linalg.eigvals(a)
+        # the same multiset of eigenvalues, and A V = V diag(w)
+        # each of numpy's eigenvalues is one of RLX's (conjugate pairs may order either way in sort_complex)
+        assert max(np.min(np.abs(got_w - r)) for r in ref) < 1e-10 * np.max(np.abs(ref))
+        np.testing.assert_allclose(a @ got_v, got_v * got_w, atol=1e-10)
+        assert np.all(np.diff(got_w.real) >= -1e-9)

@@ -115,7 +115,7 @@ class HostExecutable : public Executable {
       DType dt = lir_.type(v).dtype;
       const std::vector<int64_t>& shape = shapes_[static_cast<size_t>(v)];
       Tensor& o = outputs[k];
-      if (!o.defined()) o = Tensor::zeros(dt, shape);
+      if (!o.defined()) o = Tensor::empty(dt, shape);  // every byte is copied in below
       else if (o.dtype() != dt || o.shape() != shape || !o.is_contiguous())
         throw Error(ErrorKind::invalid_argument, cat("output ", k, " of graph @", lir_.name, " is ", dtype_name(dt), " of ", shape.size(),
                                                      " dims; the tensor given for it does not match (or is not contiguous)"));

@@ -1062,6 +1062,13 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
     case Op::rfft:
     case Op::irfft:
       return complex_specs(op);
+    case Op::eig:
+      for (DType d : {DType::f32, DType::f64, DType::c64, DType::c128}) {
+        add({{{d, S({4, 4})}}});
+        add({{{d, S({2, 3, 3})}}}, {}, "batch");
+        if (d == DType::f64) add({{{d, S({1, 1})}}}, {}, "one by one");
+      }
+      break;
     default:
       return elementwise_specs(op);
   }

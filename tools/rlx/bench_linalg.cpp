@@ -15,6 +15,7 @@
 #include "rlx/error.h"
 #include "rlx/session.h"
 #include "util/flags.h"
+#include "util/scalar.h"
 #include "util/thread_pool.h"
 
 namespace rlx::cli {
@@ -23,7 +24,7 @@ namespace {
 
 using ir::Op;
 
-const char* kDefaultOps = "cholesky,lu,qr,eigh,svd,solve,triangular_solve,inv,slogdet,matrix_exp";
+const char* kDefaultOps = "cholesky,lu,qr,eigh,eig,svd,solve,triangular_solve,inv,slogdet,matrix_exp";
 
 // A dense row-major f64 copy of a tensor's matrix.
 struct Dense {
@@ -77,8 +78,25 @@ Dense with_diagonal(const Dense& v) {  // diag(v) for a vector [1, n]
   return d;
 }
 
+// ‖A V − V diag(w)‖_F / (‖A‖_F ‖V‖_F) for eig's complex w and V.
+double eig_residual(const Tensor& a_t, const Tensor& w_t, const Tensor& v_t) {
+  Tensor a = a_t.contiguous(), w = w_t.contiguous(), v = v_t.contiguous();
+  int64_t n = a.shape().back();
+  double num = 0, an = 0, vn = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < n; ++k) {
+      c128 s{};
+      for (int64_t j = 0; j < n; ++j) s += load_c128(a.data(), a.dtype(), i * n + j) * load_c128(v.data(), v.dtype(), j * n + k);
+      num += std::norm(s - load_c128(v.data(), v.dtype(), i * n + k) * load_c128(w.data(), w.dtype(), k));
+      an += std::norm(load_c128(a.data(), a.dtype(), i * n + k));
+      vn += std::norm(load_c128(v.data(), v.dtype(), i * n + k));
+    }
+  return std::sqrt(num / std::max(an * vn, 1e-300));
+}
+
 // The op's residual on its inputs and outputs (−1 where the bench has no residual for it).
 double residual(Op op, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+  if (op == Op::eig) return eig_residual(in[0], out[0], out[1]);
   Dense a = dense(in[0]);
   switch (op) {
     case Op::cholesky: {

@@ -29,6 +29,7 @@ const KernelTable& table() {
     register_factorize(k);
     register_sparse(k);
     register_fft(k);
+    register_eig(k);
     register_complex(k);
     return k;
   }();

@@ -20,6 +20,6 @@ elseif(RLX_BACKEND_CUDA)
   find_package(CUDAToolkit REQUIRED)
   # nvrtc by path: CUDA::nvrtc drags in the driver stub, which a binary must never need to start
   find_library(RLX_NVRTC_LIB nvrtc HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
-  set(RLX_BACKEND_CUDA_LIBS CUDA::cudart_static CUDA::cublasLt ${RLX_NVRTC_LIB})
+  set(RLX_BACKEND_CUDA_LIBS CUDA::cudart_static CUDA::cublasLt ${RLX_NVRTC_LIB} ${CMAKE_DL_LIBS})  # cuFFT: dlopen on first use (fft.cpp)
   message(STATUS "cuda backend: CUDA ${CUDAToolkit_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
 endif()

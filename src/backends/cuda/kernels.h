@@ -58,6 +58,7 @@ void register_nn(KernelTable& t);
 void register_attention(KernelTable& t);
 void register_region(KernelTable& t);
 void register_collective(KernelTable& t);
+void register_fft(KernelTable& t);
 const KernelTable& kernel_table();
 
 // ---- helpers shared by the families (common.cpp)

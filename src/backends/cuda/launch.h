@@ -45,6 +45,9 @@ void dependent_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute* attrs);
 // enqueued behind it run back to back and their event times are device time alone.
 void launch_wait_flag(const volatile int* flag, cudaStream_t s);
 
+// ---- fft.cu: x[i] *= s over `reals` f32 or f64 values (a complex tensor counts twice)
+void launch_scale(bool f64, void* x, int64_t reals, double s, cudaStream_t stream);
+
 // ---- elementwise.cu
 void launch_unary(Op op, Dt dt, const void* x, void* y, int64_t n, cudaStream_t s);
 void launch_binary(Op op, Dt dt, Dt out, const void* a, const void* b, void* y, const Space& sp, const Strides& sa, const Strides& sb,

@@ -23,6 +23,7 @@ const KernelTable& kernel_table() {
     register_attention(k);
     register_region(k);
     register_collective(k);
+    register_fft(k);
     return k;
   }();
   return t;

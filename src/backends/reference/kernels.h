@@ -30,6 +30,7 @@ void register_factorize(KernelTable& t);
 void register_sparse(KernelTable& t);
 void register_complex(KernelTable& t);
 void register_fft(KernelTable& t);
+void register_eig(KernelTable& t);
 const KernelTable& kernels();
 
 // ---- element access in wide types

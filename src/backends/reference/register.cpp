@@ -24,6 +24,7 @@ const KernelTable& kernels() {
     register_sparse(k);
     register_complex(k);
     register_fft(k);
+    register_eig(k);
     return k;
   }();
   return t;
