@@ -242,15 +242,17 @@ HostKernel make_scatter(const ir::Node& n, const ir::Graph&) {
       });
       return;
     }
-    dispatch_typed(a.in[0].dtype, [&](auto tag) {
+    // complex values add part by part: a row of `inner` of them is 2·inner reals
+    int64_t w = is_complex(a.in[0].dtype) ? 2 * inner : inner;
+    dispatch_typed(real_part_dtype(a.in[0].dtype), [&](auto tag) {
       using T = decltype(tag);
       const T* u = a.in[2].as<T>();
       T* y = a.out[0].as<T>();
       for (int64_t o = 0; o < outer; ++o)
         for (int64_t k = 0; k < K; ++k) {
-          T* dst = y + (o * len + index_at(a.in[1], k)) * inner;
-          const T* src = u + (o * K + k) * inner;
-          for (int64_t i = 0; i < inner; ++i)
+          T* dst = y + (o * len + index_at(a.in[1], k)) * w;
+          const T* src = u + (o * K + k) * w;
+          for (int64_t i = 0; i < w; ++i)
             dst[i] = red == "add" ? static_cast<T>(dst[i] + src[i]) : red == "max" ? std::max(dst[i], src[i]) : std::min(dst[i], src[i]);
         }
     });
@@ -261,6 +263,7 @@ bool claims_bytes(Op, const std::vector<ir::Type>& in, const std::vector<ir::Typ
 
 bool claims_scatter(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs& a) {
   if (a.s("reduce") == "none") return in[0].dtype != DType::i4;
+  if (is_complex(in[0].dtype)) return a.s("reduce") == "add";
   return is_one_of(in[0].dtype, {DType::f32, DType::f64, DType::i32, DType::i64});
 }
 
