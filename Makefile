@@ -87,7 +87,7 @@ npm-packages:
 # `make fuzz FUZZ_TIME=600` fuzzes longer; `make test` runs it briefly.
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME ?= 120
-FUZZ_TARGETS := fuzz_safetensors fuzz_gguf fuzz_hf_config fuzz_safetensors_index fuzz_npy fuzz_chat_template
+FUZZ_TARGETS := fuzz_safetensors fuzz_gguf fuzz_hf_config fuzz_safetensors_index fuzz_npy fuzz_chat_template fuzz_tokenizer_json
 setup: npm-openai
 npm-openai:
 	@if command -v npm >/dev/null; then \

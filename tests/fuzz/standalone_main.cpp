@@ -1,7 +1,8 @@
 // A stand-in for libFuzzer when the fuzz targets are built without it (gcc, `make test`):
 // runs every seed file, then `-runs=N` deterministic mutations of them (bit flips, interesting
 // integers, truncation, insertion, deletion, chunk copies). Accepts libFuzzer's command line:
-// flags start with '-', the rest are corpus directories or files.
+// flags start with '-', the rest are corpus directories or files. A target that defines
+// LLVMFuzzerCustomMutator (as libFuzzer reads it) gets half of its inputs from it.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,8 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+// A target's structure-aware mutator, where it has one (libFuzzer's hook; weak: most have none).
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) __attribute__((weak));
 
 namespace {
 
@@ -100,7 +103,13 @@ int main(int argc, char** argv) {
   for (long i = 0; i < runs; ++i) {
     // Mostly stack mutations on the previous input, restarting from a seed now and then.
     if (i % 16 == 0) cur = seeds[rng.below(seeds.size())];
-    mutate(cur, rng, max_len);
+    if (LLVMFuzzerCustomMutator && rng.below(2)) {  // half the inputs from the target's own mutator
+      size_t n = cur.size();
+      cur.resize(max_len);
+      cur.resize(LLVMFuzzerCustomMutator(cur.data(), n, max_len, static_cast<unsigned>(rng.next())));
+    } else {
+      mutate(cur, rng, max_len);
+    }
     LLVMFuzzerTestOneInput(cur.data(), cur.size());
   }
   std::printf("standalone fuzz driver: %zu seeds and %ld mutated inputs, no crash\n", seeds.size(), runs);
