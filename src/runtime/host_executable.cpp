@@ -11,6 +11,7 @@
 #include "rlx/error.h"
 #include "util/flags.h"
 #include "util/host_memory.h"
+#include "util/host_memory.h"
 #include "util/profile.h"
 #include "util/strings.h"
 
@@ -53,6 +54,13 @@ struct RunContext {
 class HostExecutable : public Executable {
  public:
   HostExecutable(const ir::Graph& lir, const KernelLookup& lookup) : lir_(lir), profiling_(flags().RLX_CPU_PROFILE) {
+    // Under a memory limit, a run that cannot fit fails here, when the model compiles, saying why.
+    size_t output_bytes = 0;
+    for (ir::ValueId v : lir_.outputs()) output_bytes += dtype_bytes(lir_.type(v).dtype, shape_numel(lir_.type(v).shape).try_value().value_or(0));
+    check_memory_limit(static_cast<size_t>(std::max<int64_t>(lir_.arena_bytes, 0)) + output_bytes,
+                       cat("graph @", lir_.name, " on ", lir_.device, " (", byte_size_text(static_cast<size_t>(std::max<int64_t>(lir_.arena_bytes, 0))),
+                           " of activations in its arena and ", byte_size_text(output_bytes), " of outputs for these input shapes)"),
+                       "a smaller batch or sequence length (the arena scales with them), fewer layers, or a quantized weight type (rlx quantize) needs less");
     for (int i = 0; i < lir_.num_nodes(); ++i) {
       const ir::Node& n = lir_.node(i);
       if (n.op == ir::Op::constant) continue;

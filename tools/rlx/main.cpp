@@ -1,12 +1,14 @@
 // `rlx` — the RLX command-line tool. Every command accepts --json; errors are one paragraph
 // on stderr and a non-zero exit code.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
 #include "commands.h"
 #include "rlx/error.h"
 #include "util/flags.h"
+#include "util/host_memory.h"
 #include "util/strings.h"
 
 namespace rlx::cli {
@@ -53,7 +55,8 @@ namespace {
 void print_usage() {
   std::printf("usage: rlx <command> [options]\n\ncommands:\n");
   for (const auto& c : rlx::cli::commands()) std::printf("  %-10s %s\n", c.name, c.summary);
-  std::printf("\n  rlx <command> --help     options of one command\n  rlx --list-flags [--markdown]  environment flags (RLX_*)\n");
+  std::printf("\n  rlx <command> --help     options of one command\n  rlx --list-flags [--markdown]  environment flags (RLX_*)\n"
+              "  rlx <command> … --memory-limit SIZE  fail cleanly past SIZE of host memory (8G, 512M; RLX_MEMORY_LIMIT)\n");
 }
 
 }  // namespace
@@ -75,6 +78,14 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
+    // --memory-limit SIZE, for any command (and, through the environment, the ranks rlx launch starts)
+    for (size_t i = 1; i + 1 < tokens.size() && tokens[i] != "--"; ++i)
+      if (tokens[i] == "--memory-limit") {
+        set_memory_limit(parse_byte_size(tokens[i + 1], "--memory-limit"));
+        ::setenv("RLX_MEMORY_LIMIT", tokens[i + 1].c_str(), 1);
+        tokens.erase(tokens.begin() + static_cast<long>(i), tokens.begin() + static_cast<long>(i) + 2);
+        break;
+      }
     for (const auto& c : cli::commands()) {
       if (tokens[0] != c.name) continue;
       std::vector<std::string> rest(tokens.begin() + 1, tokens.end());
