@@ -105,6 +105,13 @@ npm-webgpu:
 	  echo "make setup: npm could not install webgpu; the webgpu device's tests will skip"; \
 	else echo "make setup: no npm; the webgpu device's tests will skip"; fi
 
+# Long-run stability (not in make test): one compiled model from 8 threads for SOAK_SECONDS, every
+# result bitwise stable, RSS growth <= 1% after warm-up.
+SOAK_SECONDS ?= 1800
+.PHONY: soak
+soak: build
+	build/bin/rlx bench soak --seconds $(SOAK_SECONDS) --callers 8
+
 .PHONY: fuzz fuzz-smoke npm-packages npm-openai npm-webgpu
 fuzz: setup
 	@if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then \

@@ -240,6 +240,8 @@ HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
   s.b_dtype = ad;
   s.c_dtype = cd;
   s.compute = compute;
+  // f32 has BLAS to fall back on where oneDNN has only its reference kernel for this shape
+  if (ad == DType::f32 && compute == DType::f32 && !onednn_matmul_buildable(s)) return {};
   // Weights that are constants of the program are packed once, now.
   const void* const_b = passes::constant_bytes(lir, node.inputs[1]);
   return make_onednn_matmul(s, const_b);
