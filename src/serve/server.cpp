@@ -88,7 +88,7 @@ Body parse_body(const httplib::Request& req) {
   Body b;
   try {
     b.j = json::parse(req.body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors and out-of-range numbers (1e999999) alike
     bad(cat("the body is not valid JSON: ", e.what()));
   }
   if (!b.j.is_object()) bad("the body must be a JSON object");

@@ -25,7 +25,7 @@ std::string read_file(const std::string& path) {
 Json parse_json(const std::string& text, const std::string& source) {
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse errors and out-of-range numbers (1e999999) alike
     throw Error(ErrorKind::format, cat(source, ": not valid JSON: ", e.what()));
   }
 }
