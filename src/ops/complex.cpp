@@ -4,6 +4,7 @@
 #include "ops/builder.h"
 #include "ops/infer_util.h"
 #include "ops/rules.h"
+#include "ops/vjp_util.h"
 
 namespace rlx::ops {
 
@@ -40,23 +41,26 @@ V vjp_real(Builder& b, const VjpArgs& a) { return {complex_of(b, a.cot[0], b.bro
 V vjp_imag(Builder& b, const VjpArgs& a) { return {complex_of(b, b.broadcast(b.scalar_like(a.cot[0], 0), b.shape(a.cot[0])), a.cot[0])}; }
 V vjp_conj(Builder& b, const VjpArgs& a) { return {b.unary(Op::conj, a.cot[0])}; }
 
-// angle = atan2(im, re): ∂/∂re = −im/|z|², ∂/∂im = re/|z|²; zero at z = 0, where it is undefined.
+// g / d, and 0 where d = 0 (z = 0, where angle's and |z|'s gradients are undefined).
+ValueId divide_where_nonzero(Builder& b, ValueId g, ValueId d) {
+  ValueId zero = b.scalar_like(d, 0);
+  ValueId at_zero = b.binary(Op::eq, d, zero);
+  return b.select(at_zero, zero, b.div(g, b.select(at_zero, b.scalar_like(d, 1), d)));
+}
+
+// angle = atan2(im, re): ∂/∂re = −im/|z|², ∂/∂im = re/|z|².
 V vjp_angle(Builder& b, const VjpArgs& a) {
-  ValueId z = a.in[0], g = a.cot[0];
+  ValueId z = a.in[0];
   ValueId re = b.unary(Op::real, z), im = b.unary(Op::imag, z);
-  ValueId r2 = b.add(b.mul(re, re), b.mul(im, im));
-  ValueId zero = b.scalar_like(r2, 0);
-  ValueId s = b.select(b.binary(Op::eq, r2, zero), zero, b.div(g, b.select(b.binary(Op::eq, r2, zero), b.scalar_like(r2, 1), r2)));
+  ValueId s = divide_where_nonzero(b, a.cot[0], b.add(b.mul(re, re), b.mul(im, im)));
   return {complex_of(b, b.mul(b.unary(Op::neg, im), s), b.mul(re, s))};
 }
 
 }  // namespace
 
-// |z|'s gradient, for vjp_elementwise: ḡ·z/|z| (zero at z = 0).
+// |z|'s gradient, for vjp_elementwise: ḡ·z/|z|.
 ValueId complex_abs_vjp(Builder& b, ValueId z, ValueId magnitude, ValueId g) {
-  ValueId zero = b.scalar_like(magnitude, 0);
-  ValueId at_zero = b.binary(Op::eq, magnitude, zero);
-  ValueId s = b.select(at_zero, zero, b.div(g, b.select(at_zero, b.scalar_like(magnitude, 1), magnitude)));
+  ValueId s = divide_where_nonzero(b, g, magnitude);
   return complex_of(b, b.mul(b.unary(Op::real, z), s), b.mul(b.unary(Op::imag, z), s));
 }
 

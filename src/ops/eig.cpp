@@ -29,7 +29,7 @@ std::vector<Type> infer_eig(Op op, const std::vector<Type>& in, const Attrs&) {
   return {{*c, w}, {*c, a.shape}};
 }
 
-ValueId adjoint(Builder& b, ValueId x) { return b.unary(Op::conj, transpose(b, x)); }
+ValueId adjoint(Builder& b, ValueId x) { return conj_if_complex(b, transpose(b, x)); }
 
 // X with M X = B for complex M, B: the real system [[Re M, −Im M], [Im M, Re M]] of twice the size.
 ValueId complex_solve(Builder& b, ValueId m, ValueId rhs) {

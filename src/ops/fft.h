@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace rlx::ops {
 
@@ -17,6 +18,13 @@ inline double fft_scale(const std::string& norm, bool inverse, double n) {
 // The norm whose transform in the other direction is this one's adjoint.
 inline const char* fft_dual_norm(const std::string& norm) {
   return norm == "backward" ? "forward" : norm == "forward" ? "backward" : "ortho";
+}
+
+// N: the product of the lengths along `axes` (normalized) — what the norms divide by.
+inline double fft_points(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
+  double n = 1;
+  for (int64_t a : axes) n *= static_cast<double>(shape[static_cast<size_t>(a)]);
+  return n;
 }
 
 // n/2 + 1: the bins an rfft of n points keeps.

@@ -12,10 +12,7 @@ using V = std::vector<ValueId>;
 constexpr ValueId kNone = ir::kNoValue;
 
 ValueId c(Builder& b, ValueId like, double v) { return b.scalar_like(like, v); }
-
-// A holomorphic f passes ḡ·conj(f′(z)) back (complex.cpp's convention); real values are their
-// own conjugates.
-ValueId cj(Builder& b, ValueId v) { return is_complex(b.dtype(v)) ? b.unary(Op::conj, v) : v; }
+ValueId cj(Builder& b, ValueId v) { return conj_if_complex(b, v); }
 
 // Unary ops: d/dx in terms of x, y = f(x) and the cotangent g.
 V unary(Builder& b, const VjpArgs& a) {

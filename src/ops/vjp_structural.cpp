@@ -35,7 +35,7 @@ V reduce(Builder& b, const VjpArgs& a) {
   ValueId y = expand_reduced(b, a.out[0], x, axes);
   if (kind == "prod") {
     ValueId d = b.div(y, x);  // ∂y/∂x: the product of the others
-    return {b.mul(g, is_complex(b.dtype(d)) ? b.unary(Op::conj, d) : d)};
+    return {b.mul(g, conj_if_complex(b, d))};
   }
   // max/min: shared equally between the elements that attain it.
   ValueId hit = b.cast(b.binary(Op::eq, x, y), b.dtype(x));
@@ -83,8 +83,7 @@ V dot_general(Builder& b, const VjpArgs& a) {
     return b.emit1(Op::dot_general, {x1, x2}, at);
   };
   // complex operands: x̄ = ḡ·conj(w), w̄ = conj(x)·ḡ (complex.cpp's convention)
-  auto cj = [&](ValueId v) { return is_complex(b.dtype(v)) ? b.unary(Op::conj, v) : v; };
-  ValueId dx = dot(g, cj(w), {g_batch, rb}, {g_rf, rf});
+  ValueId dx = dot(g, conj_if_complex(b, w), {g_batch, rb}, {g_rf, rf});
   Ints rc_sorted = rc;
   std::sort(rc_sorted.begin(), rc_sorted.end());
   std::vector<int64_t> px(xr);
@@ -92,7 +91,7 @@ V dot_general(Builder& b, const VjpArgs& a) {
   for (size_t j = 0; j < lf.size(); ++j) px[static_cast<size_t>(lf[j])] = nb + static_cast<int64_t>(j);
   for (size_t i = 0; i < lc.size(); ++i) px[static_cast<size_t>(lc[i])] = nb + nlf + rank_in(rc_sorted, rc[i]);
   // dw = x · g over x's free dims → [batch, x contracting (ascending), w free]
-  ValueId dw = dot(cj(x), g, {lb, g_batch}, {lf, g_lf});
+  ValueId dw = dot(conj_if_complex(b, x), g, {lb, g_batch}, {lf, g_lf});
   Ints lc_sorted = lc;
   std::sort(lc_sorted.begin(), lc_sorted.end());
   std::vector<int64_t> pw(wr);

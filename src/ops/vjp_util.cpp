@@ -15,6 +15,8 @@ ValueId unbroadcast(Builder& b, ValueId grad, const Shape& target) {
 
 ValueId zeros_like(Builder& b, ValueId like) { return b.broadcast(b.scalar_like(like, 0.0), b.shape(like)); }
 
+ValueId conj_if_complex(Builder& b, ValueId v) { return is_complex(b.dtype(v)) ? b.unary(Op::conj, v) : v; }
+
 Ints invert_perm(const Ints& perm) {
   Ints inv(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);

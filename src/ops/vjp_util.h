@@ -9,6 +9,9 @@ namespace rlx::ops {
 ValueId unbroadcast(Builder& b, ValueId grad, const Shape& target);
 // Zeros with the shape and dtype of `like`.
 ValueId zeros_like(Builder& b, ValueId like);
+// conj(v) for a complex value, v itself otherwise: a holomorphic f passes ḡ·conj(f′(z)) back
+// (complex.cpp's convention), and real values are their own conjugates.
+ValueId conj_if_complex(Builder& b, ValueId v);
 // Inverse of a permutation.
 Ints invert_perm(const Ints& perm);
 

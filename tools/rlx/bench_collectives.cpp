@@ -19,6 +19,7 @@
 #include "ops/builder.h"
 #include "rlx/error.h"
 #include "rlx/session.h"
+#include "util/host_memory.h"
 #include "util/strings.h"
 
 namespace rlx::cli {
@@ -162,12 +163,9 @@ int bench_collectives(Args& args) {
   args.finish();
   std::vector<int64_t> sizes;
   for (const std::string& s : split(sizes_text, ',')) {
-    char* end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
-    const std::string unit = end;
-    v *= unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : unit.empty() ? 1.0 : -1.0;
-    if (!(v >= 4) || static_cast<int64_t>(v) % 4) throw Error(ErrorKind::invalid_argument, cat("--sizes: '", s, "' is not a byte count that is a multiple of 4 (4K, 1M, …)"));
-    sizes.push_back(static_cast<int64_t>(v));
+    auto v = static_cast<int64_t>(parse_byte_size(s, "--sizes"));
+    if (v < 4 || v % 4) throw Error(ErrorKind::invalid_argument, cat("--sizes: '", s, "' is not a byte count that is a multiple of 4 (4K, 1M, …)"));
+    sizes.push_back(v);
   }
   std::unique_ptr<Communicator> c = dist::connect(dist::Rendezvous::from_env());
   const int r = c->rank(), n = c->size();

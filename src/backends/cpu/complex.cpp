@@ -22,31 +22,6 @@ void dispatch_complex(DType d, F&& f) {
   else f(std::complex<double>{});
 }
 
-// For each output element (rows in parallel), the offsets of each input under numpy broadcasting.
-template <size_t N, class F>
-void for_each_element(const std::vector<int64_t>& out, const std::array<std::vector<int64_t>, N>& in_shapes, F f) {
-  size_t r = out.size();
-  std::array<std::vector<int64_t>, N> st;
-  for (size_t k = 0; k < N; ++k) st[k] = broadcast_strides(out, in_shapes[k]);
-  int64_t inner = r ? out[r - 1] : 1, rows = 1;
-  for (size_t d = 0; d + 1 < r; ++d) rows *= out[d];
-  if (inner == 0) return;
-  parallel_items(rows, std::max<int64_t>(1, 8192 / inner), [&](int64_t row) {
-    std::array<int64_t, N> base{};
-    int64_t rem = row;
-    for (size_t d = r ? r - 1 : 0; d-- > 0;) {
-      int64_t c = rem % out[d];
-      rem /= out[d];
-      for (size_t k = 0; k < N; ++k) base[k] += c * st[k][d];
-    }
-    for (int64_t i = 0; i < inner; ++i) {
-      std::array<int64_t, N> at;
-      for (size_t k = 0; k < N; ++k) at[k] = base[k] + i * (r ? st[k][r - 1] : 0);
-      f(row * inner + i, at);
-    }
-  });
-}
-
 template <class T>
 T unary_value(Op op, T x) {
   switch (op) {
@@ -96,14 +71,17 @@ HostKernel make_binary(const ir::Node& n, const ir::Graph&) {
       const T* z = a.in[1].as<T>();
       if (op == Op::eq || op == Op::ne) {
         uint8_t* y = a.out[0].as<uint8_t>();
-        for_each_element<2>(a.out[0].shape, {a.in[0].shape, a.in[1].shape},
-                            [&](int64_t o, auto at) { y[o] = (x[at[0]] == z[at[1]]) == (op == Op::eq); });
+        for_each_row<2>(a.out[0].shape, {a.in[0].shape, a.in[1].shape}, [&](int64_t o, auto base, auto st, int64_t len) {
+          for (int64_t i = 0; i < len; ++i) y[o + i] = (x[base[0] + i * st[0]] == z[base[1] + i * st[1]]) == (op == Op::eq);
+        });
         return;
       }
       T* y = a.out[0].as<T>();
-      for_each_element<2>(a.out[0].shape, {a.in[0].shape, a.in[1].shape}, [&](int64_t o, auto at) {
-        T p = x[at[0]], q = z[at[1]];
-        y[o] = op == Op::add ? p + q : op == Op::sub ? p - q : op == Op::mul ? p * q : p / q;
+      for_each_row<2>(a.out[0].shape, {a.in[0].shape, a.in[1].shape}, [&](int64_t o, auto base, auto st, int64_t len) {
+        for (int64_t i = 0; i < len; ++i) {
+          T p = x[base[0] + i * st[0]], q = z[base[1] + i * st[1]];
+          y[o + i] = op == Op::add ? p + q : op == Op::sub ? p - q : op == Op::mul ? p * q : p / q;
+        }
       });
     });
   };

@@ -164,12 +164,6 @@ std::vector<int64_t> axes_of(const ir::Node& n, size_t rank) {
   return axes;
 }
 
-double points(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
-  double p = 1;
-  for (int64_t a : axes) p *= static_cast<double>(shape[static_cast<size_t>(a)]);
-  return p;
-}
-
 bool is_empty(const KernelArgs& a) { return a.in[0].numel == 0 || a.out[0].numel == 0; }
 
 template <class R>
@@ -179,7 +173,7 @@ void run_fft(const KernelArgs& a, const std::vector<int64_t>& axes, bool inverse
   void* in = a.in[0].data;  // FFTW's out-of-place c2c leaves its input as it was
   typename Fftw<R>::Plan p = get_plan<R>(inverse ? Kind::c2c_inverse : Kind::c2c_forward, l, in, a.out[0].data, false);
   Fftw<R>::run_c2c(p, in, a.out[0].data);
-  scale(a.out[0].as<C>(), a.out[0].numel, ops::fft_scale(norm, inverse, points(l.in_shape, axes)));
+  scale(a.out[0].as<C>(), a.out[0].numel, ops::fft_scale(norm, inverse, ops::fft_points(l.in_shape, axes)));
 }
 
 template <class R>
@@ -188,7 +182,7 @@ void run_rfft(const KernelArgs& a, const std::vector<int64_t>& axes, const std::
   Layout l{a.in[0].shape, a.out[0].shape, axes};
   typename Fftw<R>::Plan p = get_plan<R>(Kind::r2c, l, a.in[0].data, a.out[0].data, false);
   Fftw<R>::run_r2c(p, a.in[0].data, a.out[0].data);
-  scale(a.out[0].as<C>(), a.out[0].numel, ops::fft_scale(norm, false, points(l.in_shape, axes)));
+  scale(a.out[0].as<C>(), a.out[0].numel, ops::fft_scale(norm, false, ops::fft_points(l.in_shape, axes)));
 }
 
 template <class R>
@@ -206,7 +200,7 @@ void run_irfft(const KernelArgs& a, const std::vector<int64_t>& axes, const std:
   Layout last{a.in[0].shape, a.out[0].shape, {axes.back()}};
   typename Fftw<R>::Plan p = get_plan<R>(Kind::c2r, last, work, a.out[0].data, false);
   Fftw<R>::run_c2r(p, work, a.out[0].data);
-  scale(a.out[0].as<R>(), a.out[0].numel, ops::fft_scale(norm, true, points(a.out[0].shape, axes)));
+  scale(a.out[0].as<R>(), a.out[0].numel, ops::fft_scale(norm, true, ops::fft_points(a.out[0].shape, axes)));
 }
 
 // Makes the plans a node will use on aligned arrays while the model compiles, so measuring

@@ -89,4 +89,30 @@ using codegen::broadcast_strides;
 using codegen::contiguous_strides;
 using codegen::normalize_axis;
 
+// numpy broadcasting: walk the output row by row; each input has a stride per output dim (0 where
+// it is broadcast).
+// Calls row(dst_offset, {src offsets}, inner_strides, n) for each innermost row of `out`.
+template <size_t N, class F>
+void for_each_row(const std::vector<int64_t>& out, const std::array<std::vector<int64_t>, N>& in_shapes, F row) {
+  size_t r = out.size();
+  std::array<std::vector<int64_t>, N> st;
+  for (size_t k = 0; k < N; ++k) st[k] = broadcast_strides(out, in_shapes[k]);
+  int64_t inner = r ? out[r - 1] : 1;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < r; ++d) rows *= out[d];
+  if (inner == 0) return;
+  parallel_items(rows, 16384 / std::max<int64_t>(1, inner), [&](int64_t row_i) {
+    std::array<int64_t, N> base{};
+    int64_t rem = row_i;
+    for (size_t d = r ? r - 1 : 0; d-- > 0;) {
+      int64_t c = rem % out[d];
+      rem /= out[d];
+      for (size_t k = 0; k < N; ++k) base[k] += c * st[k][d];
+    }
+    std::array<int64_t, N> inner_st{};
+    for (size_t k = 0; k < N; ++k) inner_st[k] = r ? st[k][r - 1] : 0;
+    row(row_i * inner, base, inner_st, inner);
+  });
+}
+
 }  // namespace rlx::backends::cpu

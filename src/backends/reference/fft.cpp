@@ -45,18 +45,12 @@ std::vector<int64_t> axes_of(const KernelArgs& a) {
   return axes;
 }
 
-double points(const std::vector<int64_t>& shape, const std::vector<int64_t>& axes) {
-  double n = 1;
-  for (int64_t ax : axes) n *= static_cast<double>(shape[static_cast<size_t>(ax)]);
-  return n;
-}
-
 void fft(const KernelArgs& a) {
   bool inverse = a.node.attrs.b("inverse");
   std::vector<int64_t> axes = axes_of(a);
   std::vector<c128> x = load(a.in[0]);
   for (int64_t ax : axes) dft_axis(x, a.in[0].shape, ax, inverse);
-  double s = ops::fft_scale(a.node.attrs.s("norm"), inverse, points(a.in[0].shape, axes));
+  double s = ops::fft_scale(a.node.attrs.s("norm"), inverse, ops::fft_points(a.in[0].shape, axes));
   for (int64_t i = 0; i < a.out[0].numel; ++i) wc(a.out[0], i, x[static_cast<size_t>(i)] * s);
 }
 
@@ -64,7 +58,7 @@ void rfft(const KernelArgs& a) {
   std::vector<int64_t> axes = axes_of(a);
   std::vector<c128> x = load(a.in[0]);
   for (int64_t ax : axes) dft_axis(x, a.in[0].shape, ax, false);
-  double s = ops::fft_scale(a.node.attrs.s("norm"), false, points(a.in[0].shape, axes));
+  double s = ops::fft_scale(a.node.attrs.s("norm"), false, ops::fft_points(a.in[0].shape, axes));
   // keep bins [0, m) of the last axis
   const std::vector<int64_t>& ys = a.out[0].shape;
   std::vector<int64_t> xst = strides_of(a.in[0].shape), coord;
@@ -82,7 +76,7 @@ void irfft(const KernelArgs& a) {
   std::vector<c128> x = load(a.in[0]);
   for (size_t k = 0; k + 1 < axes.size(); ++k) dft_axis(x, a.in[0].shape, axes[k], true);
   const std::vector<int64_t>& ys = a.out[0].shape;
-  double s = ops::fft_scale(a.node.attrs.s("norm"), true, points(ys, axes));
+  double s = ops::fft_scale(a.node.attrs.s("norm"), true, ops::fft_points(ys, axes));
   std::vector<int64_t> xst = strides_of(a.in[0].shape), coord;
   int64_t m = a.in[0].shape[static_cast<size_t>(last)], bin_stride = xst[static_cast<size_t>(last)];
   for (int64_t i = 0; i < a.out[0].numel; ++i) {
