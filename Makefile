@@ -39,6 +39,9 @@ PACKAGES += libgloo-dev libopenmpi-dev openmpi-bin
 # for the side-by-side parity and speed checks (bench/linalg_peers.py).
 PACKAGES += liblapacke-dev libfftw3-dev libsuitesparse-dev python3-scipy
 
+# src/science/splat: rendered images are written as PNG through libpng.
+PACKAGES += libpng-dev
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup configure build test demo docs clean

@@ -26,6 +26,7 @@ const RuleTable& table() {
     register_complex(r);
     register_fft(r);
     register_eig(r);
+    register_splat(r);
     register_vjp_elementwise(r);
     register_vjp_structural(r);
     register_vjp_nn(r);

@@ -60,6 +60,7 @@ void register_sparse(RuleTable& t);
 void register_complex(RuleTable& t);
 void register_fft(RuleTable& t);
 void register_eig(RuleTable& t);
+void register_splat(RuleTable& t);
 void register_vjp_elementwise(RuleTable& t);
 void register_vjp_structural(RuleTable& t);
 void register_vjp_nn(RuleTable& t);

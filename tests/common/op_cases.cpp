@@ -194,6 +194,78 @@ bool valid(Op op, const Spec& s) {
 
 // ---- per-family specs
 
+// Gaussian-splatting scenes: Gaussians in front of a camera (one behind it and one off to the
+// side, both culled) for the projection; 2D footprints over a 40×24 image (two tile rows, the
+// second partial) for the rasterizer, with one zero radius and, in f32, two equal depths.
+std::vector<Spec> splat_specs(Op op, std::mt19937& rng) {
+  std::vector<Spec> out;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  auto uni = [&](double lo, double hi) { return lo + (hi - lo) * unit(rng); };
+  auto fixed = [](DType d, std::vector<int64_t> shape, std::vector<double> v) { return Operand{{d, S(std::move(shape))}, Fill::normal, 0, false, std::move(v)}; };
+  const int64_t width = 40, height = 24, n = 12;
+  if (op == Op::splat_project) {
+    for (DType d : {DType::f32, DType::f64})
+      for (int64_t k : {int64_t{1}, int64_t{4}, int64_t{16}}) {
+        if (d == DType::f32 && k == 4) continue;
+        std::vector<double> means, quats, scales, sh;
+        for (int64_t g = 0; g < n; ++g) {
+          double z = g == 0 ? -1.0 : uni(2.5, 5.0), x = g == 1 ? 60.0 : uni(-1.2, 1.2);
+          means.insert(means.end(), {x, uni(-0.8, 0.8), z});
+          for (int j = 0; j < 4; ++j) quats.push_back(normal(rng));
+          for (int j = 0; j < 3; ++j) scales.push_back(uni(0.05, 0.4));
+        }
+        for (int64_t i = 0; i < n * k * 3; ++i) sh.push_back(0.5 * normal(rng));
+        // a camera turned a little about y and x, then moved
+        double ay = 0.2, ax = -0.1;
+        double ry[3][3] = {{std::cos(ay), 0, std::sin(ay)}, {0, 1, 0}, {-std::sin(ay), 0, std::cos(ay)}};
+        double rx[3][3] = {{1, 0, 0}, {0, std::cos(ax), -std::sin(ax)}, {0, std::sin(ax), std::cos(ax)}};
+        std::vector<double> view(16, 0.0);
+        double t[3] = {0.1, -0.2, 0.3};
+        for (int i = 0; i < 3; ++i) {
+          for (int j = 0; j < 3; ++j)
+            for (int l = 0; l < 3; ++l) view[static_cast<size_t>(i * 4 + j)] += rx[i][l] * ry[l][j];
+          view[static_cast<size_t>(i * 4 + 3)] = t[i];
+        }
+        view[15] = 1;
+        Attrs a{{"fx", 36.0}, {"fy", 30.0}, {"cx", 20.5}, {"cy", 11.0}, {"width", width}, {"height", height}};
+        out.push_back({{fixed(d, {n, 3}, means), fixed(d, {n, 4}, quats), fixed(d, {n, 3}, scales), fixed(d, {n, k, 3}, sh), fixed(d, {4, 4}, view)},
+                       a, cat("SH degree ", k == 1 ? 0 : k == 4 ? 1 : 3)});
+      }
+    return out;
+  }
+  for (DType d : {DType::f32, DType::f64})
+    for (int64_t channels : {int64_t{3}, int64_t{1}})
+      for (bool with_background : {false, true}) {
+        if (channels == 1 && with_background) continue;
+        std::vector<double> m, conics, colors, opacities, depths, radii, background;
+        for (int64_t g = 0; g < n; ++g) {
+          m.insert(m.end(), {uni(-3, width + 3), uni(-3, height + 3)});
+          double sx = uni(1.5, 6), sy = uni(1.5, 6), th = uni(0, 3.14159);
+          double c = std::cos(th), s = std::sin(th);
+          double a = c * c * sx * sx + s * s * sy * sy, b = c * s * (sx * sx - sy * sy), cc = s * s * sx * sx + c * c * sy * sy;
+          double det = a * cc - b * b;
+          conics.insert(conics.end(), {cc / det, -b / det, a / det});
+          double mid = 0.5 * (a + cc);
+          radii.push_back(g == 3 ? 0 : std::ceil(3 * std::sqrt(mid + std::sqrt(std::max(0.1, mid * mid - det)))));
+          for (int64_t k = 0; k < channels; ++k) colors.push_back(uni(0, 1));
+          opacities.push_back(uni(0.3, 0.95));
+          depths.push_back(d == DType::f32 && g == 7 ? depths[5] : uni(1, 10));
+        }
+        for (int64_t k = 0; k < channels; ++k) background.push_back(uni(0, 1));
+        std::vector<Operand> in = {fixed(d, {n, 2}, m),        fixed(d, {n, 3}, conics),   fixed(d, {n, channels}, colors),
+                                   fixed(d, {n}, opacities),   fixed(d, {n}, depths),      fixed(DType::i32, {n}, radii)};
+        if (op == Op::splat_rasterize_grad || with_background) in.push_back(fixed(d, {channels}, background));
+        if (op == Op::splat_rasterize_grad) {
+          if (with_background) continue;
+          in.push_back({{d, S({height, width, channels})}});
+          in.push_back({{d, S({height, width})}});
+        }
+        out.push_back({in, Attrs{{"width", width}, {"height", height}}, with_background ? "with a background" : ""});
+      }
+  return out;
+}
+
 std::vector<Spec> elementwise_specs(Op op) {
   std::vector<Spec> out;
   bool unary = ir::op_info(op).min_inputs == 1;
@@ -1062,6 +1134,10 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
     case Op::rfft:
     case Op::irfft:
       return complex_specs(op);
+    case Op::splat_project:
+    case Op::splat_rasterize:
+    case Op::splat_rasterize_grad:
+      return splat_specs(op, rng);
     case Op::eig:
       for (DType d : {DType::f32, DType::f64, DType::c64, DType::c128}) {
         add({{{d, S({4, 4})}}});

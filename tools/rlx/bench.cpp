@@ -32,6 +32,8 @@ const std::vector<BenchWorkload>& bench_workloads() {
        "the 2D Poisson equation on an N×N grid (N² unknowns) by a sparse direct solve or a Krylov method, residual checked (bench/sparse_peers.py: beside SciPy)", bench_poisson},
       {"fft", "[--cases fft:1048576,rfft2:1024x1024,…] [--dtype c128|c64] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
        "Fourier transforms ms per TRANSFORM:SHAPE (fft ifft rfft irfft along the last axis, fft2 rfft2 over the last two), spot-checked against the defining sum (bench/fft_peers.py: beside numpy.fft)", bench_fft},
+      {"splat", "[--gaussians 100000] [--size 512x512] [--scale 0.2] [--sh-degree 3] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
+       "3D Gaussian splatting ms: the forward render (project + rasterize) and forward + backward (gradients of every parameter and the pose) of a random scene, with its footprint statistics", bench_splat},
       {"soak", "[--seconds 60] [--callers 8] [--max-growth 0.01] [--device D] [--json]",
        "one compiled MiniLM run from many threads for a while: every result bitwise equal to its thread's first, RSS flat after warm-up (make soak)", bench_soak},
   };

@@ -32,6 +32,7 @@ int cmd_diff(Args& args);
 int cmd_serve(Args& args);
 int cmd_quantize(Args& args);
 int cmd_launch(Args& args);
+int cmd_splat(Args& args);
 // rlx quantize CHECKPOINT.safetensors --to int8: the image classifiers of rlx train (quantize_classifier.cpp)
 int cmd_quantize_classifier(Args& args, const std::string& to, const std::string& out);
 

@@ -43,6 +43,7 @@ void register_factorize(KernelTable& t);
 void register_sparse(KernelTable& t);
 void register_fft(KernelTable& t);
 void register_eig(KernelTable& t);
+void register_splat(KernelTable& t);
 // Runs last: routes the elementwise, cast and reduce nodes with complex tensors to complex.cpp.
 void register_complex(KernelTable& t);
 

@@ -30,6 +30,7 @@ const KernelTable& table() {
     register_sparse(k);
     register_fft(k);
     register_eig(k);
+    register_splat(k);
     register_complex(k);
     return k;
   }();

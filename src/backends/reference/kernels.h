@@ -31,6 +31,7 @@ void register_sparse(KernelTable& t);
 void register_complex(KernelTable& t);
 void register_fft(KernelTable& t);
 void register_eig(KernelTable& t);
+void register_splat(KernelTable& t);
 const KernelTable& kernels();
 
 // ---- element access in wide types

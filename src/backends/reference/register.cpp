@@ -25,6 +25,7 @@ const KernelTable& kernels() {
     register_complex(k);
     register_fft(k);
     register_eig(k);
+    register_splat(k);
     return k;
   }();
   return t;
