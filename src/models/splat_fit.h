@@ -21,7 +21,7 @@ struct SplatFitOptions {
   int views = 16;
   int64_t size = 128;  // square images
   int64_t steps = 2000;
-  double lr = 0.01;           // base Adam step; each parameter group scales it (splat_fit.cpp)
+  double lr = 0.05;           // base Adam step; each parameter group scales it (splat_fit.cpp)
   int64_t eval_every = 100;   // PSNR over every view this often
   uint32_t seed = 7;
   std::array<double, 3> background{0, 0, 0};

@@ -191,12 +191,13 @@ V decompose_project(Builder& b, const V& in, const Attrs& a) {
   Shape shs = b.shape(sh);
   int64_t k_count = shs[1].value();
   Dim channels = shs[2];
-  ValueId color = ir::kNoValue;
-  splat_sh::basis(dir[0], dir[1], dir[2], static_cast<int>(k_count), [&](int k, const Sym& basis) {
-    ValueId coeff = b.reshape(b.slice_axis(sh, 1, Dim(k), Dim(k + 1)), {n, channels});
-    ValueId term = b.mul(coeff, b.reshape(basis.v, {n, Dim(1)}));
-    color = color == ir::kNoValue ? term : b.add(color, term);
-  });
+  // Σ_k basis_k · sh[:, k, :] as one broadcast product and one sum (its gradient is one
+  // broadcast too, where K separate slices would each pad back to [N, K, C])
+  V columns_k;
+  splat_sh::basis(dir[0], dir[1], dir[2], static_cast<int>(k_count),
+                  [&](int, const Sym& basis) { columns_k.push_back(b.reshape(basis.v, {n, Dim(1)})); });
+  ValueId basis = b.reshape(columns_k.size() == 1 ? columns_k[0] : b.concat(columns_k, 1), {n, Dim(k_count), Dim(1)});
+  ValueId color = b.reduce(b.mul(sh, b.broadcast(basis, {n, Dim(k_count), channels})), "sum", {1}, false);
   color = b.max(b.add(color, b.scalar(dt, 0.5)), zero);
   return {means2d, conics, color, pc[2].v, radii};
 }

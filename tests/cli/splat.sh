@@ -31,7 +31,7 @@ print('lit', sum(1 for b in raw if b > 40))
 PY
 check "the PNG decodes to a 160x120 RGB image with lit pixels" "awk '{exit !(\$2 > 2000)}' '$tmp/png.txt'"
 
-$RLX splat fit --target-gaussians 400 --gaussians 800 --views 8 --size 64 --steps 1200 --eval-every 300 --min-psnr 30 -o "$tmp/fit" --json > "$tmp/fit.json" 2> "$tmp/fit.err"
+$RLX splat fit --target-gaussians 400 --gaussians 800 --views 8 --size 64 --steps 800 --eval-every 400 --min-psnr 30 -o "$tmp/fit" --json > "$tmp/fit.json" 2> "$tmp/fit.err"
 rc=$?
 check "fit reaches 30 dB PSNR (exit $rc: $(grep -o '"psnr":[0-9.]*,"seconds"' "$tmp/fit.json" | tail -1))" "[ $rc = 0 ]"
 for f in target.png before.png after.png psnr.png target.ply fitted.ply; do check "fit wrote $f" "[ -s '$tmp/fit/$f' ]"; done

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/cpu/simd.h"
 #include "codegen/vmath.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -39,6 +40,26 @@ HWY_INLINE V Exp(D d, V x) {
   y = hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.72283f)), hn::Set(d, __builtin_inff()), y);
   y = hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -103.97208f)), y);
   return hn::IfThenElse(hn::Eq(x, x), y, x);  // NaN in, NaN out
+}
+
+// exp(x) for x ≤ 0 only (a splat's exponent −σ): Exp without the overflow and NaN cases; below
+// −87 it returns exp(−87) ≈ 1.6e-38 instead of 0, far under any α that counts.
+template <class D, class V>
+HWY_INLINE V ExpNonPositive(D d, V x) {
+  const hn::RebindToSigned<D> di;
+  V xc = hn::Max(x, hn::Set(d, -87.0f));
+  V big = hn::Set(d, 12582912.0f);
+  V n = hn::Sub(hn::MulAdd(xc, hn::Set(d, 1.44269504088896341f), big), big);
+  V r = hn::NegMulAdd(n, hn::Set(d, 0.693359375f), xc);
+  r = hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), r);
+  V p = hn::Set(d, 1.0f / 720);
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 120));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 24));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 6));
+  p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f));
+  return hn::Mul(p, hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127)))));
 }
 
 float ScaleBiasMax(float* x, int64_t n, float scale, const float* bias) {
@@ -228,6 +249,94 @@ void WeightedRows(const float* p, const float* a, int64_t rows, int64_t lda, int
 
 const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
 
+
+// Four rows of splat pixels, a vector of lanes of each at a time: a Gaussian's parameters are
+// read once for the four rows. A lane stops (as the scalar loop's break) when a Gaussian would
+// take its transmittance below 1e-4, and the block stops when every lane has. C is the channel
+// count, fixed so that the accumulators stay in registers.
+template <int C>
+void SplatRowsC(const SplatTile& g, int64_t y_begin, int64_t rows, int64_t x_begin, int64_t x_end, float* out, int64_t out_stride, float* t_out,
+                int64_t t_stride) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  using M = hn::Mask<decltype(d)>;
+  constexpr int R = 4;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const V one = hn::Set(d, 1.0f), max_alpha = hn::Set(d, 0.99f), min_alpha = hn::Set(d, 1.0f / 255), min_t = hn::Set(d, 1e-4f), zero = hn::Zero(d);
+  const float y_first = static_cast<float>(y_begin), y_last = static_cast<float>(y_begin + rows - 1);
+  HWY_ALIGN float lanes[64];
+  for (int64_t xb = x_begin; xb < x_end; xb += N) {
+    const V lane_x = hn::Iota(d, static_cast<float>(xb));
+    const V px = hn::Add(lane_x, hn::Set(d, 0.5f));
+    const M in_row = hn::Lt(lane_x, hn::Set(d, static_cast<float>(x_end)));
+    V t[R], acc[R][C];
+    M live[R];
+    for (int r = 0; r < R; ++r) {
+      t[r] = one;
+      live[r] = r < rows ? in_row : hn::FirstN(d, 0);
+      for (int k = 0; k < C; ++k) acc[r][k] = zero;
+    }
+    const float first = static_cast<float>(xb), last = static_cast<float>(xb + N - 1);
+    for (int64_t j = 0; j < g.count; ++j) {
+      const float gy0 = g.y0[j], gy1 = g.y1[j];
+      if (gy1 < y_first || gy0 > y_last || g.x1[j] < first || g.x0[j] > last) continue;
+      const V dx = hn::Sub(px, hn::Set(d, g.mx[j]));
+      const M in_box = hn::And(hn::Ge(lane_x, hn::Set(d, g.x0[j])), hn::Le(lane_x, hn::Set(d, g.x1[j])));
+      const V ax = hn::Mul(hn::Set(d, 0.5f * g.ca[j]), hn::Mul(dx, dx));
+      const float cb = g.cb[j], half_c = 0.5f * g.cc[j], opacity = g.opacity[j];
+      V color[C];
+      for (int k = 0; k < C; ++k) color[k] = hn::Set(d, g.color[j * C + k]);
+      bool any_live = false;
+      for (int r = 0; r < R; ++r) {
+        const float fy = y_first + static_cast<float>(r);
+        if (fy < gy0 || fy > gy1 || hn::AllFalse(d, live[r])) {
+          any_live = any_live || !hn::AllFalse(d, live[r]);
+          continue;
+        }
+        const float dy = fy + 0.5f - g.my[j];
+        if (dy * dy * g.row_k[j] > g.row_limit[j]) {
+          any_live = true;
+          continue;
+        }
+        const V sigma = hn::MulAdd(hn::Set(d, cb * dy), dx, hn::Add(ax, hn::Set(d, half_c * dy * dy)));
+        const V alpha = hn::Min(max_alpha, hn::Mul(hn::Set(d, opacity), ExpNonPositive(d, hn::Neg(sigma))));
+        M m = hn::And(hn::And(live[r], in_box), hn::And(hn::Ge(sigma, zero), hn::Ge(alpha, min_alpha)));
+        if (!hn::AllFalse(d, m)) {
+          const V next = hn::Mul(t[r], hn::Sub(one, alpha));
+          const M stop = hn::And(m, hn::Lt(next, min_t));
+          live[r] = hn::AndNot(stop, live[r]);
+          m = hn::AndNot(stop, m);
+          const V w = hn::IfThenElseZero(m, hn::Mul(alpha, t[r]));
+          for (int k = 0; k < C; ++k) acc[r][k] = hn::MulAdd(w, color[k], acc[r][k]);
+          t[r] = hn::IfThenElse(m, next, t[r]);
+        }
+        any_live = any_live || !hn::AllFalse(d, live[r]);
+      }
+      if (!any_live) break;
+    }
+    const int64_t n = std::min<int64_t>(N, x_end - xb);
+    for (int r = 0; r < rows; ++r) {
+      float* o = out + r * out_stride + (xb - x_begin) * C;
+      for (int k = 0; k < C; ++k) {
+        hn::Store(acc[r][k], d, lanes);
+        for (int64_t i = 0; i < n; ++i) o[i * C + k] = lanes[i];
+      }
+      hn::Store(t[r], d, lanes);
+      for (int64_t i = 0; i < n; ++i) t_out[r * t_stride + xb - x_begin + i] = lanes[i];
+    }
+  }
+}
+
+void SplatRows(const SplatTile& g, int64_t y_begin, int64_t rows, int64_t x_begin, int64_t x_end, float* out, int64_t out_stride, float* t,
+               int64_t t_stride) {
+  switch (g.channels) {
+    case 1: return SplatRowsC<1>(g, y_begin, rows, x_begin, x_end, out, out_stride, t, t_stride);
+    case 2: return SplatRowsC<2>(g, y_begin, rows, x_begin, x_end, out, out_stride, t, t_stride);
+    case 3: return SplatRowsC<3>(g, y_begin, rows, x_begin, x_end, out, out_stride, t, t_stride);
+    default: return SplatRowsC<4>(g, y_begin, rows, x_begin, x_end, out, out_stride, t, t_stride);
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace rlx::backends::cpu::simd
 HWY_AFTER_NAMESPACE();
@@ -246,6 +355,7 @@ HWY_EXPORT(CopyRowsBf16);
 HWY_EXPORT(DotRows);
 HWY_EXPORT(WeightedRows);
 HWY_EXPORT(TargetName);
+HWY_EXPORT(SplatRows);
 
 float scale_bias_max(float* x, int64_t n, float scale, const float* bias) { return HWY_DYNAMIC_DISPATCH(ScaleBiasMax)(x, n, scale, bias); }
 float exp_shifted_sum(float* x, int64_t n, float shift) { return HWY_DYNAMIC_DISPATCH(ExpShiftedSum)(x, n, shift); }
@@ -266,6 +376,10 @@ void weighted_rows(const float* p, const float* a, int64_t rows, int64_t lda, in
   HWY_DYNAMIC_DISPATCH(WeightedRows)(p, a, rows, lda, cols, y);
 }
 const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+void splat_rows(const SplatTile& tile, int64_t y_begin, int64_t rows, int64_t x_begin, int64_t x_end, float* out, int64_t out_stride, float* t,
+                int64_t t_stride) {
+  HWY_DYNAMIC_DISPATCH(SplatRows)(tile, y_begin, rows, x_begin, x_end, out, out_stride, t, t_stride);
+}
 
 }  // namespace rlx::backends::cpu::simd
 #endif

@@ -27,6 +27,20 @@ void copy_rows_bf16(const float* src, int64_t rows, int64_t ld_src, int64_t cols
 void dot_rows(const float* a, int64_t rows, int64_t lda, const float* x, int64_t cols, float* out);
 // y[c] = Σ_r p[r]·a[r·lda + c] (y overwritten; rows with p[r] = 0 are skipped, never read).
 void weighted_rows(const float* p, const float* a, int64_t rows, int64_t lda, int64_t cols, float* y);
+// The Gaussians of one splatting tile, nearest first, as columns (cpu/splat.cpp packs them);
+// x0 … y1 are each one's pixel box (inclusive, as floats), color is [count, channels]. row_k and
+// row_limit let a row be skipped whole: along a row at height dy from the mean, the exponent is at
+// least dy²·row_k (= dy²·det/(2a)), and a row whose least exponent exceeds row_limit (ln(255·o)
+// plus a margin for rounding) has every α below 1/255.
+struct SplatTile {
+  int64_t count = 0, channels = 0;
+  const float *mx, *my, *ca, *cb, *cc, *opacity, *x0, *x1, *y0, *y1, *row_k, *row_limit, *color;
+};
+// Composites pixels x_begin ≤ x < x_end of rows y_begin … y_begin + rows − 1 (rows ≤ 4; centres
+// x + ½, y + ½) front to back by splat_rasterize's rules: out[r·out_stride + (x − x_begin)·channels
+// + k] = Σ α·T·c_k and t[r·t_stride + x − x_begin] = the final transmittance. channels ≤ 4.
+void splat_rows(const SplatTile& tile, int64_t y_begin, int64_t rows, int64_t x_begin, int64_t x_end, float* out, int64_t out_stride, float* t,
+                int64_t t_stride);
 // Which target the dispatcher picked ("AVX3", "AVX2", …), for `rlx devices` and logs.
 const char* target_name();
 

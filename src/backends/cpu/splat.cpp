@@ -9,6 +9,8 @@
 #include <numeric>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/simd.h"
+#include "ops/splat_sh.h"
 
 namespace rlx::backends::cpu {
 
@@ -26,17 +28,20 @@ struct Box {
   bool empty() const { return x0 > x1 || y0 > y1; }
 };
 
-// The first and last pixel index in [0, size) with |i + ½ − centre| ≤ r.
-std::pair<int32_t, int32_t> covered(double centre, double r, int64_t size) {
-  auto inside = [&](int64_t i) { return std::fabs(static_cast<double>(i) + 0.5 - centre) <= r; };
+// The first and last pixel index in [0, size) with |i + ½ − centre| ≤ r. `exact`: settle the
+// rounding of the bounds by that test itself. Not needed when the centre is an f32 and r an
+// integer or a bound with a margin: the bounds are then computed without rounding in doubles.
+std::pair<int32_t, int32_t> covered(double centre, double r, int64_t size, bool exact) {
   double lo_f = std::ceil(centre - r - 0.5), hi_f = std::floor(centre + r - 0.5);
-  if (!(lo_f <= hi_f) || hi_f < -1 || lo_f > static_cast<double>(size)) return {0, -1};
-  int64_t lo = std::clamp<int64_t>(static_cast<int64_t>(lo_f), 0, size - 1), hi = std::clamp<int64_t>(static_cast<int64_t>(hi_f), 0, size - 1);
-  // the rounding of the bounds above, settled by the exact test
-  while (lo > 0 && inside(lo - 1)) --lo;
-  while (lo <= hi && !inside(lo)) ++lo;
-  while (hi + 1 < size && inside(hi + 1)) ++hi;
-  while (hi >= lo && !inside(hi)) --hi;
+  if (!(lo_f <= hi_f) || hi_f < 0 || lo_f > static_cast<double>(size - 1)) return {0, -1};
+  int64_t lo = std::max<int64_t>(static_cast<int64_t>(lo_f), 0), hi = std::min<int64_t>(static_cast<int64_t>(hi_f), size - 1);
+  if (exact) {
+    auto inside = [&](int64_t i) { return std::fabs(static_cast<double>(i) + 0.5 - centre) <= r; };
+    while (lo > 0 && inside(lo - 1)) --lo;
+    while (lo <= hi && !inside(lo)) ++lo;
+    while (hi + 1 < size && inside(hi + 1)) ++hi;
+    while (hi >= lo && !inside(hi)) --hi;
+  }
   return {static_cast<int32_t>(lo), static_cast<int32_t>(hi)};
 }
 
@@ -72,6 +77,71 @@ void radix_sort(std::vector<int32_t>& ids, std::vector<K>& keys) {
   }
 }
 
+
+// splat_project for inference (training differentiates its decomposition instead): each
+// Gaussian's camera-space mean, 3D covariance (Q S)(Q S)ᵀ seen through R, its perspective 2D
+// footprint, and its colour, across the thread pool.
+template <class T>
+void project(const KernelArgs& a) {
+  const ir::Attrs& at = a.node.attrs;
+  const T fx = static_cast<T>(at.f("fx")), fy = static_cast<T>(at.f("fy")), cx = static_cast<T>(at.f("cx")), cy = static_cast<T>(at.f("cy"));
+  const T near = static_cast<T>(at.f("near")), eps2d = static_cast<T>(at.f("eps2d"));
+  const T width = static_cast<T>(at.i("width")), height = static_cast<T>(at.i("height"));
+  const T lim_x = T(1.3) * T(0.5) * width / fx, lim_y = T(1.3) * T(0.5) * height / fy;
+  const T *means = a.in[0].as<T>(), *quats = a.in[1].as<T>(), *scales = a.in[2].as<T>(), *sh = a.in[3].as<T>(), *view = a.in[4].as<T>();
+  T *m2 = a.out[0].as<T>(), *conic = a.out[1].as<T>(), *color = a.out[2].as<T>(), *depth = a.out[3].as<T>();
+  int32_t* radii = a.out[4].as<int32_t>();
+  int64_t n = a.in[0].shape[0], k_count = a.in[3].shape[1], channels = a.in[3].shape[2];
+  T r[3][3], t[3], eye[3];
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) r[i][j] = view[i * 4 + j];
+    t[i] = view[i * 4 + 3];
+  }
+  for (int j = 0; j < 3; ++j) eye[j] = -(r[0][j] * t[0] + r[1][j] * t[1] + r[2][j] * t[2]);
+  parallel_items(n, 1024, [&](int64_t g) {
+    const T* p = means + g * 3;
+    T pc[3];
+    for (int i = 0; i < 3; ++i) pc[i] = r[i][0] * p[0] + r[i][1] * p[1] + r[i][2] * p[2] + t[i];
+    const T* q = quats + g * 4;
+    T qn = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    T w = q[0] / qn, x = q[1] / qn, y = q[2] / qn, z = q[3] / qn;
+    const T* s = scales + g * 3;
+    // M = Q S (columns of the rotation scaled), Σ = M Mᵀ, then R Σ Rᵀ
+    T m[3][3] = {{(1 - 2 * (y * y + z * z)) * s[0], 2 * (x * y - w * z) * s[1], 2 * (x * z + w * y) * s[2]},
+                 {2 * (x * y + w * z) * s[0], (1 - 2 * (x * x + z * z)) * s[1], 2 * (y * z - w * x) * s[2]},
+                 {2 * (x * z - w * y) * s[0], 2 * (y * z + w * x) * s[1], (1 - 2 * (x * x + y * y)) * s[2]}};
+    T rm[3][3], cov[3][3];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) rm[i][j] = r[i][0] * m[0][j] + r[i][1] * m[1][j] + r[i][2] * m[2][j];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) cov[i][j] = rm[i][0] * rm[j][0] + rm[i][1] * rm[j][1] + rm[i][2] * rm[j][2];
+    T zc = std::max(pc[2], near);
+    T tx = std::clamp(pc[0] / zc, -lim_x, lim_x), ty = std::clamp(pc[1] / zc, -lim_y, lim_y);
+    T j00 = fx / zc, j02 = -fx * tx / zc, j11 = fy / zc, j12 = -fy * ty / zc;
+    T ca = j00 * j00 * cov[0][0] + 2 * j00 * j02 * cov[0][2] + j02 * j02 * cov[2][2] + eps2d;
+    T cb = j00 * j11 * cov[0][1] + j00 * j12 * cov[0][2] + j02 * j11 * cov[1][2] + j02 * j12 * cov[2][2];
+    T cc = j11 * j11 * cov[1][1] + 2 * j11 * j12 * cov[1][2] + j12 * j12 * cov[2][2] + eps2d;
+    T det = ca * cc - cb * cb, mid = T(0.5) * (ca + cc);
+    T radius = std::ceil(3 * std::sqrt(mid + std::sqrt(std::max(T(0.1), mid * mid - det))));
+    T u = fx * pc[0] / zc + cx, v = fy * pc[1] / zc + cy;
+    bool visible = pc[2] >= near && u + radius >= 0 && u - radius <= width && v + radius >= 0 && v - radius <= height;
+    m2[g * 2] = visible ? u : T(0), m2[g * 2 + 1] = visible ? v : T(0);
+    conic[g * 3] = visible ? cc / det : T(0), conic[g * 3 + 1] = visible ? -cb / det : T(0), conic[g * 3 + 2] = visible ? ca / det : T(0);
+    depth[g] = pc[2];
+    radii[g] = visible ? static_cast<int32_t>(radius) : 0;
+    T d[3] = {p[0] - eye[0], p[1] - eye[1], p[2] - eye[2]};
+    T len = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    T basis[16];
+    splat_sh::basis(d[0] / len, d[1] / len, d[2] / len, static_cast<int>(k_count), [&](int k, T b) { basis[k] = b; });
+    const T* coeff = sh + g * k_count * channels;
+    for (int64_t c = 0; c < channels; ++c) {
+      T sum = T(0.5);
+      for (int64_t k = 0; k < k_count; ++k) sum += basis[k] * coeff[k * channels + c];
+      color[g * channels + c] = std::max(sum, T(0));
+    }
+  });
+}
+
 // The Gaussians of every tile, nearest first.
 struct Bins {
   int64_t tiles_x = 0, tiles_y = 0;
@@ -89,12 +159,29 @@ Bins bin(const KernelArgs& a, int64_t width, int64_t height) {
   Bins b;
   b.tiles_x = (width + kTile - 1) / kTile, b.tiles_y = (height + kTile - 1) / kTile;
   b.boxes.resize(static_cast<size_t>(n));
+  const T* conic = a.in[1].as<T>();
+  const T* opacity = a.in[3].as<T>();
   parallel_items(n, 4096, [&](int64_t g) {
     if (radii[g] <= 0) return;
     Box& box = b.boxes[static_cast<size_t>(g)];
-    double r = radii[g];
-    std::tie(box.x0, box.x1) = covered(static_cast<double>(m[g * 2]), r, width);
-    std::tie(box.y0, box.y1) = covered(static_cast<double>(m[g * 2 + 1]), r, height);
+    double r = radii[g], cx = static_cast<double>(m[g * 2]), cy = static_cast<double>(m[g * 2 + 1]);
+    constexpr bool exact = sizeof(T) > 4;
+    std::tie(box.x0, box.x1) = covered(cx, r, width, exact);
+    std::tie(box.y0, box.y1) = covered(cy, r, height, exact);
+    // Outside the ellipse where the exponent reaches ln(255·o), α < 1/255: no pixel beyond its
+    // bounding box (a hair wider, for rounding) takes the Gaussian, so it need not be binned there.
+    double ca = static_cast<double>(conic[g * 3]), cb = static_cast<double>(conic[g * 3 + 1]), cc = static_cast<double>(conic[g * 3 + 2]);
+    double limit = std::log(255.0 * static_cast<double>(opacity[g])), det = ca * cc - cb * cb;
+    if (!(ca > 0 && cc > 0 && det > 0)) return;  // not a footprint the projection makes: the radius box alone
+    if (!(limit > 0)) {
+      box = Box{};
+      return;
+    }
+    double ex = std::sqrt(2 * limit * cc / det) * (1 + 1e-3) + 1e-2, ey = std::sqrt(2 * limit * ca / det) * (1 + 1e-3) + 1e-2;
+    auto [ex0, ex1] = covered(cx, ex, width, false);
+    auto [ey0, ey1] = covered(cy, ey, height, false);
+    box.x0 = std::max(box.x0, ex0), box.x1 = std::min(box.x1, ex1);
+    box.y0 = std::max(box.y0, ey0), box.y1 = std::min(box.y1, ey1);
   });
   using Key = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   std::vector<int32_t> order;
@@ -106,16 +193,44 @@ Bins bin(const KernelArgs& a, int64_t width, int64_t height) {
     }
   radix_sort(order, keys);
   size_t tiles = static_cast<size_t>(b.tiles_x * b.tiles_y);
-  b.offsets.assign(tiles + 1, 0);
   auto for_tiles = [&](const Box& box, auto f) {
     for (int32_t ty = box.y0 / kTile; ty <= box.y1 / kTile; ++ty)
       for (int32_t tx = box.x0 / kTile; tx <= box.x1 / kTile; ++tx) f(static_cast<size_t>(ty * b.tiles_x + tx));
   };
-  for (int32_t g : order) for_tiles(b.boxes[static_cast<size_t>(g)], [&](size_t t) { ++b.offsets[t + 1]; });
-  for (size_t t = 0; t < tiles; ++t) b.offsets[t + 1] += b.offsets[t];
-  b.ids.resize(static_cast<size_t>(b.offsets[tiles]));
-  std::vector<int64_t> fill(b.offsets.begin(), b.offsets.end() - 1);
-  for (int32_t g : order) for_tiles(b.boxes[static_cast<size_t>(g)], [&](size_t t) { b.ids[static_cast<size_t>(fill[t]++)] = g; });
+  // a counting sort by tile that keeps the depth order: each chunk of the sorted Gaussians counts
+  // its pairs per tile, then writes them after the earlier chunks' pairs of that tile
+  int64_t chunks = std::min<int64_t>(num_threads(), std::max<int64_t>(1, static_cast<int64_t>(order.size()) / 4096));
+  int64_t per = (static_cast<int64_t>(order.size()) + chunks - 1) / chunks;
+  std::vector<std::vector<int64_t>> at(static_cast<size_t>(chunks), std::vector<int64_t>(tiles, 0));
+  auto chunk_range = [&](int64_t c) {
+    return std::pair<size_t, size_t>(static_cast<size_t>(std::min<int64_t>(c * per, static_cast<int64_t>(order.size()))),
+                                     static_cast<size_t>(std::min<int64_t>((c + 1) * per, static_cast<int64_t>(order.size()))));
+  };
+  parallel_items(chunks, 1, [&](int64_t c) {
+    auto [lo, hi] = chunk_range(c);
+    std::vector<int64_t>& count = at[static_cast<size_t>(c)];
+    for (size_t i = lo; i < hi; ++i) for_tiles(b.boxes[static_cast<size_t>(order[i])], [&](size_t t) { ++count[t]; });
+  });
+  b.offsets.assign(tiles + 1, 0);
+  int64_t total = 0;
+  for (size_t t = 0; t < tiles; ++t) {
+    b.offsets[t] = total;
+    for (auto& count : at) {
+      int64_t n = count[t];
+      count[t] = total;  // where this chunk's pairs of tile t start
+      total += n;
+    }
+  }
+  b.offsets[tiles] = total;
+  b.ids.resize(static_cast<size_t>(total));
+  parallel_items(chunks, 1, [&](int64_t c) {
+    auto [lo, hi] = chunk_range(c);
+    std::vector<int64_t>& next = at[static_cast<size_t>(c)];
+    for (size_t i = lo; i < hi; ++i) {
+      int32_t g = order[i];
+      for_tiles(b.boxes[static_cast<size_t>(g)], [&](size_t t) { b.ids[static_cast<size_t>(next[t]++)] = g; });
+    }
+  });
   return b;
 }
 
@@ -148,6 +263,66 @@ inline bool weigh(const Inputs<T>& in, int32_t g, T px, T py, T& dx, T& dy, T& g
   gauss = std::exp(-sigma);
   alpha = std::min(T(kMaxAlpha), in.opacity[g] * gauss);
   return alpha >= T(kMinAlpha);
+}
+
+// A tile's Gaussians gathered into columns for simd::splat_row (one worker's buffers, reused).
+struct PackedTile {
+  std::vector<float> cols[12], color;
+  simd::SplatTile view;
+  void pack(const Inputs<float>& in, const Bins& b, const int32_t* ids, int64_t count) {
+    for (auto& c : cols) c.resize(static_cast<size_t>(count));
+    color.resize(static_cast<size_t>(count * in.channels));
+    int64_t kept = 0;
+    for (int64_t j = 0; j < count; ++j) {
+      int32_t g = ids[j];
+      const Box& box = b.boxes[static_cast<size_t>(g)];
+      const float* c = in.conic + g * 3;
+      float o = in.opacity[g];
+      // a Gaussian whose peak α is below 1/255 never shows; one with a ≤ 0 (not a footprint the
+      // projection makes) keeps row_k 0, so no row of it is skipped
+      if (!(o * 255 >= 1)) continue;
+      float row_k = c[0] > 0 ? std::max(0.f, (c[0] * c[2] - c[1] * c[1]) / (2 * c[0])) : 0.f;
+      float v[12] = {in.m[g * 2], in.m[g * 2 + 1], c[0], c[1], c[2], o, float(box.x0), float(box.x1), float(box.y0), float(box.y1),
+                     row_k * (1 - 1e-4f), std::log(255 * o) + 1e-3f};
+      for (int k = 0; k < 12; ++k) cols[k][static_cast<size_t>(kept)] = v[k];
+      for (int64_t k = 0; k < in.channels; ++k) color[static_cast<size_t>(kept * in.channels + k)] = in.color[g * in.channels + k];
+      ++kept;
+    }
+    view = {kept, in.channels, cols[0].data(), cols[1].data(), cols[2].data(), cols[3].data(), cols[4].data(), cols[5].data(),
+            cols[6].data(), cols[7].data(), cols[8].data(), cols[9].data(), cols[10].data(), cols[11].data(), color.data()};
+  }
+};
+
+// f32 with up to four channels: rows of each tile a vector of pixels at a time.
+void rasterize_simd(const KernelArgs& a) {
+  int64_t width = a.node.attrs.i("width"), height = a.node.attrs.i("height");
+  Bins b = bin<float>(a, width, height);
+  Inputs<float> in(a);
+  int64_t channels = in.channels;
+  float* image = a.out[0].as<float>();
+  float* alpha_out = a.out[1].as<float>();
+  std::vector<PackedTile> packs(static_cast<size_t>(num_threads()));
+  over_tiles(b.tiles_x * b.tiles_y, num_threads(), [&](int w, int64_t tile) {
+    int64_t count = b.offsets[static_cast<size_t>(tile) + 1] - b.offsets[static_cast<size_t>(tile)];
+    PackedTile& p = packs[static_cast<size_t>(w)];
+    p.pack(in, b, b.ids.data() + b.offsets[static_cast<size_t>(tile)], count);
+    int64_t tx = tile % b.tiles_x, ty = tile / b.tiles_x;
+    int64_t x_begin = tx * kTile, x_end = std::min(width, x_begin + kTile);
+    float t[4 * kTile];
+    int64_t y_end = std::min(height, (ty + 1) * kTile), span = x_end - x_begin;
+    for (int64_t y = ty * kTile; y < y_end; y += 4) {
+      int64_t rows = std::min<int64_t>(4, y_end - y);
+      float* block = image + (y * width + x_begin) * channels;
+      simd::splat_rows(p.view, y, rows, x_begin, x_end, block, width * channels, t, kTile);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t i = 0; i < span; ++i) {
+          float tr = t[r * kTile + i];
+          if (in.background)
+            for (int64_t k = 0; k < channels; ++k) block[(r * width + i) * channels + k] += tr * in.background[k];
+          alpha_out[(y + r) * width + x_begin + i] = 1 - tr;
+        }
+    }
+  });
 }
 
 template <class T>
@@ -281,8 +456,18 @@ void rasterize_grad(const KernelArgs& a) {
   }
 }
 
+HostKernel make_project(const ir::Node& node, const ir::Graph& g) {
+  if (g.type(node.inputs[0]).dtype == DType::f64) return project<double>;
+  return project<float>;
+}
+
+bool claims_project(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
+  return is_one_of(in[0].dtype, {DType::f32, DType::f64});
+}
+
 HostKernel make_rasterize(const ir::Node& node, const ir::Graph& g) {
   if (g.type(node.inputs[0]).dtype == DType::f64) return rasterize<double>;
+  if (g.type(node.inputs[2]).shape[1].value() <= 4) return rasterize_simd;
   return rasterize<float>;
 }
 
@@ -300,6 +485,7 @@ bool claims_splat(Op, const std::vector<ir::Type>& in, const std::vector<ir::Typ
 }  // namespace
 
 void register_splat(KernelTable& t) {
+  t[static_cast<size_t>(Op::splat_project)] = {claims_project, make_project};
   t[static_cast<size_t>(Op::splat_rasterize)] = {claims_splat, make_rasterize};
   t[static_cast<size_t>(Op::splat_rasterize_grad)] = {claims_splat, make_rasterize_grad};
 }
