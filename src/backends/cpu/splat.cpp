@@ -10,7 +10,7 @@
 
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/simd.h"
-#include "ops/splat_sh.h"
+#include "ops/splat_project_math.h"
 
 namespace rlx::backends::cpu {
 
@@ -79,66 +79,15 @@ void radix_sort(std::vector<int32_t>& ids, std::vector<K>& keys) {
 
 
 // splat_project for inference (training differentiates its decomposition instead): each
-// Gaussian's camera-space mean, 3D covariance (Q S)(Q S)ᵀ seen through R, its perspective 2D
-// footprint, and its colour, across the thread pool.
+// Gaussian by splat_math::project_one across the thread pool.
 template <class T>
 void project(const KernelArgs& a) {
-  const ir::Attrs& at = a.node.attrs;
-  const T fx = static_cast<T>(at.f("fx")), fy = static_cast<T>(at.f("fy")), cx = static_cast<T>(at.f("cx")), cy = static_cast<T>(at.f("cy"));
-  const T near = static_cast<T>(at.f("near")), eps2d = static_cast<T>(at.f("eps2d"));
-  const T width = static_cast<T>(at.i("width")), height = static_cast<T>(at.i("height"));
-  const T lim_x = T(1.3) * T(0.5) * width / fx, lim_y = T(1.3) * T(0.5) * height / fy;
-  const T *means = a.in[0].as<T>(), *quats = a.in[1].as<T>(), *scales = a.in[2].as<T>(), *sh = a.in[3].as<T>(), *view = a.in[4].as<T>();
-  T *m2 = a.out[0].as<T>(), *conic = a.out[1].as<T>(), *color = a.out[2].as<T>(), *depth = a.out[3].as<T>();
-  int32_t* radii = a.out[4].as<int32_t>();
-  int64_t n = a.in[0].shape[0], k_count = a.in[3].shape[1], channels = a.in[3].shape[2];
-  T r[3][3], t[3], eye[3];
-  for (int i = 0; i < 3; ++i) {
-    for (int j = 0; j < 3; ++j) r[i][j] = view[i * 4 + j];
-    t[i] = view[i * 4 + 3];
-  }
-  for (int j = 0; j < 3; ++j) eye[j] = -(r[0][j] * t[0] + r[1][j] * t[1] + r[2][j] * t[2]);
-  parallel_items(n, 1024, [&](int64_t g) {
-    const T* p = means + g * 3;
-    T pc[3];
-    for (int i = 0; i < 3; ++i) pc[i] = r[i][0] * p[0] + r[i][1] * p[1] + r[i][2] * p[2] + t[i];
-    const T* q = quats + g * 4;
-    T qn = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    T w = q[0] / qn, x = q[1] / qn, y = q[2] / qn, z = q[3] / qn;
-    const T* s = scales + g * 3;
-    // M = Q S (columns of the rotation scaled), Σ = M Mᵀ, then R Σ Rᵀ
-    T m[3][3] = {{(1 - 2 * (y * y + z * z)) * s[0], 2 * (x * y - w * z) * s[1], 2 * (x * z + w * y) * s[2]},
-                 {2 * (x * y + w * z) * s[0], (1 - 2 * (x * x + z * z)) * s[1], 2 * (y * z - w * x) * s[2]},
-                 {2 * (x * z - w * y) * s[0], 2 * (y * z + w * x) * s[1], (1 - 2 * (x * x + y * y)) * s[2]}};
-    T rm[3][3], cov[3][3];
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) rm[i][j] = r[i][0] * m[0][j] + r[i][1] * m[1][j] + r[i][2] * m[2][j];
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) cov[i][j] = rm[i][0] * rm[j][0] + rm[i][1] * rm[j][1] + rm[i][2] * rm[j][2];
-    T zc = std::max(pc[2], near);
-    T tx = std::clamp(pc[0] / zc, -lim_x, lim_x), ty = std::clamp(pc[1] / zc, -lim_y, lim_y);
-    T j00 = fx / zc, j02 = -fx * tx / zc, j11 = fy / zc, j12 = -fy * ty / zc;
-    T ca = j00 * j00 * cov[0][0] + 2 * j00 * j02 * cov[0][2] + j02 * j02 * cov[2][2] + eps2d;
-    T cb = j00 * j11 * cov[0][1] + j00 * j12 * cov[0][2] + j02 * j11 * cov[1][2] + j02 * j12 * cov[2][2];
-    T cc = j11 * j11 * cov[1][1] + 2 * j11 * j12 * cov[1][2] + j12 * j12 * cov[2][2] + eps2d;
-    T det = ca * cc - cb * cb, mid = T(0.5) * (ca + cc);
-    T radius = std::ceil(3 * std::sqrt(mid + std::sqrt(std::max(T(0.1), mid * mid - det))));
-    T u = fx * pc[0] / zc + cx, v = fy * pc[1] / zc + cy;
-    bool visible = pc[2] >= near && u + radius >= 0 && u - radius <= width && v + radius >= 0 && v - radius <= height;
-    m2[g * 2] = visible ? u : T(0), m2[g * 2 + 1] = visible ? v : T(0);
-    conic[g * 3] = visible ? cc / det : T(0), conic[g * 3 + 1] = visible ? -cb / det : T(0), conic[g * 3 + 2] = visible ? ca / det : T(0);
-    depth[g] = pc[2];
-    radii[g] = visible ? static_cast<int32_t>(radius) : 0;
-    T d[3] = {p[0] - eye[0], p[1] - eye[1], p[2] - eye[2]};
-    T len = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-    T basis[16];
-    splat_sh::basis(d[0] / len, d[1] / len, d[2] / len, static_cast<int>(k_count), [&](int k, T b) { basis[k] = b; });
-    const T* coeff = sh + g * k_count * channels;
-    for (int64_t c = 0; c < channels; ++c) {
-      T sum = T(0.5);
-      for (int64_t k = 0; k < k_count; ++k) sum += basis[k] * coeff[k * channels + c];
-      color[g * channels + c] = std::max(sum, T(0));
-    }
+  splat_math::Camera<T> cam = splat_math::make_camera(splat_math::intrinsics_of<T>(a.node.attrs), a.in[4].as<T>());
+  int k_count = static_cast<int>(a.in[3].shape[1]);
+  int64_t channels = a.in[3].shape[2];
+  parallel_items(a.in[0].shape[0], 1024, [&](int64_t g) {
+    splat_math::project_one(cam, g, a.in[0].as<T>(), a.in[1].as<T>(), a.in[2].as<T>(), a.in[3].as<T>(), k_count, channels, a.out[0].as<T>(),
+                            a.out[1].as<T>(), a.out[2].as<T>(), a.out[3].as<T>(), a.out[4].as<int32_t>());
   });
 }
 

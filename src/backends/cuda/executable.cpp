@@ -106,6 +106,7 @@ class CudaExecutable : public runtime::Executable {
       const ir::Node& n = lir_.node(i);
       // a collective meets the other ranks from the host (and may stage through it): never captured
       collectives_ = collectives_ || ir::has_trait(n.op, ir::kCollective);
+      host_synced_ = host_synced_ || syncs_with_host(n.op);
       if (n.op == ir::Op::constant) {
         Tensor t = n.attrs.tensor("value").contiguous();
         auto c = device_constant(t);
@@ -211,7 +212,7 @@ class CudaExecutable : public runtime::Executable {
     phase("copy the inputs in");
     if (profiling) launch_eagerly(*ctx, true);
     else if (ctx->graph) check(cudaGraphLaunch(ctx->graph, s), "launching the CUDA graph");
-    else if (ctx->runs >= 1 && !ctx->graph_failed && flags().RLX_CUDA_GRAPHS && !collectives_) capture(*ctx);
+    else if (ctx->runs >= 1 && !ctx->graph_failed && flags().RLX_CUDA_GRAPHS && !collectives_ && !host_synced_) capture(*ctx);
     else launch_eagerly(*ctx, false);
     ++ctx->runs;
     phase("kernels");
@@ -589,6 +590,7 @@ class CudaExecutable : public runtime::Executable {
 
   ir::Graph lir_;
   bool collectives_ = false;  // the program has all_reduce / all_gather nodes
+  bool host_synced_ = false;  // the program has nodes that wait for the device mid-run (syncs_with_host)
   std::vector<Step> steps_;
   std::vector<std::vector<int64_t>> shapes_;
   std::vector<std::shared_ptr<DeviceConstant>> constants_;

@@ -59,6 +59,10 @@ void register_attention(KernelTable& t);
 void register_region(KernelTable& t);
 void register_collective(KernelTable& t);
 void register_fft(KernelTable& t);
+void register_splat(KernelTable& t);
+// Ops whose kernels wait for the device and read results back mid-run (the splat rasterizer's
+// pair count): a program with one is never captured into a CUDA graph.
+bool syncs_with_host(ir::Op op);
 const KernelTable& kernel_table();
 
 // ---- helpers shared by the families (common.cpp)

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "ir/op_enum.h"
+#include "ops/splat_project_math.h"
 
 namespace rlx::backends::cuda {
 
@@ -44,6 +45,26 @@ void dependent_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute* attrs);
 // ---- profile.cu: holds the stream until *flag (mapped host memory) is set, so the kernels
 // enqueued behind it run back to back and their event times are device time alone.
 void launch_wait_flag(const volatile int* flag, cudaStream_t s);
+
+// ---- splat.cu: 3D Gaussian splatting in f32. splat_project's Gaussians one a thread; the
+// rasterizer bins Gaussians into 16×16 tiles (cub's scan and radix sort), then composites a tile
+// a block. Its pair count is data: it is read back (a host sync) and the pairs live in memory
+// allocated on the stream (cudaMallocAsync). The launchers return false when cudaMallocAsync
+// or a launch failed (the caller names the node).
+void launch_splat_project(const splat_math::Intrinsics<float>& k, const float* viewmat, int64_t n, const float* means, const float* quats, const float* scales,
+                          const float* sh, int k_count, int64_t channels, float* m2, float* conic, float* color, float* depth, int32_t* radii,
+                          cudaStream_t stream);
+struct SplatInputs {
+  const float *m2, *conic, *color, *opacity, *depth, *background;  // background may be null (black)
+  const int32_t* radii;
+  int n, channels, width, height;
+};
+struct SplatGrads {
+  const float *g_image, *g_alpha;
+  float *m2, *conic, *color, *opacity, *background;
+};
+bool launch_splat_rasterize(const SplatInputs& in, float* image, float* alpha, cudaStream_t stream);
+bool launch_splat_rasterize_grad(const SplatInputs& in, const SplatGrads& g, cudaStream_t stream);
 
 // ---- fft.cu: x[i] *= s over `reals` f32 or f64 values (a complex tensor counts twice)
 void launch_scale(bool f64, void* x, int64_t reals, double s, cudaStream_t stream);

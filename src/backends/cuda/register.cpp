@@ -24,6 +24,7 @@ const KernelTable& kernel_table() {
     register_region(k);
     register_collective(k);
     register_fft(k);
+    register_splat(k);
     return k;
   }();
   return t;

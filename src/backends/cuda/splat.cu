@@ -1,0 +1,322 @@
+// Gaussian splatting kernels (launch.h). Binning: each visible Gaussian's pixel box (the radius
+// box cut to the bounding box of its visible ellipse, as the cpu device bins), its tile count,
+// an inclusive scan for offsets, (tile << 32 | depth) keys in Gaussian order, cub's stable radix
+// sort — so each tile's Gaussians come nearest first, lower index on ties — and each tile's range.
+// Compositing: a 16×16 block per tile, batches of 256 Gaussians staged in shared memory, a thread
+// per pixel stopping where the op's definition does. The gradient replays a pixel's forward pass
+// for its final transmittance and last contributor, then walks back (T recovered by division,
+// α ≤ 0.99), adding each term with atomics (the background's reduced per warp first).
+#include <cub/cub.cuh>
+
+#include "backends/cuda/common.cuh"
+#include "backends/cuda/launch.h"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+constexpr int kTile = 16, kBlock = kTile * kTile, kMaxChannels = 8;
+constexpr float kMinAlpha = 1.0f / 255, kMaxAlpha = 0.99f, kMinT = 1e-4f;
+
+__global__ void project_kernel(splat_math::Intrinsics<float> k, const float* viewmat, int64_t n, const float* means, const float* quats, const float* scales,
+                               const float* sh, int k_count, int64_t channels, float* m2, float* conic, float* color, float* depth, int32_t* radii) {
+  splat_math::Camera<float> cam = splat_math::make_camera(k, viewmat);
+  RLX_GRID_STRIDE(g, n) splat_math::project_one(cam, g, means, quats, scales, sh, k_count, channels, m2, conic, color, depth, radii);
+}
+
+// The first and last pixel in [0, size) with |i + ½ − c| ≤ r (exact in doubles: c an f32 and r an
+// integer, or a bound that carries a margin).
+__device__ void covered(double c, double r, int size, int& lo, int& hi) {
+  double lo_f = ceil(c - r - 0.5), hi_f = floor(c + r - 0.5);
+  if (!(lo_f <= hi_f) || hi_f < 0 || lo_f > size - 1) {
+    lo = 0, hi = -1;
+    return;
+  }
+  lo = static_cast<int>(fmax(lo_f, 0.0)), hi = static_cast<int>(fmin(hi_f, size - 1.0));
+}
+
+__global__ void boxes_kernel(SplatInputs in, int tiles_x, int4* boxes, int* counts) {
+  RLX_GRID_STRIDE(g, in.n) {
+    int4 b = make_int4(0, -1, 0, -1);
+    int r = in.radii[g];
+    if (r > 0) {
+      double cx = in.m2[g * 2], cy = in.m2[g * 2 + 1];
+      covered(cx, r, in.width, b.x, b.y);
+      covered(cy, r, in.height, b.z, b.w);
+      double ca = in.conic[g * 3], cb = in.conic[g * 3 + 1], cc = in.conic[g * 3 + 2];
+      double limit = log(255.0 * in.opacity[g]), det = ca * cc - cb * cb;
+      if (ca > 0 && cc > 0 && det > 0) {
+        if (!(limit > 0)) {
+          b = make_int4(0, -1, 0, -1);
+        } else {
+          int ex0, ex1, ey0, ey1;
+          covered(cx, sqrt(2 * limit * cc / det) * (1 + 1e-3) + 1e-2, in.width, ex0, ex1);
+          covered(cy, sqrt(2 * limit * ca / det) * (1 + 1e-3) + 1e-2, in.height, ey0, ey1);
+          b = make_int4(max(b.x, ex0), min(b.y, ex1), max(b.z, ey0), min(b.w, ey1));
+        }
+      }
+    }
+    boxes[g] = b;
+    counts[g] = b.x > b.y || b.z > b.w ? 0 : (b.y / kTile - b.x / kTile + 1) * (b.w / kTile - b.z / kTile + 1);
+  }
+}
+
+__device__ uint32_t depth_key(float f) {
+  uint32_t u = __float_as_uint(f);
+  return u & 0x80000000u ? ~u : u | 0x80000000u;
+}
+
+__global__ void keys_kernel(SplatInputs in, const int4* boxes, const int* ends, int tiles_x, unsigned long long* keys, int* ids) {
+  RLX_GRID_STRIDE(g, in.n) {
+    int at = g ? ends[g - 1] : 0;
+    if (at == ends[g]) continue;
+    int4 b = boxes[g];
+    unsigned long long dk = depth_key(in.depth[g]);
+    for (int ty = b.z / kTile; ty <= b.w / kTile; ++ty)
+      for (int tx = b.x / kTile; tx <= b.y / kTile; ++tx) {
+        keys[at] = (static_cast<unsigned long long>(ty * tiles_x + tx) << 32) | dk;
+        ids[at++] = static_cast<int>(g);
+      }
+  }
+}
+
+__global__ void ranges_kernel(const unsigned long long* keys, int pairs, int2* ranges) {
+  RLX_GRID_STRIDE(i, pairs) {
+    int tile = static_cast<int>(keys[i] >> 32);
+    if (i == 0 || static_cast<int>(keys[i - 1] >> 32) != tile) ranges[tile].x = static_cast<int>(i);
+    if (i == pairs - 1 || static_cast<int>(keys[i + 1] >> 32) != tile) ranges[tile].y = static_cast<int>(i + 1);
+  }
+}
+
+// One batch of a tile's Gaussians in shared memory.
+struct Batch {
+  int id[kBlock];
+  float2 m[kBlock];
+  float4 conic_o[kBlock];  // a, b, c, opacity
+  int4 box[kBlock];
+};
+
+__device__ void stage(Batch& s, const SplatInputs& in, const int* ids, const int4* boxes, int i, int slot) {
+  int g = ids[i];
+  s.id[slot] = g;
+  s.m[slot] = make_float2(in.m2[g * 2], in.m2[g * 2 + 1]);
+  s.conic_o[slot] = make_float4(in.conic[g * 3], in.conic[g * 3 + 1], in.conic[g * 3 + 2], in.opacity[g]);
+  s.box[slot] = boxes[g];
+}
+
+// Gaussian `slot`'s α at the pixel, or a value below kMinAlpha when it is skipped there.
+__device__ float weigh(const Batch& s, int slot, int x, int y, float px, float py, float& dx, float& dy, float& gauss) {
+  int4 b = s.box[slot];
+  if (x < b.x || x > b.y || y < b.z || y > b.w) return 0;
+  float4 co = s.conic_o[slot];
+  dx = px - s.m[slot].x, dy = py - s.m[slot].y;
+  float sigma = 0.5f * (co.x * dx * dx + co.z * dy * dy) + co.y * dx * dy;
+  if (sigma < 0) return 0;
+  gauss = __expf(-sigma);
+  return fminf(kMaxAlpha, co.w * gauss);
+}
+
+__global__ void __launch_bounds__(kBlock) render_kernel(SplatInputs in, const int2* ranges, const int* ids, const int4* boxes, int tiles_x, float* image,
+                                                      float* alpha_out) {
+  __shared__ Batch s;
+  int x = blockIdx.x * kTile + threadIdx.x, y = blockIdx.y * kTile + threadIdx.y, t_id = threadIdx.y * kTile + threadIdx.x;
+  bool inside = x < in.width && y < in.height, done = !inside;
+  float px = x + 0.5f, py = y + 0.5f, t = 1, acc[kMaxChannels] = {};
+  int2 range = ranges[blockIdx.y * tiles_x + blockIdx.x];
+  for (int base = range.x; base < range.y; base += kBlock) {
+    if (__syncthreads_count(done) == kBlock) break;
+    if (base + t_id < range.y) stage(s, in, ids, boxes, base + t_id, t_id);
+    __syncthreads();
+    int count = min(kBlock, range.y - base);
+    for (int j = 0; !done && j < count; ++j) {
+      float dx, dy, gauss;
+      float alpha = weigh(s, j, x, y, px, py, dx, dy, gauss);
+      if (alpha < kMinAlpha) continue;
+      float next = t * (1 - alpha);
+      if (next < kMinT) {
+        done = true;
+        break;
+      }
+      const float* c = in.color + static_cast<int64_t>(s.id[j]) * in.channels;
+      for (int k = 0; k < in.channels; ++k) acc[k] += alpha * t * c[k];
+      t = next;
+    }
+  }
+  if (!inside) return;
+  int64_t pixel = static_cast<int64_t>(y) * in.width + x;
+  for (int k = 0; k < in.channels; ++k) image[pixel * in.channels + k] = acc[k] + (in.background ? t * in.background[k] : 0.f);
+  alpha_out[pixel] = 1 - t;
+}
+
+__global__ void __launch_bounds__(kBlock) render_grad_kernel(SplatInputs in, SplatGrads g, const int2* ranges, const int* ids, const int4* boxes,
+                                                           int tiles_x) {
+  __shared__ Batch s;
+  __shared__ int s_last;
+  int x = blockIdx.x * kTile + threadIdx.x, y = blockIdx.y * kTile + threadIdx.y, t_id = threadIdx.y * kTile + threadIdx.x;
+  bool inside = x < in.width && y < in.height, done = !inside;
+  float px = x + 0.5f, py = y + 0.5f, t = 1;
+  int last = -1;  // the list index of the pixel's last contributor
+  int2 range = ranges[blockIdx.y * tiles_x + blockIdx.x];
+  if (t_id == 0) s_last = -1;
+  // the forward pass again: the final transmittance and the last contributor
+  for (int base = range.x; base < range.y; base += kBlock) {
+    if (__syncthreads_count(done) == kBlock) break;
+    if (base + t_id < range.y) stage(s, in, ids, boxes, base + t_id, t_id);
+    __syncthreads();
+    int count = min(kBlock, range.y - base);
+    for (int j = 0; !done && j < count; ++j) {
+      float dx, dy, gauss;
+      float alpha = weigh(s, j, x, y, px, py, dx, dy, gauss);
+      if (alpha < kMinAlpha) continue;
+      float next = t * (1 - alpha);
+      if (next < kMinT) {
+        done = true;
+        break;
+      }
+      t = next;
+      last = base + j;
+    }
+  }
+  atomicMax(&s_last, last);
+  __syncthreads();
+  int64_t pixel = static_cast<int64_t>(y) * in.width + x;
+  float gi[kMaxChannels] = {}, suffix[kMaxChannels] = {};
+  float ga_t = 0, t_final = t;
+  if (inside) {
+    for (int k = 0; k < in.channels; ++k) {
+      gi[k] = g.g_image[pixel * in.channels + k];
+      suffix[k] = in.background ? t_final * in.background[k] : 0.f;
+    }
+    ga_t = g.g_alpha[pixel] * t_final;
+  }
+  // d background = Σ ḡ·T over the pixels: a warp's sum, one atomic
+  for (int k = 0; k < in.channels; ++k) {
+    float v = inside ? gi[k] * t_final : 0.f;
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    if ((t_id & 31) == 0 && v != 0.f) atomicAdd(g.background + k, v);
+  }
+  int block_last = s_last;
+  if (block_last < 0) return;
+  // back to front over the batches that hold some pixel's contributors
+  int first_base = range.x + ((block_last - range.x) / kBlock) * kBlock;
+  for (int base = first_base; base >= range.x; base -= kBlock) {
+    __syncthreads();
+    if (base + t_id < range.y) stage(s, in, ids, boxes, base + t_id, t_id);
+    __syncthreads();
+    int count = min(kBlock, range.y - base);
+    for (int j = count - 1; j >= 0; --j) {
+      if (base + j > last) continue;
+      float dx, dy, gauss;
+      float alpha = weigh(s, j, x, y, px, py, dx, dy, gauss);
+      if (alpha < kMinAlpha) continue;
+      float inv = 1 / (1 - alpha);
+      t *= inv;  // the transmittance before this Gaussian
+      float w = alpha * t, d_alpha = ga_t * inv;
+      int gid = s.id[j];
+      const float* c = in.color + static_cast<int64_t>(gid) * in.channels;
+      for (int k = 0; k < in.channels; ++k) {
+        atomicAdd(g.color + static_cast<int64_t>(gid) * in.channels + k, gi[k] * w);
+        d_alpha += gi[k] * (t * c[k] - suffix[k] * inv);
+        suffix[k] += w * c[k];
+      }
+      float4 co = s.conic_o[j];
+      if (co.w * gauss >= kMaxAlpha) continue;  // clamped: α does not move
+      atomicAdd(g.opacity + gid, d_alpha * gauss);
+      float d_sigma = -d_alpha * alpha;
+      atomicAdd(g.m2 + gid * 2, -d_sigma * (co.x * dx + co.y * dy));
+      atomicAdd(g.m2 + gid * 2 + 1, -d_sigma * (co.y * dx + co.z * dy));
+      atomicAdd(g.conic + gid * 3, d_sigma * 0.5f * dx * dx);
+      atomicAdd(g.conic + gid * 3 + 1, d_sigma * dx * dy);
+      atomicAdd(g.conic + gid * 3 + 2, d_sigma * 0.5f * dy * dy);
+    }
+  }
+}
+
+// Device memory for one launch, freed on the stream when it goes.
+struct StreamBuffer {
+  void* p = nullptr;
+  cudaStream_t stream;
+  bool ok = true;
+  StreamBuffer(size_t bytes, cudaStream_t s) : stream(s) { ok = cudaMallocAsync(&p, bytes ? bytes : 1, s) == cudaSuccess; }
+  ~StreamBuffer() {
+    if (p) cudaFreeAsync(p, stream);
+  }
+  template <class T>
+  T* as() const { return static_cast<T*>(p); }
+};
+
+// Binned Gaussians: boxes and each tile's range of sorted Gaussian ids.
+struct Binned {
+  int tiles_x, tiles_y;
+  std::unique_ptr<StreamBuffer> boxes, ranges, ids;
+};
+
+bool bin(const SplatInputs& in, cudaStream_t stream, Binned& b) {
+  b.tiles_x = (in.width + kTile - 1) / kTile, b.tiles_y = (in.height + kTile - 1) / kTile;
+  int tiles = b.tiles_x * b.tiles_y;
+  int n = in.n;
+  b.boxes = std::make_unique<StreamBuffer>(sizeof(int4) * static_cast<size_t>(n), stream);
+  b.ranges = std::make_unique<StreamBuffer>(sizeof(int2) * static_cast<size_t>(tiles), stream);
+  StreamBuffer counts(sizeof(int) * static_cast<size_t>(n), stream), ends(sizeof(int) * static_cast<size_t>(n), stream);
+  if (!b.boxes->ok || !b.ranges->ok || !counts.ok || !ends.ok) return false;
+  cudaMemsetAsync(b.ranges->p, 0, sizeof(int2) * static_cast<size_t>(tiles), stream);
+  if (n == 0) {
+    b.ids = std::make_unique<StreamBuffer>(4, stream);
+    return b.ids->ok;
+  }
+  boxes_kernel<<<grid_for(n), kThreads, 0, stream>>>(in, b.tiles_x, b.boxes->as<int4>(), counts.as<int>());
+  size_t scan_bytes = 0;
+  cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, counts.as<int>(), ends.as<int>(), n, stream);
+  StreamBuffer scan_temp(scan_bytes, stream);
+  if (!scan_temp.ok) return false;
+  cub::DeviceScan::InclusiveSum(scan_temp.p, scan_bytes, counts.as<int>(), ends.as<int>(), n, stream);
+  int pairs = 0;
+  if (cudaMemcpyAsync(&pairs, ends.as<int>() + n - 1, sizeof(int), cudaMemcpyDeviceToHost, stream) != cudaSuccess) return false;
+  if (cudaStreamSynchronize(stream) != cudaSuccess || pairs < 0) return false;
+  b.ids = std::make_unique<StreamBuffer>(sizeof(int) * static_cast<size_t>(pairs), stream);
+  if (!b.ids->ok) return false;
+  if (pairs == 0) return true;
+  StreamBuffer keys(8 * static_cast<size_t>(pairs), stream), keys_sorted(8 * static_cast<size_t>(pairs), stream), ids(4 * static_cast<size_t>(pairs), stream);
+  if (!keys.ok || !keys_sorted.ok || !ids.ok) return false;
+  keys_kernel<<<grid_for(n), kThreads, 0, stream>>>(in, b.boxes->as<int4>(), ends.as<int>(), b.tiles_x, keys.as<unsigned long long>(), ids.as<int>());
+  int tile_bits = 1;
+  while ((1 << tile_bits) < tiles) ++tile_bits;
+  size_t sort_bytes = 0;
+  cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys.as<unsigned long long>(), keys_sorted.as<unsigned long long>(), ids.as<int>(), b.ids->as<int>(), pairs,
+                                  0, 32 + tile_bits, stream);
+  StreamBuffer sort_temp(sort_bytes, stream);
+  if (!sort_temp.ok) return false;
+  cub::DeviceRadixSort::SortPairs(sort_temp.p, sort_bytes, keys.as<unsigned long long>(), keys_sorted.as<unsigned long long>(), ids.as<int>(),
+                                  b.ids->as<int>(), pairs, 0, 32 + tile_bits, stream);
+  ranges_kernel<<<grid_for(pairs), kThreads, 0, stream>>>(keys_sorted.as<unsigned long long>(), pairs, b.ranges->as<int2>());
+  return cudaGetLastError() == cudaSuccess;
+}
+
+}  // namespace
+
+void launch_splat_project(const splat_math::Intrinsics<float>& k, const float* viewmat, int64_t n, const float* means, const float* quats,
+                          const float* scales, const float* sh, int k_count, int64_t channels, float* m2, float* conic, float* color, float* depth,
+                          int32_t* radii, cudaStream_t stream) {
+  if (n > 0) project_kernel<<<grid_for(n), kThreads, 0, stream>>>(k, viewmat, n, means, quats, scales, sh, k_count, channels, m2, conic, color, depth, radii);
+}
+
+bool launch_splat_rasterize(const SplatInputs& in, float* image, float* alpha, cudaStream_t stream) {
+  Binned b;
+  if (!bin(in, stream, b)) return false;
+  render_kernel<<<dim3(b.tiles_x, b.tiles_y), dim3(kTile, kTile), 0, stream>>>(in, b.ranges->as<int2>(), b.ids->as<int>(), b.boxes->as<int4>(), b.tiles_x,
+                                                                             image, alpha);
+  return cudaGetLastError() == cudaSuccess;
+}
+
+bool launch_splat_rasterize_grad(const SplatInputs& in, const SplatGrads& g, cudaStream_t stream) {
+  int64_t n = in.n, c = in.channels;
+  for (auto [p, count] : {std::pair<float*, int64_t>{g.m2, n * 2}, {g.conic, n * 3}, {g.color, n * c}, {g.opacity, n}, {g.background, c}})
+    if (count) cudaMemsetAsync(p, 0, sizeof(float) * static_cast<size_t>(count), stream);
+  Binned b;
+  if (!bin(in, stream, b)) return false;
+  render_grad_kernel<<<dim3(b.tiles_x, b.tiles_y), dim3(kTile, kTile), 0, stream>>>(in, g, b.ranges->as<int2>(), b.ids->as<int>(), b.boxes->as<int4>(),
+                                                                                  b.tiles_x);
+  return cudaGetLastError() == cudaSuccess;
+}
+
+}  // namespace rlx::backends::cuda
