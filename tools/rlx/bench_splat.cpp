@@ -1,6 +1,7 @@
 // rlx bench splat: milliseconds of a Gaussian-splatting render of a random scene (seeded) — the
 // forward graph (activations, projection, rasterization) and the same graph with its reverse
-// mode (gradients of every parameter and the camera pose against a random image cotangent).
+// mode (a training step: the gradients of every parameter and the camera pose against a random
+// image cotangent, applied by SGD with a zero learning rate).
 // The scene's footprint is reported beside the times (visible Gaussians, mean radius in
 // pixels, Gaussian-tile pairs), since a rasterizer's cost follows it.
 #include <cmath>
@@ -11,11 +12,11 @@
 #include "bench.h"
 #include "json.h"
 #include "ops/builder.h"
-#include "passes/autodiff.h"
 #include "rlx/error.h"
 #include "rlx/graph.h"
 #include "rlx/session.h"
 #include "science/splat/render_graph.h"
+#include "train/trainer.h"
 #include "util/strings.h"
 #include "util/thread_pool.h"
 
@@ -83,8 +84,12 @@ int bench_splat(Args& args) {
   Camera cam = look_at({0.4, 0.9, -3.2}, {0, 0, 0}, {0, 1, 0}, 45, w, h);
   Footprint f = footprint(device, s, cam);
 
+  // forward: the image alone (a renderer's output)
   ir::Graph fwd = render_graph(n, degree, cam, {0, 0, 0});
-  // loss = Σ image · c for a fixed random c, differentiated with respect to all six inputs
+  fwd.set_outputs({fwd.outputs()[0]});
+  // forward + backward: one training step with every parameter and the pose trainable, loss =
+  // Σ image · c for a fixed random c, SGD with learning rate 0 (the scene stays as it is). The
+  // parameters, gradients and optimizer state stay on the device; only the loss comes back.
   ir::Graph lg = fwd;
   {
     ops::Builder b(lg);
@@ -95,29 +100,45 @@ int bench_splat(Args& args) {
     ir::ValueId weights = b.constant(Tensor::from_f64(DType::f32, {h, w, 3}, c));
     lg.set_outputs({b.reduce(b.mul(lg.outputs()[0], weights), "sum", {0, 1, 2}, false)});
   }
-  ir::Graph grad = passes::value_and_grad(lg, 0, lg.inputs());
-  Session session(device);
-  CompiledModel fm = session.compile(Graph(std::make_shared<ir::Graph>(fwd)));
-  CompiledModel gm = session.compile(Graph(std::make_shared<ir::Graph>(grad)));
   std::vector<Tensor> in = scene_tensors(s);
   in.push_back(viewmat_tensor(cam));
+  std::vector<train::NamedTensor> params;
+  for (size_t i = 0; i < in.size(); ++i) params.push_back({cat("p", i), in[i]});
+  train::OptimizerConfig sgd;
+  train::Trainer trainer(device, lg, params, sgd);
+  CompiledModel fm = Session(device).compile(Graph(std::make_shared<ir::Graph>(fwd)));
+  // on a GPU the scene stays in device memory (as a renderer keeps it): runs copy only the image out
+  bool resident = true;
+  for (const Tensor& t : in) resident = fm.keep_on_device(t) && resident;
   Timing tf = time_runs([&] { fm.run(in); }, timing);
-  std::vector<Tensor> g;
-  Timing tg = time_runs([&] { g = gm.run(in); }, timing);
-  double gnorm = 0;  // a finite, non-zero gradient, or the timing means nothing
-  for (int64_t i = 0; i < g[1].numel(); ++i) gnorm += g[1].at_f64(i) * g[1].at_f64(i);
-  if (!std::isfinite(gnorm) || gnorm == 0) throw Error(ErrorKind::runtime, cat("rlx bench splat: the means' gradient is ", gnorm == 0 ? "zero" : "not finite"));
+  double loss = 0;
+  Timing tg = time_runs([&] { loss = trainer.step({}, 0.0); }, timing);
+  if (!std::isfinite(loss) || loss == 0) throw Error(ErrorKind::runtime, cat("rlx bench splat: the training step's loss is ", loss));
+  // and the gradient itself is not zero: one step of SGD moves the means
+  trainer.step({}, 1e-3);
+  Tensor moved = trainer.params()[0].tensor;
+  double change = 0;
+  for (int64_t i = 0; i < moved.numel(); ++i) change += std::fabs(moved.at_f64(i) - in[0].at_f64(i));
+  if (!(change > 0) || !std::isfinite(change)) throw Error(ErrorKind::runtime, "rlx bench splat: a training step did not move the means (a zero or non-finite gradient)");
+  // the rasterizer's transient memory: boxes, counts and offsets per Gaussian, keys and ids per
+  // Gaussian-tile pair (twice, for the sort), ranges per tile
+  double tiles = std::ceil(w / 16.0) * std::ceil(h / 16.0);
+  double bin_mb = (static_cast<double>(n) * 24 + static_cast<double>(f.pairs) * 24 + tiles * 8) / 1048576;
+  double scene_mb = 0;
+  for (const Tensor& t : in) scene_mb += static_cast<double>(t.nbytes()) / 1048576;
   if (json) {
     std::printf("{\"workload\":\"splat\",\"device\":%s,\"threads\":%d,\"gaussians\":%lld,\"width\":%lld,\"height\":%lld,\"sh_degree\":%d,\"visible\":%lld,"
-                "\"mean_radius\":%.2f,\"tile_pairs\":%lld,\"forward_ms\":%.3f,\"forward_backward_ms\":%.3f,\"backward_ms\":%.3f}\n",
+                "\"mean_radius\":%.2f,\"tile_pairs\":%lld,\"scene_mb\":%.1f,\"bins_mb\":%.1f,\"scene_on_device\":%s,\"forward_ms\":%.3f,\"forward_backward_ms\":%.3f,\"backward_ms\":%.3f}\n",
                 json_quote(device).c_str(), num_threads(), static_cast<long long>(n), static_cast<long long>(w), static_cast<long long>(h), degree,
-                static_cast<long long>(f.visible), f.mean_radius, static_cast<long long>(f.pairs), tf.p50, tg.p50, tg.p50 - tf.p50);
+                static_cast<long long>(f.visible), f.mean_radius, static_cast<long long>(f.pairs), scene_mb, bin_mb, json_bool(resident && device != "cpu").c_str(), tf.p50, tg.p50,
+                tg.p50 - tf.p50);
     return 0;
   }
   std::printf("splat: %lld Gaussians (SH degree %d), %lldx%lld on %s, %d threads\n", static_cast<long long>(n), degree, static_cast<long long>(w),
               static_cast<long long>(h), device.c_str(), num_threads());
   std::printf("  footprint: %lld visible, mean radius %.1f px, %lld Gaussian-tile pairs (16x16 tiles)\n", static_cast<long long>(f.visible), f.mean_radius,
               static_cast<long long>(f.pairs));
+  std::printf("  memory: the scene %.1f MiB%s, the rasterizer's bins %.1f MiB while it runs\n", scene_mb, resident && device != "cpu" ? " (kept on the device)" : "", bin_mb);
   std::printf("  forward            p50 %9.3f ms  p90 %9.3f ms\n", tf.p50, tf.p90);
   std::printf("  forward + backward p50 %9.3f ms  p90 %9.3f ms  (backward ≈ %.3f ms)\n", tg.p50, tg.p90, tg.p50 - tf.p50);
   return 0;

@@ -193,6 +193,16 @@ void over_tiles(int64_t tiles, int workers, F&& work) {
   });
 }
 
+// The Gaussians of a tile whose box holds row y, in the tile's order: each pixel of the row then
+// walks only these (a tile's list holds Gaussians of all its 16 rows).
+void row_list(const Bins& b, const int32_t* ids, int64_t count, int64_t y, std::vector<int32_t>& out) {
+  out.clear();
+  for (int64_t j = 0; j < count; ++j) {
+    const Box& box = b.boxes[static_cast<size_t>(ids[j])];
+    if (y >= box.y0 && y <= box.y1) out.push_back(ids[j]);
+  }
+}
+
 template <class T>
 struct Inputs {
   const T *m, *conic, *color, *opacity, *background;
@@ -287,15 +297,16 @@ void rasterize(const KernelArgs& a) {
     int64_t count = b.offsets[static_cast<size_t>(tile) + 1] - b.offsets[static_cast<size_t>(tile)];
     int64_t tx = tile % b.tiles_x, ty = tile / b.tiles_x;
     std::vector<T> acc(static_cast<size_t>(channels));
-    for (int64_t y = ty * kTile; y < std::min(height, (ty + 1) * kTile); ++y)
+    std::vector<int32_t> row;
+    for (int64_t y = ty * kTile; y < std::min(height, (ty + 1) * kTile); ++y) {
+      row_list(b, ids, count, y, row);
       for (int64_t x = tx * kTile; x < std::min(width, (tx + 1) * kTile); ++x) {
         T px = static_cast<T>(x) + T(0.5), py = static_cast<T>(y) + T(0.5);
         std::fill(acc.begin(), acc.end(), T(0));
         T t = 1;
-        for (int64_t j = 0; j < count; ++j) {
-          int32_t g = ids[j];
+        for (int32_t g : row) {
           const Box& box = b.boxes[static_cast<size_t>(g)];
-          if (x < box.x0 || x > box.x1 || y < box.y0 || y > box.y1) continue;
+          if (x < box.x0 || x > box.x1) continue;
           T dx, dy, gauss, alpha;
           if (!weigh(in, g, px, py, dx, dy, gauss, alpha)) continue;
           T next = t * (1 - alpha);
@@ -308,6 +319,7 @@ void rasterize(const KernelArgs& a) {
         for (int64_t k = 0; k < channels; ++k) out[k] = acc[static_cast<size_t>(k)] + (in.background ? t * in.background[k] : T(0));
         alpha_out[y * width + x] = 1 - t;
       }
+    }
   });
 }
 
@@ -338,15 +350,16 @@ void rasterize_grad(const KernelArgs& a) {
     int64_t tx = tile % b.tiles_x, ty = tile / b.tiles_x;
     std::vector<Hit<T>> hits;
     std::vector<T> suffix(static_cast<size_t>(channels));
-    for (int64_t y = ty * kTile; y < std::min(height, (ty + 1) * kTile); ++y)
+    std::vector<int32_t> row;
+    for (int64_t y = ty * kTile; y < std::min(height, (ty + 1) * kTile); ++y) {
+      row_list(b, ids, count, y, row);
       for (int64_t x = tx * kTile; x < std::min(width, (tx + 1) * kTile); ++x) {
         T px = static_cast<T>(x) + T(0.5), py = static_cast<T>(y) + T(0.5);
         hits.clear();
         T t = 1;
-        for (int64_t j = 0; j < count; ++j) {
-          int32_t g = ids[j];
+        for (int32_t g : row) {
           const Box& box = b.boxes[static_cast<size_t>(g)];
-          if (x < box.x0 || x > box.x1 || y < box.y0 || y > box.y1) continue;
+          if (x < box.x0 || x > box.x1) continue;
           Hit<T> h{g, 0, 0, 0, 0, t};
           if (!weigh(in, g, px, py, h.dx, h.dy, h.gauss, h.alpha)) continue;
           T next = t * (1 - h.alpha);
@@ -383,6 +396,7 @@ void rasterize_grad(const KernelArgs& a) {
           gg[4] += d_sigma * T(0.5) * h.dy * h.dy;
         }
       }
+    }
   });
   T *gm = a.out[0].as<T>(), *gc = a.out[1].as<T>(), *gcol = a.out[2].as<T>(), *gop = a.out[3].as<T>(), *gbg = a.out[4].as<T>();
   parallel_items(n, 8192, [&](int64_t g) {
