@@ -134,9 +134,9 @@ int splat_fit(Args& args) {
   save_image(dir + "/after.png", fitted.render(scene_tensors(r.fitted), r.cameras[0])[0]);
   write_ply(dir + "/target.ply", r.target);
   write_ply(dir + "/fitted.ply", r.fitted);
-  Series curve{"PSNR (dB), mean over the views", {}, {}, 0x1f77b4};
+  Series curve{"psnr db", {}, {}, 0x1f77b4};
   for (const auto& p : r.curve) curve.x.push_back(static_cast<double>(p.step)), curve.y.push_back(p.psnr);
-  write_plot_png(dir + "/psnr.png", {Panel{cat("splat fit: ", o.gaussians, " Gaussians to ", o.views, " views of ", o.size, "x", o.size), "step", {curve}}});
+  write_plot_png(dir + "/psnr.png", {Panel{cat("splat fit - ", o.gaussians, " gaussians to ", o.views, " images of ", o.size, "x", o.size), "step", {curve}}});
   const auto& last = r.curve.back();
   if (json) {
     std::vector<std::string> pts;
