@@ -153,13 +153,51 @@ bool sum_block_of_rows(const KernelArgs& a, const std::vector<bool>& reduced) {
   return true;
 }
 
+// f32 sums over trailing axes with long rows (a gradient summed back to a scalar: Σ over [N] or
+// [N, 3] → [1]), where one output per thread would leave every core but one idle: each row in
+// fixed chunks of kChunk elements summed in parallel (eight double accumulators a chunk), then
+// each row's chunk sums added in order — the same result whatever the thread count.
+bool sum_long_rows(const KernelArgs& a, const std::vector<bool>& reduced) {
+  const std::vector<int64_t>& shape = a.in[0].shape;
+  size_t first = shape.size();
+  while (first > 0 && reduced[first - 1]) --first;
+  for (size_t d = 0; d < first; ++d)
+    if (reduced[d]) return false;  // not the trailing axes alone
+  int64_t O = 1, R = 1;
+  for (size_t d = 0; d < shape.size(); ++d) (d < first ? O : R) *= shape[d];
+  constexpr int64_t kChunk = 16384;
+  if (R < 2 * kChunk || O > 64) return false;
+  const int64_t chunks = (R + kChunk - 1) / kChunk;
+  const float* x = a.in[0].as<float>();
+  std::vector<double> partial(static_cast<size_t>(O * chunks));
+  rlx::parallel_for(O * chunks, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / chunks, c0 = (t % chunks) * kChunk, n = std::min(kChunk, R - c0);
+      const float* row = x + o * R + c0;
+      double acc[8] = {};
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; ++k) acc[k] += static_cast<double>(row[i + k]);
+      for (; i < n; ++i) acc[0] += static_cast<double>(row[i]);
+      partial[static_cast<size_t>(t)] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    }
+  });
+  float* y = a.out[0].as<float>();
+  for (int64_t o = 0; o < O; ++o) {
+    double s = 0;
+    for (int64_t c = 0; c < chunks; ++c) s += partial[static_cast<size_t>(o * chunks + c)];
+    y[o] = static_cast<float>(s);
+  }
+  return true;
+}
+
 HostKernel make_reduce(const ir::Node& n, const ir::Graph&) {
   std::string kind = n.attrs.s("kind");
   std::vector<int64_t> axes = n.attrs.ints("axes");
   return [kind, axes](const KernelArgs& a) {
     std::vector<bool> reduced(a.in[0].shape.size(), false);
     for (int64_t ax : axes) reduced[static_cast<size_t>(normalize_axis(ax, reduced.size()))] = true;
-    if (kind == "sum" && a.in[0].dtype == DType::f32 && sum_block_of_rows(a, reduced)) return;
+    if (kind == "sum" && a.in[0].dtype == DType::f32 && (sum_block_of_rows(a, reduced) || sum_long_rows(a, reduced))) return;
     ReducePlan p = plan_reduce(a.in[0].shape, reduced);
     dispatch_typed(a.in[0].dtype, [&](auto tag) { reduce_typed<decltype(tag)>(a, kind, p); });
   };

@@ -455,11 +455,20 @@ class CudaExecutable : public runtime::Executable {
       *reinterpret_cast<volatile int*>(ctx.flag) = 0;
       launch_wait_flag(flag_dev, ctx.stream);
       for (size_t i = c; i < std::min(n, c + kChunk); ++i) {
+        // a step that waits for the device mid-launch (syncs_with_host) would wait forever behind
+        // the held stream: release what is queued first, and hold the stream again after it
+        bool syncs = syncs_with_host(lir_.node(steps_[i].node).op);
+        if (syncs) __atomic_store_n(ctx.flag, 1, __ATOMIC_SEQ_CST);
         check(cudaEventRecord(ctx.events[2 * i], ctx.stream), "recording an event");
         LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream, scratch_of(ctx, i), ctx.error};
         steps_[i].launch(a);
         check_launch(a);
         check(cudaEventRecord(ctx.events[2 * i + 1], ctx.stream), "recording an event");
+        if (syncs) {
+          check(cudaStreamSynchronize(ctx.stream), "profiling");
+          *reinterpret_cast<volatile int*>(ctx.flag) = 0;
+          launch_wait_flag(flag_dev, ctx.stream);
+        }
       }
       __atomic_store_n(ctx.flag, 1, __ATOMIC_SEQ_CST);
     }
