@@ -515,6 +515,11 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
     case Op::reduce:
       add({{{DType::f32, S({300, 170})}, Fill::unit}}, Attrs{{"kind", std::string("sum")}, {"axes", ir::Ints{1}}}, "threaded");
       add({{{DType::f32, S({300, 170})}, Fill::distinct}}, Attrs{{"kind", std::string("argmax")}, {"axes", ir::Ints{0}}}, "threaded");
+      // few long rows (a gradient summed back to a scalar): split over blocks / threads, then merged
+      add({{{DType::f32, S({100003})}, Fill::unit}}, Attrs{{"kind", std::string("sum")}, {"axes", ir::Ints{0}}}, "one long row");
+      add({{{DType::f32, S({3, 70001})}, Fill::unit}}, Attrs{{"kind", std::string("sum")}, {"axes", ir::Ints{1}}, {"keepdims", true}}, "three long rows");
+      add({{{DType::f64, S({2, 40000})}, Fill::unit}}, Attrs{{"kind", std::string("sum")}, {"axes", ir::Ints{-1}}}, "two long f64 rows");
+      add({{{DType::f64, S({1, 40001})}, Fill::small_int}}, Attrs{{"kind", std::string("argmax")}, {"axes", ir::Ints{1}}}, "one long f64 row, ties");
       // long f32 lines (a greedy step's argmax over a vocabulary): even lengths in float4s, odd
       // ones element by element, and many ties (small integers) so the first index must win
       for (const char* kind : {"max", "min", "argmax", "argmin"}) {

@@ -119,6 +119,38 @@ __global__ void reduce_block_kernel(Red k, Dt dt, Dt out, const void* x, void* y
   if (threadIdx.x == 0) acc_store(part[0], k, fl, dt, y, out, o, last_len);
 }
 
+// Few outputs over long contiguous runs (a gradient summed back to a scalar): each output's
+// reduced elements split over gridDim.x blocks in fixed chunks, each block's Acc left in scratch,
+// then merged in chunk order by block_merge_kernel — the same result on every run.
+__global__ void reduce_block_split_kernel(Red k, Dt dt, const void* x, const __grid_constant__ Space kept, const __grid_constant__ Strides ks,
+                                          const __grid_constant__ Space red, const __grid_constant__ Strides rs, int64_t n_red, int64_t chunk, Acc* parts) {
+  RLX_AFTER_PRODUCERS();
+  __shared__ Acc part[kThreads];
+  bool fl = is_float_dt(dt);
+  int64_t o = blockIdx.y, lo = static_cast<int64_t>(blockIdx.x) * chunk, hi = min(n_red, lo + chunk);
+  int64_t base = offset_of(o, kept, ks);
+  Acc a = acc_init(k);
+#pragma unroll 4
+  for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) acc_push(a, k, fl, x, dt, base + offset_of(j, red, rs), j);
+  part[threadIdx.x] = a;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+    if (static_cast<int>(threadIdx.x) < w) acc_merge(part[threadIdx.x], part[threadIdx.x + w], k, fl);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) parts[o * gridDim.x + blockIdx.x] = part[0];
+}
+
+__global__ void block_merge_kernel(Red k, Dt dt, Dt out, void* y, const Acc* parts, int splits, int64_t n_out, int64_t last_len) {
+  RLX_AFTER_PRODUCERS();
+  bool fl = is_float_dt(dt);
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < n_out; o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    Acc a = parts[o * splits];
+    for (int s = 1; s < splits; ++s) acc_merge(a, parts[o * splits + s], k, fl);
+    acc_store(a, k, fl, dt, y, out, o, last_len);
+  }
+}
+
 // max/min/argmax/argmin of f32 lines that are contiguous in memory (a greedy step's argmax over
 // the vocabulary): comparisons need no f64, so blocks stream their part of a line in float4s
 // (kBatch loads in flight per thread) and merge through shuffles. A long line is split over
@@ -357,12 +389,25 @@ int elem_size(Dt dt) {
 
 }  // namespace
 
+// How many blocks share each output of a block-per-output reduction: more than one only where
+// the outputs are too few to fill the GPU and each is long.
+int block_splits(const Space& kept, const Space& red) {
+  int64_t n_out = 1, n_red = 1;
+  for (int d = 0; d < kept.rank; ++d) n_out *= kept.shape[d];
+  for (int d = 0; d < red.rank; ++d) n_red *= red.shape[d];
+  constexpr int64_t kPerBlock = 16384;
+  if (n_out >= 128 || n_red < 2 * kPerBlock) return 1;
+  return static_cast<int>(std::min<int64_t>(512 / std::max<int64_t>(n_out, 1) + 1, n_red / kPerBlock));
+}
+
 size_t reduce_scratch_bytes(Red kind, Dt dt, const Space& kept, const Strides&, const Space& red, const Strides& rs) {
-  LinePlan p = plan_line(kind, dt, kept, red, rs);
-  if (!p.use || p.splits == 1) return 0;
   int64_t n_out = 1;
   for (int d = 0; d < kept.rank; ++d) n_out *= kept.shape[d];
-  return static_cast<size_t>(n_out * p.splits) * sizeof(LinePart);
+  LinePlan p = plan_line(kind, dt, kept, red, rs);
+  if (p.use) return p.splits == 1 ? 0 : static_cast<size_t>(n_out * p.splits) * sizeof(LinePart);
+  bool inner_reduced = red.rank > 0 && rs.s[red.rank - 1] == 1;
+  int splits = inner_reduced ? block_splits(kept, red) : 1;
+  return splits == 1 ? 0 : static_cast<size_t>(n_out * splits) * sizeof(Acc);
 }
 
 void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space& kept, const Strides& ks, const Space& red,
@@ -387,7 +432,17 @@ void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space&
     else launch_after(reduce_line_f32_kernel<1>, grid, threads, 0, s, is_max, arg, xf, y, out, kept, ks, n_red, p.chunk, parts);
     if (p.splits > 1) launch_after(line_merge_kernel, static_cast<unsigned>(n_out), 32, 0, s, is_max, arg, static_cast<const LinePart*>(parts), p.splits, y, out);
   } else if (inner_reduced && n_red >= 64) {
-    launch_after(reduce_block_kernel, static_cast<unsigned>(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_red);
+    int splits = block_splits(kept, red);
+    if (splits > 1) {
+      int64_t chunk = (n_red + splits - 1) / splits;
+      int64_t last_len = red.rank ? red.shape[red.rank - 1] : 1;
+      auto* parts = static_cast<Acc*>(scratch);
+      launch_after(reduce_block_split_kernel, dim3(static_cast<unsigned>(splits), static_cast<unsigned>(n_out)), kThreads, 0, s, kind, dt, x, kept, ks, red, rs,
+                   n_red, chunk, parts);
+      launch_after(block_merge_kernel, grid_for(n_out), kThreads, 0, s, kind, dt, out, y, static_cast<const Acc*>(parts), splits, n_out, last_len);
+    } else {
+      launch_after(reduce_block_kernel, static_cast<unsigned>(n_out), kThreads, 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_red);
+    }
   } else if (outputs_adjacent && n_red >= 16) {
     launch_after(reduce_cols_kernel, static_cast<unsigned>((n_out + 31) / 32), dim3(32, 32), 0, s, kind, dt, out, x, y, kept, ks, red, rs, n_out, n_red);
   } else {
