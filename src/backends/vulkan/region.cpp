@@ -73,6 +73,10 @@ std::string body_code(const ir::Graph& body, const std::vector<std::string>& inp
 
 bool claims_region(ir::Op op, const NodeTypes& t, const ir::Attrs& a, const Features& f) {
   if (op != ir::Op::elementwise_region || t.out.empty()) return false;
+  // every input and output is a storage buffer of the kernel: a descriptor set holds 16
+  // (program.cpp; OpenGL's minimum too) and the HLSL printer binds one more for the launch's
+  // words — the fusion pass shrinks a region this refuses
+  if (t.in.size() + t.out.size() > 15) return false;
   const ir::Type& o = t.out[0];
   if (!indexable(o)) return false;
   for (const ir::Type& y : t.out)
