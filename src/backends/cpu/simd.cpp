@@ -19,35 +19,11 @@ namespace HWY_NAMESPACE {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
-// vm::exp, one vector at a time.
+// 2^n · e^r after the range reduction x = n·ln 2 + r, for an x already clamped to the range
+// whose 2^n is a normal float: the polynomial Exp and ExpNonPositive share.
 template <class D, class V>
-HWY_INLINE V Exp(D d, V x) {
+HWY_INLINE V ExpOfClamped(D d, V xc) {
   const hn::RebindToSigned<D> di;
-  V xc = hn::Min(hn::Max(x, hn::Set(d, -87.3f)), hn::Set(d, 88.7f));
-  V big = hn::Set(d, 12582912.0f);
-  V n = hn::Sub(hn::MulAdd(xc, hn::Set(d, 1.44269504088896341f), big), big);
-  V r = hn::NegMulAdd(n, hn::Set(d, 0.693359375f), xc);
-  r = hn::NegMulAdd(n, hn::Set(d, -2.12194440e-4f), r);
-  V p = hn::Set(d, 1.0f / 720);
-  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 120));
-  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 24));
-  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 6));
-  p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
-  p = hn::MulAdd(p, r, hn::Set(d, 1.0f));
-  p = hn::MulAdd(p, r, hn::Set(d, 1.0f));
-  V scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127))));
-  V y = hn::Mul(p, scale);
-  y = hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.72283f)), hn::Set(d, __builtin_inff()), y);
-  y = hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -103.97208f)), y);
-  return hn::IfThenElse(hn::Eq(x, x), y, x);  // NaN in, NaN out
-}
-
-// exp(x) for x ≤ 0 only (a splat's exponent −σ): Exp without the overflow and NaN cases; below
-// −87 it returns exp(−87) ≈ 1.6e-38 instead of 0, far under any α that counts.
-template <class D, class V>
-HWY_INLINE V ExpNonPositive(D d, V x) {
-  const hn::RebindToSigned<D> di;
-  V xc = hn::Max(x, hn::Set(d, -87.0f));
   V big = hn::Set(d, 12582912.0f);
   V n = hn::Sub(hn::MulAdd(xc, hn::Set(d, 1.44269504088896341f), big), big);
   V r = hn::NegMulAdd(n, hn::Set(d, 0.693359375f), xc);
@@ -60,6 +36,22 @@ HWY_INLINE V ExpNonPositive(D d, V x) {
   p = hn::MulAdd(p, r, hn::Set(d, 1.0f));
   p = hn::MulAdd(p, r, hn::Set(d, 1.0f));
   return hn::Mul(p, hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(hn::ConvertTo(di, n), hn::Set(di, 127)))));
+}
+
+// vm::exp, one vector at a time.
+template <class D, class V>
+HWY_INLINE V Exp(D d, V x) {
+  V y = ExpOfClamped(d, hn::Min(hn::Max(x, hn::Set(d, -87.3f)), hn::Set(d, 88.7f)));
+  y = hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.72283f)), hn::Set(d, __builtin_inff()), y);
+  y = hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -103.97208f)), y);
+  return hn::IfThenElse(hn::Eq(x, x), y, x);  // NaN in, NaN out
+}
+
+// exp(x) for x ≤ 0 only (a splat's exponent −σ): Exp without the overflow and NaN cases; below
+// −87 it returns exp(−87) ≈ 1.6e-38 instead of 0, far under any α that counts.
+template <class D, class V>
+HWY_INLINE V ExpNonPositive(D d, V x) {
+  return ExpOfClamped(d, hn::Max(x, hn::Set(d, -87.0f)));
 }
 
 float ScaleBiasMax(float* x, int64_t n, float scale, const float* bias) {

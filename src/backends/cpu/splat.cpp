@@ -97,6 +97,8 @@ struct Bins {
   std::vector<Box> boxes;          // per Gaussian
   std::vector<int64_t> offsets;    // per tile, into ids (tiles + 1)
   std::vector<int32_t> ids;
+  const int32_t* tile_ids(int64_t tile) const { return ids.data() + offsets[static_cast<size_t>(tile)]; }
+  int64_t tile_count(int64_t tile) const { return offsets[static_cast<size_t>(tile) + 1] - offsets[static_cast<size_t>(tile)]; }
 };
 
 template <class T>
@@ -262,9 +264,8 @@ void rasterize_simd(const KernelArgs& a) {
   float* alpha_out = a.out[1].as<float>();
   std::vector<PackedTile> packs(static_cast<size_t>(num_threads()));
   over_tiles(b.tiles_x * b.tiles_y, num_threads(), [&](int w, int64_t tile) {
-    int64_t count = b.offsets[static_cast<size_t>(tile) + 1] - b.offsets[static_cast<size_t>(tile)];
     PackedTile& p = packs[static_cast<size_t>(w)];
-    p.pack(in, b, b.ids.data() + b.offsets[static_cast<size_t>(tile)], count);
+    p.pack(in, b, b.tile_ids(tile), b.tile_count(tile));
     int64_t tx = tile % b.tiles_x, ty = tile / b.tiles_x;
     int64_t x_begin = tx * kTile, x_end = std::min(width, x_begin + kTile);
     float t[4 * kTile];
@@ -293,8 +294,8 @@ void rasterize(const KernelArgs& a) {
   T* image = a.out[0].as<T>();
   T* alpha_out = a.out[1].as<T>();
   over_tiles(b.tiles_x * b.tiles_y, num_threads(), [&](int, int64_t tile) {
-    const int32_t* ids = b.ids.data() + b.offsets[static_cast<size_t>(tile)];
-    int64_t count = b.offsets[static_cast<size_t>(tile) + 1] - b.offsets[static_cast<size_t>(tile)];
+    const int32_t* ids = b.tile_ids(tile);
+    int64_t count = b.tile_count(tile);
     int64_t tx = tile % b.tiles_x, ty = tile / b.tiles_x;
     std::vector<T> acc(static_cast<size_t>(channels));
     std::vector<int32_t> row;
@@ -345,8 +346,8 @@ void rasterize_grad(const KernelArgs& a) {
     std::vector<T>& grad = grads[static_cast<size_t>(w)];
     if (grad.empty()) grad.assign(static_cast<size_t>(n * stride + channels), T(0));
     T* gbg = grad.data() + n * stride;
-    const int32_t* ids = b.ids.data() + b.offsets[static_cast<size_t>(tile)];
-    int64_t count = b.offsets[static_cast<size_t>(tile) + 1] - b.offsets[static_cast<size_t>(tile)];
+    const int32_t* ids = b.tile_ids(tile);
+    int64_t count = b.tile_count(tile);
     int64_t tx = tile % b.tiles_x, ty = tile / b.tiles_x;
     std::vector<Hit<T>> hits;
     std::vector<T> suffix(static_cast<size_t>(channels));
