@@ -10,6 +10,7 @@
 
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/simd.h"
+#include "ops/splat_bin_math.h"
 #include "ops/splat_project_math.h"
 
 namespace rlx::backends::cpu {
@@ -21,29 +22,7 @@ using ir::Op;
 constexpr int kTile = 16;
 constexpr double kMinAlpha = 1.0 / 255, kMaxAlpha = 0.99, kMinTransmittance = 1e-4;
 
-// The pixels a Gaussian covers: x0..x1 × y0..y1 inclusive, exactly those whose centre lies within
-// its radius on both axes (the op's definition, evaluated in doubles as the reference does).
-struct Box {
-  int32_t x0 = 0, x1 = -1, y0 = 0, y1 = -1;
-  bool empty() const { return x0 > x1 || y0 > y1; }
-};
-
-// The first and last pixel index in [0, size) with |i + ½ − centre| ≤ r. `exact`: settle the
-// rounding of the bounds by that test itself. Not needed when the centre is an f32 and r an
-// integer or a bound with a margin: the bounds are then computed without rounding in doubles.
-std::pair<int32_t, int32_t> covered(double centre, double r, int64_t size, bool exact) {
-  double lo_f = std::ceil(centre - r - 0.5), hi_f = std::floor(centre + r - 0.5);
-  if (!(lo_f <= hi_f) || hi_f < 0 || lo_f > static_cast<double>(size - 1)) return {0, -1};
-  int64_t lo = std::max<int64_t>(static_cast<int64_t>(lo_f), 0), hi = std::min<int64_t>(static_cast<int64_t>(hi_f), size - 1);
-  if (exact) {
-    auto inside = [&](int64_t i) { return std::fabs(static_cast<double>(i) + 0.5 - centre) <= r; };
-    while (lo > 0 && inside(lo - 1)) --lo;
-    while (lo <= hi && !inside(lo)) ++lo;
-    while (hi + 1 < size && inside(hi + 1)) ++hi;
-    while (hi >= lo && !inside(hi)) --hi;
-  }
-  return {static_cast<int32_t>(lo), static_cast<int32_t>(hi)};
-}
+using splat_bin::Box;
 
 // Unsigned keys that order like the floats (negative ones flipped).
 inline uint32_t order_key(float f) {
@@ -114,25 +93,10 @@ Bins bin(const KernelArgs& a, int64_t width, int64_t height) {
   const T* opacity = a.in[3].as<T>();
   parallel_items(n, 4096, [&](int64_t g) {
     if (radii[g] <= 0) return;
-    Box& box = b.boxes[static_cast<size_t>(g)];
-    double r = radii[g], cx = static_cast<double>(m[g * 2]), cy = static_cast<double>(m[g * 2 + 1]);
-    constexpr bool exact = sizeof(T) > 4;
-    std::tie(box.x0, box.x1) = covered(cx, r, width, exact);
-    std::tie(box.y0, box.y1) = covered(cy, r, height, exact);
-    // Outside the ellipse where the exponent reaches ln(255·o), α < 1/255: no pixel beyond its
-    // bounding box (a hair wider, for rounding) takes the Gaussian, so it need not be binned there.
-    double ca = static_cast<double>(conic[g * 3]), cb = static_cast<double>(conic[g * 3 + 1]), cc = static_cast<double>(conic[g * 3 + 2]);
-    double limit = std::log(255.0 * static_cast<double>(opacity[g])), det = ca * cc - cb * cb;
-    if (!(ca > 0 && cc > 0 && det > 0)) return;  // not a footprint the projection makes: the radius box alone
-    if (!(limit > 0)) {
-      box = Box{};
-      return;
-    }
-    double ex = std::sqrt(2 * limit * cc / det) * (1 + 1e-3) + 1e-2, ey = std::sqrt(2 * limit * ca / det) * (1 + 1e-3) + 1e-2;
-    auto [ex0, ex1] = covered(cx, ex, width, false);
-    auto [ey0, ey1] = covered(cy, ey, height, false);
-    box.x0 = std::max(box.x0, ex0), box.x1 = std::min(box.x1, ex1);
-    box.y0 = std::max(box.y0, ey0), box.y1 = std::min(box.y1, ey1);
+    const T* c = conic + g * 3;
+    b.boxes[static_cast<size_t>(g)] = splat_bin::box_of(static_cast<double>(m[g * 2]), static_cast<double>(m[g * 2 + 1]), radii[g], static_cast<double>(c[0]),
+                                                        static_cast<double>(c[1]), static_cast<double>(c[2]), static_cast<double>(opacity[g]), width,
+                                                        height, sizeof(T) > 4);
   });
   using Key = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   std::vector<int32_t> order;

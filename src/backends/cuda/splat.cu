@@ -10,6 +10,7 @@
 
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/launch.h"
+#include "ops/splat_bin_math.h"
 
 namespace rlx::backends::cuda {
 
@@ -24,40 +25,14 @@ __global__ void project_kernel(splat_math::Intrinsics<float> k, const float* vie
   RLX_GRID_STRIDE(g, n) splat_math::project_one(cam, g, means, quats, scales, sh, k_count, channels, m2, conic, color, depth, radii);
 }
 
-// The first and last pixel in [0, size) with |i + ½ − c| ≤ r (exact in doubles: c an f32 and r an
-// integer, or a bound that carries a margin).
-__device__ void covered(double c, double r, int size, int& lo, int& hi) {
-  double lo_f = ceil(c - r - 0.5), hi_f = floor(c + r - 0.5);
-  if (!(lo_f <= hi_f) || hi_f < 0 || lo_f > size - 1) {
-    lo = 0, hi = -1;
-    return;
-  }
-  lo = static_cast<int>(fmax(lo_f, 0.0)), hi = static_cast<int>(fmin(hi_f, size - 1.0));
-}
-
 __global__ void boxes_kernel(SplatInputs in, int tiles_x, int4* boxes, int* counts) {
   RLX_GRID_STRIDE(g, in.n) {
-    int4 b = make_int4(0, -1, 0, -1);
-    int r = in.radii[g];
-    if (r > 0) {
-      double cx = in.m2[g * 2], cy = in.m2[g * 2 + 1];
-      covered(cx, r, in.width, b.x, b.y);
-      covered(cy, r, in.height, b.z, b.w);
-      double ca = in.conic[g * 3], cb = in.conic[g * 3 + 1], cc = in.conic[g * 3 + 2];
-      double limit = log(255.0 * in.opacity[g]), det = ca * cc - cb * cb;
-      if (ca > 0 && cc > 0 && det > 0) {
-        if (!(limit > 0)) {
-          b = make_int4(0, -1, 0, -1);
-        } else {
-          int ex0, ex1, ey0, ey1;
-          covered(cx, sqrt(2 * limit * cc / det) * (1 + 1e-3) + 1e-2, in.width, ex0, ex1);
-          covered(cy, sqrt(2 * limit * ca / det) * (1 + 1e-3) + 1e-2, in.height, ey0, ey1);
-          b = make_int4(max(b.x, ex0), min(b.y, ex1), max(b.z, ey0), min(b.w, ey1));
-        }
-      }
-    }
-    boxes[g] = b;
-    counts[g] = b.x > b.y || b.z > b.w ? 0 : (b.y / kTile - b.x / kTile + 1) * (b.w / kTile - b.z / kTile + 1);
+    splat_bin::Box b;
+    if (in.radii[g] > 0)
+      b = splat_bin::box_of(in.m2[g * 2], in.m2[g * 2 + 1], in.radii[g], in.conic[g * 3], in.conic[g * 3 + 1], in.conic[g * 3 + 2], in.opacity[g], in.width,
+                            in.height, false);
+    boxes[g] = make_int4(b.x0, b.x1, b.y0, b.y1);
+    counts[g] = b.empty() ? 0 : (b.x1 / kTile - b.x0 / kTile + 1) * (b.y1 / kTile - b.y0 / kTile + 1);
   }
 }
 
@@ -116,13 +91,14 @@ __device__ float weigh(const Batch& s, int slot, int x, int y, float px, float p
   return fminf(kMaxAlpha, co.w * gauss);
 }
 
-__global__ void __launch_bounds__(kBlock) render_kernel(SplatInputs in, const int2* ranges, const int* ids, const int4* boxes, int tiles_x, float* image,
-                                                      float* alpha_out) {
-  __shared__ Batch s;
-  int x = blockIdx.x * kTile + threadIdx.x, y = blockIdx.y * kTile + threadIdx.y, t_id = threadIdx.y * kTile + threadIdx.x;
-  bool inside = x < in.width && y < in.height, done = !inside;
-  float px = x + 0.5f, py = y + 0.5f, t = 1, acc[kMaxChannels] = {};
-  int2 range = ranges[blockIdx.y * tiles_x + blockIdx.x];
+// This thread's pixel composited front to back over the tile's Gaussians, batches staged in
+// shared memory by the whole block: contribute(list index, batch slot, α, T before it) for each
+// Gaussian the pixel takes; returns the final transmittance. Every thread of the block calls it.
+template <class Contribute>
+__device__ float walk_front_to_back(Batch& s, const SplatInputs& in, const int* ids, const int4* boxes, int2 range, int x, int y, bool done,
+                                    Contribute contribute) {
+  int t_id = threadIdx.y * kTile + threadIdx.x;
+  float px = x + 0.5f, py = y + 0.5f, t = 1;
   for (int base = range.x; base < range.y; base += kBlock) {
     if (__syncthreads_count(done) == kBlock) break;
     if (base + t_id < range.y) stage(s, in, ids, boxes, base + t_id, t_id);
@@ -137,11 +113,23 @@ __global__ void __launch_bounds__(kBlock) render_kernel(SplatInputs in, const in
         done = true;
         break;
       }
-      const float* c = in.color + static_cast<int64_t>(s.id[j]) * in.channels;
-      for (int k = 0; k < in.channels; ++k) acc[k] += alpha * t * c[k];
+      contribute(base + j, j, alpha, t);
       t = next;
     }
   }
+  return t;
+}
+
+__global__ void __launch_bounds__(kBlock) render_kernel(SplatInputs in, const int2* ranges, const int* ids, const int4* boxes, int tiles_x, float* image,
+                                                      float* alpha_out) {
+  __shared__ Batch s;
+  int x = blockIdx.x * kTile + threadIdx.x, y = blockIdx.y * kTile + threadIdx.y;
+  bool inside = x < in.width && y < in.height;
+  float acc[kMaxChannels] = {};
+  float t = walk_front_to_back(s, in, ids, boxes, ranges[blockIdx.y * tiles_x + blockIdx.x], x, y, !inside, [&](int, int j, float alpha, float t_before) {
+    const float* c = in.color + static_cast<int64_t>(s.id[j]) * in.channels;
+    for (int k = 0; k < in.channels; ++k) acc[k] += alpha * t_before * c[k];
+  });
   if (!inside) return;
   int64_t pixel = static_cast<int64_t>(y) * in.width + x;
   for (int k = 0; k < in.channels; ++k) image[pixel * in.channels + k] = acc[k] + (in.background ? t * in.background[k] : 0.f);
@@ -153,30 +141,13 @@ __global__ void __launch_bounds__(kBlock) render_grad_kernel(SplatInputs in, Spl
   __shared__ Batch s;
   __shared__ int s_last;
   int x = blockIdx.x * kTile + threadIdx.x, y = blockIdx.y * kTile + threadIdx.y, t_id = threadIdx.y * kTile + threadIdx.x;
-  bool inside = x < in.width && y < in.height, done = !inside;
-  float px = x + 0.5f, py = y + 0.5f, t = 1;
-  int last = -1;  // the list index of the pixel's last contributor
+  bool inside = x < in.width && y < in.height;
+  float px = x + 0.5f, py = y + 0.5f;
   int2 range = ranges[blockIdx.y * tiles_x + blockIdx.x];
   if (t_id == 0) s_last = -1;
-  // the forward pass again: the final transmittance and the last contributor
-  for (int base = range.x; base < range.y; base += kBlock) {
-    if (__syncthreads_count(done) == kBlock) break;
-    if (base + t_id < range.y) stage(s, in, ids, boxes, base + t_id, t_id);
-    __syncthreads();
-    int count = min(kBlock, range.y - base);
-    for (int j = 0; !done && j < count; ++j) {
-      float dx, dy, gauss;
-      float alpha = weigh(s, j, x, y, px, py, dx, dy, gauss);
-      if (alpha < kMinAlpha) continue;
-      float next = t * (1 - alpha);
-      if (next < kMinT) {
-        done = true;
-        break;
-      }
-      t = next;
-      last = base + j;
-    }
-  }
+  // the forward pass again: the final transmittance and the last contributor's list index
+  int last = -1;
+  float t = walk_front_to_back(s, in, ids, boxes, range, x, y, !inside, [&](int at, int, float, float) { last = at; });
   atomicMax(&s_last, last);
   __syncthreads();
   int64_t pixel = static_cast<int64_t>(y) * in.width + x;
