@@ -85,6 +85,16 @@ TEST(Bert, SentenceTransformersDirectoryMatchesReference) {
   }
 }
 
+// The oneapi device (every op a oneDNN primitive, data movement borrowed from cpu) runs the
+// whole encoder — padded batches, masks, pooling — to the PyTorch reference's vectors.
+TEST(Bert, OneapiDeviceMatchesReference) {
+  json e = expected("st_mean");
+  SentenceEmbedder emb = SentenceEmbedder::open(fixture("st_mean"), "oneapi");
+  Tensor got = emb.embed(texts_of(e), 4);
+  for (size_t i = 0; i < e["cases"].size(); ++i)
+    EXPECT_LE(max_abs_diff(got, static_cast<int64_t>(i), e["cases"][i]["embedding"]), kTol) << e["cases"][i]["name"];
+}
+
 // The same model as a llama.cpp-layout GGUF (write_bert_gguf; llama.cpp's names, pooling and
 // phantom-space WordPiece): loaded back, its tokenizer and vectors are the reference's (for the
 // texts the directory's max_seq_length does not cut: GGUF does not record it).

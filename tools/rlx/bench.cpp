@@ -16,7 +16,7 @@ namespace rlx::cli {
 const std::vector<BenchWorkload>& bench_workloads() {
   // One line per workload; its code lives in bench_<name>.cpp.
   static const std::vector<BenchWorkload> w = {
-      {"minilm", "[--batch 1,8,32] [--seq 128] [--device D] [--precision f32] [--threads N] [--warmup N] [--runs N | --min-runs N --min-time S] [--seed N] [--save DIR] [--json [--times]]",
+      {"minilm", "[--batch 1,8,32] [--seq 128] [--device D] [--precision f32] [--threads N] [--warmup N] [--runs N | --min-runs N --min-time S] [--seed N] [--save DIR] [--versus DEVICE] [--json [--times]]",
        "sentence-embedding latency on the all-MiniLM-L6-v2 architecture (random weights)", bench_minilm},
       {"gemm", "[--size 1024[,2048]] [--device D] [--threads N] [--warmup N] [--runs N] [--min-time S] [--json]",
        "matmul GFLOP/s, f32 and bf16, against a direct OpenBLAS sgemm in the same run", bench_gemm},

@@ -120,6 +120,9 @@ int bench_minilm(Args& args) {
   bool json = args.flag("json");
   bool times = args.flag("times");  // every timed run in the JSON, for scripts that pool runs
   auto save = args.value("save");
+  // Another device timed beside this one in the same sitting (interleaved rounds), its vectors
+  // compared with this one's: the side-by-side a device comparison needs.
+  auto versus = args.value("versus");
   args.finish();
   if (threads) set_flag("RLX_NUM_THREADS", *threads);
   int64_t nthreads = num_threads();
@@ -142,13 +145,17 @@ int bench_minilm(Args& args) {
   if (precision != "f32")
     reference = std::make_unique<CompiledModel>(
         Session(device).compile(Graph(std::make_shared<ir::Graph>(models::build_bert_graph(spec, pooling, weights)))));
+  std::unique_ptr<CompiledModel> other;
+  if (versus)
+    other = std::make_unique<CompiledModel>(
+        Session(*versus, session_options).compile(Graph(std::make_shared<ir::Graph>(models::build_bert_graph(spec, pooling, weights)))));
 
   if (!json)
     std::printf("minilm: all-MiniLM-L6-v2 architecture (6 layers, hidden 384, 12 heads, FFN 1536), random weights\n"
                 "device %s, %s, %lld threads, graph built and compiled in %.0f ms\n\n"
-                "%6s %5s %10s %10s %10s %6s %14s\n",
+                "%6s %5s %10s %10s %10s %6s %14s%s\n",
                 device.c_str(), precision.c_str(), static_cast<long long>(nthreads), compile_ms, "batch", "seq", "p50 ms",
-                "p90 ms", "mean ms", "runs", "first run ms");
+                "p90 ms", "mean ms", "runs", "first run ms", versus ? cat("   ", *versus, " p50 ms  speed ratio (", *versus, " / ", device, ")").c_str() : "");
   std::vector<std::string> rows;
   for (int64_t s : seqs)
     for (int64_t b : batches) {
@@ -166,13 +173,28 @@ int bench_minilm(Args& args) {
         cosine_text = cat("   (cos vs f32 >= ", format_double(c), ")");
       }
       Timing t = time_runs([&] { model.run(feed); }, timing);
+      std::string side, side_text;
+      if (other) {
+        // two interleaved rounds each, the better p50 of each device counted
+        Tensor theirs = other->run(feed)[0];
+        double c = min_cosine(got, theirs);
+        Timing o = time_runs([&] { other->run(feed); }, timing);
+        Timing t2 = time_runs([&] { model.run(feed); }, timing);
+        Timing o2 = time_runs([&] { other->run(feed); }, timing);
+        if (t2.p50 < t.p50) t = t2;
+        if (o2.p50 < o.p50) o = o2;
+        side = cat(",\"versus\":{\"device\":", json_quote(*versus), ",\"p50_ms\":", format_double(o.p50), ",\"ratio\":", format_double(o.p50 / t.p50),
+                   ",\"min_cos\":", format_double(c), "}");
+        side_text = cat("   ", format_double(o.p50), "  ", format_double(o.p50 / t.p50), "x  (cos >= ", format_double(c), ")");
+        if (c < 0.999) throw Error(ErrorKind::internal, cat("minilm: ", device, " and ", *versus, " embeddings differ (min cosine ", c, ")"));
+      }
       rows.push_back(cat("{\"batch\":", b, ",\"seq\":", s, ",\"p50_ms\":", format_double(t.p50), ",\"p90_ms\":", format_double(t.p90),
                          ",\"mean_ms\":", format_double(t.mean), ",\"min_ms\":", format_double(t.min), ",\"runs\":", t.runs(),
-                         ",\"warmup\":", t.warmup, ",\"first_run_ms\":", format_double(first_ms), cosine,
+                         ",\"warmup\":", t.warmup, ",\"first_run_ms\":", format_double(first_ms), cosine, side,
                          times ? cat(",\"times_ms\":", json_array(to_strings(t.ms))) : std::string(), "}"));
       if (!json)
-        std::printf("%6lld %5lld %10.2f %10.2f %10.2f %6d %14.1f%s\n", static_cast<long long>(b), static_cast<long long>(s), t.p50,
-                    t.p90, t.mean, t.runs(), first_ms, cosine_text.c_str());
+        std::printf("%6lld %5lld %10.2f %10.2f %10.2f %6d %14.1f%s%s\n", static_cast<long long>(b), static_cast<long long>(s), t.p50,
+                    t.p90, t.mean, t.runs(), first_ms, cosine_text.c_str(), side_text.c_str());
       std::fflush(stdout);
     }
   if (json)

@@ -15,8 +15,6 @@
 
 namespace rlx::backends::cpu {
 
-std::optional<MatmulShape> onednn_shape(const std::vector<int64_t>& xs, const std::vector<int64_t>& ws, const ir::Attrs& attrs);
-
 namespace {
 
 using ir::Op;
@@ -151,12 +149,14 @@ std::optional<Epilogue> parse_epilogue(const ir::Graph& body, const Shape& out_s
   return ep;
 }
 
-std::optional<MatmulShape> fused_shape(const std::vector<ir::Type>& in, const ir::Attrs& attrs) {
+}  // namespace
+
+static std::optional<MatmulShape> fused_shape(const std::vector<ir::Type>& in, const ir::Attrs& attrs) {
   if (!shape_is_static(in[0].shape) || !shape_is_static(in[1].shape)) return MatmulShape{};  // layout only
   return onednn_shape(shape_values(in[0].shape), shape_values(in[1].shape), attrs);
 }
 
-bool claims_fused_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
+bool claims_onednn_fused_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
   if (!onednn_available()) return false;
   DType a = in[0].dtype;
   // i8 · i8 summed in i32 (VNNI), the epilogue from its conversion to f32 on
@@ -194,7 +194,7 @@ bool claims_fused_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir:
   return onednn_matmul_buildable(s, *ep);
 }
 
-HostKernel make_fused_dot(const ir::Node& node, const ir::Graph& lir) {
+HostKernel make_onednn_fused_dot(const ir::Node& node, const ir::Graph& lir) {
   std::vector<ir::Type> in;
   for (ValueId v : node.inputs) in.push_back(lir.type(v));
   auto shape = onednn_shape(shape_values(in[0].shape), shape_values(in[1].shape), node.attrs);
@@ -211,8 +211,6 @@ HostKernel make_fused_dot(const ir::Node& node, const ir::Graph& lir) {
   return make_onednn_matmul(s, const_b, *ep);
 }
 
-}  // namespace
-
-void register_fused_dot(KernelTable& t) { t[static_cast<size_t>(Op::fused_dot)] = {claims_fused_dot, make_fused_dot}; }
+void register_fused_dot(KernelTable& t) { t[static_cast<size_t>(Op::fused_dot)] = {claims_onednn_fused_dot, make_onednn_fused_dot}; }
 
 }  // namespace rlx::backends::cpu

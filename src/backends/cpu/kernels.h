@@ -47,6 +47,9 @@ void register_splat(KernelTable& t);
 // Runs last: routes the elementwise, cast and reduce nodes with complex tensors to complex.cpp.
 void register_complex(KernelTable& t);
 
+// Every kernel of the cpu device, by op (the oneapi device borrows its data movement).
+const KernelTable& kernel_table();
+
 using rlx::num_threads;
 
 // A 16-byte element (c128) moved as raw bytes.

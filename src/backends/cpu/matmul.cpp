@@ -227,9 +227,7 @@ std::optional<MatmulShape> onednn_shape(const std::vector<int64_t>& xs, const st
   return s;
 }
 
-namespace {
-
-HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
+HostKernel onednn_dot_kernel(const ir::Node& node, const ir::Graph& lir) {
   DType ad = lir.type(node.inputs[0]).dtype, cd = lir.type(node.outputs[0]).dtype;
   if (!onednn_available() || (ad != DType::f32 && ad != DType::bf16 && !(ad == DType::i8 && cd == DType::i32))) return {};
   DType compute = node.attrs.has("compute") ? node.attrs.dtype("compute") : ad;
@@ -247,10 +245,12 @@ HostKernel try_onednn(const ir::Node& node, const ir::Graph& lir) {
   return make_onednn_matmul(s, const_b);
 }
 
+namespace {
+
 HostKernel make_dot_general(const ir::Node& node, const ir::Graph& lir) {
   DType in = lir.type(node.inputs[0]).dtype;
   if (!is_complex(in) && (flags().RLX_CPU_GEMM != "blas" || in == DType::bf16 || in == DType::i8 || node.attrs.has("compute")))
-    if (HostKernel k = try_onednn(node, lir)) return k;
+    if (HostKernel k = onednn_dot_kernel(node, lir)) return k;
   if (in == DType::i8)
     throw Error(ErrorKind::unsupported, cat("cpu: oneDNN has no int8 matmul for mir.dot_general ", shape_str(lir.type(node.inputs[0]).shape), " · ",
                                             shape_str(lir.type(node.inputs[1]).shape)));
@@ -292,7 +292,9 @@ HostKernel make_dot_general(const ir::Node& node, const ir::Graph& lir) {
   };
 }
 
-HostKernel try_onednn_conv(const ir::Node& node, const ir::Graph& lir) {
+}  // namespace
+
+HostKernel onednn_conv_kernel(const ir::Node& node, const ir::Graph& lir) {
   ConvShape s;
   s.dtype = lir.type(node.inputs[0]).dtype;
   s.out = lir.type(node.outputs[0]).dtype;
@@ -311,10 +313,12 @@ HostKernel try_onednn_conv(const ir::Node& node, const ir::Graph& lir) {
   return make_onednn_conv(s, const_w);
 }
 
+namespace {
+
 HostKernel make_conv(const ir::Node& node, const ir::Graph& lir) {
   DType in = lir.type(node.inputs[0]).dtype;
   if (flags().RLX_CPU_GEMM != "blas" || in == DType::bf16 || in == DType::i8)
-    if (HostKernel k = try_onednn_conv(node, lir)) return k;
+    if (HostKernel k = onednn_conv_kernel(node, lir)) return k;
   if (in == DType::i8)
     throw Error(ErrorKind::unsupported, cat("cpu: oneDNN has no int8 convolution for mir.conv ", shape_str(lir.type(node.inputs[0]).shape), " * ",
                                             shape_str(lir.type(node.inputs[1]).shape)));

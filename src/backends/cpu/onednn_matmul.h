@@ -1,6 +1,7 @@
 // oneDNN matmul for the cpu device's dot_general (see onednn_matmul.cpp).
 #pragma once
 #include <dnnl.hpp>
+#include <optional>
 
 #include "backends/cpu/kernels.h"
 
@@ -41,5 +42,15 @@ dnnl::engine& onednn_engine();
 bool onednn_matmul_buildable(const MatmulShape& shape, const Epilogue& epilogue = {});
 // `const_b`: B's bytes when B is a compile-time constant (reordered once); null otherwise.
 HostKernel make_onednn_matmul(const MatmulShape& shape, const void* const_b, const Epilogue& epilogue = {});
+
+// The oneDNN kernels of whole nodes (shared with the oneapi device, whose products are oneDNN's
+// only): where dot_general's operand dims form [batch][M][K]-like layouts, the product as a
+// oneDNN matmul (empty when oneDNN has only its reference kernel for an f32 one, or no layout);
+// fused_dot's epilogue body as post-ops; mir.conv as a convolution (empty where oneDNN can't).
+std::optional<MatmulShape> onednn_shape(const std::vector<int64_t>& xs, const std::vector<int64_t>& ws, const ir::Attrs& attrs);
+HostKernel onednn_dot_kernel(const ir::Node& node, const ir::Graph& lir);
+bool claims_onednn_fused_dot(ir::Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs);
+HostKernel make_onednn_fused_dot(const ir::Node& node, const ir::Graph& lir);
+HostKernel onednn_conv_kernel(const ir::Node& node, const ir::Graph& lir);
 
 }  // namespace rlx::backends::cpu

@@ -8,9 +8,7 @@
 
 namespace rlx::backends::cpu {
 
-namespace {
-
-const KernelTable& table() {
+const KernelTable& kernel_table() {
   static const KernelTable t = [] {
     KernelTable k{};
     register_elementwise(k);
@@ -36,6 +34,10 @@ const KernelTable& table() {
   }();
   return t;
 }
+
+namespace {
+
+const KernelTable& table() { return kernel_table(); }
 
 class CpuBackend : public runtime::Backend {
  public:
