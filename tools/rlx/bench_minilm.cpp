@@ -155,7 +155,7 @@ int bench_minilm(Args& args) {
                 "device %s, %s, %lld threads, graph built and compiled in %.0f ms\n\n"
                 "%6s %5s %10s %10s %10s %6s %14s%s\n",
                 device.c_str(), precision.c_str(), static_cast<long long>(nthreads), compile_ms, "batch", "seq", "p50 ms",
-                "p90 ms", "mean ms", "runs", "first run ms", versus ? cat("   ", *versus, " p50 ms  speed ratio (", *versus, " / ", device, ")").c_str() : "");
+                "p90 ms", "mean ms", "runs", "first run ms", versus ? cat("  ", *versus, " p50 ms  ratio ", *versus, "/", device).c_str() : "");
   std::vector<std::string> rows;
   for (int64_t s : seqs)
     for (int64_t b : batches) {
@@ -185,7 +185,9 @@ int bench_minilm(Args& args) {
         if (o2.p50 < o.p50) o = o2;
         side = cat(",\"versus\":{\"device\":", json_quote(*versus), ",\"p50_ms\":", format_double(o.p50), ",\"ratio\":", format_double(o.p50 / t.p50),
                    ",\"min_cos\":", format_double(c), "}");
-        side_text = cat("   ", format_double(o.p50), "  ", format_double(o.p50 / t.p50), "x  (cos >= ", format_double(c), ")");
+        char buf[128];
+        std::snprintf(buf, sizeof buf, " %12.2f %10.3fx  (cos >= %.6f)", o.p50, o.p50 / t.p50, c);
+        side_text = buf;
         if (c < 0.999) throw Error(ErrorKind::internal, cat("minilm: ", device, " and ", *versus, " embeddings differ (min cosine ", c, ")"));
       }
       rows.push_back(cat("{\"batch\":", b, ",\"seq\":", s, ",\"p50_ms\":", format_double(t.p50), ",\"p90_ms\":", format_double(t.p90),

@@ -39,6 +39,7 @@ class BroadcastLayout {
       for (size_t d = 0; d < k; ++d) along = along && p[d] == out[d];
       along_.push_back(along && k > 0);
     }
+    merge_inner();
   }
   int64_t rows() const { return rows_; }
   // Elements of the output in one row.
@@ -73,6 +74,30 @@ class BroadcastLayout {
     std::vector<int64_t> d{n};
     d.insert(d.end(), v.begin() + static_cast<std::ptrdiff_t>(lead_), v.end());
     return d;
+  }
+  // After the rows, dims of extent 1 go and neighbours every operand treats alike (each runs
+  // along both, or is 1 in both) become one: [B,12,128,128] + [B,1,1,128] is [B,1536,128] +
+  // [B,1,128], the forms oneDNN's jit kernels recognise as plain broadcasts.
+  void merge_inner() {
+    std::vector<int64_t> out(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(lead_));
+    std::vector<std::vector<int64_t>> ops(padded_.size());
+    for (size_t i = 0; i < ops.size(); ++i) ops[i].assign(padded_[i].begin(), padded_[i].begin() + static_cast<std::ptrdiff_t>(lead_));
+    std::vector<bool> prev;  // the last kept dim's pattern: operand i runs along it
+    for (size_t d = lead_; d < out_.size(); ++d) {
+      if (out_[d] == 1) continue;
+      std::vector<bool> along;
+      for (const auto& p : padded_) along.push_back(p[d] != 1);
+      if (out.size() > lead_ && along == prev) {
+        out.back() *= out_[d];
+        for (size_t i = 0; i < ops.size(); ++i) ops[i].back() *= padded_[i][d];
+      } else {
+        out.push_back(out_[d]);
+        for (size_t i = 0; i < ops.size(); ++i) ops[i].push_back(padded_[i][d]);
+      }
+      prev = along;
+    }
+    out_ = out;
+    padded_ = ops;
   }
   std::vector<int64_t> out_;
   std::vector<std::vector<int64_t>> padded_;

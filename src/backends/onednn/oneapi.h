@@ -49,7 +49,9 @@ using Build = std::function<Prim(int64_t rows)>;
 // inside each worker: one set of threads on the machine, as the cpu device's oneDNN matmul.
 // `row_work` (elements a row touches) keeps small problems on one thread. Throws dnnl::error
 // when oneDNN cannot build the primitive.
-HostKernel split_kernel(int64_t rows, int64_t row_work, std::vector<Arg> args, const Build& build);
+// `one_row`: the primitive is built for a single row and each worker runs it once a row (oneDNN's
+// jit kernels take some broadcasts only with the rows' dim gone).
+HostKernel split_kernel(int64_t rows, int64_t row_work, std::vector<Arg> args, const Build& build, bool one_row = false);
 
 // Whether `attempt` (which builds a primitive descriptor) succeeds; remembered by `key`, so that
 // claims are asked of oneDNN once per op, types and attributes.

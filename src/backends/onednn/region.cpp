@@ -30,9 +30,29 @@ struct Step {
 struct Chain {
   dnnl::algorithm head = dnnl::algorithm::binary_add;
   int a = -1, b = -1;  // region inputs; b < 0: the head adds a constant zero
+  float a_scale = 1;   // a enters the head scaled (oneDNN's source scale)
   std::vector<Step> post;
   DType out = DType::f32;
 };
+
+// oneDNN's jit takes broadcast operands well as the primitive's own second source and poorly as
+// post-ops: a chain that starts x·α (or x) and then meets its first tensor operand m makes
+// (α·x) OP m its head — the attention mask added to scaled scores is one primitive then.
+Chain with_tensor_head(Chain c) {
+  if (c.b >= 0) return c;
+  size_t i = 0;
+  float alpha = 1;
+  if (i < c.post.size() && !c.post[i].binary && c.post[i].eltwise.alg == dnnl::algorithm::eltwise_linear && c.post[i].eltwise.beta == 0) {
+    alpha = c.post[i].eltwise.alpha;
+    ++i;
+  }
+  if (i >= c.post.size() || !c.post[i].binary) return c;
+  c.head = c.post[i].alg;
+  c.b = c.post[i].operand;
+  c.a_scale = alpha;
+  c.post.erase(c.post.begin(), c.post.begin() + static_cast<std::ptrdiff_t>(i + 1));
+  return c;
+}
 
 // y → alpha·y + beta. oneDNN 2.6's jit runs every eltwise_linear post-op of a primitive with the
 // first one's alpha and beta, so a chain holds at most one: consecutive affine steps compose.
@@ -164,7 +184,9 @@ std::optional<Chain> parse_chain(const ir::Graph& body, const std::vector<bool>&
 
 const float kZero = 0.0f;
 
-HostKernel chain_kernel(const Chain& c, const std::vector<ir::Type>& in, const ir::Type& out) {
+// `any_impl`: take whatever oneDNN has, its reference loop included; `one_row`: built for one row
+// at a time (see split_kernel).
+HostKernel chain_kernel(const Chain& c, const std::vector<ir::Type>& in, const ir::Type& out, bool any_impl, bool one_row = false) {
   std::vector<std::vector<int64_t>> shapes;
   for (const ir::Type& t : in) shapes.push_back(shape_values(t.shape));
   std::vector<int64_t> os = shape_values(out.shape);
@@ -177,12 +199,11 @@ HostKernel chain_kernel(const Chain& c, const std::vector<ir::Type>& in, const i
     if (c.post[i].binary)
       args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1, c.post[i].operand,
                       lay.operand_row_bytes(static_cast<size_t>(c.post[i].operand), 4)});
-  size_t rank = os.size() + 1;
   return split_kernel(lay.rows(), lay.row_elems(), args, [=](int64_t rows) {
     Prim p;
     dnnl::memory::desc a = dense(lay.operand_dims(static_cast<size_t>(c.a), rows), DType::f32);
     dnnl::memory::desc b = c.b >= 0 ? dense(lay.operand_dims(static_cast<size_t>(c.b), rows), DType::f32)
-                                    : dense(std::vector<int64_t>(rank, 1), DType::f32);
+                                    : dense(std::vector<int64_t>(lay.out_dims(rows).size(), 1), DType::f32);
     dnnl::memory::desc d = dense(lay.out_dims(rows), c.out);
     p.descs = {a, b, d};
     dnnl::post_ops po;
@@ -197,13 +218,40 @@ HostKernel chain_kernel(const Chain& c, const std::vector<ir::Type>& in, const i
     }
     dnnl::primitive_attr attr = user_scratchpad();
     attr.set_post_ops(po);
+    if (c.a_scale != 1) attr.set_scales(DNNL_ARG_SRC_0, 0, {c.a_scale});
     dnnl::binary::primitive_desc pd(dnnl::binary::desc(c.head, a, b, d), attr, cpu::onednn_engine());
-    // a region has a fallback (smaller regions, or its ops one by one): never oneDNN's reference loop
-    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference binary");
+    // judged with static shapes, a region has a fallback (smaller regions, or its ops one by
+    // one): never oneDNN's reference loop then
+    if (!any_impl && std::string(pd.impl_info_str()).rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, "only oneDNN's reference binary");
     p.prim = dnnl::binary(pd);
     p.scratch = pd.scratchpad_desc();
     return p;
-  });
+  }, one_row);
+}
+
+// Whether the head's first source has the output's shape (oneDNN broadcasts only the second).
+bool lay_full(const Chain& c, const std::vector<ir::Type>& in, const ir::Type& out) { return in[static_cast<size_t>(c.a)].shape == out.shape; }
+
+// The fastest form oneDNN builds: shares of rows, else a row at a time, else (only where the
+// caller allows it) its reference loop.
+HostKernel best_chain_kernel(const Chain& c, const std::vector<ir::Type>& in, const ir::Type& out, bool any_impl) {
+  Chain t = with_tensor_head(c);
+  if (t.b != c.b && lay_full(t, in, out)) {
+    try {
+      return chain_kernel(t, in, out, false);
+    } catch (const dnnl::error&) {
+    }
+  }
+  try {
+    return chain_kernel(c, in, out, false);
+  } catch (const dnnl::error&) {
+  }
+  try {
+    return chain_kernel(c, in, out, false, true);
+  } catch (const dnnl::error& e) {
+    if (!any_impl) throw;
+  }
+  return chain_kernel(c, in, out, true);
 }
 
 std::vector<bool> full_inputs(const std::vector<ir::Type>& in, const ir::Type& out) {
@@ -214,9 +262,6 @@ std::vector<bool> full_inputs(const std::vector<ir::Type>& in, const ir::Type& o
 
 bool claims_region(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
   if (out.size() != 1) return false;
-  for (const ir::Type& t : in)
-    if (!shape_is_static(t.shape)) return false;
-  if (!shape_is_static(out[0].shape)) return false;
   std::shared_ptr<const ir::Graph> body;
   try {
     body = ops::region_body(attrs.s("body"));
@@ -225,7 +270,12 @@ bool claims_region(Op op, const std::vector<ir::Type>& in, const std::vector<ir:
   }
   auto chain = parse_chain(*body, full_inputs(in, out[0]));
   if (!chain || chain->out != out[0].dtype) return false;
-  return buildable(claim_key(op, in, out, attrs), [&] { chain_kernel(*chain, in, out[0]); });
+  // Fusion runs on symbolic shapes: a chain is claimed by its form, and the kernel built for the
+  // static shapes takes oneDNN's reference loop where its jit has no broadcast pattern for them.
+  for (const ir::Type& t : in)
+    if (!shape_is_static(t.shape)) return true;
+  if (!shape_is_static(out[0].shape)) return true;
+  return buildable(claim_key(op, in, out, attrs), [&] { best_chain_kernel(*chain, in, out[0], false); });
 }
 
 HostKernel make_region(const ir::Node& n, const ir::Graph& g) {
@@ -233,7 +283,7 @@ HostKernel make_region(const ir::Node& n, const ir::Graph& g) {
   for (ValueId v : n.inputs) in.push_back(g.type(v));
   auto chain = parse_chain(*ops::region_body(n.attrs.s("body")), full_inputs(in, g.type(n.outputs[0])));
   if (!chain) return {};
-  return chain_kernel(*chain, in, g.type(n.outputs[0]));
+  return best_chain_kernel(*chain, in, g.type(n.outputs[0]), true);
 }
 
 }  // namespace

@@ -110,25 +110,28 @@ void run_share(const Plan& p, const Share& s, const KernelArgs& a) {
 
 }  // namespace
 
-HostKernel split_kernel(int64_t rows, int64_t row_work, std::vector<Arg> args, const Build& build) {
+HostKernel split_kernel(int64_t rows, int64_t row_work, std::vector<Arg> args, const Build& build, bool one_row) {
   omp_set_num_threads(1);
   auto p = std::make_shared<Plan>();
   p->args = std::move(args);
   // A share is worth a thread from ~32k elements on; each worker gets one.
   int64_t parts = std::clamp<int64_t>(rows * std::max<int64_t>(row_work, 1) / 32768, 1, std::min<int64_t>(num_threads(), rows));
   int64_t chunk = (rows + parts - 1) / std::max<int64_t>(parts, 1);
-  if (rows > 0) p->full = build(chunk);
+  if (rows > 0) p->full = build(one_row ? 1 : chunk);
   int64_t rest = rows % chunk;
-  if (rows > 0 && rest) p->rest = build(rest);
+  if (rows > 0 && rest && !one_row) p->rest = build(rest);
   for (int64_t lo = 0; lo < rows; lo += chunk) p->shares.push_back({lo, nullptr});
-  return [p](const KernelArgs& a) {
-    // pointers into the plan, fixed once it stopped moving
+  return [p, chunk, rows, one_row](const KernelArgs& a) {
     rlx::parallel_for(static_cast<int64_t>(p->shares.size()), 1, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
         Share s = p->shares[static_cast<size_t>(i)];
         int64_t n = static_cast<int64_t>(p->shares.size());
         s.prim = (i == n - 1 && p->rest.prim) ? &p->rest : &p->full;
-        run_share(*p, s, a);
+        if (!one_row) {
+          run_share(*p, s, a);
+          continue;
+        }
+        for (int64_t r = s.lo; r < std::min(rows, s.lo + chunk); ++r) run_share(*p, {r, s.prim}, a);
       }
     });
   };
