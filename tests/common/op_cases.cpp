@@ -728,6 +728,24 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
           "  %g = hir.gelu(%y) : f32[4,33]\n  %h = mir.cast(%g) {to=bf16} : bf16[4,33]\n  return %h, %g\n}\n";
       add({{{DType::f32, S({4, 33})}}, {{DType::bf16, S({33})}}}, Attrs{{"body", std::string(body4)}}, "bf16 in and out");
       add({{{DType::f32, S({})}}, {{DType::f32, S({})}}}, Attrs{{"body", std::string(body3)}}, "scalars");
+      // chains (one primitive with post-ops on oneapi): scaled scores plus a broadcast mask; a
+      // broadcast first operand of a subtraction; a comparison ending the chain; a constant head
+      const char* body5 =
+          "graph @region(%x: f32[2,3,4,8], %m: f32[2,1,1,8]) {\n  %c = mir.constant() {value=tensor<f32[]>[0.25]} : f32[]\n"
+          "  %y = mir.mul(%x, %c) : f32[2,3,4,8]\n  %z = mir.add(%y, %m) : f32[2,3,4,8]\n  return %z\n}\n";
+      add({{{DType::f32, S({2, 3, 4, 8})}}, {{DType::f32, S({2, 1, 1, 8})}}}, Attrs{{"body", std::string(body5)}}, "scaled scores + mask");
+      const char* body6 =
+          "graph @region(%x: f32[6,10], %w: f32[10]) {\n  %a = mir.sub(%w, %x) : f32[6,10]\n  %b = hir.relu(%a) : f32[6,10]\n"
+          "  %c = mir.mul(%b, %w) : f32[6,10]\n  return %c\n}\n";
+      add({{{DType::f32, S({6, 10})}}, {{DType::f32, S({10})}}}, Attrs{{"body", std::string(body6)}}, "broadcast minuend");
+      const char* body7 =
+          "graph @region(%x: f32[5,9], %y: f32[9]) {\n  %c = mir.constant() {value=tensor<f32[]>[2.0]} : f32[]\n"
+          "  %a = mir.mul(%x, %c) : f32[5,9]\n  %b = mir.lt(%y, %a) : bool[5,9]\n  return %b\n}\n";
+      add({{{DType::f32, S({5, 9})}}, {{DType::f32, S({9})}}}, Attrs{{"body", std::string(body7)}}, "ends in a comparison");
+      const char* body8 =
+          "graph @region(%x: f32[7,5]) {\n  %c = mir.constant() {value=tensor<f32[]>[1.0]} : f32[]\n  %a = mir.sub(%c, %x) : f32[7,5]\n"
+          "  %k = mir.constant() {value=tensor<f32[]>[-3.0]} : f32[]\n  %b = mir.mul(%a, %k) : f32[7,5]\n  %e = mir.exp(%b) : f32[7,5]\n  return %e\n}\n";
+      add({{{DType::f32, S({7, 5})}}}, Attrs{{"body", std::string(body8)}}, "constant head");
       break;
     }
     case Op::fused_reduce: {
