@@ -1,0 +1,355 @@
+// The StableHLO printer (stablehlo.h). Ops print in MLIR's generic form —
+//   %3 = "stablehlo.add"(%1, %2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// — so the text depends on no dialect's custom assembly. Constants are raw little-endian bytes
+// (dense<"0x…">), exact for every type.
+#include "backends/pjrt/stablehlo.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "codegen/index_map.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::backends::pjrt {
+
+namespace {
+
+using ir::Op;
+using ir::ValueId;
+
+std::optional<std::string> element_type(DType d) {
+  switch (d) {
+    case DType::boolean: return "i1";
+    case DType::i8: return "i8";
+    case DType::i16: return "i16";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+    case DType::u8: return "ui8";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+    case DType::c64: return "complex<f32>";
+    case DType::c128: return "complex<f64>";
+    default: return std::nullopt;
+  }
+}
+
+std::optional<const char*> unary_name(Op op) {
+  switch (op) {
+    case Op::neg: return "stablehlo.negate";
+    case Op::abs: return "stablehlo.abs";
+    case Op::sign: return "stablehlo.sign";
+    case Op::exp: return "stablehlo.exponential";
+    case Op::expm1: return "stablehlo.exponential_minus_one";
+    case Op::log: return "stablehlo.log";
+    case Op::log1p: return "stablehlo.log_plus_one";
+    case Op::sqrt: return "stablehlo.sqrt";
+    case Op::rsqrt: return "stablehlo.rsqrt";
+    case Op::sin: return "stablehlo.sine";
+    case Op::cos: return "stablehlo.cosine";
+    case Op::tanh: return "stablehlo.tanh";
+    case Op::sigmoid: return "stablehlo.logistic";
+    case Op::erf: return "chlo.erf";
+    case Op::floor: return "stablehlo.floor";
+    case Op::ceil: return "stablehlo.ceil";
+    case Op::round: return "stablehlo.round_nearest_even";
+    case Op::logical_not: return "stablehlo.not";
+    default: return std::nullopt;
+  }
+}
+
+std::optional<const char*> binary_name(Op op) {
+  switch (op) {
+    case Op::add: return "stablehlo.add";
+    case Op::sub: return "stablehlo.subtract";
+    case Op::mul: return "stablehlo.multiply";
+    case Op::div: return "stablehlo.divide";
+    case Op::rem: return "stablehlo.remainder";
+    case Op::pow: return "stablehlo.power";
+    case Op::max: return "stablehlo.maximum";
+    case Op::min: return "stablehlo.minimum";
+    case Op::logical_and: return "stablehlo.and";
+    case Op::logical_or: return "stablehlo.or";
+    case Op::logical_xor: return "stablehlo.xor";
+    default: return std::nullopt;
+  }
+}
+
+std::optional<const char*> comparison(Op op) {
+  switch (op) {
+    case Op::eq: return "EQ";
+    case Op::ne: return "NE";
+    case Op::lt: return "LT";
+    case Op::le: return "LE";
+    case Op::gt: return "GT";
+    case Op::ge: return "GE";
+    default: return std::nullopt;
+  }
+}
+
+std::string ints(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += cat(i ? ", " : "", v[i]);
+  return s;
+}
+
+std::string i64_array(const std::vector<int64_t>& v) { return v.empty() ? "array<i64>" : cat("array<i64: ", ints(v), ">"); }
+
+class Printer {
+ public:
+  explicit Printer(const ir::Graph& g) : g_(g) {}
+
+  std::string module() {
+    std::ostringstream head;
+    head << "module @rlx {\n  func.func public @main(";
+    for (size_t i = 0; i < g_.inputs().size(); ++i) {
+      ValueId v = g_.inputs()[i];
+      names_[v] = cat("%arg", i);
+      head << (i ? ", " : "") << names_[v] << ": " << type(v);
+    }
+    head << ") -> (";
+    for (size_t i = 0; i < g_.outputs().size(); ++i) head << (i ? ", " : "") << type(g_.outputs()[i]);
+    head << ") {\n";
+    for (int i = 0; i < g_.num_nodes(); ++i) node(g_.node(i));
+    std::string ret = "    \"func.return\"(";
+    std::string types;
+    for (size_t i = 0; i < g_.outputs().size(); ++i) {
+      ret += cat(i ? ", " : "", name(g_.outputs()[i]));
+      types += cat(i ? ", " : "", type(g_.outputs()[i]));
+    }
+    body_ << ret << ") : (" << types << ") -> ()\n  }\n}\n";
+    return head.str() + body_.str();
+  }
+
+ private:
+  std::string type(ValueId v) const { return tensor_type(g_.type(v)); }
+  const std::string& name(ValueId v) const { return names_.at(v); }
+  std::string fresh() { return cat("%t", next_++); }
+  std::vector<int64_t> dims(ValueId v) const { return shape_values(g_.type(v).shape); }
+
+  // Emits `op`(args) with `attrs`, of result type `result`; returns its name.
+  std::string emit(const std::string& op, const std::vector<std::string>& args, const std::vector<std::string>& arg_types, const std::string& result,
+                   const std::string& attrs = "") {
+    std::string n = fresh();
+    body_ << "    " << n << " = \"" << op << "\"(" << join(args, ", ") << ")" << (attrs.empty() ? "" : cat(" {", attrs, "}")) << " : ("
+          << join(arg_types, ", ") << ") -> " << result << "\n";
+    return n;
+  }
+
+  // v broadcast (numpy rules) to `to` dims with v's element type.
+  std::string broadcast_to(ValueId v, const std::vector<int64_t>& to) {
+    std::vector<int64_t> from = dims(v);
+    if (from == to) return name(v);
+    std::vector<int64_t> map;
+    for (size_t i = 0; i < from.size(); ++i) map.push_back(static_cast<int64_t>(to.size() - from.size() + i));
+    ir::Type t{g_.type(v).dtype, {}};
+    for (int64_t d : to) t.shape.push_back(Dim(d));
+    return emit("stablehlo.broadcast_in_dim", {name(v)}, {type(v)}, tensor_type(t), cat("broadcast_dimensions = ", i64_array(map)));
+  }
+
+  void bind(const ir::Node& n, const std::string& s) { names_[n.outputs[0]] = s; }
+
+  void node(const ir::Node& n) {
+    const std::string out = type(n.outputs[0]);
+    std::vector<int64_t> od = dims(n.outputs[0]);
+    if (n.op == Op::constant) return bind(n, constant(n));
+    if (auto u = unary_name(n.op)) return bind(n, emit(*u, {name(n.inputs[0])}, {type(n.inputs[0])}, out));
+    if (n.op == Op::reciprocal) {
+      std::string one = splat(g_.type(n.outputs[0]), "1");
+      return bind(n, emit("stablehlo.divide", {one, name(n.inputs[0])}, {out, out}, out));
+    }
+    if (auto b = binary_name(n.op)) {
+      std::string x = broadcast_to(n.inputs[0], od), y = broadcast_to(n.inputs[1], od);
+      return bind(n, emit(*b, {x, y}, {out, out}, out));
+    }
+    if (auto c = comparison(n.op)) {
+      ir::Type it = g_.type(n.inputs[0]);
+      it.shape = g_.type(n.outputs[0]).shape;
+      std::string t = tensor_type(it);
+      std::string x = broadcast_to(n.inputs[0], od), y = broadcast_to(n.inputs[1], od);
+      DType d = it.dtype;
+      const char* kind = is_float(d) ? "FLOAT" : (d == DType::u8 || d == DType::boolean) ? "UNSIGNED" : "SIGNED";
+      return bind(n, emit("stablehlo.compare", {x, y}, {t, t}, out,
+                          cat("comparison_direction = #stablehlo<comparison_direction ", *c, ">, compare_type = #stablehlo<comparison_type ", kind, ">")));
+    }
+    switch (n.op) {
+      case Op::select: {
+        ir::Type pt{DType::boolean, g_.type(n.outputs[0]).shape};
+        std::string p = broadcast_to(n.inputs[0], od), x = broadcast_to(n.inputs[1], od), y = broadcast_to(n.inputs[2], od);
+        return bind(n, emit("stablehlo.select", {p, x, y}, {tensor_type(pt), out, out}, out));
+      }
+      case Op::cast: return bind(n, emit("stablehlo.convert", {name(n.inputs[0])}, {type(n.inputs[0])}, out));
+      case Op::reshape: return bind(n, emit("stablehlo.reshape", {name(n.inputs[0])}, {type(n.inputs[0])}, out));
+      case Op::broadcast: return bind(n, broadcast_to(n.inputs[0], od));
+      case Op::transpose:
+        return bind(n, emit("stablehlo.transpose", {name(n.inputs[0])}, {type(n.inputs[0])}, out, cat("permutation = ", i64_array(n.attrs.ints("perm")))));
+      case Op::iota:
+        return bind(n, emit("stablehlo.iota", {}, {}, out, cat("iota_dimension = ", codegen::normalize_axis(n.attrs.i("axis"), od.size()), " : i64")));
+      case Op::slice: {
+        std::vector<int64_t> start = shape_values(n.attrs.dims("start")), limit = shape_values(n.attrs.dims("limit"));
+        return bind(n, emit("stablehlo.slice", {name(n.inputs[0])}, {type(n.inputs[0])}, out,
+                            cat("start_indices = ", i64_array(start), ", limit_indices = ", i64_array(limit), ", strides = ",
+                                i64_array(n.attrs.ints("stride")))));
+      }
+      case Op::concat: {
+        std::vector<std::string> args, types;
+        for (ValueId v : n.inputs) {
+          args.push_back(name(v));
+          types.push_back(type(v));
+        }
+        return bind(n, emit("stablehlo.concatenate", args, types, out, cat("dimension = ", codegen::normalize_axis(n.attrs.i("axis"), od.size()), " : i64")));
+      }
+      case Op::dot_general: {
+        ir::Intss batch = n.attrs.intss("batch"), contract = n.attrs.intss("contract");
+        auto norm = [](std::vector<int64_t> v, size_t r) {
+          for (auto& d : v) d = codegen::normalize_axis(d, r);
+          return v;
+        };
+        size_t lr = dims(n.inputs[0]).size(), rr = dims(n.inputs[1]).size();
+        return bind(n, emit("stablehlo.dot_general", {name(n.inputs[0]), name(n.inputs[1])}, {type(n.inputs[0]), type(n.inputs[1])}, out,
+                            cat("dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [", ints(norm(batch[0], lr)),
+                                "], rhs_batching_dimensions = [", ints(norm(batch[1], rr)), "], lhs_contracting_dimensions = [",
+                                ints(norm(contract[0], lr)), "], rhs_contracting_dimensions = [", ints(norm(contract[1], rr)), "]>")));
+      }
+      case Op::reduce: return bind(n, reduce(n));
+      default: break;
+    }
+    throw Error(ErrorKind::unsupported, cat("tpu: no StableHLO spelling for ", ir::op_keyword(n.op), " (", n.name, ")"));
+  }
+
+  // A tensor of `t` filled with the literal `value`.
+  std::string splat(const ir::Type& t, const std::string& value) {
+    return emit("stablehlo.constant", {}, {}, tensor_type(t), cat("value = dense<", value, "> : ", tensor_type(t)));
+  }
+
+  std::string constant(const ir::Node& n) {
+    const Tensor& v = n.attrs.tensor("value");
+    ir::Type t = g_.type(n.outputs[0]);
+    Tensor c = v.contiguous();
+    std::string lit;
+    if (t.dtype == DType::boolean) {
+      // i1 elements are not bytes in MLIR's hex form: true/false literals
+      std::vector<std::string> parts;
+      const uint8_t* p = static_cast<const uint8_t*>(c.data());
+      for (int64_t i = 0; i < c.numel(); ++i) parts.push_back(p[i] ? "true" : "false");
+      lit = c.shape().empty() ? parts[0] : cat("[", join(parts, ", "), "]");
+      if (!c.shape().empty() && c.shape().size() > 1) {
+        // nested form is not needed: a flat list is accepted only for rank 1, so splat or reshape
+        ir::Type flat{t.dtype, {Dim(c.numel())}};
+        std::string f = emit("stablehlo.constant", {}, {}, tensor_type(flat), cat("value = dense<", lit, "> : ", tensor_type(flat)));
+        return emit("stablehlo.reshape", {f}, {tensor_type(flat)}, tensor_type(t));
+      }
+    } else {
+      static const char* hex = "0123456789ABCDEF";
+      const uint8_t* p = static_cast<const uint8_t*>(c.data());
+      lit = "\"0x";
+      for (size_t i = 0; i < c.nbytes(); ++i) {
+        lit += hex[p[i] >> 4];
+        lit += hex[p[i] & 15];
+      }
+      lit += "\"";
+    }
+    return emit("stablehlo.constant", {}, {}, tensor_type(t), cat("value = dense<", lit, "> : ", tensor_type(t)));
+  }
+
+  std::string reduce(const ir::Node& n) {
+    std::string kind = n.attrs.s("kind");
+    ir::Type in = g_.type(n.inputs[0]);
+    std::vector<int64_t> xs = dims(n.inputs[0]);
+    std::vector<int64_t> axes;
+    for (int64_t a : n.attrs.ints("axes")) axes.push_back(codegen::normalize_axis(a, xs.size()));
+    std::sort(axes.begin(), axes.end());
+    ir::Type scalar{in.dtype, {}};
+    std::string st = tensor_type(scalar);
+    std::string init_value = kind == "sum" ? "0" : kind == "prod" ? "1" : "";
+    std::string init;
+    if (!init_value.empty()) {
+      init = splat(scalar, is_float(in.dtype) ? init_value + ".0" : init_value);
+    } else {
+      // max / min start from the type's lowest / highest value
+      bool f = is_float(in.dtype);
+      std::string v = f ? (kind == "max" ? "0xFF800000" : "0x7F800000") : "";
+      if (f && in.dtype == DType::f64) v = kind == "max" ? "0xFFF0000000000000" : "0x7FF0000000000000";
+      if (f && in.dtype == DType::bf16) v = kind == "max" ? "0xFF80" : "0x7F80";
+      if (f && in.dtype == DType::f16) v = kind == "max" ? "0xFC00" : "0x7C00";
+      if (!f) {
+        int bits = static_cast<int>(dtype_size(in.dtype) * 8);
+        bool is_unsigned = in.dtype == DType::u8 || in.dtype == DType::boolean;
+        long double lo = is_unsigned ? 0 : -std::ldexp(1.0L, bits - 1), hi = is_unsigned ? std::ldexp(1.0L, bits) - 1 : std::ldexp(1.0L, bits - 1) - 1;
+        v = cat(static_cast<long long>(kind == "max" ? lo : hi));
+        if (in.dtype == DType::boolean) v = kind == "max" ? "false" : "true";
+      }
+      init = splat(scalar, v);
+    }
+    const char* combine = kind == "sum" ? "stablehlo.add" : kind == "prod" ? "stablehlo.multiply" : kind == "max" ? "stablehlo.maximum" : "stablehlo.minimum";
+    std::vector<int64_t> kept;
+    ir::Type rt{in.dtype, {}};
+    for (size_t d = 0; d < xs.size(); ++d)
+      if (!std::count(axes.begin(), axes.end(), static_cast<int64_t>(d))) rt.shape.push_back(Dim(xs[d]));
+    std::string r = fresh();
+    body_ << "    " << r << " = \"stablehlo.reduce\"(" << name(n.inputs[0]) << ", " << init << ") ({\n"
+          << "    ^bb0(%a" << r.substr(1) << ": " << st << ", %b" << r.substr(1) << ": " << st << "):\n"
+          << "      %c = \"" << combine << "\"(%a, %b) : (" << st << ", " << st << ") -> " << st << "\n"
+          << "      \"stablehlo.return\"(%c) : (" << st << ") -> ()\n"
+          << "    }) {dimensions = " << i64_array(axes) << "} : (" << tensor_type(in) << ", " << st << ") -> " << tensor_type(rt) << "\n";
+    std::string out = type(n.outputs[0]);
+    if (tensor_type(rt) == out) return r;
+    return emit("stablehlo.reshape", {r}, {tensor_type(rt)}, out);  // keepdims
+  }
+
+  const ir::Graph& g_;
+  std::map<ValueId, std::string> names_;
+  std::ostringstream body_;
+  int next_ = 0;
+};
+
+}  // namespace
+
+std::string tensor_type(const ir::Type& t) {
+  auto e = element_type(t.dtype);
+  if (!e) throw Error(ErrorKind::unsupported, cat("tpu: no StableHLO element type for ", dtype_name(t.dtype)));
+  std::string s = "tensor<";
+  for (const Dim& d : t.shape) {
+    if (!d.is_static()) throw Error(ErrorKind::unsupported, cat("tpu: StableHLO needs static shapes; ", shape_str(t.shape), " is symbolic"));
+    s += cat(d.value(), "x");
+  }
+  return s + *e + ">";
+}
+
+bool stablehlo_prints(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
+  for (const ir::Type& t : in)
+    if (!element_type(t.dtype)) return false;
+  for (const ir::Type& t : out)
+    if (!element_type(t.dtype)) return false;
+  if (unary_name(op) || binary_name(op) || comparison(op)) return true;
+  switch (op) {
+    case Op::constant:
+    case Op::reciprocal:
+    case Op::select:
+    case Op::cast:
+    case Op::reshape:
+    case Op::broadcast:
+    case Op::transpose:
+    case Op::iota:
+    case Op::concat: return true;
+    case Op::slice:
+      for (int64_t s : attrs.ints("stride"))
+        if (s <= 0) return false;
+      return true;
+    case Op::dot_general: return !attrs.has("compute");  // rounding the operands first is not spelled
+    case Op::reduce: {
+      const std::string& k = attrs.s("kind");
+      return k == "sum" || k == "prod" || k == "max" || k == "min";
+    }
+    default: return false;
+  }
+}
+
+std::string to_stablehlo(const ir::Graph& g) { return Printer(g).module(); }
+
+}  // namespace rlx::backends::pjrt
