@@ -98,6 +98,19 @@ std::string ints(const std::vector<int64_t>& v) {
   return s;
 }
 
+// A dense literal of raw little-endian bytes: "0x…", exact for every non-boolean type.
+std::string hex_bytes(const Tensor& t) {
+  static const char* hex = "0123456789ABCDEF";
+  Tensor c = t.contiguous();
+  const uint8_t* p = static_cast<const uint8_t*>(c.data());
+  std::string lit = "\"0x";
+  for (size_t i = 0; i < c.nbytes(); ++i) {
+    lit += hex[p[i] >> 4];
+    lit += hex[p[i] & 15];
+  }
+  return lit + "\"";
+}
+
 std::string i64_array(const std::vector<int64_t>& v) { return v.empty() ? "array<i64>" : cat("array<i64: ", ints(v), ">"); }
 
 class Printer {
@@ -217,6 +230,15 @@ class Printer {
                                 ints(norm(contract[0], lr)), "], rhs_contracting_dimensions = [", ints(norm(contract[1], rr)), "]>")));
       }
       case Op::reduce: return bind(n, reduce(n));
+      case Op::gather: return bind(n, gather(n));
+      case Op::pad: {
+        ir::Type vt{g_.type(n.inputs[0]).dtype, {}};
+        std::string value = splat(vt, hex_bytes(Tensor::scalar(vt.dtype, n.attrs.f("value"))));
+        std::vector<int64_t> interior = n.attrs.has("interior") ? n.attrs.ints("interior") : std::vector<int64_t>(od.size(), 0);
+        return bind(n, emit("stablehlo.pad", {name(n.inputs[0]), value}, {type(n.inputs[0]), tensor_type(vt)}, out,
+                            cat("edge_padding_low = ", i64_array(n.attrs.ints("lo")), ", edge_padding_high = ", i64_array(n.attrs.ints("hi")),
+                                ", interior_padding = ", i64_array(interior))));
+      }
       default: break;
     }
     throw Error(ErrorKind::unsupported, cat("tpu: no StableHLO spelling for ", ir::op_keyword(n.op), " (", n.name, ")"));
@@ -245,16 +267,31 @@ class Printer {
         return emit("stablehlo.reshape", {f}, {tensor_type(flat)}, tensor_type(t));
       }
     } else {
-      static const char* hex = "0123456789ABCDEF";
-      const uint8_t* p = static_cast<const uint8_t*>(c.data());
-      lit = "\"0x";
-      for (size_t i = 0; i < c.nbytes(); ++i) {
-        lit += hex[p[i] >> 4];
-        lit += hex[p[i] & 15];
-      }
-      lit += "\"";
+      lit = hex_bytes(c);
     }
     return emit("stablehlo.constant", {}, {}, tensor_type(t), cat("value = dense<", lit, "> : ", tensor_type(t)));
+  }
+
+  // x gathered along `axis` at idx (negative indices count from the end): out = x.shape[:axis] +
+  // idx.shape + x.shape[axis+1:], one slice of x per index.
+  std::string gather(const ir::Node& n) {
+    std::vector<int64_t> xs = dims(n.inputs[0]), is = dims(n.inputs[1]);
+    int64_t axis = codegen::normalize_axis(n.attrs.i("axis"), xs.size());
+    ir::Type it = g_.type(n.inputs[1]);
+    // wrap negative indices: idx < 0 ? idx + n : idx
+    ir::Type bt{DType::boolean, it.shape};
+    std::string zero = splat(it, "0"), len = splat(it, cat(xs[static_cast<size_t>(axis)]));
+    std::string neg = emit("stablehlo.compare", {name(n.inputs[1]), zero}, {tensor_type(it), tensor_type(it)}, tensor_type(bt),
+                           "comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>");
+    std::string shifted = emit("stablehlo.add", {name(n.inputs[1]), len}, {tensor_type(it), tensor_type(it)}, tensor_type(it));
+    std::string idx = emit("stablehlo.select", {neg, shifted, name(n.inputs[1])}, {tensor_type(bt), tensor_type(it), tensor_type(it)}, tensor_type(it));
+    std::vector<int64_t> offset, sizes = xs;
+    for (size_t d = 0; d < xs.size(); ++d)
+      if (static_cast<int64_t>(d) != axis) offset.push_back(static_cast<int64_t>(d) < axis ? static_cast<int64_t>(d) : static_cast<int64_t>(d) - 1 + static_cast<int64_t>(is.size()));
+    sizes[static_cast<size_t>(axis)] = 1;
+    return emit("stablehlo.gather", {name(n.inputs[0]), idx}, {type(n.inputs[0]), tensor_type(it)}, type(n.outputs[0]),
+                cat("dimension_numbers = #stablehlo.gather<offset_dims = [", ints(offset), "], collapsed_slice_dims = [", axis, "], start_index_map = [", axis,
+                    "], index_vector_dim = ", is.size(), ">, slice_sizes = ", i64_array(sizes), ", indices_are_sorted = false"));
   }
 
   std::string reduce(const ir::Node& n) {
@@ -342,6 +379,8 @@ bool stablehlo_prints(Op op, const std::vector<ir::Type>& in, const std::vector<
         if (s <= 0) return false;
       return true;
     case Op::dot_general: return !attrs.has("compute");  // rounding the operands first is not spelled
+    case Op::gather: return in[1].dtype == DType::i32 || in[1].dtype == DType::i64;
+    case Op::pad: return attrs.s("mode") == "constant";
     case Op::reduce: {
       const std::string& k = attrs.s("kind");
       return k == "sum" || k == "prod" || k == "max" || k == "min";
