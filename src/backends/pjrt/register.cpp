@@ -76,10 +76,7 @@ class TpuBackend : public runtime::Backend {
     ir::Type f{DType::f32, {Dim(2)}};
     const ir::OpInfo& info = ir::op_info(op);
     std::vector<ir::Type> in(static_cast<size_t>(std::max(info.min_inputs, 0)), f);
-    ir::Attrs a;
-    if (op == ir::Op::slice) a.set("stride", ir::Ints{1});
-    if (op == ir::Op::reduce) a.set("kind", std::string("sum"));
-    return stablehlo_prints(op, in, {f}, a);
+    return stablehlo_prints(op, in, {f}, ir::Attrs{});
   }
   std::unique_ptr<runtime::Executable> compile(const ir::Graph& lir) override {
     Loaded& l = loaded();

@@ -375,13 +375,15 @@ bool stablehlo_prints(Op op, const std::vector<ir::Type>& in, const std::vector<
     case Op::iota:
     case Op::concat: return true;
     case Op::slice:
+      if (!attrs.has("stride")) return true;
       for (int64_t s : attrs.ints("stride"))
         if (s <= 0) return false;
       return true;
     case Op::dot_general: return !attrs.has("compute");  // rounding the operands first is not spelled
     case Op::gather: return in[1].dtype == DType::i32 || in[1].dtype == DType::i64;
-    case Op::pad: return attrs.s("mode") == "constant";
+    case Op::pad: return !attrs.has("mode") || attrs.s("mode") == "constant";
     case Op::reduce: {
+      if (!attrs.has("kind")) return true;
       const std::string& k = attrs.s("kind");
       return k == "sum" || k == "prod" || k == "max" || k == "min";
     }
