@@ -123,6 +123,7 @@ struct ExecuteOptions {
   size_t num_send_ops = 0;
   size_t num_recv_ops = 0;
   int launch_id = 0;
+  int padding = 0;  // zero, as the plugin may read up to the next field
 };
 struct ExecuteArgs {
   size_t struct_size = sizeof(ExecuteArgs);
@@ -154,6 +155,16 @@ struct BufferToHostArgs {
   void* dst = nullptr;
   size_t dst_size = 0;
   Event* event = nullptr;
+};
+
+// Plugins built from newer headers require struct_size ≥ their own size (a 0.115 plugin wants 88
+// bytes of PJRT_Client_Create_Args where 0.33's had 72). Their extra fields come after ours, and
+// zero means "not given" for each (null callbacks, no options): an argument struct is sent with a
+// zeroed tail and its size counting it.
+template <class T>
+struct Args : T {
+  unsigned char newer_fields[256] = {};
+  Args() { this->struct_size = sizeof(Args); }
 };
 
 // PJRT_Api's slots, in the order of the published table (after its 40-byte header).

@@ -46,11 +46,11 @@ void Plugin::call(int slot, Args& args, const char* what) const {
 void Plugin::check(void* error, const char* what) const {
   if (!error) return;
   auto* e = static_cast<c_api::Error*>(error);
-  c_api::ErrorMessageArgs m;
+  c_api::Args<c_api::ErrorMessageArgs> m;
   m.error = e;
   reinterpret_cast<void (*)(c_api::ErrorMessageArgs*)>(api_->slots[Slot::kErrorMessage])(&m);
   std::string text(m.message ? m.message : "", m.message_size);
-  c_api::ErrorDestroyArgs d;
+  c_api::Args<c_api::ErrorDestroyArgs> d;
   d.error = e;
   reinterpret_cast<void (*)(c_api::ErrorDestroyArgs*)>(api_->slots[Slot::kErrorDestroy])(&d);
   throw Error(ErrorKind::unsupported, cat("tpu: PJRT ", what, " failed: ", text));
@@ -70,12 +70,12 @@ Plugin::Plugin(const std::string& path) {
     throw Error(ErrorKind::unsupported, cat("tpu: ", path, " speaks PJRT C API ", api_ ? api_->version.major_version : -1, ".",
                                             api_ ? api_->version.minor_version : -1, " with ", slots, " functions; RLX needs 0.x with at least ",
                                             static_cast<int>(Slot::kSlotsUsed)));
-  c_api::PluginInitializeArgs init;
+  c_api::Args<c_api::PluginInitializeArgs> init;
   call(Slot::kPluginInitialize, init, "plugin initialization");
-  c_api::ClientCreateArgs create;
+  c_api::Args<c_api::ClientCreateArgs> create;
   call(Slot::kClientCreate, create, "client creation");
   client_ = create.client;
-  c_api::ClientDevicesArgs devices;
+  c_api::Args<c_api::ClientDevicesArgs> devices;
   devices.client = client_;
   call(Slot::kClientAddressableDevices, devices, "device listing");
   if (devices.num_devices == 0) throw Error(ErrorKind::unsupported, cat("tpu: the PJRT plugin ", path, " has no addressable device"));
@@ -84,7 +84,7 @@ Plugin::Plugin(const std::string& path) {
 
 Plugin::~Plugin() {
   if (client_) {
-    c_api::ClientDestroyArgs d;
+    c_api::Args<c_api::ClientDestroyArgs> d;
     d.client = client_;
     try {
       call(Slot::kClientDestroy, d, "client destruction");
@@ -95,14 +95,14 @@ Plugin::~Plugin() {
 }
 
 std::string Plugin::platform() const {
-  c_api::ClientStringArgs a;
+  c_api::Args<c_api::ClientStringArgs> a;
   a.client = client_;
   call(Slot::kClientPlatformName, a, "platform name");
   return std::string(a.value, a.value_size);
 }
 
 std::string Plugin::platform_version() const {
-  c_api::ClientStringArgs a;
+  c_api::Args<c_api::ClientStringArgs> a;
   a.client = client_;
   call(Slot::kClientPlatformVersion, a, "platform version");
   return std::string(a.value, a.value_size);
@@ -111,13 +111,13 @@ std::string Plugin::platform_version() const {
 int Plugin::api_minor() const { return api_->version.minor_version; }
 
 std::unique_ptr<Plugin::Program> Plugin::compile(const std::string& mlir) const {
-  c_api::Program program;
+  c_api::Args<c_api::Program> program;
   std::string code = mlir;
   program.code = code.data();
   program.code_size = code.size();
   program.format = "mlir";
   program.format_size = 4;
-  c_api::ClientCompileArgs a;
+  c_api::Args<c_api::ClientCompileArgs> a;
   a.client = client_;
   a.program = &program;
   a.compile_options = kCompileOptions;
@@ -127,7 +127,7 @@ std::unique_ptr<Plugin::Program> Plugin::compile(const std::string& mlir) const 
 }
 
 Plugin::Program::~Program() {
-  c_api::LoadedExecutableDestroyArgs d;
+  c_api::Args<c_api::LoadedExecutableDestroyArgs> d;
   d.executable = exe_;
   try {
     plugin_->call(Slot::kLoadedExecutableDestroy, d, "executable destruction");
@@ -141,7 +141,7 @@ void Plugin::Program::run(const std::vector<Tensor>& inputs, std::vector<Tensor>
   std::vector<c_api::Buffer*> args, results(out_types.size(), nullptr);
   auto destroy = [&](c_api::Buffer* b) {
     if (!b) return;
-    c_api::BufferDestroyArgs d;
+    c_api::Args<c_api::BufferDestroyArgs> d;
     d.buffer = b;
     try {
       p.call(Slot::kBufferDestroy, d, "buffer destruction");
@@ -150,10 +150,10 @@ void Plugin::Program::run(const std::vector<Tensor>& inputs, std::vector<Tensor>
   };
   auto await = [&](c_api::Event* e, const char* what) {
     if (!e) return;
-    c_api::EventArgs w;
+    c_api::Args<c_api::EventArgs> w;
     w.event = e;
     void* err = reinterpret_cast<void* (*)(c_api::EventArgs*)>(p.api_->slots[Slot::kEventAwait])(&w);
-    c_api::EventArgs d;
+    c_api::Args<c_api::EventArgs> d;
     d.event = e;
     reinterpret_cast<void* (*)(c_api::EventArgs*)>(p.api_->slots[Slot::kEventDestroy])(&d);
     p.check(err, what);
@@ -164,7 +164,7 @@ void Plugin::Program::run(const std::vector<Tensor>& inputs, std::vector<Tensor>
       keep.push_back(t.contiguous());
       const Tensor& c = keep.back();
       std::vector<int64_t> dims = c.shape();
-      c_api::BufferFromHostArgs a;
+      c_api::Args<c_api::BufferFromHostArgs> a;
       a.client = p.client_;
       a.data = c.data();
       a.type = buffer_type(c.dtype());
@@ -175,8 +175,8 @@ void Plugin::Program::run(const std::vector<Tensor>& inputs, std::vector<Tensor>
       args.push_back(a.buffer);
       await(a.done_with_host_buffer, "host-to-device copy");
     }
-    c_api::ExecuteOptions options;
-    c_api::ExecuteArgs e;
+    c_api::Args<c_api::ExecuteOptions> options;
+    c_api::Args<c_api::ExecuteArgs> e;
     c_api::Buffer* const* arg_list = args.data();
     c_api::Buffer** out_list = results.data();
     c_api::Event* done = nullptr;
@@ -194,7 +194,7 @@ void Plugin::Program::run(const std::vector<Tensor>& inputs, std::vector<Tensor>
       Tensor& o = outputs[i];
       if (!o.defined() || o.dtype() != out_types[i].first || o.shape() != out_types[i].second || !o.is_contiguous())
         o = Tensor::empty(out_types[i].first, out_types[i].second);
-      c_api::BufferToHostArgs a;
+      c_api::Args<c_api::BufferToHostArgs> a;
       a.src = results[i];
       a.dst = o.data();
       a.dst_size = o.nbytes();
