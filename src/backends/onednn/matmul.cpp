@@ -32,13 +32,15 @@ bool claims_dot(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Ty
   return cpu::onednn_matmul_buildable(s);
 }
 
-HostKernel make_dot(const ir::Node& n, const ir::Graph& g) {
-  HostKernel k = cpu::onednn_dot_kernel(n, g);
+// A product oneDNN was asked about at claim time but cannot build now: an error naming it.
+HostKernel or_unsupported(HostKernel k, const ir::Node& n, const ir::Graph& g, const char* what, const char* sign) {
   if (!k)
-    throw Error(ErrorKind::unsupported, cat("oneapi: oneDNN has no matmul for mir.dot_general ", shape_str(g.type(n.inputs[0]).shape), " · ",
+    throw Error(ErrorKind::unsupported, cat("oneapi: oneDNN has no ", what, " for ", ir::op_keyword(n.op), " ", shape_str(g.type(n.inputs[0]).shape), sign,
                                             shape_str(g.type(n.inputs[1]).shape), " here"));
   return k;
 }
+
+HostKernel make_dot(const ir::Node& n, const ir::Graph& g) { return or_unsupported(cpu::onednn_dot_kernel(n, g), n, g, "matmul", " · "); }
 
 bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
   DType a = in[0].dtype, c = out[0].dtype;
@@ -49,13 +51,7 @@ bool claims_conv(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type
   return true;
 }
 
-HostKernel make_conv(const ir::Node& n, const ir::Graph& g) {
-  HostKernel k = cpu::onednn_conv_kernel(n, g);
-  if (!k)
-    throw Error(ErrorKind::unsupported, cat("oneapi: oneDNN has no convolution for mir.conv ", shape_str(g.type(n.inputs[0]).shape), " * ",
-                                            shape_str(g.type(n.inputs[1]).shape), " here"));
-  return k;
-}
+HostKernel make_conv(const ir::Node& n, const ir::Graph& g) { return or_unsupported(cpu::onednn_conv_kernel(n, g), n, g, "convolution", " * "); }
 
 }  // namespace
 

@@ -229,14 +229,11 @@ HostKernel chain_kernel(const Chain& c, const std::vector<ir::Type>& in, const i
   }, one_row);
 }
 
-// Whether the head's first source has the output's shape (oneDNN broadcasts only the second).
-bool lay_full(const Chain& c, const std::vector<ir::Type>& in, const ir::Type& out) { return in[static_cast<size_t>(c.a)].shape == out.shape; }
-
 // The fastest form oneDNN builds: shares of rows, else a row at a time, else (only where the
 // caller allows it) its reference loop.
 HostKernel best_chain_kernel(const Chain& c, const std::vector<ir::Type>& in, const ir::Type& out, bool any_impl) {
   Chain t = with_tensor_head(c);
-  if (t.b != c.b && lay_full(t, in, out)) {
+  if (t.b != c.b) {  // the head's first source is full-shaped in every chain (parse_chain)
     try {
       return chain_kernel(t, in, out, false);
     } catch (const dnnl::error&) {

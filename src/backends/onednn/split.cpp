@@ -78,22 +78,17 @@ std::string claim_key(ir::Op op, const std::vector<ir::Type>& in, const std::vec
 
 namespace {
 
-struct Share {
-  int64_t lo = 0;
-  const Prim* prim = nullptr;
-};
-
 struct Plan {
   std::vector<Arg> args;
   Prim full, rest;  // shares of the chunk size; the last, shorter share
-  std::vector<Share> shares;
+  int64_t rows = 0, chunk = 1;
+  bool one_row = false;
 };
 
-void run_share(const Plan& p, const Share& s, const KernelArgs& a) {
+void run_share(const Plan& p, const Prim& prim, int64_t lo, const KernelArgs& a) {
   omp_set_num_threads(1);
   thread_local dnnl::stream stream(cpu::onednn_engine());
   thread_local std::vector<uint8_t> scratch;
-  const Prim& prim = *s.prim;
   if (scratch.size() < prim.scratch.get_size()) scratch.resize(prim.scratch.get_size());
   std::unordered_map<int, dnnl::memory> args;
   for (size_t i = 0; i < p.args.size(); ++i) {
@@ -101,7 +96,7 @@ void run_share(const Plan& p, const Share& s, const KernelArgs& a) {
     void* data = arg.fixed ? const_cast<void*>(arg.fixed)
                  : arg.tensor >= 0 ? a.in[static_cast<size_t>(arg.tensor)].data
                                    : a.out[static_cast<size_t>(-1 - arg.tensor)].data;
-    uint8_t* base = static_cast<uint8_t*>(data) + arg.offset + s.lo * arg.row_bytes;
+    uint8_t* base = static_cast<uint8_t*>(data) + arg.offset + lo * arg.row_bytes;
     args.emplace(arg.key, dnnl::memory(prim.descs[i], cpu::onednn_engine(), base));
   }
   args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(prim.scratch, cpu::onednn_engine(), scratch.data()));
@@ -116,22 +111,20 @@ HostKernel split_kernel(int64_t rows, int64_t row_work, std::vector<Arg> args, c
   p->args = std::move(args);
   // A share is worth a thread from ~32k elements on; each worker gets one.
   int64_t parts = std::clamp<int64_t>(rows * std::max<int64_t>(row_work, 1) / 32768, 1, std::min<int64_t>(num_threads(), rows));
-  int64_t chunk = (rows + parts - 1) / std::max<int64_t>(parts, 1);
+  int64_t chunk = std::max<int64_t>(1, (rows + parts - 1) / std::max<int64_t>(parts, 1));  // 1 for an empty tensor
   if (rows > 0) p->full = build(one_row ? 1 : chunk);
-  int64_t rest = rows % chunk;
-  if (rows > 0 && rest && !one_row) p->rest = build(rest);
-  for (int64_t lo = 0; lo < rows; lo += chunk) p->shares.push_back({lo, nullptr});
-  return [p, chunk, rows, one_row](const KernelArgs& a) {
-    rlx::parallel_for(static_cast<int64_t>(p->shares.size()), 1, [&](int64_t lo, int64_t hi) {
+  if (rows > 0 && rows % chunk && !one_row) p->rest = build(rows % chunk);
+  p->rows = rows;
+  p->chunk = chunk;
+  p->one_row = one_row;
+  return [p](const KernelArgs& a) {
+    int64_t shares = (p->rows + p->chunk - 1) / p->chunk;
+    rlx::parallel_for(shares, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) {
-        Share s = p->shares[static_cast<size_t>(i)];
-        int64_t n = static_cast<int64_t>(p->shares.size());
-        s.prim = (i == n - 1 && p->rest.prim) ? &p->rest : &p->full;
-        if (!one_row) {
-          run_share(*p, s, a);
-          continue;
-        }
-        for (int64_t r = s.lo; r < std::min(rows, s.lo + chunk); ++r) run_share(*p, {r, s.prim}, a);
+        int64_t first = i * p->chunk, end = std::min(p->rows, first + p->chunk);
+        if (!p->one_row) run_share(*p, end - first < p->chunk ? p->rest : p->full, first, a);
+        else
+          for (int64_t r = first; r < end; ++r) run_share(*p, p->full, r, a);
       }
     });
   };
