@@ -85,12 +85,15 @@ npm-packages:
 	  echo "make setup: npm could not install @huggingface/gguf; its test will skip"; \
 	else echo "make setup: no npm; the @huggingface/gguf test will skip"; fi
 
-# The formats layer under AddressSanitizer + UBSan with clang's libFuzzer: the malformed-file
-# catalogue and every format test, then each fuzz target for FUZZ_TIME seconds.
-# `make fuzz FUZZ_TIME=600` fuzzes longer; `make test` runs it briefly.
+# Every reader under AddressSanitizer + UBSan with clang's libFuzzer: the malformed-file catalogue
+# and every format test, then each fuzz target for FUZZ_TIME seconds. `make fuzz FUZZ_TIME=600`
+# fuzzes longer; `make test` runs the readers that need no more than src/formats and src/text
+# briefly (fuzz-smoke; the others run there under the gcc replay driver instead, and here).
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TIME ?= 120
-FUZZ_TARGETS := fuzz_safetensors fuzz_gguf fuzz_hf_config fuzz_safetensors_index fuzz_npy fuzz_chat_template fuzz_tokenizer_json
+FUZZ_FORMAT_TARGETS := fuzz_safetensors fuzz_gguf fuzz_hf_config fuzz_safetensors_index fuzz_npy fuzz_chat_template fuzz_tokenizer_json fuzz_gguf_tokenizer
+FUZZ_LIBRARY_TARGETS := fuzz_ir_text fuzz_onnx_import fuzz_rten fuzz_server_request
+FUZZ_TARGETS ?= $(FUZZ_FORMAT_TARGETS) $(FUZZ_LIBRARY_TARGETS)
 setup: npm-openai
 npm-openai:
 	@if command -v npm >/dev/null; then \
@@ -120,20 +123,40 @@ fuzz: setup
 	@if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then \
 	  echo "make fuzz: skipped: needs clang and libclang-rt-14-dev (make setup installs them)"; exit 0; fi; \
 	set -e; \
-	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLX_SANITIZE=ON -DRLX_FUZZ=ON -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link >/dev/null; \
+	$(FUZZ_CONFIGURE); \
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target rlx_format_tests $(FUZZ_TARGETS); \
 	$(FUZZ_BUILD)/bin/rlx_format_tests --gtest_brief=1; \
 	for t in $(FUZZ_TARGETS); do \
+	  case $$t in \
+	    fuzz_ir_text) seeds=tests/ir_fuzz/corpus;; fuzz_onnx_import) seeds=tests/onnx/fuzz/corpus;; \
+	    fuzz_rten) seeds=tests/onnx/fuzz/rten_corpus;; fuzz_server_request) seeds=tests/serve/fuzz/corpus;; \
+	    *) seeds=tests/fuzz/corpus/$$t;; \
+	  esac; \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
 	  if $(FUZZ_BUILD)/bin/$$t -max_total_time=$(FUZZ_TIME) -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
-	      -artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t > $(FUZZ_BUILD)/$$t.log 2>&1; then \
+	      -artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_BUILD)/corpus/$$t $$seeds > $(FUZZ_BUILD)/$$t.log 2>&1; then \
 	    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(FUZZ_BUILD)/$$t.log | sed "s/^/$$t: /"; \
 	  else tail -40 $(FUZZ_BUILD)/$$t.log; echo "make fuzz: $$t failed (log and crash input in $(FUZZ_BUILD)/)"; exit 1; fi; \
 	done
 
 fuzz-smoke:
-	$(MAKE) fuzz FUZZ_TIME=10
+	$(MAKE) fuzz FUZZ_TIME=10 FUZZ_TARGETS="$(FUZZ_FORMAT_TARGETS)"
+
+# The clang + ASan + UBSan (+ LeakSanitizer) tree that `make fuzz` and `make sanitize` share.
+FUZZ_CONFIGURE = cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLX_SANITIZE=ON -DRLX_FUZZ=ON -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link >/dev/null
+
+# The whole `make test` suite built with AddressSanitizer, UBSan and LeakSanitizer (the fuzz
+# targets as libFuzzer binaries; CUDA is off in sanitizer builds). Not in `make test`: it builds
+# everything a second time and runs ~3x slower. Suppressions: tests/sanitize/.
+SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp:print_suppressions=0
+.PHONY: sanitize
+sanitize: setup
+	@command -v clang++ >/dev/null || { echo "make sanitize: needs clang (make setup installs it)"; exit 1; }
+	$(FUZZ_CONFIGURE)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	cd $(FUZZ_BUILD) && $(SANITIZE_ENV) ctest --output-on-failure $(if $(SANITIZE_TESTS),-R '$(SANITIZE_TESTS)') --timeout 3600
 
 test: fuzz-smoke
 

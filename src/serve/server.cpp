@@ -14,6 +14,7 @@
 
 #include "rlx/error.h"
 #include "serve/metrics.h"
+#include "serve/request.h"
 #include "serve/stop_scanner.h"
 #include "text/decode_stream.h"
 #include "util/base64.h"
@@ -25,75 +26,6 @@ namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-// An error that becomes an OpenAI-style JSON body with its status.
-struct HttpError {
-  int status;
-  std::string message;
-  std::string param;
-  std::string code;
-};
-
-[[noreturn]] void bad(const std::string& message, const std::string& param = "", int status = 400, const std::string& code = "") {
-  throw HttpError{status, message, param, code};
-}
-
-std::string error_body(const HttpError& e) {
-  json err = {{"message", e.message}, {"type", e.status == 401 ? "authentication_error" : e.status >= 500 ? "server_error" : "invalid_request_error"},
-              {"param", e.param.empty() ? json(nullptr) : json(e.param)}, {"code", e.code.empty() ? json(nullptr) : json(e.code)}};
-  return json{{"error", err}}.dump();
-}
-
-// Typed fields of a request body, each mistake named by its field.
-struct Body {
-  json j;
-  const json* find(const char* key) const {
-    auto it = j.find(key);
-    return it == j.end() || it->is_null() ? nullptr : &*it;
-  }
-  std::string str(const char* key, const std::string& def, bool required = false) const {
-    const json* v = find(key);
-    if (!v) {
-      if (required) bad(cat("'", key, "' is required"), key);
-      return def;
-    }
-    if (!v->is_string()) bad(cat("'", key, "' must be a string"), key);
-    return v->get<std::string>();
-  }
-  double number(const char* key, double def, double lo, double hi) const {
-    const json* v = find(key);
-    if (!v) return def;
-    if (!v->is_number()) bad(cat("'", key, "' must be a number"), key);
-    double x = v->get<double>();
-    if (!(x >= lo && x <= hi)) bad(cat("'", key, "' must be between ", lo, " and ", hi, ", got ", x), key);
-    return x;
-  }
-  int64_t integer(const char* key, int64_t def, int64_t lo, int64_t hi) const {
-    const json* v = find(key);
-    if (!v) return def;
-    if (!v->is_number_integer()) bad(cat("'", key, "' must be an integer"), key);
-    int64_t x = v->get<int64_t>();
-    if (x < lo || x > hi) bad(cat("'", key, "' must be between ", lo, " and ", hi, ", got ", x), key);
-    return x;
-  }
-  bool flag(const char* key, bool def) const {
-    const json* v = find(key);
-    if (!v) return def;
-    if (!v->is_boolean()) bad(cat("'", key, "' must be true or false"), key);
-    return v->get<bool>();
-  }
-};
-
-Body parse_body(const httplib::Request& req) {
-  Body b;
-  try {
-    b.j = json::parse(req.body);
-  } catch (const json::exception& e) {  // parse errors and out-of-range numbers (1e999999) alike
-    bad(cat("the body is not valid JSON: ", e.what()));
-  }
-  if (!b.j.is_object()) bad("the body must be a JSON object");
-  return b;
-}
 
 // What one request's generation hands from the engine thread to its HTTP thread.
 struct Pending {
@@ -125,12 +57,6 @@ struct Server::Impl {
     if (req.get_header_value("Authorization") != "Bearer " + o.api_key) bad("invalid or missing API key (Authorization: Bearer …)", "", 401, "invalid_api_key");
   }
 
-  void check_model(const Body& b, const std::string& served, const char* what) const {
-    std::string m = b.str("model", "", true);
-    if (served.empty()) bad(cat("this server has no ", what, " model"), "model", 404, "model_not_found");
-    if (m != served) bad(cat("model '", m, "' is not served here (", what, " model: '", served, "')"), "model", 404, "model_not_found");
-  }
-
   // The handler wrapper: authentication, errors as JSON, metrics.
   httplib::Server::Handler route(const std::string& endpoint, bool open, std::function<void(const httplib::Request&, httplib::Response&)> fn) {
     return [this, endpoint, open, fn](const httplib::Request& req, httplib::Response& res) {
@@ -156,81 +82,6 @@ struct Server::Impl {
     };
   }
 
-  std::vector<int32_t> tokenize_prompt(const json& p) const {
-    if (p.is_string()) return model->tokenizer ? model->tokenizer->encode(p.get<std::string>()).ids : (bad("this model has no tokenizer; send token ids", "prompt"), std::vector<int32_t>{});
-    if (p.is_array() && p.size() == 1 && p[0].is_string()) return tokenize_prompt(p[0]);
-    if (p.is_array() && !p.empty() && p[0].is_number_integer()) {
-      std::vector<int32_t> ids;
-      for (const auto& x : p) {
-        if (!x.is_number_integer()) bad("a token-id prompt must be integers only", "prompt");
-        int64_t v = x.get<int64_t>();
-        if (v < 0 || v >= model->spec.vocab_size) bad(cat("token id ", v, " is outside the vocabulary"), "prompt");
-        ids.push_back(static_cast<int32_t>(v));
-      }
-      return ids;
-    }
-    if (p.is_array() && p.size() > 1) bad("one prompt per request (n = 1)", "prompt");
-    bad("'prompt' must be a string or an array of token ids", "prompt");
-  }
-
-  // Sampling, token budget and stops common to both completion endpoints.
-  struct Plan {
-    GenerationRequest gen;
-    std::vector<std::string> stops;
-    bool stream = false;
-    bool include_usage = false;  // stream_options.include_usage: a last chunk with the usage
-    bool return_tokens = false;  // RLX's extension: each choice (chunk) lists its token ids
-    int logprobs = -1;           // -1: none
-  };
-  Plan plan(const Body& b, std::vector<int32_t> prompt, int64_t default_max, bool chat) const {
-    Plan p;
-    if (b.integer("n", 1, 1, 1) != 1) bad("only n = 1 is served", "n");
-    for (const char* k : {"presence_penalty", "frequency_penalty"})
-      if (b.number(k, 0, -2, 2) != 0) bad(cat("'", k, "' is not supported; use repetition_penalty"), k);
-    if (b.flag("echo", false)) bad("'echo' is not supported", "echo");
-    int64_t room = engine->capacity() - static_cast<int64_t>(prompt.size());
-    if (room <= 0) bad(cat("the prompt has ", prompt.size(), " tokens; this server holds ", engine->capacity(), " per sequence (prompt and answer)"), "prompt", 400,
-                       "context_length_exceeded");
-    const char* budget = chat && b.find("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-    int64_t max_tokens = b.integer(budget, std::min(default_max, room), 0, INT64_MAX);
-    if (max_tokens > room)
-      bad(cat("'", budget, "' is ", max_tokens, " but only ", room, " positions remain after the prompt's ", prompt.size(), " (the server holds ",
-              engine->capacity(), ")"),
-          budget, 400, "context_length_exceeded");
-    p.gen.prompt = std::move(prompt);
-    p.gen.max_tokens = max_tokens;
-    p.gen.sampling.temperature = b.number("temperature", 1.0, 0, 2);
-    p.gen.sampling.top_p = b.number("top_p", 1.0, 1e-9, 1);
-    p.gen.sampling.top_k = b.integer("top_k", 0, 0, INT32_MAX);
-    p.gen.sampling.min_p = b.number("min_p", 0, 0, 1);
-    p.gen.sampling.repetition_penalty = b.number("repetition_penalty", 1.0, 1e-3, 100);
-    p.gen.sampling.seed = static_cast<uint64_t>(b.integer("seed", 0, INT64_MIN, INT64_MAX));
-    if (!b.flag("ignore_eos", false)) p.gen.eos_token_ids = model->eos_token_ids;  // llama-server's extension
-    p.return_tokens = b.flag("return_tokens", false);
-    if (const json* s = b.find("stop")) {
-      if (s->is_string()) p.stops.push_back(s->get<std::string>());
-      else if (s->is_array() && s->size() <= 4) {
-        for (const auto& x : *s) {
-          if (!x.is_string() || x.get<std::string>().empty()) bad("'stop' must be up to 4 non-empty strings", "stop");
-          p.stops.push_back(x.get<std::string>());
-        }
-      } else bad("'stop' must be a string or up to 4 strings", "stop");
-    }
-    p.stream = b.flag("stream", false);
-    if (const json* so = b.find("stream_options")) {
-      if (!so->is_object()) bad("'stream_options' must be an object", "stream_options");
-      if (so->contains("include_usage") && !(*so)["include_usage"].is_boolean()) bad("'stream_options.include_usage' must be true or false", "stream_options");
-      p.include_usage = so->value("include_usage", false);
-    }
-    if (chat) {
-      if (b.flag("logprobs", false)) p.logprobs = static_cast<int>(b.integer("top_logprobs", 0, 0, 20));
-    } else if (b.find("logprobs")) {
-      p.logprobs = static_cast<int>(b.integer("logprobs", 0, 0, 5));
-    }
-    p.gen.top_logprobs = std::max(p.logprobs, 0);
-    return p;
-  }
-
   // A token's text; ids past the tokenizer's vocabulary (a model's padding rows) have none.
   bool has_text(int32_t id) const { return model->tokenizer && static_cast<size_t>(id) < model->tokenizer->vocab_size(); }
   std::string token_text(int32_t id) const { return has_text(id) ? model->tokenizer->decode({id}, false) : model->tokenizer ? "" : std::to_string(id); }
@@ -251,7 +102,7 @@ struct Server::Impl {
     Impl* s;
     std::shared_ptr<Pending> p;
     int64_t engine_id;
-    Plan plan;
+    CompletionPlan plan;
     bool chat;
     std::string rid;
     int64_t prompt_tokens;
@@ -260,7 +111,7 @@ struct Server::Impl {
     std::string finish;
     json logprobs = json::array();
     std::vector<int32_t> token_ids;  // since the last chunk (return_tokens)
-    Stream(Impl* impl, std::shared_ptr<Pending> pending, int64_t id, Plan pl, bool c, std::string r, int64_t n)
+    Stream(Impl* impl, std::shared_ptr<Pending> pending, int64_t id, CompletionPlan pl, bool c, std::string r, int64_t n)
         : s(impl), p(std::move(pending)), engine_id(id), plan(std::move(pl)), chat(c), rid(std::move(r)), prompt_tokens(n), stops(plan.stops) {
       if (s->model->tokenizer) decode.emplace(s->model->tokenizer->decode_stream(true));
     }
@@ -327,7 +178,7 @@ struct Server::Impl {
         text += t;
         done = d;
       }
-      std::string body = answer(text).dump();
+      std::string body = wire(answer(text));
       finished = true;
       if (!sink.write(body.data(), body.size())) return false;
       sink.done();
@@ -385,14 +236,14 @@ struct Server::Impl {
       while (true) {
         auto [text, done] = next();
         if (!text.empty() || (chat && !sent_first) || (plan.return_tokens && !token_ids.empty() && !done)) {
-          if (!send(cat("data: ", chunk(text, std::nullopt, !sent_first).dump(), "\n\n"))) return gone();
+          if (!send(cat("data: ", wire(chunk(text, std::nullopt, !sent_first)), "\n\n"))) return gone();
           sent_first = true;
         }
         if (done) {
-          std::string tail = cat("data: ", chunk("", finish, !sent_first).dump(), "\n\n");
+          std::string tail = cat("data: ", wire(chunk("", finish, !sent_first)), "\n\n");
           if (plan.include_usage)  // OpenAI's usage chunk: no choices
-            tail += cat("data: ", json{{"id", rid}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", s->created},
-                                       {"model", s->o.model_name}, {"choices", json::array()}, {"usage", usage()}}.dump(), "\n\n");
+            tail += cat("data: ", wire(json{{"id", rid}, {"object", chat ? "chat.completion.chunk" : "text_completion"}, {"created", s->created},
+                                       {"model", s->o.model_name}, {"choices", json::array()}, {"usage", usage()}}), "\n\n");
           if (!send(tail + "data: [DONE]\n\n")) return gone();
           sink.done();
           finished = true;
@@ -415,53 +266,10 @@ struct Server::Impl {
 
   void completion(const httplib::Request& req, httplib::Response& res, bool chat) {
     if (!model || !engine) bad("this server serves embeddings only", "model", 404, "model_not_found");
-    Body b = parse_body(req);
+    Body b = parse_body(req.body);
     check_model(b, o.model_name, "completion");
-    std::vector<int32_t> prompt;
-    if (chat) {
-      const json* msgs = b.find("messages");
-      if (!msgs || !msgs->is_array() || msgs->empty()) bad("'messages' must be a non-empty array", "messages");
-      // The template sees the request's messages and tools in the order the client wrote
-      // their keys (tojson of a tool schema must match what transformers renders).
-      nlohmann::ordered_json raw = nlohmann::ordered_json::parse(req.body, nullptr, false);
-      models::ChatRequest chat_req;
-      for (const auto& m : raw["messages"]) {
-        if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) bad("every message needs a string 'role'", "messages");
-        nlohmann::ordered_json msg = m;
-        if (m.contains("content") && m["content"].is_array()) {
-          std::string content;
-          for (const auto& part : m["content"])  // [{"type": "text", "text": …}]
-            if (part.is_object() && part.value("type", "") == "text" && part.contains("text") && part["text"].is_string()) content += part["text"].get<std::string>();
-            else bad("only text content parts are supported", "messages");
-          msg["content"] = content;
-        } else if (m.contains("content") && !m["content"].is_string() && !m["content"].is_null()) {
-          bad("a message's 'content' must be a string or text parts", "messages");
-        }
-        chat_req.messages.push_back(std::move(msg));
-      }
-      if (raw.contains("tools") && !raw["tools"].is_null()) {
-        if (!raw["tools"].is_array()) bad("'tools' must be a list", "tools");
-        chat_req.tools = raw["tools"];
-      }
-      if (raw.contains("chat_template_kwargs")) {
-        if (!raw["chat_template_kwargs"].is_object()) bad("'chat_template_kwargs' must be an object", "chat_template_kwargs");
-        chat_req.kwargs = raw["chat_template_kwargs"];
-      }
-      if (!model->tokenizer) bad("this model has no tokenizer for chat messages", "messages");
-      std::string text;
-      try {
-        text = models::chat_prompt(*model, chat_req);
-      } catch (const Error& e) {  // the template refused the conversation (raise_exception) or failed
-        bad(cat("the chat template: ", e.what()), "messages");
-      }
-      prompt = model->tokenizer->encode(text, false).ids;
-    } else {
-      const json* p = b.find("prompt");
-      if (!p) bad("'prompt' is required", "prompt");
-      prompt = tokenize_prompt(*p);
-    }
-    int64_t prompt_tokens = static_cast<int64_t>(prompt.size());
-    Plan plan_ = plan(b, std::move(prompt), chat ? INT64_MAX : 16, chat);
+    CompletionPlan plan_ = parse_completion(b, chat, *model, engine->capacity());
+    int64_t prompt_tokens = static_cast<int64_t>(plan_.gen.prompt.size());
     auto pending = std::make_shared<Pending>();
     Metrics* mt = &metrics;
     plan_.gen.on_token = [pending, mt](const TokenEvent& ev) {
@@ -501,33 +309,12 @@ struct Server::Impl {
   }
 
   void embeddings(const httplib::Request& req, httplib::Response& res) {
-    Body b = parse_body(req);
+    Body b = parse_body(req.body);
     check_model(b, embedder ? o.embedding_model_name : "", "embedding");
-    const json* in = b.find("input");
-    if (!in) bad("'input' is required", "input");
-    std::string format = b.str("encoding_format", "float");
-    if (format != "float" && format != "base64") bad("'encoding_format' must be float or base64", "encoding_format");
-    std::vector<std::string> texts;
-    std::vector<std::vector<int32_t>> ids;
-    auto add_ids = [&](const json& arr) {
-      std::vector<int32_t> r;
-      for (const auto& x : arr) {
-        if (!x.is_number_integer()) bad("token-id inputs must be integers", "input");
-        r.push_back(x.get<int32_t>());
-      }
-      if (r.empty()) bad("an input has no tokens", "input");
-      ids.push_back(std::move(r));
-    };
-    if (in->is_string()) texts.push_back(in->get<std::string>());
-    else if (in->is_array() && !in->empty() && (*in)[0].is_string()) {
-      for (const auto& x : *in) {
-        if (!x.is_string()) bad("'input' must be strings only, or token ids", "input");
-        texts.push_back(x.get<std::string>());
-      }
-    } else if (in->is_array() && !in->empty() && (*in)[0].is_number_integer()) add_ids(*in);
-    else if (in->is_array() && !in->empty() && (*in)[0].is_array()) for (const auto& a : *in) add_ids(a);
-    else bad("'input' must be a string, strings, or token ids", "input");
-    if (texts.size() + ids.size() > 2048) bad("at most 2048 inputs per request", "input");
+    const models::BertSpec& spec = embedder->model().spec;
+    EmbeddingRequest in = parse_embeddings(b, spec.vocab_size, spec.max_tokens());
+    const std::vector<std::string>& texts = in.texts;
+    const std::vector<std::vector<int32_t>>& ids = in.ids;
     int64_t tokens = 0;
     for (const auto& t : texts) tokens += static_cast<int64_t>(embedder->tokenizer().encode(t).ids.size());
     for (const auto& r : ids) tokens += static_cast<int64_t>(r.size());
@@ -537,12 +324,12 @@ struct Server::Impl {
     int64_t dim = v.shape()[1];
     for (int64_t i = 0; i < v.shape()[0]; ++i) {
       json e = {{"object", "embedding"}, {"index", i}};
-      if (format == "float") e["embedding"] = std::vector<float>(pv + i * dim, pv + (i + 1) * dim);
+      if (!in.base64) e["embedding"] = std::vector<float>(pv + i * dim, pv + (i + 1) * dim);
       else e["embedding"] = base64_encode(std::string(reinterpret_cast<const char*>(pv + i * dim), static_cast<size_t>(dim) * 4));
       data.push_back(e);
     }
     json out = {{"object", "list"}, {"data", data}, {"model", o.embedding_model_name}, {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}};
-    res.set_content(out.dump(), "application/json");
+    res.set_content(wire(out), "application/json");
   }
 
   void routes() {
@@ -567,7 +354,7 @@ struct Server::Impl {
               json data = json::array();
               if (model) data.push_back({{"id", o.model_name}, {"object", "model"}, {"created", created}, {"owned_by", "rlx"}});
               if (embedder) data.push_back({{"id", o.embedding_model_name}, {"object", "model"}, {"created", created}, {"owned_by", "rlx"}});
-              res.set_content(json{{"object", "list"}, {"data", data}}.dump(), "application/json");
+              res.set_content(wire(json{{"object", "list"}, {"data", data}}), "application/json");
             }));
     svr.Post("/v1/completions", route("/v1/completions", false, [this](const httplib::Request& q, httplib::Response& r) { completion(q, r, false); }));
     svr.Post("/v1/chat/completions",

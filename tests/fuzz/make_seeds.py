@@ -68,3 +68,71 @@ for name, c in configs.items():
 with open(f"{C}/fuzz_safetensors_index/index.json", "w") as f:
     json.dump({"metadata": {"total_size": 1234}, "weight_map": {
         "a.weight": "model-00001-of-00002.safetensors", "b.weight": "model-00002-of-00002.safetensors"}}, f)
+
+
+# ---- fuzz_gguf_tokenizer: the tokenizer.ggml.* layouts llama.cpp's converter writes, one per
+# model kind, built from the text fixtures (tests/fixtures/text), each with a text to encode.
+TEXT = os.path.join(HERE, "..", "fixtures", "text")
+os.makedirs(f"{C}/fuzz_gguf_tokenizer", exist_ok=True)
+
+
+def tokenizer_json(name):
+    with open(os.path.join(TEXT, name, "tokenizer.json")) as f:
+        return json.load(f)
+
+
+def by_id(vocab):
+    return [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+
+
+def gguf_tokenizer_seed(name, kvs, text):
+    ref.write_gguf(f"{C}/fuzz_gguf_tokenizer/{name}.gguf", kvs + [("fuzz.text", "string", text)], [])
+
+
+with open(os.path.join(TEXT, "spm_gguf", "gguf.json")) as f:  # SentencePiece BPE, as converted
+    spm_meta = json.load(f)
+typed = {list: lambda k, v: ("array", ("string", v)) if k.endswith("tokens") else
+         ("array", ("f32", v)) if k.endswith("scores") else ("array", ("i32", v)),
+         bool: lambda k, v: ("bool", v), int: lambda k, v: ("u32", v), str: lambda k, v: ("string", v)}
+gguf_tokenizer_seed("llama", [(k, *typed[type(v)](k, v)) for k, v in spm_meta.items()], "Hello world! Ünïcödé 12 34")
+
+qwen2 = tokenizer_json("qwen2")  # byte-level BPE with special tokens
+tokens = by_id(qwen2["model"]["vocab"])
+types = [1] * len(tokens)
+for a in qwen2["added_tokens"]:
+    while len(tokens) <= a["id"]:
+        tokens.append(f"[PAD{len(tokens)}]")
+        types.append(5)
+    tokens[a["id"]] = a["content"]
+    types[a["id"]] = 3 if a["special"] else 4
+merges = [m if isinstance(m, str) else " ".join(m) for m in qwen2["model"]["merges"]]
+gguf_tokenizer_seed("gpt2_qwen2", [("tokenizer.ggml.model", "string", "gpt2"), ("tokenizer.ggml.pre", "string", "qwen2"),
+                                   ("tokenizer.ggml.tokens", "array", ("string", tokens)),
+                                   ("tokenizer.ggml.token_type", "array", ("i32", types)),
+                                   ("tokenizer.ggml.merges", "array", ("string", merges)),
+                                   ("tokenizer.ggml.eos_token_id", "u32", tokens.index("<|im_end|>")),
+                                   ("tokenizer.ggml.add_bos_token", "bool", False)],
+                    "<|im_start|>user\nHi there, 世界 123!<|im_end|>")
+
+bert = tokenizer_json("bert_uncased")  # WordPiece in llama.cpp's phantom-space form
+pieces = [t[2:] if t.startswith("##") else t if t.startswith("[") and t.endswith("]") else "\u2581" + t
+          for t in by_id(bert["model"]["vocab"])]
+gguf_tokenizer_seed("bert", [("tokenizer.ggml.model", "string", "bert"),
+                             ("tokenizer.ggml.tokens", "array", ("string", pieces)),
+                             ("tokenizer.ggml.token_type", "array", ("i32", [3 if p.startswith("[") else 1 for p in pieces])),
+                             ("tokenizer.ggml.unknown_token_id", "u32", pieces.index("[UNK]")),
+                             ("tokenizer.ggml.cls_token_id", "u32", pieces.index("[CLS]")),
+                             ("tokenizer.ggml.seperator_token_id", "u32", pieces.index("[SEP]")),
+                             ("tokenizer.ggml.padding_token_id", "u32", pieces.index("[PAD]"))],
+                    "The quick brown fox jumped over the lazy dog's back.")
+
+uni = tokenizer_json("unigram")  # Unigram pieces and scores ("t5"; no charsmap: it is 240 KB)
+gguf_tokenizer_seed("t5", [("tokenizer.ggml.model", "string", "t5"),
+                           ("tokenizer.ggml.tokens", "array", ("string", [p for p, _ in uni["model"]["vocab"]])),
+                           ("tokenizer.ggml.scores", "array", ("f32", [s for _, s in uni["model"]["vocab"]])),
+                           ("tokenizer.ggml.token_type", "array", ("i32", [3 if p in ("<unk>", "<s>", "</s>") else 1
+                                                                            for p, _ in uni["model"]["vocab"]])),
+                           ("tokenizer.ggml.unknown_token_id", "u32", uni["model"].get("unk_id") or 0),
+                           ("tokenizer.ggml.eos_token_id", "u32", 2),
+                           ("tokenizer.ggml.add_space_prefix", "bool", True)],
+                    "  several   spaces and a café ")

@@ -315,6 +315,9 @@ TEST_F(Serve, MalformedRequestsGetTheirStatusAndAJsonError) {
     int status;
     bool auth = true;
   };
+  std::string too_long = R"({"model":"st","input":[101)";
+  for (int i = 0; i < 1000; ++i) too_long += ",7";
+  too_long += "]}";
   const std::vector<Case> cases = {
       {"/v1/completions", "{not json", 400},
       {"/v1/completions", "[1,2]", 400},
@@ -334,6 +337,11 @@ TEST_F(Serve, MalformedRequestsGetTheirStatusAndAJsonError) {
       {"/v1/embeddings", R"({"model":"st","input":5})", 400},
       {"/v1/embeddings", R"({"model":"tiny","input":"x"})", 404},
       {"/v1/embeddings", R"({"model":"st","input":"x","encoding_format":"hex"})", 400},
+      {"/v1/embeddings", R"({"model":"st","input":[101,4294967398,102]})", 400},  // an id past int32 (once read as 102)
+      {"/v1/embeddings", R"({"model":"st","input":[[101],[-1]]})", 400},           // an id outside the vocabulary
+      {"/v1/embeddings", R"({"model":"st","input":[[101],5]})", 400},              // a row that is not a list
+      {"/v1/embeddings", too_long, 400},                                          // longer than the model reads
+      {"/v1/completions", R"({"model":"tiny","prompt":"x","max_tokens":18446744073709551615})", 400},  // past int64: not a negative budget
       {"/v1/completions", R"({"model":"tiny","prompt":"x"})", 401, false},  // no key
       {"/v1/nowhere", "{}", 404},
       {"/v1/completions", std::string(100 << 10, ' '), 413},
