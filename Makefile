@@ -111,12 +111,14 @@ npm-webgpu:
 	  echo "make setup: npm could not install webgpu; the webgpu device's tests will skip"; \
 	else echo "make setup: no npm; the webgpu device's tests will skip"; fi
 
-# Long-run stability (not in make test): one compiled model from 8 threads for SOAK_SECONDS, every
-# result bitwise stable, RSS growth <= 1% after warm-up.
+# Long-run stability (not in make test): one compiled model from 8 threads, then the server under
+# 8 loopback clients, SOAK_SECONDS each; every result stable, no request failed, RSS growth <= 1%
+# after warm-up.
 SOAK_SECONDS ?= 1800
 .PHONY: soak
 soak: build
 	build/bin/rlx bench soak --seconds $(SOAK_SECONDS) --callers 8
+	build/bin/rlx bench serve-soak --seconds $(SOAK_SECONDS) --clients 8
 
 .PHONY: fuzz fuzz-smoke npm-packages npm-openai npm-webgpu
 fuzz: setup

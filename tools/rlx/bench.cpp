@@ -36,6 +36,9 @@ const std::vector<BenchWorkload>& bench_workloads() {
        "3D Gaussian splatting ms: the forward render (project + rasterize) and forward + backward (gradients of every parameter and the pose) of a random scene, with its footprint statistics", bench_splat},
       {"soak", "[--seconds 60] [--callers 8] [--max-growth 0.01] [--device D] [--json]",
        "one compiled MiniLM run from many threads for a while: every result bitwise equal to its thread's first, RSS flat after warm-up (make soak)", bench_soak},
+      {"serve-soak", "[--seconds 60] [--clients 8] [--max-growth 0.01] [--device D] [--json]",
+       "rlx serve over loopback under a bounded load (greedy completions, plain and streamed, and malformed requests): every answer equal to its client's first, none failed, RSS flat after warm-up (make soak)",
+       bench_serve_soak},
   };
   return w;
 }

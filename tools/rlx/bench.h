@@ -27,6 +27,7 @@ int bench_linalg(Args& args);
 int bench_poisson(Args& args);
 int bench_fft(Args& args);
 int bench_soak(Args& args);
+int bench_serve_soak(Args& args);
 int bench_splat(Args& args);
 
 // Warm-up runs first (not timed), then timed runs until both min_runs and min_seconds are
