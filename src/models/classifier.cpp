@@ -1,5 +1,6 @@
 #include "models/classifier.h"
 
+#include <cmath>
 #include <random>
 
 #include "ops/builder.h"
@@ -51,6 +52,24 @@ Classifier build_classifier(const ClassifierSpec& s, uint64_t seed) {
   Dim B = Dim::symbol("B");
   // a layer's weight as the layer sees it: itself, or on the QAT grid
   auto grid = [&](ValueId w) { return s.qat ? ops::fake_quant_weight(b, w, *s.qat) : w; };
+  // The activation grids' parameters, added once the weights are (one per observed value).
+  std::vector<std::pair<ValueId, ValueId>> act_params;
+  auto add_activation_grids = [&](const std::vector<std::string>& names) {
+    if (!s.qat_activations) return;
+    for (const std::string& n : names) {
+      ValueId log_s = p.add(n + ".act_log_scale", Tensor::from_f64(DType::f32, {}, {std::log(1.0 / 32)}));
+      ValueId z = p.add(n + ".act_zero_point", Tensor::from_f64(DType::f32, {}, {0.0}));
+      act_params.push_back({log_s, z});
+      c.activation_grids.push_back(n);
+    }
+  };
+  // a value as the next layer reads it: itself, or on its learned int8 grid
+  size_t next_grid = 0;
+  auto act = [&](ValueId x) {
+    if (!s.qat_activations) return x;
+    auto [log_s, z] = act_params.at(next_grid++);
+    return b.emit1(Op::fake_quant, {x, b.unary(Op::exp, log_s), z}, ir::Attrs{{"lo", int64_t{-128}}, {"hi", int64_t{127}}});
+  };
   // Parameters come first (the trainer's convention), then the data inputs.
   std::vector<ValueId> weights, biases;
   if (s.kind == "mlp") {
@@ -62,12 +81,16 @@ Classifier build_classifier(const ClassifierSpec& s, uint64_t seed) {
       biases.push_back(p.add(cat("fc", i + 1, ".bias"), train::init_bias(widths[i], in, p.rng)));
       in = widths[i];
     }
+    std::vector<std::string> observed = {"images"};
+    for (size_t i = 0; i + 1 < widths.size(); ++i) observed.push_back(cat("fc", i + 1));
+    add_activation_grids(observed);
     ValueId x = c.forward.add_input({DType::f32, {B, Dim(s.channels * s.height * s.width)}}, "images");
     ValueId labels = c.forward.add_input({DType::i64, {B}}, "labels");
+    x = act(x);
     for (size_t i = 0; i < weights.size(); ++i) {
       b.set_context(cat("fc", i + 1), "");
       x = b.emit1(Op::linear, {x, grid(weights[i]), biases[i]});
-      if (i + 1 < weights.size()) x = b.emit1(Op::relu, {x});
+      if (i + 1 < weights.size()) x = act(b.emit1(Op::relu, {x}));
     }
     finish(b, x, labels);
   } else {
@@ -84,12 +107,16 @@ Classifier build_classifier(const ClassifierSpec& s, uint64_t seed) {
     int64_t flat = ch * h * w;
     ValueId fw = p.add("fc.weight", train::init_tensor(train::Init::kaiming_uniform, {s.classes, flat}, p.rng));
     ValueId fb = p.add("fc.bias", train::init_bias(s.classes, flat, p.rng));
+    std::vector<std::string> observed = {"images"};
+    for (size_t i = 0; i < s.hidden.size(); ++i) observed.push_back(cat("conv", i + 1));
+    add_activation_grids(observed);
     ValueId x = c.forward.add_input({DType::f32, {B, Dim(s.channels), Dim(s.height), Dim(s.width)}}, "images");
     ValueId labels = c.forward.add_input({DType::i64, {B}}, "labels");
+    x = act(x);
     for (size_t i = 0; i < weights.size(); ++i) {
       b.set_context(cat("conv", i + 1), "");
       x = b.emit1(Op::conv2d, {x, grid(weights[i]), biases[i]}, ir::Attrs{{"pads", ir::Ints{1, 1, 1, 1}}});
-      x = b.emit1(Op::relu, {x});
+      x = act(b.emit1(Op::relu, {x}));  // the grid of the conv's (ReLU'd) output; max_pool keeps it
       x = b.emit1(Op::max_pool, {x}, ir::Attrs{{"kernel", ir::Ints{2, 2}}, {"strides", ir::Ints{2, 2}}});
     }
     b.set_context("fc", "");

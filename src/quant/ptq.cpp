@@ -85,6 +85,35 @@ ChannelQuant quantize_channels(const Tensor& w) {
   return c;
 }
 
+}  // namespace
+
+PtqPlan plan_ptq(const ir::Graph& g, ValueId input, ValueId output) {
+  std::set<ValueId> needed = values_needed_by(g, output);
+  if (!needed.count(input)) throw Error(ErrorKind::invalid_argument, "PTQ: the output does not depend on the input");
+  std::vector<int> uses = g.use_counts();
+  PtqPlan p;
+  p.observed.push_back(input);
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const ir::Node& n = g.node(i);
+    if (!needed.count(n.outputs[0])) continue;
+    if (n.op != Op::linear && n.op != Op::conv2d) continue;
+    p.layers.push_back(i);
+    ValueId out = n.outputs[0];
+    // a relu as the only use of the layer's result becomes the lower end of its clamp
+    for (int j = i + 1; j < g.num_nodes() && uses[static_cast<size_t>(out)] == 1; ++j)
+      if (g.node(j).op == Op::relu && g.node(j).inputs[0] == out) {
+        p.folded_relu[i] = j;
+        out = g.node(j).outputs[0];
+        break;
+      }
+    p.observed.push_back(out);
+  }
+  if (p.layers.empty()) throw Error(ErrorKind::invalid_argument, "PTQ: the graph has no linear or conv2d layer to quantize");
+  return p;
+}
+
+namespace {
+
 class Quantizer {
  public:
   Quantizer(const ir::Graph& g, const std::map<ValueId, Tensor>& weights, ValueId input, ValueId output, const PtqOptions& o)
@@ -93,7 +122,11 @@ class Quantizer {
   PtqResult run(const std::vector<Tensor>& calibration) {
     if (calibration.empty()) throw Error(ErrorKind::invalid_argument, "PTQ needs at least one calibration batch");
     plan();
+    if (opt_.grids.size() > observed_.size())
+      throw Error(ErrorKind::invalid_argument, cat("PTQ: ", opt_.grids.size(), " grids given for ", observed_.size(), " observed values (the input and each layer's output)"));
     calibrate(calibration);
+    for (size_t k = 0; k < opt_.grids.size(); ++k)
+      if (opt_.grids[k]) qparams_[observed_[k]] = *opt_.grids[k];
     build();
     return std::move(result_);
   }
@@ -111,29 +144,12 @@ class Quantizer {
   std::vector<ValueId> observed_;     // float values whose ranges are calibrated
   std::map<ValueId, QParams> qparams_;
 
-  // Which nodes lie between the input and the output, and where the grids change.
   void plan() {
     needed_ = values_needed_by(g_, output_);
-    if (!needed_.count(input_)) throw Error(ErrorKind::invalid_argument, "PTQ: the output does not depend on the input");
-    std::vector<int> uses = g_.use_counts();
-    observed_.push_back(input_);
-    for (int i = 0; i < g_.num_nodes(); ++i) {
-      const ir::Node& n = g_.node(i);
-      if (!needed_.count(n.outputs[0])) continue;
-      bool linear = n.op == Op::linear, conv = n.op == Op::conv2d;
-      if (!linear && !conv) continue;
-      layer_nodes_.push_back(i);
-      ValueId out = n.outputs[0];
-      // a relu as the only use of the layer's result becomes the lower end of its clamp
-      for (int j = i + 1; j < g_.num_nodes() && uses[static_cast<size_t>(out)] == 1; ++j)
-        if (g_.node(j).op == Op::relu && g_.node(j).inputs[0] == out) {
-          folded_relu_[i] = j;
-          out = g_.node(j).outputs[0];
-          break;
-        }
-      observed_.push_back(out);
-    }
-    if (layer_nodes_.empty()) throw Error(ErrorKind::invalid_argument, "PTQ: the graph has no linear or conv2d layer to quantize");
+    PtqPlan p = plan_ptq(g_, input_, output_);
+    layer_nodes_ = std::move(p.layers);
+    folded_relu_ = std::move(p.folded_relu);
+    observed_ = std::move(p.observed);
   }
 
   Tensor zeros_for(ValueId v, int64_t batch) const {

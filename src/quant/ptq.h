@@ -10,6 +10,7 @@
 // Any other op between the input and the output is refused by name.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,20 @@ struct PtqOptions {
   ObserverKind observer = ObserverKind::minmax;
   double percentile = 99.99;
   std::string device = "cpu";  // where calibration batches run
+  // Grids already chosen for observed values, in PtqPlan::observed's order (activation QAT
+  // learned them); the values without one (or past the list's end) are calibrated.
+  std::vector<std::optional<QParams>> grids;
 };
+
+// Where the grids change: the linear/conv nodes between the input and the output, the ReLU
+// folded into each (the only use of its result), and the values whose grids are chosen — the
+// input, then each layer's output (after its folded ReLU). Throws rlx::Error when there is none.
+struct PtqPlan {
+  std::vector<int> layers;
+  std::map<int, int> folded_relu;  // layer node → its ReLU node
+  std::vector<ir::ValueId> observed;
+};
+PtqPlan plan_ptq(const ir::Graph& g, ir::ValueId input, ir::ValueId output);
 
 // One quantized layer, for the report.
 struct PtqLayer {

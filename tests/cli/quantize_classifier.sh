@@ -39,6 +39,15 @@ grep -q '"method":"weight-only int4/g32' "$tmp/mlp4.json" || { echo "FAIL: int4 
 cat "$tmp/qat.json"
 grep -q '"qat":"int4/g128"' "$tmp/qat.json" || { echo "FAIL: the checkpoint does not remember its QAT grid"; fail=1; }
 grep -q '"agreement":1.000000' "$tmp/qat.json" || { echo "FAIL: the exported int4 model does not predict what the QAT model predicts"; fail=1; }
+# activation QAT: the int8 export uses the grids learned in training and keeps the trained accuracy
+"$RLX" train mnist --epochs 1 --limit 20000 --qat int8 --qat-activations --json --save "$tmp/qatact.safetensors" >/dev/null ||
+  { echo "FAIL: activation QAT training failed"; exit 1; }
+"$RLX" quantize "$tmp/qatact.safetensors" --to int8 --gate accuracy=1 -o "$tmp/qatact.rlx" --json >"$tmp/qatact.json" || { echo "FAIL: exporting the activation-QAT model failed"; fail=1; }
+cat "$tmp/qatact.json"
+grep -q '"qat_activations":true' "$tmp/qatact.json" || { echo "FAIL: the checkpoint does not remember its activation QAT"; fail=1; }
+grep -q 'activation grids learned in training' "$tmp/qatact.json" || { echo "FAIL: the export calibrated instead of using the learned grids"; fail=1; }
+agree=$(grep -oE '"agreement":[0-9.]+' "$tmp/qatact.json" | cut -d: -f2)
+awk -v a="$agree" 'BEGIN { exit !(a >= 0.97) }' || { echo "FAIL: the int8 export agrees with the activation-QAT model on only $agree"; fail=1; }
 "$RLX" quantize "$tmp/mlp.safetensors" --to int8 --observer percentile --percentile 50.5 --calib 500 --gate accuracy=1 -o "$tmp/bad.rlx" >"$tmp/bad.txt" 2>&1
 rc=$?
 cat "$tmp/bad.txt"

@@ -17,6 +17,7 @@
 #include "progress.h"
 #include "quant/compare.h"
 #include "quant/ptq.h"
+#include "quant/qat.h"
 #include "quant/weight_only.h"
 #include "rlx/error.h"
 #include "rlx/graph.h"
@@ -35,7 +36,9 @@ struct LoadedClassifier {
   models::Classifier model;               // the float layers, no QAT grid: what gets quantized
   models::Classifier trained;             // the model as trained: the accuracy to keep
   std::map<ir::ValueId, Tensor> weights;  // the forward graphs' parameter inputs (the same in both)
-  ir::ValueId images = ir::kNoValue, logits = ir::kNoValue;
+  std::map<ir::ValueId, Tensor> grids;    // the trained graph's activation-grid inputs (activation QAT)
+  std::vector<train::NamedTensor> grid_values;
+  ir::ValueId images = ir::kNoValue, logits = ir::kNoValue, trained_images = ir::kNoValue;
   int64_t float_bytes = 0;
 };
 
@@ -50,9 +53,14 @@ LoadedClassifier load_classifier(const std::string& path) {
   c.spec.hidden.clear();
   for (const auto& w : split(hidden->second, ',')) c.spec.hidden.push_back(std::stoll(w));
   if (auto q = f.metadata.find("rlx.qat"); q != f.metadata.end() && !q->second.empty()) c.spec.qat = ops::WeightGrid::parse(q->second);
+  if (auto q = f.metadata.find("rlx.qat_activations"); q != f.metadata.end() && !q->second.empty()) {
+    if (q->second != "int8") throw Error(ErrorKind::format, cat(path, ": rlx.qat_activations is '", q->second, "'; RLX trains int8 activation grids only"));
+    c.spec.qat_activations = true;
+  }
   c.trained = models::build_classifier(c.spec, 0);
   models::ClassifierSpec plain = c.spec;
   plain.qat.reset();
+  plain.qat_activations = false;
   c.model = models::build_classifier(plain, 0);
   const ir::Graph& g = c.model.forward;
   for (size_t i = 0; i < c.model.params.size(); ++i) {
@@ -66,7 +74,18 @@ LoadedClassifier load_classifier(const std::string& path) {
     if (c.trained.forward.inputs()[i] != g.inputs()[i]) throw Error(ErrorKind::internal, "the QAT graph's parameters moved");
     c.float_bytes += static_cast<int64_t>(t.nbytes());
   }
+  // the learned grids: parameters of the trained graph only, after the weights
+  for (size_t i = c.model.params.size(); i < c.trained.params.size(); ++i) {
+    const auto& p = c.trained.params[i];
+    const formats::TensorView* v = f.find(p.name);
+    if (!v) throw Error(ErrorKind::format, cat(path, ": no tensor '", p.name, "' (an activation grid of this QAT model)"));
+    Tensor t = formats::to_tensor(*v).clone();
+    if (t.dtype() != p.tensor.dtype() || t.shape() != p.tensor.shape()) throw Error(ErrorKind::format, cat(path, ": tensor '", p.name, "' must be an f32 scalar"));
+    c.grids[c.trained.forward.inputs()[i]] = t;
+    c.grid_values.push_back({p.name, t});
+  }
   c.images = g.inputs()[c.model.params.size()];
+  c.trained_images = c.trained.forward.inputs()[c.trained.params.size()];
   c.logits = g.outputs()[2];
   return c;
 }
@@ -152,11 +171,15 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
       int64_t end = std::min({at + 500, calib_count, train_set.count});
       calib.push_back(images_for(c.spec, train_set.images.slice(0, at, end).contiguous()));
     }
+    // activation QAT: the grids it learned, not calibrated ones
+    if (c.spec.qat_activations)
+      for (const quant::QParams& g : quant::learned_activation_grids(c.trained.activation_grids, c.grid_values)) opt.grids.push_back(g);
     quant::PtqResult q = quant::quantize_int8(c.model.forward, c.weights, c.images, c.logits, calib, opt);
     qgraph = std::move(q.graph);
     layers = std::move(q.layers);
     stored_bytes = int8_bytes(qgraph);
-    method = cat("static int8 (", observer, " observer, ", std::min(calib_count, train_set.count), " calibration images)");
+    method = c.spec.qat_activations ? cat("static int8 (the activation grids learned in training; the logits' by ", observer, " over ", std::min(calib_count, train_set.count), " images)")
+                                    : cat("static int8 (", observer, " observer, ", std::min(calib_count, train_set.count), " calibration images)");
   } else {
     quant::WeightOnlyResult q = quant::quantize_weights(c.model.forward, c.weights, c.images, c.logits, grid);
     qgraph = std::move(q.graph);
@@ -175,12 +198,13 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
     std::vector<Tensor> in;
     for (ir::ValueId v : fg.inputs()) {
       if (auto it = c.weights.find(v); it != c.weights.end()) in.push_back(it->second);
-      else if (v == c.images) in.push_back(images_for(c.spec, x));
+      else if (auto g = c.grids.find(v); g != c.grids.end()) in.push_back(g->second);
+      else if (v == c.trained_images) in.push_back(images_for(c.spec, x));
       else in.push_back(Tensor::zeros(DType::i64, {x.shape()[0]}));  // labels: the loss is not read
     }
     return in;
   };
-  const char* reference_name = c.spec.qat ? "trained model" : "float model";
+  const char* reference_name = c.spec.qat || c.spec.qat_activations ? "trained model" : "float model";
   std::vector<int64_t> pf = predict(fm, float_inputs, test_set, reference_name, !json);
   std::vector<int64_t> pq = predict(qm, [&](const Tensor& x) { return std::vector<Tensor>{images_for(c.spec, x)}; }, test_set, cat(to, " model").c_str(), !json);
   int64_t right_f = 0, right_q = 0, agree = 0;
@@ -215,12 +239,12 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
                        ",\"weight_scale_min\":", l.min_weight_scale, ",\"weight_scale_max\":", l.max_weight_scale, ",\"relu_folded\":", json_bool(l.relu), "}"));
     std::vector<std::string> fails;
     for (const auto& f : failures) fails.push_back(json_quote(f));
-    std::printf("{\"model\":%s,\"kind\":%s,\"qat\":%s,\"to\":%s,\"method\":%s,\"observer\":%s,\"group\":%s,\"test_images\":%lld,"
+    std::printf("{\"model\":%s,\"kind\":%s,\"qat\":%s,\"qat_activations\":%s,\"to\":%s,\"method\":%s,\"observer\":%s,\"group\":%s,\"test_images\":%lld,"
                 "\"float_accuracy\":%.6f,\"quantized_accuracy\":%.6f,\"accuracy_drop_points\":%.4f,\"agreement\":%.6f,"
                 "\"float_weight_bytes\":%lld,\"quantized_bytes\":%lld,\"layers\":%s,\"gate\":%s,\"passed\":%s,\"failures\":%s,\"output\":%s,"
                 "\"quantize_seconds\":%.3f,\"seconds\":%.3f}\n",
-                json_quote(files[0]).c_str(), json_quote(c.spec.kind).c_str(), qat.empty() ? "null" : json_quote(qat).c_str(), json_quote(to).c_str(),
-                json_quote(method).c_str(), int8 ? json_quote(observer).c_str() : "null", int8 ? "null" : std::to_string(grid.group).c_str(),
+                json_quote(files[0]).c_str(), json_quote(c.spec.kind).c_str(), qat.empty() ? "null" : json_quote(qat).c_str(),
+                json_bool(c.spec.qat_activations).c_str(), json_quote(to).c_str(), json_quote(method).c_str(), int8 ? json_quote(observer).c_str() : "null", int8 ? "null" : std::to_string(grid.group).c_str(),
                 static_cast<long long>(pf.size()), acc_f, acc_q, 100 * (acc_f - acc_q), agreement, static_cast<long long>(c.float_bytes),
                 static_cast<long long>(stored_bytes), json_array(jl).c_str(), json_quote(gate.str()).c_str(), json_bool(kept).c_str(),
                 json_array(fails).c_str(), kept ? json_quote(out).c_str() : "null", quant_secs, secs);

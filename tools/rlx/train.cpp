@@ -14,6 +14,7 @@
 #include "models/classifier.h"
 #include "plot.h"
 #include "progress.h"
+#include "quant/qat.h"
 #include "rlx/error.h"
 #include "train/image_dataset.h"
 #include "train/pipeline_trainer.h"
@@ -119,7 +120,7 @@ int run_training(T& trainer, const TrainJob& job) {
   if (!job.load.empty()) load_checkpoint(trainer, job.load);
   if (!json && lead)
     std::printf("training %s %s%s on %s: %lld train / %lld test images, batch %lld, %s lr %g, device %s, precision %s\n", spec.kind.c_str(),
-                join(spec.hidden, ",").c_str(), spec.qat ? cat(" (QAT ", spec.qat->str(), ")").c_str() : "", job.data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
+                join(spec.hidden, ",").c_str(), spec.qat || spec.qat_activations ? cat(" (QAT", spec.qat ? " weights " + spec.qat->str() : "", spec.qat_activations ? " activations int8" : "", ")").c_str() : "", job.data.c_str(), static_cast<long long>(train_set.count), static_cast<long long>(test_set.count),
                 static_cast<long long>(batch), opt.kind.c_str(), lr, device.c_str(), job.precision.c_str());
 
   train::BatchIterator it(train_set, batch, true, static_cast<uint64_t>(job.seed) + 1);
@@ -188,7 +189,8 @@ int run_training(T& trainer, const TrainJob& job) {
     for (const auto& p : final_params) views.push_back(formats::view_of(p.name, p.tensor));
     formats::write_safetensors(save, views,
                                {{"rlx.model", spec.kind}, {"rlx.hidden", join(spec.hidden, ",")}, {"rlx.epochs", std::to_string(epochs)},
-                                {"rlx.test_accuracy", std::to_string(final_test.accuracy)}, {"rlx.qat", spec.qat ? spec.qat->str() : ""}});
+                                {"rlx.test_accuracy", std::to_string(final_test.accuracy)}, {"rlx.qat", spec.qat ? spec.qat->str() : ""},
+                                {"rlx.qat_activations", spec.qat_activations ? "int8" : ""}});
   }
   if (json) {
     std::string scaling = "null";
@@ -225,6 +227,8 @@ int cmd_train(Args& args) {
   spec.hidden = parse_widths(args.value_or("hidden", spec.kind == "cnn" ? "16,32" : "128"));
   // quantization-aware training: layers see their weights on an int4/int8 grid (fake_quant)
   if (auto q = args.value("qat")) spec.qat = ops::WeightGrid::parse(*q);
+  // ... and the activations on learned int8 grids (LSQ), started from min-max calibration
+  spec.qat_activations = args.flag("qat-activations");
   int64_t epochs = args.int_or("epochs", 3), batch = args.int_or("batch", 128), seed = args.int_or("seed", 0);
   int64_t limit = args.int_or("limit", 0);  // train on the first N images only (quick runs)
   train::OptimizerConfig opt;
@@ -276,6 +280,11 @@ int cmd_train(Args& args) {
   spec.height = train_set.height;
   spec.width = train_set.width;
   models::Classifier model = models::build_classifier(spec, static_cast<uint64_t>(seed));
+  if (spec.qat_activations && load.empty()) {  // (a checkpoint brings its learned grids)
+    int64_t n = std::min<int64_t>(1000, train_set.count);
+    Tensor first = Tensor(train_set.images.slice(0, 0, n).contiguous()).reshape(models::classifier_input_shape(spec, n));
+    quant::calibrate_activation_grids(model, spec, first, device);
+  }
   std::unique_ptr<dist::Communicator> comm;
   if (data_parallel && pipeline) throw Error(ErrorKind::unsupported, "--data-parallel with --pipeline-parallel: one or the other (their product is not built yet)");
   if (data_parallel || pipeline) comm = dist::connect(dist::Rendezvous::from_env());
@@ -284,7 +293,7 @@ int cmd_train(Args& args) {
   if (data_parallel && batch % ranks != 0) throw Error(ErrorKind::invalid_argument, cat("--batch ", batch, " does not split evenly over ", ranks, " ranks"));
   if (comm)  // every rank must train the same model the same way on the same data
     dist::require_same_config(*comm, "training configuration",
-                              cat(spec.kind, " ", join(spec.hidden, ","), spec.qat ? " qat " + spec.qat->str() : "", ", ", train_set.count, " images ",
+                              cat(spec.kind, " ", join(spec.hidden, ","), spec.qat ? " qat " + spec.qat->str() : "", spec.qat_activations ? " qat-activations" : "", ", ", train_set.count, " images ",
                                   train_set.height, "x", train_set.width, ", epochs ", epochs, ", batch ", batch, ", seed ", seed, ", ", opt.kind, " lr ", lr,
                                   " momentum ", opt.momentum, " wd ", opt.weight_decay, " clip ", opt.clip_norm, ", ", schedule, ", precision ",
                                   session_options.precision.compute, ", loss scale ", opt.loss_scale.enabled ? opt.loss_scale.init : 0.0, ", load ", load,
