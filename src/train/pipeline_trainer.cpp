@@ -1,7 +1,9 @@
 #include "train/pipeline_trainer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "ops/builder.h"
 #include "passes/autodiff.h"
@@ -28,7 +30,7 @@ ValueId sum_all(ops::Builder& b, ValueId x) {
 // A middle stage's scalar objective is Σ activation · cotangent, whose gradient is exactly the
 // vector-Jacobian product with the cotangent the next stage sent; the last stage's is its loss
 // times this micro-batch's share of the batch.
-ir::Graph backward_graph(const PipelineStage& st, bool last) {
+ir::Graph backward_graph(const PipelineStage& st, bool last, bool scaled) {
   ir::Graph w = st.forward;
   w.name = st.forward.name + ".backward";
   const size_t np = st.params.size();
@@ -45,7 +47,10 @@ ir::Graph backward_graph(const PipelineStage& st, bool last) {
     ValueId share = w.add_input({DType::f32, {}}, "micro_share");
     std::vector<ValueId> outs = w.outputs();
     ValueId loss = outs[0];
-    outs[0] = b.mul(loss, b.cast(share, b.dtype(loss)));
+    // scaled: (loss · s) · share — loss · s overflows exactly where the whole batch's step does
+    ValueId objective = loss;
+    if (scaled) objective = b.mul(objective, b.cast(w.add_input({DType::f32, {}}, "loss_scale"), b.dtype(loss)));
+    outs[0] = b.mul(objective, b.cast(share, b.dtype(loss)));
     outs.push_back(loss);  // reported unweighted
     w.set_outputs(outs);
   }
@@ -82,9 +87,9 @@ PipelineTrainer::PipelineTrainer(const std::string& device, const ir::Graph& for
                                  const SessionOptions& options, dist::Communicator& comm, PipelineConfig config)
     : comm_(comm), rank_(comm.rank()), stages_(comm.size()), config_(config) {
   validate(opt);
-  if (opt.clip_norm > 0) throw Error(ErrorKind::unsupported, "pipeline-parallel training does not clip gradients yet (the norm spans every stage); drop --clip-norm");
-  if (opt.loss_scale.enabled)
-    throw Error(ErrorKind::unsupported, "pipeline-parallel training does not scale the loss yet (whether to skip a step depends on every stage); use --precision amp (bf16) or f32");
+  clip_norm_ = opt.clip_norm;
+  scaling_ = opt.loss_scale;
+  if (scaling_.enabled) loss_scale_ = scaling_.init;
   if (config_.micro_batches < 1) throw Error(ErrorKind::invalid_argument, cat("--micro-batches must be ≥ 1, got ", config_.micro_batches));
   if (params.size() > forward.inputs().size()) throw Error(ErrorKind::invalid_argument, "more parameters than the forward graph has inputs");
   for (size_t i = 0; i < params.size(); ++i) {
@@ -112,10 +117,14 @@ PipelineTrainer::PipelineTrainer(const std::string& device, const ir::Graph& for
   const bool last = rank_ == stages_ - 1;
   Session session(device, options);
   forward_.emplace(session.compile(Graph(std::make_shared<ir::Graph>(stage_.forward))));
-  backward_.emplace(session.compile(Graph(std::make_shared<ir::Graph>(backward_graph(stage_, last)))));
+  backward_.emplace(session.compile(Graph(std::make_shared<ir::Graph>(backward_graph(stage_, last, scaling_.enabled)))));
   std::vector<ir::Type> types;
   for (const auto& p : params_) types.push_back({p.tensor.dtype(), shape_of(p.tensor.shape())});
-  update_.emplace(session.compile(Graph(std::make_shared<ir::Graph>(build_train_step(gradients_as_data(types), types.size(), opt).graph))));
+  // the update alone: unscaling and clipping happen before it, over every stage (prepare_gradients)
+  OptimizerConfig update_opt = opt;
+  update_opt.clip_norm = 0;
+  update_opt.loss_scale.enabled = false;
+  update_.emplace(session.compile(Graph(std::make_shared<ir::Graph>(build_train_step(gradients_as_data(types), types.size(), update_opt).graph))));
 }
 
 PipelineTrainer::~PipelineTrainer() = default;
@@ -201,6 +210,7 @@ double PipelineTrainer::step(const std::vector<Tensor>& data, double lr) {
       in.push_back(g);
     } else {
       in.push_back(Tensor::scalar(DType::f32, m.share));
+      if (scaling_.enabled) in.push_back(Tensor::scalar(DType::f32, loss_scale_));
     }
     in.insert(in.end(), grads_.begin(), grads_.end());
     const size_t fresh = (last ? stage_.forward.outputs().size() : 0) + (stage_.receives ? 1 : 0);
@@ -219,12 +229,20 @@ double PipelineTrainer::step(const std::vector<Tensor>& data, double lr) {
 
   // The update, from the accumulated gradient of the whole batch.
   ++steps_;
+  if (!prepare_gradients()) {  // some stage overflowed: params and slots stay as they were
+    clear_accumulators();
+    sums = from_last_stage(sums, sums.size());
+    extras_.clear();
+    for (size_t k = 1; k < sums.size(); ++k) extras_.push_back(Tensor::scalar(DType::f32, sums[k]));
+    return sums[0];
+  }
+  ++applied_;
   in.clear();
   for (const auto& p : params_) in.push_back(p.tensor);
   in.insert(in.end(), slots_.begin(), slots_.end());
   in.insert(in.end(), grads_.begin(), grads_.end());
   in.push_back(Tensor::scalar(DType::f32, lr));
-  in.push_back(Tensor::scalar(DType::f32, static_cast<double>(steps_)));
+  in.push_back(Tensor::scalar(DType::f32, static_cast<double>(applied_)));  // Adam counts applied steps
   out.clear();
   for (const auto& p : params_) out.push_back(p.tensor);
   out.insert(out.end(), slots_.begin(), slots_.end());
@@ -236,6 +254,62 @@ double PipelineTrainer::step(const std::vector<Tensor>& data, double lr) {
   extras_.clear();
   for (size_t k = 1; k < sums.size(); ++k) extras_.push_back(Tensor::scalar(DType::f32, sums[k]));
   return sums[0];
+}
+
+namespace {
+
+// Calls f(float&) on every element of f32 gradients (the trainer's parameters are f32).
+template <class F>
+void each_gradient_of(Tensor& g, F f) {
+  if (g.dtype() != DType::f32) throw Error(ErrorKind::unsupported, cat("pipeline-parallel clipping and loss scaling take f32 parameters, not ", dtype_name(g.dtype())));
+  float* p = g.data_as<float>();
+  for (int64_t i = 0; i < g.numel(); ++i) f(p[i]);
+}
+template <class F>
+void each_gradient(std::vector<Tensor>& grads, F f) {
+  for (Tensor& g : grads) each_gradient_of(g, f);
+}
+
+}  // namespace
+
+bool PipelineTrainer::prepare_gradients() {
+  if (scaling_.enabled) {
+    // The step graph's test: the sum of every gradient's max |g| is at most FLT_MAX (a NaN or an
+    // infinity fails it) — here each stage's part, summed over the stages.
+    double total = 0;
+    for (Tensor& g : grads_) {
+      float m = 0;
+      each_gradient_of(g, [&](float& x) { m = std::isnan(x) || std::isnan(m) ? NAN : std::max(m, std::fabs(x)); });
+      total += m;
+    }
+    Tensor sum = Tensor::scalar(DType::f64, total);
+    comm_.all_reduce(sum, dist::ReduceOp::sum);
+    if (!(sum.at_f64(0) <= static_cast<double>(std::numeric_limits<float>::max()))) {  // as Trainer: back off, start counting again
+      ++skipped_;
+      finite_run_ = 0;
+      loss_scale_ = std::max(loss_scale_ * scaling_.backoff, static_cast<double>(std::numeric_limits<float>::min()));
+      return false;
+    }
+    // the step graph's unscaling: g · (1 / s) in f32, with the scale this step used
+    const float inv = 1.0f / static_cast<float>(loss_scale_);
+    each_gradient(grads_, [&](float& g) { g *= inv; });
+    if (++finite_run_ >= scaling_.interval) {
+      finite_run_ = 0;
+      loss_scale_ = std::min(loss_scale_ * scaling_.growth, static_cast<double>(std::numeric_limits<float>::max()));
+    }
+  }
+  if (clip_norm_ > 0) {
+    // the global L2 norm: each stage's Σ g², summed over the stages; then the step graph's
+    // factor min(1, clip / (norm + 1e-6)) in f32, on every stage alike
+    double local = 0;
+    each_gradient(grads_, [&](float& g) { local += static_cast<double>(g) * g; });
+    Tensor total = Tensor::scalar(DType::f64, local);
+    comm_.all_reduce(total, dist::ReduceOp::sum);
+    const float norm = std::sqrt(static_cast<float>(total.at_f64(0)));
+    const float factor = std::min(1.0f, static_cast<float>(clip_norm_) / (norm + 1e-6f));
+    each_gradient(grads_, [&](float& g) { g *= factor; });
+  }
+  return true;
 }
 
 std::vector<double> PipelineTrainer::from_last_stage(const std::vector<double>& values, size_t count) const {

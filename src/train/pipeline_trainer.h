@@ -33,7 +33,9 @@ class PipelineTrainer {
  public:
   // This rank runs stage comm.rank() of comm.size() (split_pipeline); `params` are all of the
   // model's, in input order (each rank keeps its stage's). Every data input's first dim is the
-  // batch. Refuses gradient clipping and loss scaling, whose decisions span every stage.
+  // batch. Gradient clipping and loss scaling decide over every stage: the squared gradient
+  // norms are summed over the stages and each stage scales its own gradients by the same factor;
+  // a step is skipped everywhere when any stage's gradients are not finite.
   PipelineTrainer(const std::string& device, const ir::Graph& forward, const std::vector<NamedTensor>& params, const OptimizerConfig& opt,
                   const SessionOptions& options, dist::Communicator& comm, PipelineConfig config = {});
   ~PipelineTrainer();
@@ -46,6 +48,10 @@ class PipelineTrainer {
   double step(const std::vector<Tensor>& data, double lr);
   const std::vector<Tensor>& extras() const { return extras_; }
   int64_t steps() const { return steps_; }
+  // Loss scaling (OptimizerConfig::loss_scale), as Trainer: the scale the next step uses and
+  // the steps skipped because some stage's gradients overflowed.
+  double loss_scale() const { return loss_scale_; }
+  int64_t skipped_steps() const { return skipped_; }
   // Every rank: the model's outputs on a batch, forward only — scalar outputs on every rank, the
   // others on the last stage only (undefined tensors elsewhere).
   std::vector<Tensor> evaluate(const std::vector<Tensor>& data) const;
@@ -66,6 +72,8 @@ class PipelineTrainer {
   std::vector<Micro> split_batch(const std::vector<Tensor>& data, int micro_batches) const;  // as even as the rows allow
   Tensor received(const ir::Type& type, const Micro& m) const;  // an empty tensor of the activation's shape for m
   void clear_accumulators();
+  // Loss scaling and clipping on the accumulated gradients, agreed over every stage; false: skip the update.
+  bool prepare_gradients();
   // Every rank: the last stage's `values` (its own are ignored elsewhere; `count` of them).
   std::vector<double> from_last_stage(const std::vector<double>& values, size_t count) const;
 
@@ -80,7 +88,9 @@ class PipelineTrainer {
   std::vector<NamedTensor> params_;  // this stage's
   std::vector<Tensor> slots_, grads_, extras_;
   std::vector<size_t> scalar_outputs_;  // the model's outputs that are scalars: the loss, then the scalar extras
-  int64_t steps_ = 0;
+  int64_t steps_ = 0, applied_ = 0, skipped_ = 0, finite_run_ = 0;
+  double clip_norm_ = 0, loss_scale_ = 1;
+  LossScaleConfig scaling_;
   int peak_in_flight_ = 0;
   std::optional<CompiledModel> forward_, backward_, update_;  // compiled once the stage is known
 };

@@ -92,6 +92,15 @@ sys.exit(0 if ok else 1)" "$tmp/a1.json" "$tmp/a2.json" || { echo "FAIL: amp-f16
   timeout 300 "$RLX" launch -n 2 -- "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --pipeline-parallel --micro-batches 4 \
     --save "$tmp/pp.safetensors" --json >"$tmp/pp.json" || { echo "FAIL: pipeline-parallel training (1f1b) failed"; fail=1; }
   same_training "$tmp/one" "$tmp/pp" "pipeline parallel, 2 stages, 1F1B × 4 micro-batches"
+  # with clipping by the global norm (each stage's Σg², summed) and f16 loss scaling (a skip agreed by every stage)
+  "$RLX" train mnist --limit 1024 --epochs 1 --batch 128 --precision amp-f16 --clip-norm 0.5 --json >"$tmp/c1.json" || fail=1
+  timeout 300 "$RLX" launch -n 2 -- "$RLX" train mnist --limit 1024 --epochs 1 --batch 128 --precision amp-f16 --clip-norm 0.5 --pipeline-parallel --json >"$tmp/c2.json" || fail=1
+  /usr/bin/python3 -c "
+import json, sys
+a, b = (json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[1:3])
+ok = abs(a['test_accuracy'] - b['test_accuracy']) < 2e-3 and a['loss_scale']['final'] == b['loss_scale']['final']
+print('amp-f16 + clip-norm pipeline parallel: accuracy %.4f vs %.4f one process, loss scale %g vs %g' % (b['test_accuracy'], a['test_accuracy'], b['loss_scale']['final'], a['loss_scale']['final']))
+sys.exit(0 if ok else 1)" "$tmp/c1.json" "$tmp/c2.json" || { echo "FAIL: amp-f16 with clipping, pipeline parallel, differs from one process"; fail=1; }
   "$RLX" train mnist --hidden 128,64 --limit 2048 --epochs 1 --batch 96 --save "$tmp/one3.safetensors" --json >"$tmp/one3.json" || fail=1
   timeout 300 "$RLX" launch -n 3 -- "$RLX" train mnist --hidden 128,64 --limit 2048 --epochs 1 --batch 96 --pipeline-parallel \
     --pipeline-schedule gpipe --micro-batches 5 --save "$tmp/pp3.safetensors" --json >"$tmp/pp3.json" || { echo "FAIL: pipeline-parallel training (gpipe) failed"; fail=1; }

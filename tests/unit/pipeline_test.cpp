@@ -202,6 +202,55 @@ TEST(PipelineTrainer, StagesOverGlooEqualOneProcessOnTheWholeBatch) {
     }
 }
 
+// Clipping by the global norm (summed over the stages) and dynamic loss scaling (a step skipped
+// on every stage when one overflows) give what one process gives on the whole batch.
+TEST(PipelineTrainer, ClippingAndLossScalingDecideOverEveryStage) {
+  const std::vector<int64_t> widths = {12, 16, 16, 4};
+  const ir::Graph g = mlp(widths);
+  std::mt19937 rng(5);
+  const auto params = init(rng, widths);
+  std::vector<std::vector<Tensor>> batches;
+  for (int s = 0; s < 4; ++s) {
+    std::vector<double> labels;
+    for (int i = 0; i < 9; ++i) labels.push_back(static_cast<double>(rng() % 4));
+    batches.push_back({random(rng, {9, 12}), Tensor::from_f64(DType::i64, {9}, labels)});
+  }
+  train::OptimizerConfig opt;
+  opt.kind = "adam";
+  opt.clip_norm = 0.05;  // far below the gradients' norm: every step clips
+  opt.loss_scale.enabled = true;
+  opt.loss_scale.init = 3e38;  // the first step overflows in f32 and is skipped; then 1.5e38…
+  opt.loss_scale.interval = 2;
+  train::Trainer one("cpu", g, params, opt);
+  std::vector<double> losses;
+  for (const auto& b : batches) losses.push_back(one.step(b, 0.01));
+  ASSERT_GE(one.skipped_steps(), 1) << "the test means to skip a step";
+  ASSERT_LT(one.skipped_steps(), 4) << "and to apply some";
+  std::vector<std::vector<train::NamedTensor>> got(2);
+  std::vector<double> scale(2);
+  std::vector<int64_t> skipped(2);
+  run_ranks(2, "ppclip", [&](dist::Communicator& comm) {
+    train::PipelineTrainer pt("cpu", g, params, opt, {}, comm, {train::PipelineScheduleKind::one_f_one_b, 2});
+    const auto r = static_cast<size_t>(comm.rank());
+    for (const auto& b : batches) pt.step(b, 0.01);
+    got[r] = pt.gather_params();
+    scale[r] = pt.loss_scale();
+    skipped[r] = pt.skipped_steps();
+  });
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(skipped[r], one.skipped_steps()) << "rank " << r;
+    EXPECT_EQ(scale[r], one.loss_scale()) << "rank " << r;
+    ASSERT_EQ(got[r].size(), params.size());
+    for (size_t i = 0; i < params.size(); ++i) EXPECT_LT(max_relative(one.params()[i].tensor, got[r][i].tensor), 1e-5) << params[i].name << " on rank " << r;
+  }
+  // clipping did something: without it the weights move further
+  train::OptimizerConfig loose = opt;
+  loose.clip_norm = 0;
+  train::Trainer unclipped("cpu", g, params, loose);
+  for (const auto& b : batches) unclipped.step(b, 0.01);
+  EXPECT_GT(max_relative(one.params()[0].tensor, unclipped.params()[0].tensor), 1e-4);
+}
+
 TEST(Communicator, SplitGroupsReduceAmongThemselves) {
   // 4 ranks as 2 groups (a pipeline stage's tensor-parallel ranks): colour rank / 2, keyed in reverse
   std::vector<double> sums(4), ranks(4), sizes(4);

@@ -194,8 +194,7 @@ int run_training(T& trainer, const TrainJob& job) {
   }
   if (json) {
     std::string scaling = "null";
-    if constexpr (!pipeline)
-      if (opt.loss_scale.enabled) scaling = cat("{\"final\":", trainer.loss_scale(), ",\"skipped_steps\":", trainer.skipped_steps(), "}");
+    if (opt.loss_scale.enabled) scaling = cat("{\"final\":", trainer.loss_scale(), ",\"skipped_steps\":", trainer.skipped_steps(), "}");
     std::string pipe_json = "null";
     if constexpr (pipeline)
       pipe_json = cat("{\"stages\":", trainer.stages(), ",\"schedule\":\"", train::pipeline_schedule_name(trainer.config().schedule), "\",\"micro_batches\":",
@@ -206,8 +205,7 @@ int run_training(T& trainer, const TrainJob& job) {
                 final_test.accuracy, final_test.loss, images_per_second, scaling.c_str(), pipe_json.c_str(), json_array(epoch_rows).c_str(),
                 save.empty() ? "null" : json_quote(save).c_str(), plot.empty() ? "null" : json_quote(plot).c_str());
   } else {
-    if constexpr (!pipeline)
-      if (opt.loss_scale.enabled)
+    if (opt.loss_scale.enabled)
         std::printf("loss scale %g at the end, %lld of %lld steps skipped (non-finite gradients)\n", trainer.loss_scale(),
                   static_cast<long long>(trainer.skipped_steps()), static_cast<long long>(trainer.steps()));
     std::printf("test accuracy %.4f (loss %.4f)%s%s\n", final_test.accuracy, final_test.loss, save.empty() ? "" : cat(", checkpoint ", save).c_str(),
