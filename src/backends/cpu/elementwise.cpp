@@ -123,7 +123,8 @@ template <class D, class S>
 D convert(S s, bool dst_bool) {
   auto w = widen(s);
   using W = decltype(w);
-  if (dst_bool) return static_cast<D>(w != W(0));
+  if constexpr (!is_half_tag<D>)  // a bool destination is never a half type
+    if (dst_bool) return static_cast<D>(w != W(0));
   if constexpr (std::is_same_v<D, F16>) return F16{f32_to_f16(static_cast<float>(w))};
   else if constexpr (std::is_same_v<D, BF16>) return BF16{vm::to_bf16(static_cast<float>(w))};
   else if constexpr (std::is_floating_point_v<D>) return static_cast<D>(w);
