@@ -84,8 +84,8 @@ struct PipelineTrainer::Micro {
 };
 
 PipelineTrainer::PipelineTrainer(const std::string& device, const ir::Graph& forward, const std::vector<NamedTensor>& params, const OptimizerConfig& opt,
-                                 const SessionOptions& options, dist::Communicator& comm, PipelineConfig config)
-    : comm_(comm), rank_(comm.rank()), stages_(comm.size()), config_(config) {
+                                 const SessionOptions& options, dist::Communicator& comm, PipelineConfig config, dist::Communicator* replicas)
+    : comm_(comm), replicas_(replicas && replicas->size() > 1 ? replicas : nullptr), rank_(comm.rank()), stages_(comm.size()), config_(config) {
   validate(opt);
   clip_norm_ = opt.clip_norm;
   scaling_ = opt.loss_scale;
@@ -226,15 +226,15 @@ double PipelineTrainer::step(const std::vector<Tensor>& data, double lr) {
     --in_flight;
   }
   for (auto& s : backward_sent) s->wait();
+  // data parallel: the copies' gradients averaged — each the mean over its share of the batch
+  if (replicas_)
+    for (Tensor& g : grads_) replicas_->all_reduce(g, dist::ReduceOp::avg);
 
   // The update, from the accumulated gradient of the whole batch.
   ++steps_;
   if (!prepare_gradients()) {  // some stage overflowed: params and slots stay as they were
     clear_accumulators();
-    sums = from_last_stage(sums, sums.size());
-    extras_.clear();
-    for (size_t k = 1; k < sums.size(); ++k) extras_.push_back(Tensor::scalar(DType::f32, sums[k]));
-    return sums[0];
+    return finish_step(sums);
   }
   ++applied_;
   in.clear();
@@ -250,10 +250,17 @@ double PipelineTrainer::step(const std::vector<Tensor>& data, double lr) {
   clear_accumulators();
 
   // The loss and scalar extras, known to the last stage, for every rank.
+  return finish_step(sums);
+}
+
+double PipelineTrainer::finish_step(std::vector<double> sums) {
   sums = from_last_stage(sums, sums.size());
   extras_.clear();
   for (size_t k = 1; k < sums.size(); ++k) extras_.push_back(Tensor::scalar(DType::f32, sums[k]));
-  return sums[0];
+  if (!replicas_) return sums[0];
+  Tensor loss = Tensor::scalar(DType::f64, sums[0]);  // the job's: the copies' mean
+  replicas_->all_reduce(loss, dist::ReduceOp::avg);
+  return loss.at_f64(0);
 }
 
 namespace {

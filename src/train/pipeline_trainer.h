@@ -36,8 +36,12 @@ class PipelineTrainer {
   // batch. Gradient clipping and loss scaling decide over every stage: the squared gradient
   // norms are summed over the stages and each stage scales its own gradients by the same factor;
   // a step is skipped everywhere when any stage's gradients are not finite.
+  // With `replicas` (data parallel × pipeline parallel): this pipeline is one of replicas->size()
+  // copies, each stepping on its own share of every batch; the copies of this stage (the ranks of
+  // `replicas`) average their accumulated gradients before the update, and step() returns the
+  // copies' mean loss (extras stay this copy's, as Trainer's).
   PipelineTrainer(const std::string& device, const ir::Graph& forward, const std::vector<NamedTensor>& params, const OptimizerConfig& opt,
-                  const SessionOptions& options, dist::Communicator& comm, PipelineConfig config = {});
+                  const SessionOptions& options, dist::Communicator& comm, PipelineConfig config = {}, dist::Communicator* replicas = nullptr);
   ~PipelineTrainer();
   PipelineTrainer(const PipelineTrainer&) = delete;
   PipelineTrainer& operator=(const PipelineTrainer&) = delete;
@@ -74,10 +78,13 @@ class PipelineTrainer {
   void clear_accumulators();
   // Loss scaling and clipping on the accumulated gradients, agreed over every stage; false: skip the update.
   bool prepare_gradients();
+  // The loss and scalar extras (the last stage's sums) on every rank; returns the step's loss.
+  double finish_step(std::vector<double> sums);
   // Every rank: the last stage's `values` (its own are ignored elsewhere; `count` of them).
   std::vector<double> from_last_stage(const std::vector<double>& values, size_t count) const;
 
   dist::Communicator& comm_;
+  dist::Communicator* replicas_ = nullptr;  // this stage's copies in the other pipelines (or none)
   int rank_ = 0, stages_ = 1;
   PipelineConfig config_;
   PipelineStage stage_;

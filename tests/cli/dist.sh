@@ -92,6 +92,12 @@ sys.exit(0 if ok else 1)" "$tmp/a1.json" "$tmp/a2.json" || { echo "FAIL: amp-f16
   timeout 300 "$RLX" launch -n 2 -- "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --pipeline-parallel --micro-batches 4 \
     --save "$tmp/pp.safetensors" --json >"$tmp/pp.json" || { echo "FAIL: pipeline-parallel training (1f1b) failed"; fail=1; }
   same_training "$tmp/one" "$tmp/pp" "pipeline parallel, 2 stages, 1F1B × 4 micro-batches"
+  # both: 4 ranks as 2 copies of a 2-stage pipeline, each copy on half of every batch, a stage's
+  # copies averaging their gradients
+  timeout 300 "$RLX" launch -n 4 -- "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --data-parallel --pipeline-parallel --pipeline-stages 2 \
+    --save "$tmp/dpp.safetensors" --json >"$tmp/dpp.json" || { echo "FAIL: data × pipeline parallel training failed"; fail=1; }
+  same_training "$tmp/one" "$tmp/dpp" "data parallel × pipeline parallel, 2 copies of 2 stages"
+  grep -q '"data_parallel_copies":2' "$tmp/dpp.json" || { echo "FAIL: the --json output does not count the copies"; fail=1; }
   # with clipping by the global norm (each stage's Σg², summed) and f16 loss scaling (a skip agreed by every stage)
   "$RLX" train mnist --limit 1024 --epochs 1 --batch 128 --precision amp-f16 --clip-norm 0.5 --json >"$tmp/c1.json" || fail=1
   timeout 300 "$RLX" launch -n 2 -- "$RLX" train mnist --limit 1024 --epochs 1 --batch 128 --precision amp-f16 --clip-norm 0.5 --pipeline-parallel --json >"$tmp/c2.json" || fail=1

@@ -251,6 +251,45 @@ TEST(PipelineTrainer, ClippingAndLossScalingDecideOverEveryStage) {
   EXPECT_GT(max_relative(one.params()[0].tensor, unclipped.params()[0].tensor), 1e-4);
 }
 
+// Data parallel × pipeline parallel: 4 ranks as 2 copies of a 2-stage pipeline, each copy on half
+// of every batch, a stage's copies averaging their gradients — one process on the whole batch.
+TEST(PipelineTrainer, CopiesOfAPipelineTrainAsOneProcess) {
+  const std::vector<int64_t> widths = {12, 16, 16, 4};
+  const ir::Graph g = mlp(widths);
+  std::mt19937 rng(9);
+  const auto params = init(rng, widths);
+  std::vector<std::vector<Tensor>> batches;
+  for (int s = 0; s < 3; ++s) {
+    std::vector<double> labels;
+    for (int i = 0; i < 12; ++i) labels.push_back(static_cast<double>(rng() % 4));
+    batches.push_back({random(rng, {12, 12}), Tensor::from_f64(DType::i64, {12}, labels)});
+  }
+  train::OptimizerConfig opt;
+  opt.kind = "adam";
+  opt.clip_norm = 0.1;
+  train::Trainer one("cpu", g, params, opt);
+  std::vector<double> losses;
+  for (const auto& b : batches) losses.push_back(one.step(b, 0.01));
+  std::vector<std::vector<train::NamedTensor>> got(4);
+  std::vector<std::vector<double>> got_loss(4);
+  run_ranks(4, "dpxpp", [&](dist::Communicator& comm) {
+    const int r = comm.rank(), copy = r / 2, stage = r % 2;
+    auto pipe = comm.split(copy, stage), copies = comm.split(stage, copy);
+    train::PipelineTrainer pt("cpu", g, params, opt, {}, *pipe, {train::PipelineScheduleKind::one_f_one_b, 2}, copies.get());
+    for (const auto& b : batches) {
+      std::vector<Tensor> half;
+      for (const Tensor& t : b) half.push_back(t.slice(0, copy * 6, copy * 6 + 6).contiguous());
+      got_loss[static_cast<size_t>(r)].push_back(pt.step(half, 0.01));
+    }
+    got[static_cast<size_t>(r)] = pt.gather_params();
+  });
+  for (size_t r = 0; r < 4; ++r) {
+    ASSERT_EQ(got[r].size(), params.size()) << "rank " << r;
+    for (size_t i = 0; i < params.size(); ++i) EXPECT_LT(max_relative(one.params()[i].tensor, got[r][i].tensor), 1e-5) << params[i].name << " on rank " << r;
+    for (size_t s = 0; s < losses.size(); ++s) EXPECT_NEAR(got_loss[r][s], losses[s], 1e-5 * std::abs(losses[s])) << "rank " << r;
+  }
+}
+
 TEST(Communicator, SplitGroupsReduceAmongThemselves) {
   // 4 ranks as 2 groups (a pipeline stage's tensor-parallel ranks): colour rank / 2, keyed in reverse
   std::vector<double> sums(4), ranks(4), sizes(4);

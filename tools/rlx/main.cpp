@@ -25,7 +25,7 @@ const std::vector<Command>& commands() {
       {"demo", "[--json]", "the main job on embedded defaults: a transformer block on every device, then Fashion-MNIST training", cmd_demo},
       {"train", "mnist [--data DIR] [--model mlp|cnn] [--hidden 128[,64…]] [--epochs N] [--batch B] [--lr X] [--optimizer sgd|adam|adamw] "
                 "[--momentum M] [--weight-decay W] [--clip-norm C] [--lr-schedule constant|step|cosine] [--seed S] [--device D] "
-                "[--qat int4|int8|int4/gN] [--qat-activations] [--precision f32|amp|bf16|amp-f16] [--loss-scale S [--loss-scale-interval N]] [--data-parallel | --pipeline-parallel [--pipeline-schedule 1f1b|gpipe] [--micro-batches M] (under rlx launch)] [--save ckpt.safetensors] [--load ckpt.safetensors] [--plot curves.png] [--limit N] [--threads N] [--json]",
+                "[--qat int4|int8|int4/gN] [--qat-activations] [--precision f32|amp|bf16|amp-f16] [--loss-scale S [--loss-scale-interval N]] [--data-parallel] [--pipeline-parallel [--pipeline-schedule 1f1b|gpipe] [--micro-batches M]] [--pipeline-stages S (with both: each pipeline's ranks)] (under rlx launch) [--save ckpt.safetensors] [--load ckpt.safetensors] [--plot curves.png] [--limit N] [--threads N] [--json]",
        "train an image classifier on MNIST-format data (Fashion-MNIST by default)", cmd_train},
       {"info", "FILE|DIR [--json]", "format, metadata and tensors of a safetensors/GGUF/ONNX file or model directory", cmd_info},
       {"tokenize", "--model DIR|FILE.gguf --text T [--pair T2] [--special|--no-special] [--max-length N] [--json]", "token ids and tokens of a text (WordPiece or BPE, Hugging Face-exact)", cmd_tokenize},

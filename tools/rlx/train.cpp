@@ -198,7 +198,7 @@ int run_training(T& trainer, const TrainJob& job) {
     std::string pipe_json = "null";
     if constexpr (pipeline)
       pipe_json = cat("{\"stages\":", trainer.stages(), ",\"schedule\":\"", train::pipeline_schedule_name(trainer.config().schedule), "\",\"micro_batches\":",
-                      trainer.config().micro_batches, ",\"peak_in_flight_stage0\":", trainer.peak_in_flight(), "}");
+                      trainer.config().micro_batches, ",\"data_parallel_copies\":", job.data_ranks, ",\"peak_in_flight_stage0\":", trainer.peak_in_flight(), "}");
     std::printf("{\"task\":\"mnist\",\"model\":%s,\"device\":%s,\"precision\":%s,\"epochs\":%lld,\"batch\":%lld,\"test_accuracy\":%.6f,\"test_loss\":%.6f,"
                 "\"images_per_second\":%.1f,\"loss_scale\":%s,\"pipeline\":%s,\"per_epoch\":%s,\"checkpoint\":%s,\"plot\":%s}\n",
                 json_quote(spec.kind).c_str(), json_quote(device).c_str(), json_quote(job.precision).c_str(), static_cast<long long>(epochs), static_cast<long long>(batch),
@@ -262,6 +262,9 @@ int cmd_train(Args& args) {
   const int64_t micro_batches = args.int_or("micro-batches", pipe.micro_batches);
   if (micro_batches < 1 || micro_batches > (1 << 16)) throw Error(ErrorKind::invalid_argument, cat("--micro-batches must be between 1 and 65536, got ", micro_batches));
   pipe.micro_batches = static_cast<int>(micro_batches);
+  // both: --pipeline-stages S of the N ranks form each pipeline, N / S copies of it share every batch
+  const int64_t pipeline_stages = args.int_or("pipeline-stages", 0);
+  if (pipeline_stages < 0) throw Error(ErrorKind::invalid_argument, cat("--pipeline-stages must be ≥ 1, got ", pipeline_stages));
   std::vector<std::string> pos = args.positionals();
   args.finish();
   if (pos.size() != 1 || pos[0] != "mnist") throw Error(ErrorKind::invalid_argument, "usage: rlx train mnist [options] (the only task is mnist)");
@@ -284,25 +287,39 @@ int cmd_train(Args& args) {
     quant::calibrate_activation_grids(model, spec, first, device);
   }
   std::unique_ptr<dist::Communicator> comm;
-  if (data_parallel && pipeline) throw Error(ErrorKind::unsupported, "--data-parallel with --pipeline-parallel: one or the other (their product is not built yet)");
+  if (data_parallel && pipeline && pipeline_stages == 0)
+    throw Error(ErrorKind::invalid_argument, "--data-parallel with --pipeline-parallel needs --pipeline-stages S (each pipeline's ranks; the others are its copies)");
+  if (pipeline_stages && !(data_parallel && pipeline)) throw Error(ErrorKind::invalid_argument, "--pipeline-stages is for --data-parallel with --pipeline-parallel");
   if (data_parallel || pipeline) comm = dist::connect(dist::Rendezvous::from_env());
   const int rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
   const bool lead = rank == 0;
-  if (data_parallel && batch % ranks != 0) throw Error(ErrorKind::invalid_argument, cat("--batch ", batch, " does not split evenly over ", ranks, " ranks"));
+  // data parallel × pipeline parallel: rank = copy · S + stage
+  const int stages = pipeline_stages ? static_cast<int>(pipeline_stages) : ranks;
+  if (pipeline_stages && (pipeline_stages > ranks || ranks % pipeline_stages != 0))
+    throw Error(ErrorKind::invalid_argument, cat("--pipeline-stages ", pipeline_stages, " does not divide the ", ranks, " ranks into pipelines"));
+  const int copies = data_parallel ? ranks / (pipeline ? stages : 1) : 1, copy = data_parallel ? rank / (pipeline ? stages : 1) : 0;
+  if (data_parallel && batch % copies != 0) throw Error(ErrorKind::invalid_argument, cat("--batch ", batch, " does not split evenly over ", copies, " data-parallel copies"));
+  std::unique_ptr<dist::Communicator> pipe_comm, copies_comm;
+  if (data_parallel && pipeline) {
+    pipe_comm = comm->split(copy, rank % stages);
+    copies_comm = comm->split(rank % stages, copy);
+  }
   if (comm)  // every rank must train the same model the same way on the same data
     dist::require_same_config(*comm, "training configuration",
                               cat(spec.kind, " ", join(spec.hidden, ","), spec.qat ? " qat " + spec.qat->str() : "", spec.qat_activations ? " qat-activations" : "", ", ", train_set.count, " images ",
                                   train_set.height, "x", train_set.width, ", epochs ", epochs, ", batch ", batch, ", seed ", seed, ", ", opt.kind, " lr ", lr,
                                   " momentum ", opt.momentum, " wd ", opt.weight_decay, " clip ", opt.clip_norm, ", ", schedule, ", precision ",
                                   session_options.precision.compute, ", loss scale ", opt.loss_scale.enabled ? opt.loss_scale.init : 0.0, ", load ", load,
-                                  ", save ", save, pipeline ? cat(", pipeline ", train::pipeline_schedule_name(pipe.schedule), " × ", pipe.micro_batches) : std::string()));
-  TrainJob job{json, lead, data_parallel ? ranks : 1, spec, data, &train_set, &test_set, batch, epochs, seed, lr, schedule, device,
-               session_options.precision.compute, opt, save, load, plot, rank};
+                                  ", save ", save, pipeline ? cat(", pipeline ", train::pipeline_schedule_name(pipe.schedule), " × ", pipe.micro_batches) : std::string(),
+                                  data_parallel ? cat(", data parallel × ", copies) : std::string()));
+  TrainJob job{json, lead, copies, spec, data, &train_set, &test_set, batch, epochs, seed, lr, schedule, device,
+               session_options.precision.compute, opt, save, load, plot, copy};
   if (pipeline) {
-    train::PipelineTrainer trainer(device, model.forward, model.params, opt, session_options, *comm, pipe);
+    train::PipelineTrainer trainer(device, model.forward, model.params, opt, session_options, pipe_comm ? *pipe_comm : *comm, pipe, copies_comm.get());
     if (!json && lead)
-      std::printf("pipeline parallel: %d stages, %s schedule, %d micro-batches per step; this rank's stage: %zu parameters, sends '%s'\n", ranks,
-                  train::pipeline_schedule_name(pipe.schedule), pipe.micro_batches, trainer.stage().params.size(), trainer.stage().sends.c_str());
+      std::printf("pipeline parallel: %d stages%s, %s schedule, %d micro-batches per step; this rank's stage: %zu parameters, sends '%s'\n", stages,
+                  copies > 1 ? cat(" × ", copies, " data-parallel copies").c_str() : "", train::pipeline_schedule_name(pipe.schedule), pipe.micro_batches,
+                  trainer.stage().params.size(), trainer.stage().sends.c_str());
     return run_training(trainer, job);
   }
   train::Trainer trainer(device, model.forward, model.params, opt, session_options, comm.get());
