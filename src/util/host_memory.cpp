@@ -69,7 +69,9 @@ std::shared_ptr<void> host_alloc(size_t bytes, bool zero, const char* what) {
   // alignment costs address space, not memory).
   check_memory_limit(padded, cat("allocating ", what), "");
   bool huge = padded >= kHugePage;
-  void* p = std::aligned_alloc(huge ? kHugePage : 64, padded);
+  // posix_memalign: aligned_alloc would also require the size to be a multiple of the alignment
+  void* p = nullptr;
+  if (::posix_memalign(&p, huge ? kHugePage : 64, padded) != 0) p = nullptr;
   if (!p) throw Error(ErrorKind::out_of_memory, cat("could not allocate ", bytes, " bytes for ", what));
   // Advice only: a kernel without THP (or with it off) keeps 4 KiB pages and runs the same.
   if (huge) ::madvise(p, (padded + 4095) / 4096 * 4096, MADV_HUGEPAGE);

@@ -1,5 +1,7 @@
 #include "text/jinja/interpreter.h"
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "rlx/error.h"
@@ -25,6 +27,10 @@ int64_t as_int(const Value& v) { return v.kind == Value::Kind::integer ? v.i : (
 }  // namespace
 
 Interpreter::Interpreter(const Template& tpl, const Dict& context, Limits limits) : tpl_(tpl), limits_(limits) { frames_.push_back(context); }
+
+Interpreter::~Interpreter() {
+  for (auto& ns : assigned_namespaces_) ns->items.clear();
+}
 
 void Interpreter::fail(const std::string& what) const { throw Error(ErrorKind::invalid_argument, cat("chat template, line ", line_, ": ", what)); }
 
@@ -163,6 +169,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s) {
       if (!s.attr.empty()) {
         Value ns = lookup(s.targets[0]);
         if (!ns.is_dict() || !ns.dict->is_namespace) fail(cat("cannot assign attribute on non-namespace object ('", s.targets[0], ".", s.attr, "')"));
+        if (std::find(assigned_namespaces_.begin(), assigned_namespaces_.end(), ns.dict) == assigned_namespaces_.end()) assigned_namespaces_.push_back(ns.dict);
         ns.dict->set(s.attr, std::move(v));
         return Flow::normal;
       }

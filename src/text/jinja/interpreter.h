@@ -23,6 +23,11 @@ struct Limits {
 class Interpreter {
  public:
   Interpreter(const Template& tpl, const Dict& context, Limits limits = {});
+  // Breaks the reference cycles a template made ({% set ns.me = ns %}): a namespace holding
+  // itself would otherwise outlive every render of it.
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
   std::string render();
 
   // For the builtins (builtins.cpp).
@@ -40,6 +45,7 @@ class Interpreter {
   const Template& tpl_;
   Limits limits_;
   std::vector<Dict> frames_;  // globals first, then one per for body and macro call
+  std::vector<std::shared_ptr<Dict>> assigned_namespaces_;  // emptied when the interpreter goes
   std::string* out_ = nullptr;
   int line_ = 0;
   int64_t iterations_ = 0;
