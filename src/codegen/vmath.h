@@ -11,7 +11,8 @@ namespace rlx::vm {
 
 // exp(x) = 2^n · e^r with n = round(x / ln 2), |r| ≤ ln2/2 and a degree-6 polynomial for e^r.
 inline float exp(float x) {
-  float xc = x > 88.7f ? 88.7f : (x < -87.3f ? -87.3f : x);
+  // NaN computes on 0 (its result is replaced below): converting a NaN n to int is undefined
+  float xc = x > 88.7f ? 88.7f : (x < -87.3f ? -87.3f : (x != x ? 0.0f : x));
   // round to nearest by the 1.5·2^23 trick (|xc·log2 e| < 2^22): vectorizes, unlike roundevenf
   float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = xc - n * 0.693359375f;  // ln2 split in two for exact range reduction

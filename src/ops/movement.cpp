@@ -111,6 +111,10 @@ std::vector<Type> infer_pad(Op op, const std::vector<Type>& in, const Attrs& a) 
   Shape out;
   for (size_t i = 0; i < s.size(); ++i) {
     if (interior[i] < 0) type_error(op, "interior padding cannot be negative");
+    // far beyond any tensor, and small enough that the sums below cannot overflow
+    constexpr int64_t kMaxPad = int64_t{1} << 40;
+    if (lo[i] < -kMaxPad || lo[i] > kMaxPad || hi[i] < -kMaxPad || hi[i] > kMaxPad || interior[i] > kMaxPad)
+      type_error(op, cat("padding of dim ", i, " (lo ", lo[i], ", hi ", hi[i], ", interior ", interior[i], ") is out of range (|·| ≤ 2^40)"));
     if (interior[i] > 0 && mode != "constant") type_error(op, "interior padding needs mode=constant");
     if (mode != "constant" && (lo[i] < 0 || hi[i] < 0)) type_error(op, cat(mode, " padding cannot be negative"));
     if (mode == "reflect") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -9,6 +10,23 @@
 namespace rlx {
 
 namespace {
+// Shape arithmetic on sizes a file or an IR text wrote: a result past int64 is bad input, named
+// as such, never signed overflow.
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) throw Error(ErrorKind::invalid_argument, cat("a dimension overflows int64 (", a, " + ", b, ")"));
+  return r;
+}
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw Error(ErrorKind::invalid_argument, cat("a dimension overflows int64 (", a, " × ", b, ")"));
+  return r;
+}
+int64_t checked_neg(int64_t a) {
+  if (a == INT64_MIN) throw Error(ErrorKind::invalid_argument, "a dimension overflows int64 (−(−2^63))");
+  return -a;
+}
+
 bool term_less(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   if (a.size() != b.size()) return a.size() > b.size();
   return a < b;
@@ -24,13 +42,13 @@ Dim Dim::symbol(std::string name) {
 void Dim::add_term(Term t) {
   if (t.coef == 0) return;
   if (t.syms.empty()) {
-    c_ += t.coef;
+    c_ = checked_add(c_, t.coef);
     return;
   }
   auto it = std::lower_bound(terms_.begin(), terms_.end(), t,
                              [](const Term& a, const Term& b) { return term_less(a.syms, b.syms); });
   if (it != terms_.end() && it->syms == t.syms) {
-    it->coef += t.coef;
+    it->coef = checked_add(it->coef, t.coef);
     if (it->coef == 0) terms_.erase(it);
   } else {
     terms_.insert(it, std::move(t));
@@ -56,16 +74,16 @@ const std::string& Dim::symbol_name() const {
 
 Dim Dim::operator+(const Dim& o) const {
   Dim r = *this;
-  r.c_ += o.c_;
+  r.c_ = checked_add(r.c_, o.c_);
   for (const auto& t : o.terms_) r.add_term(t);
   return r;
 }
 
 Dim Dim::operator-(const Dim& o) const {
   Dim r = *this;
-  r.c_ -= o.c_;
+  r.c_ = checked_add(r.c_, checked_neg(o.c_));
   for (auto t : o.terms_) {
-    t.coef = -t.coef;
+    t.coef = checked_neg(t.coef);
     r.add_term(std::move(t));
   }
   return r;
@@ -78,7 +96,7 @@ Dim Dim::operator*(const Dim& o) const {
   b.push_back({{}, o.c_});
   for (const auto& x : a)
     for (const auto& y : b) {
-      Term t{x.syms, x.coef * y.coef};
+      Term t{x.syms, checked_mul(x.coef, y.coef)};
       t.syms.insert(t.syms.end(), y.syms.begin(), y.syms.end());
       std::sort(t.syms.begin(), t.syms.end());
       r.add_term(std::move(t));
