@@ -45,6 +45,7 @@ struct Fftw<double> {
   static void run_r2c(Plan p, void* in, void* out) { fftw_execute_dft_r2c(p, static_cast<double*>(in), static_cast<Cpx*>(out)); }
   static void run_c2r(Plan p, void* in, void* out) { fftw_execute_dft_c2r(p, static_cast<Cpx*>(in), static_cast<double*>(out)); }
   static int alignment(const void* p) { return fftw_alignment_of(static_cast<double*>(const_cast<void*>(p))); }
+  static void destroy(Plan p) { fftw_destroy_plan(p); }
 };
 template <>
 struct Fftw<float> {
@@ -64,6 +65,7 @@ struct Fftw<float> {
   static void run_r2c(Plan p, void* in, void* out) { fftwf_execute_dft_r2c(p, static_cast<float*>(in), static_cast<Cpx*>(out)); }
   static void run_c2r(Plan p, void* in, void* out) { fftwf_execute_dft_c2r(p, static_cast<Cpx*>(in), static_cast<float*>(out)); }
   static int alignment(const void* p) { return fftwf_alignment_of(static_cast<float*>(const_cast<void*>(p))); }
+  static void destroy(Plan p) { fftwf_destroy_plan(p); }
 };
 
 enum class Kind { c2c_forward, c2c_inverse, r2c, c2r };
@@ -101,11 +103,24 @@ size_t out_bytes_per(Kind k, size_t real) { return k == Kind::c2r ? real : 2 * r
 // The plan for these arrays (null ones: for any SIMD-aligned arrays, planned ahead). Under RLX_FFT_PLANNER=measure, plans for SIMD-aligned arrays are
 // timed on scratch buffers (FFTW_MEASURE overwrites what it plans on), so they serve every
 // aligned array of the layout; arrays of other alignments get a heuristic plan made on them.
+// Plans live as long as the process (planning costs far more than running), and are destroyed
+// with it rather than dropped, so that leak checkers see every FFTW allocation returned.
+template <class R>
+struct PlanCache {
+  std::mutex mu;
+  std::map<std::string, typename Fftw<R>::Plan> plans;
+  ~PlanCache() {
+    for (auto& [key, p] : plans)
+      if (p) Fftw<R>::destroy(p);
+  }
+};
+
 template <class R>
 typename Fftw<R>::Plan get_plan(Kind k, const Layout& l, void* in, void* out, bool in_place) {
   using F = Fftw<R>;
-  static std::mutex mu;
-  static std::map<std::string, typename F::Plan> cache;
+  static PlanCache<R> plans;
+  std::mutex& mu = plans.mu;
+  auto& cache = plans.plans;
   int ain = in ? F::alignment(in) : 0, aout = out ? F::alignment(out) : 0;
   std::string key = plan_key(k, l, in_place, ain, aout);
   std::lock_guard<std::mutex> lock(mu);
