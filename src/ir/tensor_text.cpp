@@ -176,11 +176,16 @@ Tensor tensor_from_text(std::string_view text, const std::string& what) {
     }
   }
   r.expect(">");
+  // A constant written out in text is small (a quantized layer, a table); a shape past 1 GiB is
+  // a typo or a hostile file, refused before anything is allocated.
+  constexpr int64_t kMaxTextBytes = int64_t{1} << 30;
   int64_t n = 1;
   for (auto d : shape) {
     if (d && n > (int64_t{1} << 40) / d) r.fail("tensor is too large for the text form");
     n *= d;
   }
+  if (static_cast<double>(n) * static_cast<double>(dtype_bits(*dt)) / 8 > static_cast<double>(kMaxTextBytes))
+    r.fail(cat("a constant of ", n, " elements of ", dtype_name(*dt), " is larger than the text form takes (1 GiB)"));
   Tensor t = Tensor::zeros(*dt, shape);
   if (r.eat("splat(")) {
     if (n == 0) r.fail("splat of an empty tensor");
