@@ -157,6 +157,7 @@ CompletionPlan parse_completion(const Body& b, bool chat, const models::LlamaMod
     if (!p) bad("'prompt' is required", "prompt");
     prompt = tokenize_prompt(*p, model);
   }
+  if (prompt.empty()) bad("the prompt has no tokens", chat ? "messages" : "prompt");
   CompletionPlan p;
   if (b.integer("n", 1, 1, 1) != 1) bad("only n = 1 is served", "n");
   for (const char* k : {"presence_penalty", "frequency_penalty"})

@@ -327,6 +327,7 @@ TEST_F(Serve, MalformedRequestsGetTheirStatusAndAJsonError) {
       {"/v1/completions", R"({"model":"tiny","prompt":"x","max_tokens":1000000000})", 400},  // huge
       {"/v1/completions", R"({"model":"tiny","prompt":"x","temperature":7})", 400},
       {"/v1/completions", R"({"model":"tiny","prompt":[1,-4]})", 400},
+      {"/v1/completions", R"({"model":"tiny","prompt":""})", 400},  // no tokens
       {"/v1/completions", R"({"model":"tiny","prompt":"x","stop":[1]})", 400},
       {"/v1/completions", R"({"model":"tiny","prompt":"x","n":3})", 400},
       {"/v1/completions", R"({"model":"gpt-4","prompt":"x"})", 404},  // unknown model
