@@ -5,17 +5,16 @@
 // first for the same prompt (streamed or not), every malformed request a 400 with a JSON error,
 // no request may fail, and the resident set must stay flat once warm. `make soak` runs it.
 #include <httplib.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "bench.h"
 #include "json.h"
+#include "rss_watch.h"
 #include "models/qwen3_weights.h"
 #include "rlx/error.h"
 #include "serve/engine.h"
@@ -28,13 +27,6 @@ namespace rlx::cli {
 namespace {
 
 using Json = nlohmann::json;
-
-size_t resident_bytes() {
-  std::ifstream f("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-}
 
 models::LlamaSpec soak_spec() {
   models::LlamaSpec s;
@@ -139,36 +131,25 @@ int bench_serve_soak(Args& args) {
   Tally tally;
   std::vector<std::thread> threads;
   for (int t = 0; t < clients; ++t) threads.emplace_back(client_loop, port, t, std::cref(stop), std::ref(tally));
-  auto start = std::chrono::steady_clock::now();
-  double warm_at = std::max(seconds * 0.1, std::min(5.0, seconds / 2));
-  size_t warm_rss = 0, peak_after = 0;
-  std::vector<std::string> samples;
+  RssWatch rss;
   if (!json) std::printf("serve-soak: Qwen3 architecture (2 layers, random weights), %d clients over loopback, %.0f s on %s\n", clients, seconds, device.c_str());
-  for (;;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    size_t rss = resident_bytes();
-    samples.push_back(cat("[", format_double(at), ",", rss, "]"));
-    if (at >= warm_at && warm_rss == 0) warm_rss = rss;
-    if (warm_rss) peak_after = std::max(peak_after, rss);
-    if (at >= seconds) break;
-  }
+  rss.run(seconds);
   stop = true;
   for (auto& th : threads) th.join();
   server.stop();
-  double growth = warm_rss ? static_cast<double>(peak_after) / static_cast<double>(warm_rss) - 1 : 0;
+  const double growth = rss.growth();
   bool ok = tally.failed == 0 && tally.differing == 0 && tally.requests > 0 && growth <= max_growth;
   if (json)
     std::printf("{\"workload\":\"serve-soak\",\"device\":%s,\"clients\":%d,\"seconds\":%s,\"requests\":%lld,\"streamed\":%lld,\"malformed\":%lld,\"differing\":%lld,"
                 "\"failed\":%lld,\"rss_warm\":%zu,\"rss_peak_after\":%zu,\"growth\":%s,\"ok\":%s,\"rss_samples\":[%s]}\n",
                 json_quote(device).c_str(), clients, format_double(seconds).c_str(), static_cast<long long>(tally.requests.load()),
                 static_cast<long long>(tally.streamed.load()), static_cast<long long>(tally.malformed.load()), static_cast<long long>(tally.differing.load()),
-                static_cast<long long>(tally.failed.load()), warm_rss, peak_after, format_double(growth).c_str(), ok ? "true" : "false", join(samples, ",").c_str());
+                static_cast<long long>(tally.failed.load()), rss.warm, rss.peak_after, format_double(growth).c_str(), ok ? "true" : "false", join(rss.samples, ",").c_str());
   else {
     std::printf("%lld completions (%lld streamed) and %lld malformed requests; %lld answers differing from their client's first, %lld failed; "
                 "RSS %.1f MiB when warm, peak after %.1f MiB (%+.2f %%, limit %.1f %%): %s\n",
                 static_cast<long long>(tally.requests.load()), static_cast<long long>(tally.streamed.load()), static_cast<long long>(tally.malformed.load()),
-                static_cast<long long>(tally.differing.load()), static_cast<long long>(tally.failed.load()), warm_rss / 1048576.0, peak_after / 1048576.0,
+                static_cast<long long>(tally.differing.load()), static_cast<long long>(tally.failed.load()), rss.warm / 1048576.0, rss.peak_after / 1048576.0,
                 growth * 100, max_growth * 100, ok ? "ok" : "FAILED");
     if (!tally.first_failure.empty()) std::printf("first failure: %s\n", tally.first_failure.c_str());
   }

@@ -2,17 +2,16 @@
 // many threads at once for a given time — the way a server uses it. Every result must equal, bit
 // for bit, the first result its thread got for the same input, and the resident set must stay
 // flat once warm (growth ≤ --max-growth after the first tenth of the time). `make soak` runs it.
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <thread>
 
 #include "bench.h"
 #include "json.h"
+#include "rss_watch.h"
 #include "models/bert.h"
 #include "rlx/error.h"
 #include "rlx/session.h"
@@ -22,13 +21,6 @@
 namespace rlx::cli {
 
 namespace {
-
-size_t resident_bytes() {
-  std::ifstream f("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-}
 
 // Token ids for thread `t`: each thread its own sequence length (so the executable cache is shared
 // by several shapes) and its own ids.
@@ -68,31 +60,20 @@ int bench_soak(Args& args) {
         ++runs;
       }
     });
-  auto start = std::chrono::steady_clock::now();
-  double warm_at = std::max(seconds * 0.1, std::min(5.0, seconds / 2));
-  size_t warm_rss = 0, peak_after = 0;
-  std::vector<std::string> samples;
+  RssWatch rss;
   if (!json) std::printf("soak: MiniLM-L6 architecture, %d callers on %d threads, %.0f s on %s\n", callers, num_threads(), seconds, device.c_str());
-  for (;;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    double at = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    size_t rss = resident_bytes();
-    samples.push_back(cat("[", format_double(at), ",", rss, "]"));
-    if (at >= warm_at && warm_rss == 0) warm_rss = rss;
-    if (warm_rss) peak_after = std::max(peak_after, rss);
-    if (at >= seconds) break;
-  }
+  rss.run(seconds);
   stop = true;
   for (auto& th : threads) th.join();
-  double growth = warm_rss ? static_cast<double>(peak_after) / static_cast<double>(warm_rss) - 1 : 0;
+  const double growth = rss.growth();
   bool ok = mismatches == 0 && growth <= max_growth;
   if (json)
     std::printf("{\"workload\":\"soak\",\"device\":%s,\"callers\":%d,\"seconds\":%s,\"runs\":%lld,\"mismatches\":%lld,\"rss_warm\":%zu,\"rss_peak_after\":%zu,\"growth\":%s,\"ok\":%s,\"rss_samples\":[%s]}\n",
-                json_quote(device).c_str(), callers, format_double(seconds).c_str(), static_cast<long long>(runs.load()), static_cast<long long>(mismatches.load()), warm_rss,
-                peak_after, format_double(growth).c_str(), ok ? "true" : "false", join(samples, ",").c_str());
+                json_quote(device).c_str(), callers, format_double(seconds).c_str(), static_cast<long long>(runs.load()), static_cast<long long>(mismatches.load()), rss.warm,
+                rss.peak_after, format_double(growth).c_str(), ok ? "true" : "false", join(rss.samples, ",").c_str());
   else
     std::printf("%lld runs, %lld results differing from their thread's first; RSS %.1f MiB when warm, peak after %.1f MiB (%+.2f %%, limit %.1f %%): %s\n",
-                static_cast<long long>(runs.load()), static_cast<long long>(mismatches.load()), warm_rss / 1048576.0, peak_after / 1048576.0, growth * 100, max_growth * 100,
+                static_cast<long long>(runs.load()), static_cast<long long>(mismatches.load()), rss.warm / 1048576.0, rss.peak_after / 1048576.0, growth * 100, max_growth * 100,
                 ok ? "ok" : "FAILED");
   return ok ? 0 : 1;
 }
