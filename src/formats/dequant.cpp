@@ -38,6 +38,8 @@ std::optional<quant::BlockType> block_type_of(WeightType t) {
     case WeightType::q5_k: return quant::BlockType::q5_k;
     case WeightType::q6_k: return quant::BlockType::q6_k;
     case WeightType::q8_k: return quant::BlockType::q8_k;
+    case WeightType::iq4_nl: return quant::BlockType::iq4_nl;
+    case WeightType::iq4_xs: return quant::BlockType::iq4_xs;
     case WeightType::f16: return quant::BlockType::f16;
     case WeightType::bf16: return quant::BlockType::bf16;
     default: return std::nullopt;

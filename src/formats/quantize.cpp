@@ -2,11 +2,15 @@
 // scale (and min) by least squares before the 6/8-bit scale quantization, then re-round every
 // element against the scale that will actually be stored.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "formats/quant.h"
 #include "rlx/error.h"
+#include "util/gguf_blocks.h"
 #include "util/half.h"
 #include "util/strings.h"
 
@@ -341,6 +345,88 @@ void q3_k(const float* x, uint8_t* b, const float* w) {
   }
 }
 
+// ---- IQ4_NL / IQ4_XS: indices into quant::iq4_grid's 16 values, the nearest for each element.
+
+// The grid's midpoints are multiples of ½, so the nearest index is constant on every half-unit
+// interval [k/2, (k+1)/2): one table lookup of ⌊2v⌋. Ties (v on a midpoint) go up.
+int nearest_iq4(float v) {  // v in grid units
+  static const auto table = [] {
+    std::array<uint8_t, 512> t{};
+    for (int k = 0; k < 512; ++k) {
+      const float mid = (static_cast<float>(k - 256) + 0.5f) / 2.0f;  // the interval's centre
+      int best = 0;
+      for (int i = 1; i < 16; ++i)
+        if (std::fabs(mid - static_cast<float>(quant::iq4_grid(i))) < std::fabs(mid - static_cast<float>(quant::iq4_grid(best)))) best = i;
+      t[static_cast<size_t>(k)] = static_cast<uint8_t>(best);
+    }
+    return t;
+  }();
+  const float h = 2.0f * v + 256.0f;
+  if (!(h >= 0.0f)) return 0;  // NaN too
+  return table[static_cast<size_t>(std::min(511.0f, h))];
+}
+
+// The (signed: the grid is lopsided) scale for n values on the grid. Candidate scales map the
+// largest magnitude onto either end of the grid or a little inside it; each picks its indices,
+// and the least-squares scale for those indices scores Σ(w·l·x)² / Σ(w·l²) (the error it removes,
+// so the highest wins — no second pass per candidate).
+float search_iq4_scale(const float* v, int n, const float* w) {
+  float amax = 0, max = 0;
+  for (int i = 0; i < n; ++i)
+    if (std::fabs(v[i]) > amax) amax = std::fabs(v[i]), max = v[i];
+  if (max == 0) return 0;
+  float s = max / -127.0f;
+  double best = -1;
+  for (float end : {-127.0f, 113.0f})
+    for (int k = 0; k <= 8; ++k) {
+      const float inv = end * (1.0f - 0.03f * static_cast<float>(k)) / max;
+      double num = 0, den = 0;
+      for (int i = 0; i < n; ++i) {
+        const double l = quant::iq4_grid(nearest_iq4(v[i] * inv)), wi = w ? w[i] : 1.0;
+        num += wi * l * v[i], den += wi * l * l;
+      }
+      if (den > 0 && num * num / den > best) best = num * num / den, s = static_cast<float>(num / den);
+    }
+  return s;
+}
+
+// 32 values against a stored scale d → 16 bytes: element j's index in the low nibble of byte j,
+// element j + 16's in the high one.
+void pack_iq4(const float* x, float d, uint8_t* qs) {
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  for (int j = 0; j < 16; ++j)
+    qs[j] = static_cast<uint8_t>(nearest_iq4(x[j] * id) | (nearest_iq4(x[j + 16] * id) << 4));
+}
+
+void iq4_nl(const float* x, uint8_t* b, const float* w) {
+  const float d = stored_half(search_iq4_scale(x, 32, w));
+  put_half(b, d);
+  pack_iq4(x, d, b + 2);
+}
+
+// IQ4_XS: each group's own best scale, then one half d with the groups' scales as 6-bit signed
+// multiples of it (d·(ls − 32), ls in 0…63; d maps the largest group scale to −32).
+void iq4_xs(const float* x, uint8_t* b, const float* w) {
+  float sc[8], max = 0;
+  for (int g = 0; g < 8; ++g) {
+    sc[g] = search_iq4_scale(x + 32 * g, 32, w ? w + 32 * g : nullptr);
+    if (std::fabs(sc[g]) > std::fabs(max)) max = sc[g];
+  }
+  const float d = stored_half(max / -32.0f);
+  put_half(b, d);
+  const float id = d != 0 ? 1.0f / d : 0.0f;
+  unsigned scales_h = 0;
+  std::memset(b + 4, 0, 4);
+  for (int g = 0; g < 8; ++g) {
+    const int ls = clamp_int(round_int(sc[g] * id), -32, 31) + 32;
+    b[4 + g / 2] = static_cast<uint8_t>(b[4 + g / 2] | ((ls & 0x0f) << (4 * (g % 2))));
+    scales_h |= static_cast<unsigned>(ls >> 4) << (2 * g);
+    pack_iq4(x + 32 * g, d * static_cast<float>(ls - 32), b + 8 + 16 * g);
+  }
+  b[2] = static_cast<uint8_t>(scales_h & 0xff);
+  b[3] = static_cast<uint8_t>(scales_h >> 8);
+}
+
 }  // namespace
 
 bool can_quantize(WeightType t) {
@@ -357,7 +443,9 @@ bool can_quantize(WeightType t) {
     case WeightType::q3_k:
     case WeightType::q4_k:
     case WeightType::q5_k:
-    case WeightType::q6_k: return true;
+    case WeightType::q6_k:
+    case WeightType::iq4_nl:
+    case WeightType::iq4_xs: return true;
     default: return false;
   }
 }
@@ -369,7 +457,7 @@ std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n, const f
     throw Error(ErrorKind::invalid_argument, cat("quantize: importance for rows of ", row, " values does not fit ", n, " values of ", weight_type_name(t)));
   if (!can_quantize(t))
     throw Error(ErrorKind::unsupported, cat("RLX cannot quantize to ", weight_type_name(t),
-                                            "; it writes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K"));
+                                            "; it writes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS"));
   auto nbytes = n >= 0 ? weight_type_bytes(t, static_cast<uint64_t>(n)) : std::nullopt;
   if (!nbytes)
     throw Error(ErrorKind::invalid_argument, cat(weight_type_name(t), " packs whole blocks of ",
@@ -401,27 +489,42 @@ std::vector<uint8_t> quantize(WeightType t, const float* src, int64_t n, const f
     case WeightType::q3_k: fn = q3_k; break;
     case WeightType::q4_k: fn = q4_k; break;
     case WeightType::q5_k: fn = q5_k; break;
+    case WeightType::iq4_nl: fn = iq4_nl; break;
+    case WeightType::iq4_xs: fn = iq4_xs; break;
     default: fn = q6_k; break;
   }
-  int64_t be = weight_type_block_elems(t), bb = weight_type_block_bytes(t);
-  if (!importance) {
-    for (int64_t i = 0; i < n / be; ++i) fn(src + i * be, out.data() + i * bb, nullptr);
-    return out;
-  }
+  const int64_t be = weight_type_block_elems(t), bb = weight_type_block_bytes(t);
   // Each element's weight: its column's importance times sqrt(σ² + x²), σ² the row's mean
   // square — the activations say which columns matter, the values keep large weights exact.
-  std::vector<float> w(static_cast<size_t>(be));
-  for (int64_t r = 0; r < n / row; ++r) {
-    const float* x = src + r * row;
-    double sigma2 = 0;
-    for (int64_t j = 0; j < row; ++j) sigma2 += static_cast<double>(x[j]) * x[j];
-    sigma2 /= static_cast<double>(row);
-    for (int64_t j = 0; j < row; j += be) {
-      for (int64_t e = 0; e < be; ++e)
-        w[static_cast<size_t>(e)] = importance[j + e] * static_cast<float>(std::sqrt(sigma2 + static_cast<double>(x[j + e]) * x[j + e]));
-      fn(x + j, out.data() + (r * row + j) / be * bb, w.data());
+  auto rows = [&](int64_t r0, int64_t r1) {
+    std::vector<float> w(static_cast<size_t>(be));
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* x = src + r * row;
+      if (!importance) {
+        for (int64_t j = 0; j < row; j += be) fn(x + j, out.data() + (r * row + j) / be * bb, nullptr);
+        continue;
+      }
+      double sigma2 = 0;
+      for (int64_t j = 0; j < row; ++j) sigma2 += static_cast<double>(x[j]) * x[j];
+      sigma2 /= static_cast<double>(row);
+      for (int64_t j = 0; j < row; j += be) {
+        for (int64_t e = 0; e < be; ++e)
+          w[static_cast<size_t>(e)] = importance[j + e] * static_cast<float>(std::sqrt(sigma2 + static_cast<double>(x[j + e]) * x[j + e]));
+        fn(x + j, out.data() + (r * row + j) / be * bb, w.data());
+      }
     }
+  };
+  if (!importance) row = be;  // rows of one block: any split is a whole number of blocks
+  // Blocks are independent: a large tensor is split over the machine's cores by rows.
+  const int64_t nrows = n / row;
+  const int64_t threads = std::min<int64_t>(std::max(1u, std::thread::hardware_concurrency()), n / (1 << 16));
+  if (threads <= 1) {
+    rows(0, nrows);
+    return out;
   }
+  std::vector<std::thread> pool;
+  for (int64_t i = 0; i < threads; ++i) pool.emplace_back(rows, nrows * i / threads, nrows * (i + 1) / threads);
+  for (auto& th : pool) th.join();
   return out;
 }
 

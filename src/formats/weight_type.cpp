@@ -19,7 +19,7 @@ struct Info {
 
 // Block sizes follow ggml-common.h (QK4_0 = 32, QK_K = 256); safetensors sub-byte floats pack
 // whole bytes (F4: 2 values a byte, F6: 4 values in 3 bytes).
-constexpr std::array<Info, 32> kInfos = {{
+constexpr std::array<Info, 34> kInfos = {{
     {WeightType::f64, "F64", 1, 8, 28, true},
     {WeightType::f32, "F32", 1, 4, 0, true},
     {WeightType::f16, "F16", 1, 2, 1, true},
@@ -51,6 +51,8 @@ constexpr std::array<Info, 32> kInfos = {{
     {WeightType::q5_k, "Q5_K", 256, 176, 13, false},
     {WeightType::q6_k, "Q6_K", 256, 210, 14, false},
     {WeightType::q8_k, "Q8_K", 256, 292, 15, false},
+    {WeightType::iq4_nl, "IQ4_NL", 32, 18, 20, false},
+    {WeightType::iq4_xs, "IQ4_XS", 256, 136, 23, false},
     {WeightType::unsupported, "unsupported", 1, 0, -1, false},
 }};
 
@@ -116,7 +118,7 @@ WeightType weight_type_of(DType t) {
 }
 
 bool weight_type_is_quantized(WeightType t) {
-  return t >= WeightType::q4_0 && t <= WeightType::q8_k;
+  return t >= WeightType::q4_0 && t <= WeightType::iq4_xs;
 }
 
 std::optional<WeightType> weight_type_from_safetensors(std::string_view name) {

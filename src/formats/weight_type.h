@@ -15,7 +15,7 @@ enum class WeightType : uint8_t {
   f64, f32, f16, bf16, c64,
   f8_e4m3, f8_e5m2, f8_e8m0, f6_e2m3, f6_e3m2, f4,  // safetensors storage-only floats
   i64, i32, i16, i8, u64, u32, u16, u8, boolean,
-  q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k,  // ggml blocks
+  q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq4_nl, iq4_xs,  // ggml blocks
   unsupported,  // a ggml type RLX knows by name only (IQ*, TQ*, MXFP4 …)
 };
 
@@ -30,7 +30,7 @@ std::optional<uint64_t> weight_type_bytes(WeightType t, uint64_t numel);
 // The rlx dtype with the same bytes, when one exists (F32 → f32, U32 → none, Q4_K → none).
 std::optional<DType> weight_type_dtype(WeightType t);
 WeightType weight_type_of(DType t);  // throws for i4 (no file spelling)
-bool weight_type_is_quantized(WeightType t);  // a ggml block type (Q4_0 … Q8_K)
+bool weight_type_is_quantized(WeightType t);  // a ggml block type (Q4_0 … Q8_K, IQ4_NL, IQ4_XS)
 
 // safetensors spelling ("F32", "F8_E4M3", "BOOL"); quantized types have none.
 std::optional<WeightType> weight_type_from_safetensors(std::string_view name);

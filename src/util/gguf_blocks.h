@@ -231,6 +231,41 @@ RLX_HD_FN void decode_q8_k(const uint8_t* b, float* y) {
   for (int j = 0; j < kQK_K; ++j) y[j] = d * static_cast<float>(static_cast<int8_t>(b[4 + j]));
 }
 
+// IQ4_NL and IQ4_XS: 4-bit indices into one non-linear grid of 16 values (ggml's
+// kvalues_iq4nl), denser near zero where weights cluster.
+RLX_HD int iq4_grid(int i) {
+  constexpr int8_t kGrid[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  return kGrid[i];
+}
+
+// block_iq4_nl { half d; u8 qs[16]; }: element j is grid[low nibble of qs[j]]·d, j + 16 the high one.
+RLX_HD_FN void decode_iq4_nl(const uint8_t* b, float* y) {
+  float d = half_at(b);
+  const uint8_t* qs = b + 2;
+  for (int j = 0; j < kQK / 2; ++j) {
+    y[j] = d * static_cast<float>(iq4_grid(qs[j] & 0x0f));
+    y[j + kQK / 2] = d * static_cast<float>(iq4_grid(qs[j] >> 4));
+  }
+}
+
+// block_iq4_xs { half d; u16 scales_h; u8 scales_l[4]; u8 qs[128]; }: 8 groups of 32, each an
+// IQ4_NL block without its own d: a 6-bit scale ls (low 4 bits in nibble g % 2 of scales_l[g / 2],
+// high 2 bits at bit 2g of scales_h) gives d·(ls − 32).
+RLX_HD_FN void decode_iq4_xs(const uint8_t* b, float* y) {
+  float d = half_at(b);
+  const unsigned scales_h = static_cast<unsigned>(b[2]) | (static_cast<unsigned>(b[3]) << 8);
+  const uint8_t* scales_l = b + 4;
+  const uint8_t* qs = b + 8;
+  for (int g = 0; g < 8; ++g) {
+    const int ls = ((scales_l[g / 2] >> (4 * (g % 2))) & 0x0f) | (((scales_h >> (2 * g)) & 3) << 4);
+    const float dl = d * static_cast<float>(ls - 32);
+    for (int j = 0; j < 16; ++j) {
+      y[32 * g + j] = dl * static_cast<float>(iq4_grid(qs[16 * g + j] & 0x0f));
+      y[32 * g + j + 16] = dl * static_cast<float>(iq4_grid(qs[16 * g + j] >> 4));
+    }
+  }
+}
+
 RLX_HD void decode_f16(const uint8_t* b, float* y) { *y = half_at(b); }
 
 RLX_HD void decode_bf16(const uint8_t* b, float* y) {
@@ -255,6 +290,8 @@ RLX_HD void decode_block(BlockType t, const uint8_t* b, float* y) {
     case BlockType::q8_k: decode_q8_k(b, y); break;
     case BlockType::f16: decode_f16(b, y); break;
     case BlockType::bf16: decode_bf16(b, y); break;
+    case BlockType::iq4_nl: decode_iq4_nl(b, y); break;
+    case BlockType::iq4_xs: decode_iq4_xs(b, y); break;
   }
 }
 

@@ -33,6 +33,8 @@ constexpr std::array<Info, kNumBlockTypes> kInfos = {{
     {BlockType::q8_k, "q8_k", 256, 292, decode_q8_k},
     {BlockType::f16, "f16", 1, 2, decode_f16},
     {BlockType::bf16, "bf16", 1, 2, decode_bf16},
+    {BlockType::iq4_nl, "iq4_nl", 32, 18, decode_iq4_nl},
+    {BlockType::iq4_xs, "iq4_xs", 256, 136, decode_iq4_xs},
 }};
 
 constexpr bool table_in_enum_order() {

@@ -10,8 +10,8 @@ namespace rlx::quant {
 
 // The packed weight types kernels consume: ggml's block types plus f16/bf16 (blocks of one
 // element), in the order of the IR's `type` enum (dequantize, dequant_matmul).
-enum class BlockType : uint8_t { q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, f16, bf16 };
-constexpr int kNumBlockTypes = 13;
+enum class BlockType : uint8_t { q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, f16, bf16, iq4_nl, iq4_xs };
+constexpr int kNumBlockTypes = 15;
 
 const char* block_type_name(BlockType t);  // "q4_k", as the IR spells it
 std::optional<BlockType> block_type_from_name(std::string_view name);

@@ -81,6 +81,8 @@ Tensor packed_input(const Operand& o, std::mt19937& rng) {
     case quant::BlockType::q2_k: halves = {80, 82}, range = 45; break;
     case quant::BlockType::q3_k: halves = {108}, range = 128; break;
     case quant::BlockType::q6_k: halves = {208}, range = 4096; break;
+    case quant::BlockType::iq4_nl: halves = {0}, range = 128; break;
+    case quant::BlockType::iq4_xs: halves = {0}, range = 4096; break;  // 127 × a 6-bit signed scale
     default: break;
   }
   std::uniform_real_distribution<float> scale(0.2f / range, 1.0f / range);
@@ -1051,8 +1053,8 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
     case Op::dequant_matmul:
       for (int i = 0; i < quant::kNumBlockTypes; ++i) {
         auto t = static_cast<quant::BlockType>(i);
-        bool fast = t == quant::BlockType::q8_0 || t == quant::BlockType::q4_0 || t == quant::BlockType::q4_k ||
-                    t == quant::BlockType::q6_k || t == quant::BlockType::f16 || t == quant::BlockType::bf16;
+        // every type but Q8_K (a dot-product intermediate, never a weight) has a fast cpu decoder
+        bool fast = t != quant::BlockType::q8_k;
         int64_t K = 512, N = 70, rb = *quant::row_bytes(t, K);
         Attrs a{{"type", std::string(quant::block_type_name(t))}, {"n", N}, {"k", K}};
         Operand w{{DType::u8, S({N, rb})}, Fill::packed, i};
@@ -1100,7 +1102,7 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{DType::f32, S({2, KL})}}, {{DType::u8, S({N, *quant::row_bytes(t, KL)})}, Fill::packed, i}}, Attrs{{"type", a.s("type")}, {"n", N}, {"k", KL}},
             "two long rows");
         // a block count the decode kernel's unrolled loop does not divide (its tail path)
-        int64_t K2 = t == quant::BlockType::f16 || t == quant::BlockType::bf16 ? 528 : (t == quant::BlockType::q8_0 || t == quant::BlockType::q4_0 ? 544 : 0);
+        int64_t K2 = t == quant::BlockType::f16 || t == quant::BlockType::bf16 ? 528 : (quant::block_elems(t) == 32 ? 544 : 0);
         if (K2) {
           Attrs a2 = a;
           a2.set("k", K2);

@@ -72,7 +72,7 @@ TEST(Gguf, TensorsOfEveryStorableTypeRoundTripPacked) {
                               WeightType::i8,   WeightType::i16,  WeightType::i32,  WeightType::i64,
                               WeightType::q4_0, WeightType::q4_1, WeightType::q5_0, WeightType::q5_1,
                               WeightType::q8_0, WeightType::q2_k, WeightType::q3_k, WeightType::q4_k,
-                              WeightType::q5_k, WeightType::q6_k, WeightType::q8_k};
+                              WeightType::q5_k, WeightType::q6_k, WeightType::q8_k, WeightType::iq4_nl, WeightType::iq4_xs};
   GgufWriter w;
   w.set("general.alignment", GgufValue(uint32_t{64}));
   std::vector<TensorView> in;
@@ -151,8 +151,10 @@ TEST(Gguf, UnsupportedQuantTypesAreNamedWhenUsed) {
     EXPECT_EQ(e.kind(), ErrorKind::unsupported);
     EXPECT_EQ(std::string(e.what()), "tensor blk.0.attn_q.weight uses quant type IQ2_XXS, which RLX does not support yet");
   }
-  for (uint32_t id : {17u, 18u, 19u, 20u, 21u, 22u, 23u, 29u, 34u, 35u, 39u})
+  for (uint32_t id : {17u, 18u, 19u, 21u, 22u, 29u, 34u, 35u, 39u})
     EXPECT_EQ(weight_type_from_ggml(id), WeightType::unsupported) << ggml_type_name(id);
+  EXPECT_EQ(weight_type_from_ggml(20), WeightType::iq4_nl);
+  EXPECT_EQ(weight_type_from_ggml(23), WeightType::iq4_xs);
 }
 
 TEST(Gguf, WriterChecksItsInputs) {

@@ -201,9 +201,24 @@ TEST(Quant, Q2_KAndQ3_KAreWithinTheirStepsAndOrdered) {
   EXPECT_LT(s4.rel_rmse, s3.rel_rmse);
 }
 
+// IQ4_NL / IQ4_XS: 16 levels spaced finely near zero, so Gaussian weights round better than on
+// Q4_0's even grid; no element is further than a quarter of its block's largest magnitude (the
+// widest gap of the grid, plus the clamp of a refit scale) and XS's 6-bit group scales keep it
+// close to NL.
+TEST(Quant, Iq4TypesBeatTheEvenGridOfTheirSize) {
+  auto x = weights(64 * 1024, 10);
+  auto nl = measure(WeightType::iq4_nl, x, 32, [](const float* b, int64_t) { return 0.25 * amax(b, 32); });
+  EXPECT_LE(nl.max_bound_ratio, 1.0);
+  auto xs = measure(WeightType::iq4_xs, x, 256, [](const float* b, int64_t) { return 0.25 * amax(b, 256); });
+  EXPECT_LE(xs.max_bound_ratio, 1.0);
+  auto q4 = measure(WeightType::q4_0, x, 32, [](const float*, int64_t) { return 1e30; });
+  EXPECT_LT(nl.rel_rmse, q4.rel_rmse * 0.95);
+  EXPECT_LT(xs.rel_rmse, nl.rel_rmse * 1.1);
+}
+
 TEST(Quant, ZerosStayZeroAndScalesSurviveExtremes) {
   for (WeightType t : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_1, WeightType::q5_0, WeightType::q5_1, WeightType::q2_k, WeightType::q3_k,
-                       WeightType::q4_k, WeightType::q5_k, WeightType::q6_k}) {
+                       WeightType::q4_k, WeightType::q5_k, WeightType::q6_k, WeightType::iq4_nl, WeightType::iq4_xs}) {
     std::vector<float> z(256, 0.0f), y(256, 1.0f);
     auto q = quantize(t, z.data(), 256);
     dequantize_row(t, q.data(), 256, y.data());

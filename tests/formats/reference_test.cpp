@@ -39,7 +39,7 @@ TEST(Reference, DequantizationMatchesAnIndependentNumpyImplementation) {
   GgufFile ref = read_gguf(dir + "/reference.gguf");
   GgufFile expected = read_gguf(dir + "/expected.gguf");
   const char* names[] = {"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0",
-                         "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "arange_2x3x4"};
+                         "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "iq4_nl", "iq4_xs", "arange_2x3x4"};
   int exact = 0, total = 0;
   for (const char* n : names) {
     const TensorView* t = ref.find_tensor(n);
@@ -66,7 +66,7 @@ TEST(Reference, RlxQuantizedFilesDecodeTheSameInNumpy) {
   GgufWriter w;
   w.set("general.architecture", GgufValue("test"));
   for (WeightType t : {WeightType::f32, WeightType::f16, WeightType::bf16, WeightType::q8_0, WeightType::q4_0,
-                       WeightType::q4_k, WeightType::q6_k})
+                       WeightType::q4_k, WeightType::q6_k, WeightType::iq4_nl, WeightType::iq4_xs})
     w.add_tensor_f32(weight_type_name(t), {4, 512}, x.data(), t);
   std::string dir = test::scratch_dir("rlx");
   w.write(dir + "/rlx.gguf");

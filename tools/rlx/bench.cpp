@@ -22,7 +22,7 @@ const std::vector<BenchWorkload>& bench_workloads() {
        "matmul GFLOP/s, f32 and bf16, against a direct OpenBLAS sgemm in the same run", bench_gemm},
       {"mlp-train", "[--hidden 128|512,512] [--batch N] [--steps N] [--warmup N] [--precision P] [--device D] [--threads N] [--json]",
        "MLP training images/s on resident synthetic batches (default: 784-128-10 b128 and 784-512-512-10 b256)", bench_mlp_train},
-      {"qwen3", "[--model DIR|FILE.gguf | --config 0.6b|30b-a3b|30b-a3b-dense] [--precision f32|bf16|f16|q8_0|q4_0|q4_k|q4_k_m|q6_k] [--layers N] [--pp 512] [--tg 128] [--activations auto|q8|f32] [--device D] [--threads N] [--runs N] [--seed N] [--save FILE.gguf [--tokenizer tokenizer.json]] [--tensor-parallel T] [--pipeline-parallel P] (one rank of rlx launch -n T·P) [--json]",
+      {"qwen3", "[--model DIR|FILE.gguf | --config 0.6b|30b-a3b|30b-a3b-dense] [--precision f32|bf16|f16|q8_0|q6_k|q5_k_m|q5_k|q5_1|q5_0|q4_k_m|q4_k|q4_1|q4_0|iq4_nl|iq4_xs|q3_k|q2_k] [--layers N] [--pp 512] [--tg 128] [--activations auto|q8|f32] [--device D] [--threads N] [--runs N] [--seed N] [--save FILE.gguf [--tokenizer tokenizer.json]] [--tensor-parallel T] [--pipeline-parallel P] (one rank of rlx launch -n T·P) [--json]",
        "llama-bench's pp512 / tg128 tokens/s on the Qwen3-0.6B architecture (random weights) with the measured memory bandwidth bound", bench_qwen3},
       {"collectives", "[--check] [--sizes 4K,64K,1M,16M,64M] [--runs N] [--kill-rank R] [--json]  (as every rank: rlx launch -n N [--backend gloo|mpi|nccl] -- rlx bench collectives …)",
        "all-reduce time and bus bandwidth from 4 KB to 64 MB; --check: every collective × dtype × size exact", bench_collectives},

@@ -135,13 +135,18 @@ Stats tokens_per_second(const Timing& t, int64_t tokens) {
   return s;
 }
 
+// The GGUF matrix type of a --precision; "_m" names llama.cpp's mix (Q6_K for the LM head and
+// some attn_v / ffn_down).
 formats::WeightType gguf_type(const std::string& p) {
-  if (p == "q8_0") return formats::WeightType::q8_0;
-  if (p == "q4_0") return formats::WeightType::q4_0;
-  if (p == "q4_k" || p == "q4_k_m") return formats::WeightType::q4_k;
-  if (p == "q6_k") return formats::WeightType::q6_k;
-  if (p == "f16") return formats::WeightType::f16;
-  throw Error(ErrorKind::invalid_argument, cat("--precision ", p, " is not one of f32, bf16, f16, q8_0, q4_0, q4_k, q4_k_m, q6_k"));
+  static const std::pair<const char*, formats::WeightType> types[] = {
+      {"f16", formats::WeightType::f16},   {"q8_0", formats::WeightType::q8_0},   {"q6_k", formats::WeightType::q6_k},
+      {"q5_k", formats::WeightType::q5_k}, {"q5_k_m", formats::WeightType::q5_k}, {"q5_1", formats::WeightType::q5_1},
+      {"q5_0", formats::WeightType::q5_0}, {"q4_k", formats::WeightType::q4_k},   {"q4_k_m", formats::WeightType::q4_k},
+      {"q4_1", formats::WeightType::q4_1}, {"q4_0", formats::WeightType::q4_0},   {"q3_k", formats::WeightType::q3_k},
+      {"q2_k", formats::WeightType::q2_k}, {"iq4_nl", formats::WeightType::iq4_nl}, {"iq4_xs", formats::WeightType::iq4_xs}};
+  for (const auto& [name, t] : types)
+    if (p == name) return t;
+  throw Error(ErrorKind::invalid_argument, cat("--precision ", p, " is not one of f32, bf16, f16, q8_0, q6_k, q5_k_m, q5_k, q5_1, q5_0, q4_k_m, q4_k, q4_1, q4_0, iq4_nl, iq4_xs, q3_k, q2_k"));
 }
 
 // Writes the seeded random model as a GGUF file with matrices in `precision` (and, when given,
@@ -150,7 +155,7 @@ void write_random_gguf(const std::string& path, const models::LlamaSpec& spec, c
                        const std::optional<std::string>& tokenizer_json) {
   models::GgufExportOptions o;
   o.matrix_type = gguf_type(precision);
-  o.k_quant_mix = precision == "q4_k_m";
+  o.k_quant_mix = precision == "q4_k_m" || precision == "q5_k_m";
   o.tokenizer_json = tokenizer_json;
   o.name = spec.num_experts ? "qwen3-30b-a3b-architecture-random" : "qwen3-architecture-random";
   std::string tmp = path + ".partial";

@@ -97,11 +97,13 @@ dist::DecoderShape preset(const std::string& name) {
 double bytes_per_param(const std::string& precision) {
   if (precision == "f32") return 4;
   if (precision == "bf16" || precision == "f16") return 2;
-  if (precision == "q8_0") return 34.0 / 32;
-  if (precision == "q6_k") return 210.0 / 256;
-  if (precision == "q4_k" || precision == "q4_k_m") return 144.0 / 256;
-  if (precision == "q4_0") return 18.0 / 32;
-  throw Error(ErrorKind::invalid_argument, cat("--precision ", precision, " (f32, bf16, f16, q8_0, q6_k, q4_k, q4_0)"));
+  static const std::pair<const char*, double> types[] = {{"q8_0", 34.0 / 32},   {"q6_k", 210.0 / 256}, {"q5_k", 176.0 / 256}, {"q5_k_m", 176.0 / 256},
+                                                         {"q5_1", 24.0 / 32},   {"q5_0", 22.0 / 32},   {"q4_k", 144.0 / 256}, {"q4_k_m", 144.0 / 256},
+                                                         {"q4_1", 20.0 / 32},   {"q4_0", 18.0 / 32},   {"q3_k", 110.0 / 256}, {"q2_k", 84.0 / 256},
+                                                         {"iq4_nl", 18.0 / 32},  {"iq4_xs", 136.0 / 256}};
+  for (const auto& [name, bytes] : types)
+    if (precision == name) return bytes;
+  throw Error(ErrorKind::invalid_argument, cat("--precision ", precision, " (f32, bf16, f16, q8_0, q6_k, q5_k_m, q5_k, q5_1, q5_0, q4_k_m, q4_k, q4_1, q4_0, iq4_nl, iq4_xs, q3_k, q2_k)"));
 }
 
 std::string gib(double b) { return cat(std::round(b / (1u << 30) * 100) / 100); }

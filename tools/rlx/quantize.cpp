@@ -50,7 +50,7 @@ struct Target {
 Target parse_target(const std::string& to) {
   const std::string prefix = "gguf:";
   if (to.rfind(prefix, 0) != 0)
-    throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": RLX quantizes to GGUF types so far (gguf:Q8_0, Q6_K, Q5_K_M, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K, Q4_1, Q4_0, Q3_K, Q2_K, F32, F16, BF16)"));
+    throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": RLX quantizes to GGUF types so far (gguf:Q8_0, Q6_K, Q5_K_M, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K, Q4_1, Q4_0, IQ4_NL, IQ4_XS, Q3_K, Q2_K, F32, F16, BF16)"));
   std::string t = to.substr(prefix.size());
   for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (t == "Q4_K_M") return {formats::WeightType::q4_k, true, t};
@@ -60,10 +60,11 @@ Target parse_target(const std::string& to) {
                                                             {"Q3_K", formats::WeightType::q3_k}, {"Q2_K", formats::WeightType::q2_k},
                                                             {"Q5_1", formats::WeightType::q5_1}, {"Q5_0", formats::WeightType::q5_0},
                                                             {"Q4_1", formats::WeightType::q4_1}, {"Q4_0", formats::WeightType::q4_0},
+                                                            {"IQ4_NL", formats::WeightType::iq4_nl}, {"IQ4_XS", formats::WeightType::iq4_xs},
                                                             {"F16", formats::WeightType::f16},   {"BF16", formats::WeightType::bf16},
                                                             {"F32", formats::WeightType::f32}};
   auto it = types.find(t);
-  if (it == types.end()) throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": not a type RLX's quantizer writes (Q8_0, Q6_K, Q5_K_M, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K, Q4_1, Q4_0, Q3_K, Q2_K, F32, F16, BF16)"));
+  if (it == types.end()) throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": not a type RLX's quantizer writes (Q8_0, Q6_K, Q5_K_M, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K, Q4_1, Q4_0, IQ4_NL, IQ4_XS, Q3_K, Q2_K, F32, F16, BF16)"));
   return {it->second, false, t};
 }
 

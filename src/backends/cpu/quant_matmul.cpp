@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "backends/cpu/block_decoders.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/q4_k_scales.h"
@@ -33,8 +34,6 @@ namespace {
 using ir::Op;
 using quant::BlockType;
 
-#define RLX_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-
 bool has_avx512() {
   static const bool yes = [] {
     __builtin_cpu_init();
@@ -43,112 +42,6 @@ bool has_avx512() {
   }();
   return yes;
 }
-
-inline float f16_at(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return _cvtsh_ss(h);
-}
-
-// ---- AVX-512 decoders: a block type's bytes → its values, 16 at a time (chunk c of a block).
-
-struct DecQ8_0 {
-  static constexpr int kElems = 32, kBytes = 34;
-  struct State {
-    __m512 d;
-  };
-  RLX_AVX512 static State prep(const uint8_t* b) { return {_mm512_set1_ps(f16_at(b))}; }
-  RLX_AVX512 static __m512 chunk(const uint8_t* b, const State& s, int c) {
-    __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2 + 16 * c));
-    return _mm512_mul_ps(s.d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)));
-  }
-};
-
-// Element j is the low nibble of qs[j], j + 16 the high one; values are nibble - 8.
-struct DecQ4_0 {
-  static constexpr int kElems = 32, kBytes = 18;
-  struct State {
-    __m512 d, off;
-  };
-  RLX_AVX512 static State prep(const uint8_t* b) {
-    float d = f16_at(b);
-    return {_mm512_set1_ps(d), _mm512_set1_ps(-8.0f * d)};
-  }
-  RLX_AVX512 static __m512 chunk(const uint8_t* b, const State& s, int c) {
-    __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
-    if (c) raw = _mm_srli_epi16(raw, 4);
-    __m128i q = _mm_and_si128(raw, _mm_set1_epi8(0x0f));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(q)), s.d, s.off);
-  }
-};
-
-// 8 groups of 32: group 2j is the low nibbles of qs[32j .. 32j+31], group 2j+1 the high ones;
-// value = d·scale_g·q − dmin·min_g with 6-bit scales and mins packed in 12 bytes.
-struct DecQ4_K {
-  static constexpr int kElems = 256, kBytes = 144;
-  struct State {
-    alignas(64) float sc[8], mn[8];
-  };
-  RLX_AVX512 static State prep(const uint8_t* b) {
-    __m256 sc, mn;
-    q4_k_scales(b, &sc, &mn);
-    State s;
-    _mm256_store_ps(s.sc, sc);
-    _mm256_store_ps(s.mn, mn);
-    return s;
-  }
-  RLX_AVX512 static __m512 chunk(const uint8_t* b, const State& s, int c) {
-    int j = c >> 2, sub = c & 3, g = 2 * j + (sub >> 1);
-    __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16 + 32 * j + 16 * (sub & 1)));
-    if (sub >> 1) raw = _mm_srli_epi16(raw, 4);
-    __m128i q = _mm_and_si128(raw, _mm_set1_epi8(0x0f));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(q)), _mm512_set1_ps(s.sc[g]), _mm512_set1_ps(s.mn[g]));
-  }
-};
-
-// Two halves of 128; in half h, chunk c' (0-7) takes low (c' < 4) or high nibbles of
-// ql[64h + 16(c'&1) + 32((c'>>1)&1)], top bits (qh[32h + 16(c'&1)] >> 2(c'>>1)) & 3, scale
-// scales[8h + c']; value = d·scale·(q − 32).
-struct DecQ6_K {
-  static constexpr int kElems = 256, kBytes = 210;
-  struct State {
-    float d;
-  };
-  RLX_AVX512 static State prep(const uint8_t* b) { return {f16_at(b + 208)}; }
-  RLX_AVX512 static __m512 chunk(const uint8_t* b, const State& s, int c) {
-    int h = c >> 3, cc = c & 7, lh = cc & 1, t = cc >> 1;
-    const uint8_t* ql = b + 64 * h + 16 * lh + 32 * (t & 1);
-    const uint8_t* qh = b + 128 + 32 * h + 16 * lh;
-    __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ql));
-    if (t >> 1) lo = _mm_srli_epi16(lo, 4);
-    lo = _mm_and_si128(lo, _mm_set1_epi8(0x0f));
-    __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qh));
-    hi = _mm_and_si128(_mm_srl_epi16(hi, _mm_cvtsi32_si128(2 * t)), _mm_set1_epi8(0x03));
-    __m128i q = _mm_or_si128(lo, _mm_slli_epi16(hi, 4));
-    float scale = s.d * static_cast<float>(static_cast<int8_t>(b[192 + 8 * h + cc]));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(q)), _mm512_set1_ps(scale), _mm512_set1_ps(-32.0f * scale));
-  }
-};
-
-// f16 and bf16 rows, taken 16 values (32 bytes) at a time.
-struct DecF16 {
-  static constexpr int kElems = 16, kBytes = 32;
-  struct State {};
-  RLX_AVX512 static State prep(const uint8_t*) { return {}; }
-  RLX_AVX512 static __m512 chunk(const uint8_t* b, const State&, int) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
-  }
-};
-
-struct DecBF16 {
-  static constexpr int kElems = 16, kBytes = 32;
-  struct State {};
-  RLX_AVX512 static State prep(const uint8_t*) { return {}; }
-  RLX_AVX512 static __m512 chunk(const uint8_t* b, const State&, int) {
-    __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-  }
-};
 
 // Rounds to the nearest bf16 (kept in f32 lanes): weights multiplied by bf16 activations.
 RLX_AVX512 inline __m512 round_bf16(__m512 v) {
@@ -435,6 +328,14 @@ RowFns row_fns(BlockType t, int64_t k) {
     switch (t) {
       case BlockType::q8_0: return {fast_dot<DecQ8_0>, fast_decode<DecQ8_0>, fast_decode_bf16<DecQ8_0>};
       case BlockType::q4_0: return {fast_dot<DecQ4_0>, fast_decode<DecQ4_0>, fast_decode_bf16<DecQ4_0>};
+      case BlockType::q4_1: return {fast_dot<DecQ4_1>, fast_decode<DecQ4_1>, fast_decode_bf16<DecQ4_1>};
+      case BlockType::q5_0: return {fast_dot<DecQ5_0>, fast_decode<DecQ5_0>, fast_decode_bf16<DecQ5_0>};
+      case BlockType::q5_1: return {fast_dot<DecQ5_1>, fast_decode<DecQ5_1>, fast_decode_bf16<DecQ5_1>};
+      case BlockType::q2_k: return {fast_dot<DecQ2_K>, fast_decode<DecQ2_K>, fast_decode_bf16<DecQ2_K>};
+      case BlockType::q3_k: return {fast_dot<DecQ3_K>, fast_decode<DecQ3_K>, fast_decode_bf16<DecQ3_K>};
+      case BlockType::q5_k: return {fast_dot<DecQ5_K>, fast_decode<DecQ5_K>, fast_decode_bf16<DecQ5_K>};
+      case BlockType::iq4_nl: return {fast_dot<DecIQ4_NL>, fast_decode<DecIQ4_NL>, fast_decode_bf16<DecIQ4_NL>};
+      case BlockType::iq4_xs: return {fast_dot<DecIQ4_XS>, fast_decode<DecIQ4_XS>, fast_decode_bf16<DecIQ4_XS>};
       case BlockType::q4_k:
         return {kquant_dot<DecQ4_K, dot_q4_k<1>, dot_q4_k<2>, dot_q4_k<3>, dot_q4_k<4>>, fast_decode<DecQ4_K>, fast_decode_bf16<DecQ4_K>};
       case BlockType::q6_k:
