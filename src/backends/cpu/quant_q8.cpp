@@ -132,8 +132,11 @@ RLX_VNNI void dot_q8_0(const uint8_t* w, int64_t K, const Rows& x, float* out) {
 // Q4_K (d, dmin f16; 12 bytes of 6-bit scales and mins; 128 bytes of nibbles): 8 groups of 32,
 // value = d·sc_g·q − dmin·mn_g. Per group Σ q·x̂ = d_x·Σ q·q_x (unsigned nibbles × signed
 // bytes: vpdpbusd as is), and the offsets take Σ x̂ = s of the x block.
-template <int M>
+// Q5_K (176 bytes) is Q4_K's header and nibbles (at 48) plus a fifth bit per value (qh[32] at 16:
+// group g takes bit g of qh[l]); q = nibble | bit << 4 is still unsigned, so the same kernel.
+template <int M, bool kFifthBit>
 RLX_VNNI void dot_q4_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
+  constexpr int64_t kBlockBytes = kFifthBit ? 176 : 144, kNibbles = kFifthBit ? 48 : 16;
   int64_t nblk = K / 256;
   __m512 acc[M];
   __m256 macc[M];
@@ -144,14 +147,20 @@ RLX_VNNI void dot_q4_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
                            _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2),
                            _mm512_set_epi32(5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4),
                            _mm512_set_epi32(7, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 6)};
-  for (int64_t b = 0; b < nblk; ++b, w += 144) {
-    for (int p = 0; p < 144; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
+  const __m256i one = _mm256_set1_epi8(1);
+  for (int64_t b = 0; b < nblk; ++b, w += kBlockBytes) {
+    for (int p = 0; p < kBlockBytes; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
     __m256 sc, mn;
     q4_k_scales(w, &sc, &mn);
     __m512i q[4];
     for (int j = 0; j < 4; ++j) {
-      __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16 + 32 * j));
+      __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + kNibbles + 32 * j));
       __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+      if constexpr (kFifthBit) {
+        const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16));
+        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j), one), 4));
+        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j + 1), one), 4));
+      }
       q[j] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
     }
     for (int m = 0; m < M; ++m) {
@@ -166,6 +175,55 @@ RLX_VNNI void dot_q4_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
     }
   }
   for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]) + hsum8(macc[m]);
+}
+
+// Q6_K (ql[128], qh[64], 16 signed 8-bit scales, d f16 at 208): value = d·sc_g·(q − 32) with
+// q = 4 low bits | 2 high bits << 4 (unsigned, 0…63) and a scale per group of 16. Per 64 values,
+// one vpdpbusd gives Σ q·q_x over each 4 lanes = one group of 16 and a second Σ 32·q_x, so each
+// lane holds Σ (q − 32)·q_x exactly; lanes scale by d·sc_g·d_x of their group and x block.
+template <int M>
+RLX_VNNI void dot_q6_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
+  const int64_t nblk = K / 256;
+  __m512 acc[M];
+  for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps();
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(0x03);
+  const __m512i c32 = _mm512_set1_epi8(32);
+  // lane i of the vpdpbusd over values 64j … 64j + 63 belongs to group 4j + i / 4
+  const __m512i pick[4] = {_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
+                           _mm512_set_epi32(7, 7, 7, 7, 6, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4),
+                           _mm512_set_epi32(11, 11, 11, 11, 10, 10, 10, 10, 9, 9, 9, 9, 8, 8, 8, 8),
+                           _mm512_set_epi32(15, 15, 15, 15, 14, 14, 14, 14, 13, 13, 13, 13, 12, 12, 12, 12)};
+  // group g of 16 lies in x block g / 2
+  const __m512i block_of_group = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+  for (int64_t b = 0; b < nblk; ++b, w += 210) {
+    for (int p = 0; p < 210; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
+    const __m512 sc = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 192)))),
+                                    _mm512_set1_ps(f16_at(w + 208)));
+    __m512i q[4];
+    for (int h = 0; h < 2; ++h) {
+      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 64 * h));
+      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 64 * h + 32));
+      const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 128 + 32 * h));
+      auto top = [&](int shift) { return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, shift), m3), 4); };
+      const __m256i a0 = _mm256_or_si256(_mm256_and_si256(l0, m4), top(0));
+      const __m256i a1 = _mm256_or_si256(_mm256_and_si256(l1, m4), top(2));
+      const __m256i a2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), top(4));
+      const __m256i a3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), top(6));
+      q[2 * h] = _mm512_inserti64x4(_mm512_castsi256_si512(a0), a1, 1);
+      q[2 * h + 1] = _mm512_inserti64x4(_mm512_castsi256_si512(a2), a3, 1);
+    }
+    for (int m = 0; m < M; ++m) {
+      const __m512 dx = _mm512_permutexvar_ps(block_of_group, _mm512_castps256_ps512(_mm256_loadu_ps(x.d + m * x.ldd + 8 * b)));
+      const __m512 gs = _mm512_mul_ps(sc, dx);  // d·sc_g·d_x of each group of 16
+      const int8_t* xq = x.q + m * x.ldq + 256 * b;
+      for (int j = 0; j < 4; ++j) {
+        const __m512i xv = _mm512_loadu_si512(xq + 64 * j);
+        const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[j], xv), _mm512_dpbusd_epi32(_mm512_setzero_si512(), c32, xv));
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(pick[j], gs), acc[m]);
+      }
+    }
+  }
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]);
 }
 
 using RowsDot = void (*)(const uint8_t*, int64_t, const Rows&, float*);
@@ -189,7 +247,15 @@ struct Q8_0 {
 };
 template <int M>
 struct Q4_K {
-  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q4_k<M>(w, K, x, out); }
+  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q4_k<M, false>(w, K, x, out); }
+};
+template <int M>
+struct Q5_K {
+  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q4_k<M, true>(w, K, x, out); }
+};
+template <int M>
+struct Q6_K {
+  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q6_k<M>(w, K, x, out); }
 };
 
 }  // namespace
@@ -234,6 +300,8 @@ DotFn dot_fn(quant::BlockType t) {
   switch (t) {
     case quant::BlockType::q8_0: return dot_m<Q8_0>;
     case quant::BlockType::q4_k: return dot_m<Q4_K>;
+    case quant::BlockType::q5_k: return dot_m<Q5_K>;
+    case quant::BlockType::q6_k: return dot_m<Q6_K>;
     default: return nullptr;
   }
 }
