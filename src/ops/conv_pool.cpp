@@ -59,7 +59,7 @@ PoolGeom pool_geometry(Op op, const Type& x, const Attrs& a) {
   for (size_t i = 0; i < g.sp; ++i) {
     if (g.pads[i] < 0 || g.pads[g.sp + i] < 0) type_error(op, "pads must be non-negative");
     if (g.pads[i] >= g.kernel[i] || g.pads[g.sp + i] >= g.kernel[i]) type_error(op, "pads must be smaller than the kernel");
-    g.out.push_back(window_out_dim(op, x.shape[2 + i], g.pads[i] + g.pads[g.sp + i], g.kernel[i], g.strides[i], 1));
+    g.out.push_back(window_out_dim(op, x.shape[2 + i], g.pads[i], g.pads[g.sp + i], g.kernel[i], g.strides[i], 1));
   }
   return g;
 }

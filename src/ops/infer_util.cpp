@@ -52,16 +52,22 @@ void require_rank(ir::Op op, const ir::Type& t, size_t rank, const char* role) {
   if (t.shape.size() != rank) type_error(op, cat(role, " must have rank ", rank, ", got ", ir::type_str(t)));
 }
 
-Dim window_out_dim(ir::Op op, const Dim& size, int64_t pad_total, int64_t kernel, int64_t stride, int64_t dilation) {
+Dim window_out_dim(ir::Op op, const Dim& size, int64_t pad_lo, int64_t pad_hi, int64_t kernel, int64_t stride, int64_t dilation) {
   if (stride <= 0 || dilation <= 0 || kernel <= 0) type_error(op, "kernel, stride and dilation must be positive");
-  int64_t span = dilation * (kernel - 1) + 1;
+  int64_t pad_total = 0, span = 0;
+  if (__builtin_add_overflow(pad_lo, pad_hi, &pad_total) || __builtin_mul_overflow(dilation, kernel - 1, &span) || __builtin_add_overflow(span, 1, &span))
+    type_error(op, cat("window geometry out of range (padding ", pad_lo, " + ", pad_hi, ", kernel ", kernel, ", dilation ", dilation, ")"));
   if (auto s = size.try_value()) {
-    int64_t avail = *s + pad_total - span;
+    int64_t avail = 0;
+    if (__builtin_add_overflow(*s, pad_total, &avail) || __builtin_sub_overflow(avail, span, &avail))
+      type_error(op, cat("window geometry out of range (input size ", *s, ", padding ", pad_total, ", window extent ", span, ")"));
     if (avail < 0) type_error(op, cat("window of extent ", span, " does not fit input size ", *s, " with padding ", pad_total));
     return Dim(avail / stride + 1);
   }
   if (stride != 1) type_error(op, cat("symbolic spatial size ", size.str(), " needs stride 1"));
-  return size + Dim(pad_total - span + 1);
+  int64_t delta = 0;
+  if (__builtin_sub_overflow(pad_total, span - 1, &delta)) type_error(op, cat("window geometry out of range (padding ", pad_total, ", window extent ", span, ")"));
+  return size + Dim(delta);
 }
 
 }  // namespace rlx::ops

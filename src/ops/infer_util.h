@@ -25,8 +25,8 @@ void require_same_dtype(ir::Op op, const std::vector<ir::Type>& in, size_t first
 void require_dtype(ir::Op op, const ir::Type& t, bool ok, const char* what, const char* role = "input");
 void require_rank(ir::Op op, const ir::Type& t, size_t rank, const char* role = "input");
 
-// Output dim of a sliding window: floor((size + pad - dilation*(k-1) - 1) / stride) + 1.
-// Symbolic sizes are allowed only with stride 1.
-Dim window_out_dim(ir::Op op, const Dim& size, int64_t pad_total, int64_t kernel, int64_t stride, int64_t dilation);
+// Output dim of a sliding window: floor((size + pad_lo + pad_hi - dilation*(k-1) - 1) / stride) + 1.
+// Symbolic sizes are allowed only with stride 1; arithmetic past int64 is a type error.
+Dim window_out_dim(ir::Op op, const Dim& size, int64_t pad_lo, int64_t pad_hi, int64_t kernel, int64_t stride, int64_t dilation);
 
 }  // namespace rlx::ops

@@ -76,7 +76,7 @@ std::vector<Type> infer_conv(Op op, const std::vector<Type>& in, const Attrs& a)
     if (padding[i].size() != 2) type_error(op, "padding entries must be [lo, hi]");
     auto k = w[2 + i].try_value();
     if (!k) type_error(op, "kernel dims must be static");
-    out.push_back(window_out_dim(op, x[2 + i], padding[i][0] + padding[i][1], *k, strides[i], dilation[i]));
+    out.push_back(window_out_dim(op, x[2 + i], padding[i][0], padding[i][1], *k, strides[i], dilation[i]));
   }
   DType od = in[0].dtype;
   if (auto* o = a.find("out")) od = std::get<DType>(*o);

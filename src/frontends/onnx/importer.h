@@ -118,6 +118,7 @@ class NodeCtx {
   // ---- static arguments: values the IR needs at compile time
   Tensor value(size_t i, const char* what);
   std::vector<int64_t> ints(size_t i, const char* what);
+  int64_t int_scalar(size_t i, const char* what);  // an integer tensor of exactly one value
   std::vector<Dim> dims(size_t i, const char* what);
   double scalar(size_t i, const char* what);
   std::optional<Tensor> try_value(size_t i);

@@ -113,6 +113,12 @@ std::vector<int64_t> NodeCtx::ints(size_t i, const char* what) {
   return tensor_ints(t);
 }
 
+int64_t NodeCtx::int_scalar(size_t i, const char* what) {
+  std::vector<int64_t> v = ints(i, what);
+  if (v.size() != 1) invalid(cat(what, " must hold one value, got ", v.size()));
+  return v[0];
+}
+
 std::vector<Dim> NodeCtx::dims(size_t i, const char* what) {
   if (auto d = b.dims_value(in(i))) return *d;
   std::vector<Dim> out;

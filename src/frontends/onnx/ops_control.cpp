@@ -63,7 +63,7 @@ std::vector<IValue> loop(NodeCtx& c) {
   const auto& body = c.attr_g("body");
   int64_t trip = kMaxUnroll + 1;
   if (c.has(0)) {
-    trip = c.ints(0, "trip count M")[0];
+    trip = c.int_scalar(0, "trip count M");
     if (trip > kMaxUnroll) c.fail(cat("a trip count of ", trip, " (unrolling stops at ", kMaxUnroll, ")"));
   }
   ValueId cond = c.has(1) ? c.in(1) : b.scalar(DType::boolean, 1);

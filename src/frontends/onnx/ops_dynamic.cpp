@@ -138,7 +138,7 @@ std::vector<ValueId> nms(NodeCtx& c) {
   FoldingBuilder& b = c.b;
   ValueId boxes = c.in(0), scores = c.in(1);
   Tensor bv = c.value(0, "boxes (they decide how many boxes are selected)"), sv = c.value(1, "scores (they decide how many boxes are selected)");
-  int64_t max_out = c.has(2) ? c.ints(2, "max_output_boxes_per_class")[0] : 0;
+  int64_t max_out = c.has(2) ? c.int_scalar(2, "max_output_boxes_per_class") : 0;
   double thr = c.has(3) ? c.scalar(3, "iou_threshold") : 0.0;
   bool has_st = c.has(4);
   double st = has_st ? c.scalar(4, "score_threshold") : 0.0;

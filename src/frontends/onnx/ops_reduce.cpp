@@ -104,13 +104,13 @@ std::vector<ValueId> argmin(NodeCtx& c) { return arg(c, "argmin"); }
 
 std::vector<ValueId> cumsum(NodeCtx& c) {
   ValueId x = c.in(0);
-  int64_t axis = c.axis(c.ints(1, "axis")[0], c.rank(x));
+  int64_t axis = c.axis(c.int_scalar(1, "axis"), c.rank(x));
   return one(c.b.emit1(Op::cumsum, {x}, Attrs{{"axis", axis}, {"exclusive", c.attr_i("exclusive", 0) != 0}, {"reverse", c.attr_i("reverse", 0) != 0}}));
 }
 
 std::vector<ValueId> topk(NodeCtx& c) {
   ValueId x = c.in(0);
-  int64_t k = c.opset >= 10 ? c.ints(1, "K")[0] : c.attr_i("k", 1);
+  int64_t k = c.opset >= 10 ? c.int_scalar(1, "K") : c.attr_i("k", 1);
   int64_t axis = c.axis(c.attr_i("axis", -1), c.rank(x));
   bool largest = c.attr_i("largest", 1) != 0;
   return c.b.emit(Op::topk, {x}, Attrs{{"k", k}, {"axis", axis}, {"largest", largest}});

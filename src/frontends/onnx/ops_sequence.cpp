@@ -15,7 +15,7 @@ std::vector<IValue> one(IValue v) { return {std::move(v)}; }
 // A position in [-n, n) (or [-n, n] for inserting), normalized.
 int64_t position(NodeCtx& c, size_t i, int64_t n, bool insert, int64_t def) {
   if (!c.has(i)) return def;
-  int64_t p = c.ints(i, "position")[0];
+  int64_t p = c.int_scalar(i, "position");
   int64_t hi = insert ? n : n - 1;
   if (p < -n || p > hi) c.invalid(cat("position ", p, " is out of range for a sequence of ", n));
   return p < 0 ? p + n : p;

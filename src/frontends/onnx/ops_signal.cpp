@@ -85,7 +85,7 @@ std::vector<ValueId> dft_op(NodeCtx& c) {
   if (axis <= 0 || axis >= r - 1) c.invalid(cat("axis ", c.attr_i("axis", 1), " must name a signal dim"));
   Dim n = c.shape(x)[static_cast<size_t>(axis)];
   if (!n.is_static()) c.fail("a DFT over a symbolic length");
-  int64_t length = c.has(1) ? c.ints(1, "dft_length")[0] : n.value();
+  int64_t length = c.has(1) ? c.int_scalar(1, "dft_length") : n.value();
   bool inverse = c.attr_i("inverse", 0) != 0, onesided = c.attr_i("onesided", 0) != 0;
   if (inverse && onesided) c.fail("an inverse onesided DFT");
   return {dft(c.b, x, axis, length, inverse, onesided)};
@@ -96,8 +96,8 @@ std::vector<ValueId> stft(NodeCtx& c) {
   ValueId x = c.in(0);
   c.require_rank(x, 3, 3, "the signal");
   auto xs = c.static_shape(x, "the signal");
-  int64_t step = c.ints(1, "frame_step")[0];
-  int64_t flen = c.has(3) ? c.ints(3, "frame_length")[0] : c.has(2) ? c.static_shape(c.in(2), "the window")[0] : 0;
+  int64_t step = c.int_scalar(1, "frame_step");
+  int64_t flen = c.has(3) ? c.int_scalar(3, "frame_length") : c.has(2) ? c.static_shape(c.in(2), "the window")[0] : 0;
   if (flen <= 0 || step <= 0) c.invalid("needs a positive frame_length (or a window) and frame_step");
   int64_t frames = (xs[1] - flen) / step + 1;
   if (frames <= 0) c.invalid(cat("frame_length ", flen, " exceeds the signal's ", xs[1], " samples"));
