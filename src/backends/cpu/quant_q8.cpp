@@ -181,12 +181,17 @@ RLX_VNNI void dot_q4_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
 // q = 4 low bits | 2 high bits << 4 (unsigned, 0…63) and a scale per group of 16. Per 64 values,
 // one vpdpbusd gives Σ q·q_x over each 4 lanes = one group of 16 and a second Σ 32·q_x, so each
 // lane holds Σ (q − 32)·q_x exactly; lanes scale by d·sc_g·d_x of their group and x block.
+// Q6_K's two high bits at `shift` of each qh byte, moved to bits 4-5.
+RLX_VNNI inline __m256i q6_top(__m256i hb, int shift) {
+  return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, shift), _mm256_set1_epi8(0x03)), 4);
+}
+
 template <int M>
 RLX_VNNI void dot_q6_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   const int64_t nblk = K / 256;
   __m512 acc[M];
   for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps();
-  const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(0x03);
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
   const __m512i c32 = _mm512_set1_epi8(32);
   // lane i of the vpdpbusd over values 64j … 64j + 63 belongs to group 4j + i / 4
   const __m512i pick[4] = {_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
@@ -204,11 +209,10 @@ RLX_VNNI void dot_q6_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
       const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 64 * h));
       const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 64 * h + 32));
       const __m256i hb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 128 + 32 * h));
-      auto top = [&](int shift) { return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, shift), m3), 4); };
-      const __m256i a0 = _mm256_or_si256(_mm256_and_si256(l0, m4), top(0));
-      const __m256i a1 = _mm256_or_si256(_mm256_and_si256(l1, m4), top(2));
-      const __m256i a2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), top(4));
-      const __m256i a3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), top(6));
+      const __m256i a0 = _mm256_or_si256(_mm256_and_si256(l0, m4), q6_top(hb, 0));
+      const __m256i a1 = _mm256_or_si256(_mm256_and_si256(l1, m4), q6_top(hb, 2));
+      const __m256i a2 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), q6_top(hb, 4));
+      const __m256i a3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), q6_top(hb, 6));
       q[2 * h] = _mm512_inserti64x4(_mm512_castsi256_si512(a0), a1, 1);
       q[2 * h + 1] = _mm512_inserti64x4(_mm512_castsi256_si512(a2), a3, 1);
     }
@@ -224,6 +228,102 @@ RLX_VNNI void dot_q6_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
     }
   }
   for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]);
+}
+
+// IQ4_NL / IQ4_XS: each nibble indexes a grid of 16 signed values g. The kernel takes g + 128
+// (unsigned bytes, one vpshufb) so vpdpbusd multiplies them into the signed x as is:
+// Σ (g + 128)·q_x = Σ g·q_x + 128·Σ q_x, and the second term is the x block's s = d_x·Σ q_x —
+// so a block of 32 contributes d_w·(d_x·dot − 128·s).
+RLX_VNNI inline __m256i iq4_grid_u8() {
+  return _mm256_broadcastsi128_si256(_mm_setr_epi8(1, 24, 45, 63, 79, 93, 106, 118, static_cast<char>(129), static_cast<char>(141), static_cast<char>(153),
+                                                   static_cast<char>(166), static_cast<char>(181), static_cast<char>(197), static_cast<char>(217),
+                                                   static_cast<char>(241)));
+}
+
+// 32 bytes of nibbles — 16 for each of two blocks of 32 values — as 64 unsigned grid bytes in
+// value order: block 0's low nibbles, its high ones, then block 1's.
+RLX_VNNI inline __m512i iq4_pair(__m256i raw, __m256i grid) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i lo = _mm256_shuffle_epi8(grid, _mm256_and_si256(raw, m4));
+  const __m256i hi = _mm256_shuffle_epi8(grid, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
+  const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);  // [lo0 lo1 hi0 hi1]
+  return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0));                // [lo0 hi0 lo1 hi1]
+}
+
+// block_iq4_nl { half d; u8 qs[16]; }: two blocks per vpdpbusd (lanes 0-7 and 8-15).
+template <int M>
+RLX_VNNI void dot_iq4_nl(const uint8_t* w, int64_t K, const Rows& x, float* out) {
+  const int64_t nblk = K / 32;
+  const __m256i grid = iq4_grid_u8();
+  __m512 acc[M];
+  float corr[M];
+  for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps(), corr[m] = 0;
+  int64_t b = 0;
+  for (; b + 2 <= nblk; b += 2, w += 36) {
+    _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead, _MM_HINT_T1);
+    const __m256i raw = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2))),
+                                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 20)), 1);
+    const __m512i v = iq4_pair(raw, grid);
+    const float dw0 = f16_at(w), dw1 = f16_at(w + 18);
+    for (int m = 0; m < M; ++m) {
+      const float* dx = x.d + m * x.ldd + b;
+      const float* sx = x.s + m * x.ldd + b;
+      const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v, _mm512_loadu_si512(x.q + m * x.ldq + 32 * b));
+      const __m512 sc = _mm512_insertf32x8(_mm512_set1_ps(dw0 * dx[0]), _mm256_set1_ps(dw1 * dx[1]), 1);
+      acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), sc, acc[m]);
+      corr[m] += dw0 * sx[0] + dw1 * sx[1];
+    }
+  }
+  if (b < nblk) {  // an odd last block: lanes 0-7 only (the upper weights are zero)
+    const __m256i raw = _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2)));
+    const __m512i v = _mm512_maskz_mov_epi64(0x0f, iq4_pair(raw, grid));  // [lo0 hi0 0 0]
+    const float dw0 = f16_at(w);
+    for (int m = 0; m < M; ++m) {
+      const __m512i xv = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + m * x.ldq + 32 * b)));
+      const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v, xv);
+      acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(dw0 * x.d[m * x.ldd + b]), acc[m]);
+      corr[m] += dw0 * x.s[m * x.ldd + b];
+    }
+  }
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]) - 128.0f * corr[m];
+}
+
+// block_iq4_xs { half d; u16 scales_h; u8 scales_l[4]; u8 qs[128]; }: 8 groups of 32, group g's
+// scale d·(ls_g − 32), its nibbles at 8 + 16g; groups 2j and 2j + 1 per vpdpbusd.
+template <int M>
+RLX_VNNI void dot_iq4_xs(const uint8_t* w, int64_t K, const Rows& x, float* out) {
+  const int64_t nblk = K / 256;
+  const __m256i grid = iq4_grid_u8();
+  const __m512i pick[4] = {_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+                           _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2),
+                           _mm512_set_epi32(5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4),
+                           _mm512_set_epi32(7, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 6)};
+  __m512 acc[M];
+  __m256 corr[M];
+  for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps(), corr[m] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nblk; ++b, w += 136) {
+    for (int p = 0; p < 136; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
+    const float d = f16_at(w);
+    const unsigned scales_h = static_cast<unsigned>(w[2]) | (static_cast<unsigned>(w[3]) << 8);
+    alignas(32) float dl[8];
+    for (int g = 0; g < 8; ++g) {
+      const int ls = static_cast<int>(((w[4 + g / 2] >> (4 * (g % 2))) & 0x0fu) | (((scales_h >> (2 * g)) & 3u) << 4));
+      dl[g] = d * static_cast<float>(ls - 32);
+    }
+    const __m256 dlv = _mm256_load_ps(dl);
+    __m512i v[4];
+    for (int j = 0; j < 4; ++j) v[j] = iq4_pair(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 8 + 32 * j)), grid);
+    for (int m = 0; m < M; ++m) {
+      const __m512 gs = _mm512_castps256_ps512(_mm256_mul_ps(dlv, _mm256_loadu_ps(x.d + m * x.ldd + 8 * b)));  // d_w·d_x per group
+      corr[m] = _mm256_fmadd_ps(dlv, _mm256_loadu_ps(x.s + m * x.ldd + 8 * b), corr[m]);
+      const int8_t* xq = x.q + m * x.ldq + 256 * b;
+      for (int j = 0; j < 4; ++j) {
+        const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v[j], _mm512_loadu_si512(xq + 64 * j));
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(pick[j], gs), acc[m]);
+      }
+    }
+  }
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]) - 128.0f * hsum8(corr[m]);
 }
 
 using RowsDot = void (*)(const uint8_t*, int64_t, const Rows&, float*);
@@ -252,6 +352,14 @@ struct Q4_K {
 template <int M>
 struct Q5_K {
   static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q4_k<M, true>(w, K, x, out); }
+};
+template <int M>
+struct IQ4_NL {
+  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_iq4_nl<M>(w, K, x, out); }
+};
+template <int M>
+struct IQ4_XS {
+  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_iq4_xs<M>(w, K, x, out); }
 };
 template <int M>
 struct Q6_K {
@@ -302,6 +410,8 @@ DotFn dot_fn(quant::BlockType t) {
     case quant::BlockType::q4_k: return dot_m<Q4_K>;
     case quant::BlockType::q5_k: return dot_m<Q5_K>;
     case quant::BlockType::q6_k: return dot_m<Q6_K>;
+    case quant::BlockType::iq4_nl: return dot_m<IQ4_NL>;
+    case quant::BlockType::iq4_xs: return dot_m<IQ4_XS>;
     default: return nullptr;
   }
 }
