@@ -326,6 +326,101 @@ RLX_VNNI void dot_iq4_xs(const uint8_t* w, int64_t K, const Rows& x, float* out)
   for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]) - 128.0f * hsum8(corr[m]);
 }
 
+// Q2_K and Q3_K order their values in groups of 16 as Q6_K does (4 groups per vpdpbusd of 64
+// values), and store 2-bit fields: group c's values are bits 2·((c mod 8) / 2) of qs bytes
+// 32·(c / 8) + 16·(c mod 2) …. The 64 values of vpdpbusd j (groups 4j … 4j + 3) are thus the
+// fields at shifts 4(j mod 2) and 4(j mod 2) + 2 of the 32 bytes at 32·(j / 2).
+RLX_VNNI inline __m512i crumbs64(const uint8_t* qs, int j) {
+  const __m256i m3 = _mm256_set1_epi8(0x03);
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (j >> 1)));
+  const int shift = 4 * (j & 1);
+  const __m256i a = _mm256_and_si256(_mm256_srl_epi16(raw, _mm_cvtsi32_si128(shift)), m3);
+  const __m256i b = _mm256_and_si256(_mm256_srl_epi16(raw, _mm_cvtsi32_si128(shift + 2)), m3);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+}
+
+// Lane i of vpdpbusd j belongs to group 4j + i / 4; group g of 16 to x block g / 2.
+RLX_VNNI inline __m512i group16_pick(int j) {
+  return _mm512_add_epi32(_mm512_set1_epi32(4 * j), _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0));
+}
+RLX_VNNI inline __m512 x_scale_per_group16(const float* dx) {
+  return _mm512_permutexvar_ps(_mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0), _mm512_castps256_ps512(_mm256_loadu_ps(dx)));
+}
+
+// block_q2_K { u8 scales[16]; u8 qs[64]; half d; half dmin; }: value = d·sc_g·q − dmin·mn_g (q in
+// 0…3, scales[g] = sc | mn << 4). Σ over a group = d·sc·d_x·Σ q·q_x − dmin·mn·d_x·Σ q_x, the last
+// sum a vpdpbusd of ones.
+template <int M>
+RLX_VNNI void dot_q2_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
+  const int64_t nblk = K / 256;
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512 acc[M];
+  for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nblk; ++b, w += 84) {
+    for (int p = 0; p < 84; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
+    const __m512i sm = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
+    const __m512 sc = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(sm, _mm512_set1_epi32(0x0f))), _mm512_set1_ps(f16_at(w + 80)));
+    const __m512 mn = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(sm, 4)), _mm512_set1_ps(-f16_at(w + 82)));
+    __m512i q[4];
+    for (int j = 0; j < 4; ++j) q[j] = crumbs64(w + 16, j);
+    for (int m = 0; m < M; ++m) {
+      const __m512 dx = x_scale_per_group16(x.d + m * x.ldd + 8 * b);
+      const __m512 gs = _mm512_mul_ps(sc, dx), gm = _mm512_mul_ps(mn, dx);
+      const int8_t* xq = x.q + m * x.ldq + 256 * b;
+      for (int j = 0; j < 4; ++j) {
+        const __m512i xv = _mm512_loadu_si512(xq + 64 * j);
+        const __m512i pick = group16_pick(j);
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[j], xv)), _mm512_permutexvar_ps(pick, gs), acc[m]);
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, xv)), _mm512_permutexvar_ps(pick, gm), acc[m]);
+      }
+    }
+  }
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]);
+}
+
+// block_q3_K { u8 hmask[32]; u8 qs[64]; u8 scales[12]; half d; }: value = d·sc_g·(q3 − 4) with q3 =
+// the 2-bit field | the hmask bit (bit 4·(g / 8) + (g mod 8) / 2 of hmask[16·(g mod 2) + l]) << 2 and
+// 16 signed 6-bit scales; Σ (q3 − 4)·q_x takes a second vpdpbusd of fours.
+template <int M>
+RLX_VNNI void dot_q3_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
+  const int64_t nblk = K / 256;
+  const __m512i fours = _mm512_set1_epi8(4);
+  const __m256i one = _mm256_set1_epi8(1);
+  __m512 acc[M];
+  for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nblk; ++b, w += 110) {
+    for (int p = 0; p < 110; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
+    const uint8_t* s6 = w + 96;
+    alignas(64) float scale[16];
+    const float d = f16_at(w + 108);
+    for (int i = 0; i < 16; ++i) {
+      const int low = i < 8 ? (s6[i] & 0x0f) : (s6[i - 8] >> 4);
+      const int high = (s6[8 + i % 4] >> (2 * (i / 4))) & 3;
+      scale[i] = d * static_cast<float>((low | (high << 4)) - 32);
+    }
+    const __m512 sc = _mm512_load_ps(scale);
+    const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    __m512i q[4];
+    for (int j = 0; j < 4; ++j) {
+      const int bit = 4 * (j >> 1) + 2 * (j & 1);  // groups 4j, 4j + 1; bit + 1 for 4j + 2, 4j + 3
+      const __m256i ha = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(bit)), one);
+      const __m256i hb = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(bit + 1)), one);
+      const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(ha), hb, 1);
+      q[j] = _mm512_or_si512(crumbs64(w + 32, j), _mm512_slli_epi16(h, 2));
+    }
+    for (int m = 0; m < M; ++m) {
+      const __m512 gs = _mm512_mul_ps(sc, x_scale_per_group16(x.d + m * x.ldd + 8 * b));
+      const int8_t* xq = x.q + m * x.ldq + 256 * b;
+      for (int j = 0; j < 4; ++j) {
+        const __m512i xv = _mm512_loadu_si512(xq + 64 * j);
+        const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[j], xv), _mm512_dpbusd_epi32(_mm512_setzero_si512(), fours, xv));
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(group16_pick(j), gs), acc[m]);
+      }
+    }
+  }
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]);
+}
+
 using RowsDot = void (*)(const uint8_t*, int64_t, const Rows&, float*);
 
 template <template <int> class K>
@@ -352,6 +447,14 @@ struct Q4_K {
 template <int M>
 struct Q5_K {
   static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q4_k<M, true>(w, K, x, out); }
+};
+template <int M>
+struct Q2_K {
+  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q2_k<M>(w, K, x, out); }
+};
+template <int M>
+struct Q3_K {
+  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q3_k<M>(w, K, x, out); }
 };
 template <int M>
 struct IQ4_NL {
@@ -410,6 +513,8 @@ DotFn dot_fn(quant::BlockType t) {
     case quant::BlockType::q4_k: return dot_m<Q4_K>;
     case quant::BlockType::q5_k: return dot_m<Q5_K>;
     case quant::BlockType::q6_k: return dot_m<Q6_K>;
+    case quant::BlockType::q2_k: return dot_m<Q2_K>;
+    case quant::BlockType::q3_k: return dot_m<Q3_K>;
     case quant::BlockType::iq4_nl: return dot_m<IQ4_NL>;
     case quant::BlockType::iq4_xs: return dot_m<IQ4_XS>;
     default: return nullptr;
