@@ -250,42 +250,78 @@ RLX_VNNI inline __m512i iq4_pair(__m256i raw, __m256i grid) {
   return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0));                // [lo0 hi0 lo1 hi1]
 }
 
-// block_iq4_nl { half d; u8 qs[16]; }: two blocks per vpdpbusd (lanes 0-7 and 8-15).
-template <int M>
-RLX_VNNI void dot_iq4_nl(const uint8_t* w, int64_t K, const Rows& x, float* out) {
+// The 32-value block types (IQ4_NL and ggml's legacy Q4_0, Q4_1, Q5_0, Q5_1) as unsigned bytes
+// u and a per-block offset: value = d·u + c, so a block contributes d·d_x·Σ u·q_x + c·s (s =
+// d_x·Σ q_x, the x block's sum). Two blocks per vpdpbusd (lanes 0-7 and 8-15).
+struct LegacyIQ4_NL {
+  static constexpr int kBytes = 18, kNibbles = 2;
+  RLX_VNNI static __m512i values(const uint8_t* w, __m256i raw) { return iq4_pair(raw, iq4_grid_u8()); }
+  RLX_VNNI static float scale(const uint8_t* w) { return f16_at(w); }
+  RLX_VNNI static float offset(const uint8_t* w) { return -128.0f * f16_at(w); }  // u = grid + 128
+};
+template <int kBlockBytes, int kQs, int kQh, bool kMin>
+struct LegacyQ {  // Q4_0 (18, 2, −, no min), Q4_1 (20, 4, −, min), Q5_0 (22, 6, 2, no), Q5_1 (24, 8, 4, min)
+  static constexpr int kBytes = kBlockBytes, kNibbles = kQs;
+  RLX_VNNI static __m512i values(const uint8_t* w, __m256i raw) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(raw, m4)), _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4), 1);
+    __m512i u = _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(3, 1, 2, 0));  // [lo0 hi0 lo1 hi1]: value order
+    if constexpr (kQh >= 0) {  // fifth bits: bit j of each block's u32 is value j's
+      uint32_t h0, h1;
+      std::memcpy(&h0, w + kQh, 4);
+      std::memcpy(&h1, w + kBlockBytes + kQh, 4);
+      u = _mm512_or_si512(u, _mm512_maskz_set1_epi8(static_cast<__mmask64>(h0) | (static_cast<__mmask64>(h1) << 32), 16));
+    }
+    return u;
+  }
+  RLX_VNNI static float scale(const uint8_t* w) { return f16_at(w); }
+  RLX_VNNI static float offset(const uint8_t* w) {
+    if constexpr (kMin) return f16_at(w + 2);
+    return (kQh >= 0 ? -16.0f : -8.0f) * f16_at(w);
+  }
+};
+using LegacyQ4_0 = LegacyQ<18, 2, -1, false>;
+using LegacyQ4_1 = LegacyQ<20, 4, -1, true>;
+using LegacyQ5_0 = LegacyQ<22, 6, 2, false>;
+using LegacyQ5_1 = LegacyQ<24, 8, 4, true>;
+
+template <class B, int M>
+RLX_VNNI void dot_legacy(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   const int64_t nblk = K / 32;
-  const __m256i grid = iq4_grid_u8();
   __m512 acc[M];
   float corr[M];
   for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps(), corr[m] = 0;
   int64_t b = 0;
-  for (; b + 2 <= nblk; b += 2, w += 36) {
+  for (; b + 2 <= nblk; b += 2, w += 2 * B::kBytes) {
     _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead, _MM_HINT_T1);
-    const __m256i raw = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2))),
-                                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 20)), 1);
-    const __m512i v = iq4_pair(raw, grid);
-    const float dw0 = f16_at(w), dw1 = f16_at(w + 18);
+    const __m256i raw = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + B::kNibbles))),
+                                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + B::kBytes + B::kNibbles)), 1);
+    const __m512i v = B::values(w, raw);
+    const float dw0 = B::scale(w), dw1 = B::scale(w + B::kBytes), c0 = B::offset(w), c1 = B::offset(w + B::kBytes);
     for (int m = 0; m < M; ++m) {
       const float* dx = x.d + m * x.ldd + b;
       const float* sx = x.s + m * x.ldd + b;
       const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v, _mm512_loadu_si512(x.q + m * x.ldq + 32 * b));
       const __m512 sc = _mm512_insertf32x8(_mm512_set1_ps(dw0 * dx[0]), _mm256_set1_ps(dw1 * dx[1]), 1);
       acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), sc, acc[m]);
-      corr[m] += dw0 * sx[0] + dw1 * sx[1];
+      corr[m] += c0 * sx[0] + c1 * sx[1];
     }
   }
-  if (b < nblk) {  // an odd last block: lanes 0-7 only (the upper weights are zero)
-    const __m256i raw = _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 2)));
-    const __m512i v = _mm512_maskz_mov_epi64(0x0f, iq4_pair(raw, grid));  // [lo0 hi0 0 0]
-    const float dw0 = f16_at(w);
+  if (b < nblk) {  // an odd last block: the block twice, the second copy's weights zeroed
+    alignas(64) uint8_t two[2 * 32];
+    std::memcpy(two, w, B::kBytes);
+    std::memcpy(two + B::kBytes, w, B::kBytes);
+    const __m256i raw = _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + B::kNibbles)));
+    const __m512i v = _mm512_maskz_mov_epi64(0x0f, B::values(two, _mm256_inserti128_si256(raw, _mm256_castsi256_si128(raw), 1)));
+    const float dw0 = B::scale(w), c0 = B::offset(w);
     for (int m = 0; m < M; ++m) {
       const __m512i xv = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + m * x.ldq + 32 * b)));
       const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), v, xv);
       acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_set1_ps(dw0 * x.d[m * x.ldd + b]), acc[m]);
-      corr[m] += dw0 * x.s[m * x.ldd + b];
+      corr[m] += c0 * x.s[m * x.ldd + b];
     }
   }
-  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]) - 128.0f * corr[m];
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]) + corr[m];
 }
 
 // block_iq4_xs { half d; u16 scales_h; u8 scales_l[4]; u8 qs[128]; }: 8 groups of 32, group g's
@@ -456,9 +492,12 @@ template <int M>
 struct Q3_K {
   static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_q3_k<M>(w, K, x, out); }
 };
-template <int M>
-struct IQ4_NL {
-  static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_iq4_nl<M>(w, K, x, out); }
+template <class B>
+struct Legacy {
+  template <int M>
+  struct Of {
+    static void run(const uint8_t* w, int64_t K, const Rows& x, float* out) { dot_legacy<B, M>(w, K, x, out); }
+  };
 };
 template <int M>
 struct IQ4_XS {
@@ -515,7 +554,11 @@ DotFn dot_fn(quant::BlockType t) {
     case quant::BlockType::q6_k: return dot_m<Q6_K>;
     case quant::BlockType::q2_k: return dot_m<Q2_K>;
     case quant::BlockType::q3_k: return dot_m<Q3_K>;
-    case quant::BlockType::iq4_nl: return dot_m<IQ4_NL>;
+    case quant::BlockType::iq4_nl: return dot_m<Legacy<LegacyIQ4_NL>::Of>;
+    case quant::BlockType::q4_0: return dot_m<Legacy<LegacyQ4_0>::Of>;
+    case quant::BlockType::q4_1: return dot_m<Legacy<LegacyQ4_1>::Of>;
+    case quant::BlockType::q5_0: return dot_m<Legacy<LegacyQ5_0>::Of>;
+    case quant::BlockType::q5_1: return dot_m<Legacy<LegacyQ5_1>::Of>;
     case quant::BlockType::iq4_xs: return dot_m<IQ4_XS>;
     default: return nullptr;
   }

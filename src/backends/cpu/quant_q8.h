@@ -40,8 +40,8 @@ constexpr int kMaxRows = 8;
 // out[m] = Σ_k W[k]·x̂[m, k] for one packed row of K values and M ≤ kMaxRows rounded rows. Each
 // row's result is computed the same way whatever M is (batched rows equal rows alone, bit for bit).
 using DotFn = void (*)(const uint8_t* w, int64_t K, const Rows& x, int M, float* out);
-// The integer kernel of a block type, or nullptr where this CPU or type has none (Q8_0, Q2_K,
-// Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS on AVX512-VNNI machines). Q8_0's needs the Rows' u and dpair (offset_rows).
+// The integer kernel of a block type, or nullptr where this CPU or type has none (every ggml
+// weight type on AVX512-VNNI machines). Q8_0's needs the Rows' u and dpair (offset_rows).
 DotFn dot_fn(quant::BlockType t);
 bool needs_offset_rows(quant::BlockType t);
 
