@@ -8,8 +8,9 @@ Gemm (392→10) → DequantizeLinear. With --residual-softmax a residual block f
 pool (conv 3×3 8→8 → ReLU, added to its input: a quantized Add) and the logits go through a
 quantized Softmax (output scale 1/256, zero point −128, as onnxruntime quantizes it) to "probs".
 Used by tests/cli/cortexm.sh: `rlx export --target cortex-m*` folds each QDQ layer into an
-integer layer (docs/cortexm.md). With --qoperator the two convolutions are written in QOperator
-form instead: QLinearConv (ReLU as its output range) and MaxPool on the int8 tensors.
+integer layer (docs/cortexm.md). With --qoperator the model is in QOperator form instead:
+QLinearConv (ReLU as its output range) and MaxPool on the int8 tensors, and the classifier a
+bias-free QLinearMatMul.
 
   /usr/bin/python3 tests/cli/qdq_cnn.py OUT.onnx [--seed N] [--residual-softmax] [--qoperator]
 """
@@ -98,7 +99,6 @@ def main():
                                           ["conv%d_q" % i], pads=[1, 1, 1, 1], kernel_shape=[3, 3]))
             nodes.append(helper.make_node("MaxPool", ["conv%d_q" % i], ["pool%d_q" % i], kernel_shape=[2, 2], strides=[2, 2]))
             x, z_prev = "pool%d_q" % i, "z%d" % i
-        x = dq(x, "s2", "z2", "pool2_dq")
     else:
         x = dq(x, "s_in", "z_in", "images_dq")
     for i, (w, b, s_prev, s_out) in enumerate([] if qoperator else [(w1, b1, s_in, s1), (w2, b2, s1, s2)], start=1):
@@ -122,8 +122,14 @@ def main():
         nodes.append(helper.make_node("Add", [x, r], ["residual"]))
         x = dq(q("residual", const("s_add", s_add, np.float32), const("z_add", -128, np.int8), "residual_q"), "s_add", "z_add", "residual_dq")
         s_flat = s_add
-    nodes.append(helper.make_node("Flatten", [x], ["flat"], axis=1))
     wi, sw = wq(w3, 1)
+    if qoperator:  # the classifier as QLinearMatMul on the flattened int8 tensor (no bias)
+        nodes.append(helper.make_node("Flatten", [x], ["flat_q"], axis=1))
+        nodes.append(helper.make_node("QLinearMatMul", ["flat_q", "s2", "z2", const("w3_q", wi, np.int8), const("w3_s", sw, np.float32),
+                                                        const("w3_z", np.zeros(10), np.int8), const("s3", s3, np.float32), const("z3", 0, np.int8)], ["fc_q"]))
+        y = dq("fc_q", "s3", "z3", "logits")
+        return save(nodes, inits, y, out)
+    nodes.append(helper.make_node("Flatten", [x], ["flat"], axis=1))
     wname = dq(const("w3_q", wi, np.int8), const("w3_s", sw, np.float32), const("w3_z", np.zeros(10), np.int8), "w3", axis=1)
     bname = dq(const("b3_q", np.round(b3 / (s_flat * sw)), np.int32), const("b3_s", s_flat * sw, np.float32), const("b3_z", np.zeros(10), np.int32), "b3", axis=0)
     nodes.append(helper.make_node("Gemm", ["flat", wname, bname], ["fc"]))
@@ -131,6 +137,10 @@ def main():
     if residual:
         nodes.append(helper.make_node("Softmax", [y], ["softmax"], axis=1))
         y = dq(q("softmax", const("s_p", 1 / 256.0, np.float32), const("z_p", -128, np.int8), "softmax_q"), "s_p", "z_p", "probs")
+    save(nodes, inits, y, out)
+
+
+def save(nodes, inits, y, out):
     graph = helper.make_graph(nodes, "qdq_cnn", [helper.make_tensor_value_info("images", TensorProto.FLOAT, ["B", 1, 28, 28])],
                               [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["B", 10])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="rlx tests/cli/qdq_cnn.py")

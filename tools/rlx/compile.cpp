@@ -143,7 +143,10 @@ int cmd_export(Args& args) {
     if (b.at("S") > bert->max_tokens)
       throw Error(ErrorKind::invalid_argument, cat("rlx export: S=", b.at("S"), " is longer than ", files[0], " takes (", bert->max_tokens, " tokens)"));
   } else {
-    g = std::make_shared<ir::Graph>(frontends::onnx::is_onnx_file(files[0]) ? *frontends::onnx::import_model(files[0]).graph
+    // int8 targets take QLinearMatMul in QDQ form, which fold_qdq (below) makes an integer layer
+    frontends::onnx::ImportOptions io;
+    io.qlinear_matmul_as_qdq = target.rfind("cortex-m", 0) == 0 || target.rfind("fpga:", 0) == 0;
+    g = std::make_shared<ir::Graph>(frontends::onnx::is_onnx_file(files[0]) ? *frontends::onnx::import_model(files[0], io).graph
                                                                            : ir::parse_graph(read_file(files[0]), files[0]));
   }
   ops::verify(*g, g->level());

@@ -181,6 +181,7 @@ class Importer {
   ImportedModel run();
 
   FoldingBuilder& builder() { return b_; }
+  const ImportOptions& options() const { return options_; }
   int64_t opset(const std::string& domain) const;
   // Converts a subgraph (If branch, Loop/Scan body) inline: binds its inputs to `inputs`, sees
   // the enclosing scopes' values, returns its outputs.

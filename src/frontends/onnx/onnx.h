@@ -27,6 +27,10 @@ struct ImportOptions {
   // Sequence-typed inputs (and optional inputs holding a sequence), by name. An optional input
   // given in neither map is empty.
   std::map<std::string, std::vector<Tensor>> sequence_inputs;
+  // QLinearMatMul with constant symmetric int8 weights written in QDQ form (DQ · DQ → Q, in f64:
+  // exact, as ONNX defines it) for passes::fold_qdq to make an integer layer — what `rlx export`
+  // asks for int8 targets. Otherwise it runs as one i8 × i8 product (the int8 kernels).
+  bool qlinear_matmul_as_qdq = false;
 };
 
 struct ImportedModel {

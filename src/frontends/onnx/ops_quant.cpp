@@ -158,8 +158,45 @@ std::vector<ValueId> conv_integer(NodeCtx& c) {
   return one(b.cast(conv_nd(b, x, w, g, c.attr_i("group", 1)), DType::i32));
 }
 
+// A value the builder knows to be constant, as a constant node (an initializer's arithmetic
+// folded at import), so that passes see its value; v itself otherwise.
+ValueId materialized(FoldingBuilder& b, ValueId v);
+
+// Whether every value of a constant is zero (false for anything computed).
+bool all_zero(FoldingBuilder& b, ValueId v) {
+  const Tensor* t = b.constant_value(v);
+  if (!t) return false;
+  for (double x : t->to_f64())
+    if (x != 0) return false;
+  return true;
+}
+
+// QLinearMatMul as Q(dot(DQ(a), DQ(w))) in f64 with RLX's quantize/dequantize ops — int8 a and
+// y with one scale and zero point each, constant int8 weights [K, N] with zero points of 0 and a
+// scale per tensor or per column — the form passes::fold_qdq makes an integer layer of.
+// kNoValue when the operands are not of that kind.
+ValueId qlinear_matmul_qdq(NodeCtx& c) {
+  FoldingBuilder& b = c.b;
+  auto i8 = [&](size_t i) { return c.dtype(c.in(i)) == DType::i8; };
+  auto f32 = [&](size_t i) { return c.dtype(c.in(i)) == DType::f32; };
+  if (!i8(0) || !i8(2) || !i8(3) || !i8(5) || !i8(7) || !f32(1) || !f32(4) || !f32(6)) return kNoValue;
+  if (!per_tensor(b, c.in(1)) || !per_tensor(b, c.in(2)) || !per_tensor(b, c.in(6)) || !per_tensor(b, c.in(7))) return kNoValue;
+  if (c.rank(c.in(0)) < 2 || c.rank(c.in(3)) != 2 || !b.constant_value(c.in(3)) || !all_zero(b, c.in(5))) return kNoValue;
+  const Dim N = c.shape(c.in(3))[1];
+  if (!per_tensor(b, c.in(4)) && !(c.rank(c.in(4)) == 1 && c.shape(c.in(4))[0] == N)) return kNoValue;
+  auto f64 = [&](ValueId v) { return b.cast(v, DType::f64); };
+  const size_t r = c.rank(c.in(0));
+  ValueId x = b.emit1(Op::dequantize_linear, {c.in(0), materialized(b, f64(b.reshape(c.in(1), {}))), b.reshape(c.in(2), {})});
+  ValueId sw = per_tensor(b, c.in(4)) ? b.reshape(c.in(4), {}) : along(b, c.in(4), 1, 2);
+  ValueId w = b.emit1(Op::dequantize_linear, {materialized(b, c.in(3)), materialized(b, f64(sw)), b.scalar(DType::i8, 0)});
+  ValueId y = b.dot_general(x, w, {{}, {}}, {{static_cast<int64_t>(r) - 1}, {0}});
+  return b.emit1(Op::quantize_linear, {y, materialized(b, f64(b.reshape(c.in(6), {}))), b.reshape(c.in(7), {})});
+}
+
 std::vector<ValueId> qlinear_matmul(NodeCtx& c) {
   FoldingBuilder& b = c.b;
+  if (c.imp.options().qlinear_matmul_as_qdq)
+    if (ValueId y = qlinear_matmul_qdq(c); y != kNoValue) return one(y);
   // the integer product, then its scale sa·sb (per tensor, or per column of B) in f64
   const bool scales_fit = per_tensor(b, c.in(1)) && (per_tensor(b, c.in(4)) || b.rank(c.in(4)) == 1);
   if (ValueId p = scales_fit ? integer_product(b, c.in(0), c.in(3), c.in(2), c.in(5)) : kNoValue; p != kNoValue) {
