@@ -75,7 +75,7 @@ std::vector<Type> infer_slice(Op op, const std::vector<Type>& in, const Attrs& a
     if (li && n && *li > *n) type_error(op, cat("limit ", *li, " of dim ", i, " exceeds its size ", *n));
     if (auto l = len.try_value()) {
       if (*l < 0) type_error(op, cat("dim ", i, ": start ", start[i].str(), " is after limit ", limit[i].str()));
-      out.push_back(Dim((*l + stride[i] - 1) / stride[i]));
+      out.push_back(Dim(*l / stride[i] + (*l % stride[i] != 0)));  // ⌈l / stride⌉ without l + stride overflowing
     } else {
       if (stride[i] != 1) type_error(op, cat("dim ", i, ": a symbolic extent ", len.str(), " needs stride 1"));
       out.push_back(len);

@@ -97,6 +97,8 @@ void attributes(const fb::OperatorNode* op, ::onnx::NodeProto* node, ::onnx::Gra
     if (op->attrs_type() != kind)
       throw Error(ErrorKind::format, cat(source, ": node '", node->name(), "' (", node->op_type(), ") carries ", fb::EnumNameOperatorAttrs(op->attrs_type()),
                                          " attributes"));
+    if (!op->attrs())  // the union's type without its table
+      throw Error(ErrorKind::format, cat(source, ": node '", node->name(), "' (", node->op_type(), ") names ", fb::EnumNameOperatorAttrs(kind), " attributes but has none"));
     return true;
   };
   switch (t) {

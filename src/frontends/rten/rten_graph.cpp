@@ -49,9 +49,15 @@ class Converter {
     for (size_t i = 0; i < count; ++i) {
       const fb::Node* n = nodes->Get(static_cast<flatbuffers::uoffset_t>(i));
       switch (n->data_type()) {
-        case fb::NodeKind::ConstantNode: constant(n->data_as_ConstantNode(), names[i], out->add_initializer()); break;
+        case fb::NodeKind::ConstantNode: {
+          const fb::ConstantNode* c = n->data_as_ConstantNode();
+          if (!c || !c->shape()) bad(cat("constant node '", names[i], "' has no ", c ? "shape" : "data"));
+          constant(c, names[i], out->add_initializer());
+          break;
+        }
         case fb::NodeKind::OperatorNode: {
           const fb::OperatorNode* op = n->data_as_OperatorNode();
+          if (!op) bad(cat("operator node '", names[i], "' has no data"));
           ::onnx::NodeProto* p = out->add_node();
           p->set_name(names[i]);
           p->set_op_type(fb::EnumNameOperatorType(op->type()));
