@@ -21,7 +21,8 @@ echo "| type | GB | RLX pp512 | llama.cpp pp512 | ratio | RLX tg128 | llama.cpp 
 echo "|---|---|---|---|---|---|---|---|---|"
 for t in $(echo "$types" | tr ',' ' '); do
   file=$work/qwen3-0.6b-$t.gguf
-  [ -f "$file" ] || "$rlx" bench qwen3 --precision "$t" --pp 1 --tg 1 --runs 1 --save "$file" >/dev/null 2>&1
+  # the tiny fixture's tokenizer gives the file a vocabulary (llama.cpp will not load one without)
+  [ -f "$file" ] || "$rlx" bench qwen3 --precision "$t" --pp 1 --tg 1 --runs 1 --save "$file" --tokenizer "$here/../tests/fixtures/qwen3/qwen3_tiny/tokenizer.json" >/dev/null 2>&1
   : >"$work/rlx-$t.jsonl"
   : >"$work/llama-$t.jsonl"
   i=0

@@ -51,6 +51,7 @@ std::vector<ValueId> squeeze(NodeCtx& c) {
   }
   for (auto& a : axes) {
     a = c.axis(a, r);
+    if (a >= r) c.invalid(cat("cannot squeeze axis ", a, " of a rank-", r, " tensor"));  // axis() lets a scalar have axis 0
     if (s[static_cast<size_t>(a)] != Dim(1)) c.invalid(cat("cannot squeeze axis ", a, " of size ", s[static_cast<size_t>(a)].str()));
   }
   return one(remove_axes(c.b, x, axes));
