@@ -129,16 +129,21 @@ class Converter {
     }
     const uint8_t* bytes = nullptr;
     size_t have = 0;
-    auto inline_data = [&](const auto* v) {
-      bytes = reinterpret_cast<const uint8_t*>(v->data());
-      have = static_cast<size_t>(v->size()) * sizeof(*v->data());
+    // An inline data table: its vector of values (absent = none); the union's type without its
+    // table is a malformed file.
+    auto inline_data = [&](const auto* table) {
+      if (!table) bad(cat("constant '", name, "' names inline data of kind ", static_cast<int>(c->data_type()), " but has none"));
+      if (const auto* v = table->data()) {
+        bytes = reinterpret_cast<const uint8_t*>(v->data());
+        have = static_cast<size_t>(v->size()) * sizeof(*v->data());
+      }
     };
     if (c->data_type() != fb::ConstantData::NONE) {
       switch (c->data_type()) {
-        case fb::ConstantData::FloatData: inline_data(c->data_as_FloatData()->data()); break;
-        case fb::ConstantData::Int32Data: inline_data(c->data_as_Int32Data()->data()); break;
-        case fb::ConstantData::Int8Data: inline_data(c->data_as_Int8Data()->data()); break;
-        case fb::ConstantData::UInt8Data: inline_data(c->data_as_UInt8Data()->data()); break;
+        case fb::ConstantData::FloatData: inline_data(c->data_as_FloatData()); break;
+        case fb::ConstantData::Int32Data: inline_data(c->data_as_Int32Data()); break;
+        case fb::ConstantData::Int8Data: inline_data(c->data_as_Int8Data()); break;
+        case fb::ConstantData::UInt8Data: inline_data(c->data_as_UInt8Data()); break;
         default: bad(cat("constant '", name, "' has inline data of unknown kind ", static_cast<int>(c->data_type())));
       }
       bool matches = (c->data_type() == fb::ConstantData::FloatData && dtype == fb::ConstantDataType::Float32) ||
@@ -159,9 +164,9 @@ class Converter {
     if (have != numel * elem) bad(cat("constant '", name, "' holds ", have / elem, " values for a shape of ", numel));
     std::string raw;
     switch (dtype) {
-      case fb::ConstantDataType::Float32: t->set_data_type(::onnx::TensorProto::FLOAT); raw.assign(reinterpret_cast<const char*>(bytes), have); break;
-      case fb::ConstantDataType::Int8: t->set_data_type(::onnx::TensorProto::INT8); raw.assign(reinterpret_cast<const char*>(bytes), have); break;
-      case fb::ConstantDataType::UInt8: t->set_data_type(::onnx::TensorProto::UINT8); raw.assign(reinterpret_cast<const char*>(bytes), have); break;
+      case fb::ConstantDataType::Float32: t->set_data_type(::onnx::TensorProto::FLOAT); if (have) raw.assign(reinterpret_cast<const char*>(bytes), have); break;
+      case fb::ConstantDataType::Int8: t->set_data_type(::onnx::TensorProto::INT8); if (have) raw.assign(reinterpret_cast<const char*>(bytes), have); break;
+      case fb::ConstantDataType::UInt8: t->set_data_type(::onnx::TensorProto::UINT8); if (have) raw.assign(reinterpret_cast<const char*>(bytes), have); break;
       default: {  // Int32
         t->set_data_type(::onnx::TensorProto::INT64);
         raw.resize(static_cast<size_t>(numel) * 8);
