@@ -191,9 +191,10 @@ Tensor tensor_from_text(std::string_view text, const std::string& what) {
     if (n == 0) r.fail("splat of an empty tensor");
     r.element(t, 0);
     r.expect(")");
-    if (*dt == DType::i4) {
-      int64_t v = load_i64(t.data(), *dt, 0);
-      for (int64_t k = 1; k < n; ++k) store_i64(t.data(), *dt, k, v);
+    if (*dt == DType::i4) {  // two values a byte: one memset of the nibble pair (a 1 GiB splat in a fraction of a second)
+      const auto v = static_cast<uint8_t>(load_i64(t.data(), *dt, 0) & 0x0f);
+      std::memset(t.data(), v | (v << 4), t.nbytes());
+      if (n % 2) static_cast<uint8_t*>(t.data())[n / 2] = v;  // an odd count leaves the last high nibble 0, as stores do
     } else {
       size_t es = dtype_size(*dt);
       uint8_t* p = static_cast<uint8_t*>(t.data());
