@@ -119,17 +119,20 @@ RLX_HD_FN void decode_q2_k(const uint8_t* b, float* y) {
 // (minus 32), low 4 bits in scales[0..7] (low nibble first for groups 0-7, high for 8-15) and
 // high 2 bits in scales[8..11]; a quant is 2 low bits plus a high bit that, when clear,
 // subtracts 4.
+// Q3_K's signed scale of group i (0-15) from its 12 packed scale bytes.
+RLX_HD int q3_k_scale(const uint8_t* s, int i) {
+  int low = i < 8 ? (s[i] & 0x0f) : (s[i - 8] >> 4);
+  int high = (s[8 + i % 4] >> (2 * (i / 4))) & 3;
+  return (low | (high << 4)) - 32;
+}
+
 RLX_HD_FN void decode_q3_k(const uint8_t* b, float* y) {
   const uint8_t* hm = b;
   const uint8_t* q = b + 32;
   const uint8_t* s = b + 96;
   float d_all = half_at(b + 108);
   int scale[16];
-  for (int i = 0; i < 16; ++i) {
-    int low = i < 8 ? (s[i] & 0x0f) : (s[i - 8] >> 4);
-    int high = (s[8 + i % 4] >> (2 * (i / 4))) & 3;
-    scale[i] = (low | (high << 4)) - 32;
-  }
+  for (int i = 0; i < 16; ++i) scale[i] = q3_k_scale(s, i);
   int is = 0;
   uint8_t m = 1;
   for (int n = 0; n < kQK_K; n += 128) {
@@ -251,14 +254,16 @@ RLX_HD_FN void decode_iq4_nl(const uint8_t* b, float* y) {
 // block_iq4_xs { half d; u16 scales_h; u8 scales_l[4]; u8 qs[128]; }: 8 groups of 32, each an
 // IQ4_NL block without its own d: a 6-bit scale ls (low 4 bits in nibble g % 2 of scales_l[g / 2],
 // high 2 bits at bit 2g of scales_h) gives d·(ls − 32).
+RLX_HD int iq4_xs_scale(const uint8_t* b, int g) {  // ls − 32 of group g (0-7)
+  const int scales_h = b[2] | (b[3] << 8);
+  return (((b[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | (((scales_h >> (2 * g)) & 3) << 4)) - 32;
+}
+
 RLX_HD_FN void decode_iq4_xs(const uint8_t* b, float* y) {
   float d = half_at(b);
-  const unsigned scales_h = static_cast<unsigned>(b[2]) | (static_cast<unsigned>(b[3]) << 8);
-  const uint8_t* scales_l = b + 4;
   const uint8_t* qs = b + 8;
   for (int g = 0; g < 8; ++g) {
-    const int ls = ((scales_l[g / 2] >> (4 * (g % 2))) & 0x0f) | (((scales_h >> (2 * g)) & 3) << 4);
-    const float dl = d * static_cast<float>(ls - 32);
+    const float dl = d * static_cast<float>(iq4_xs_scale(b, g));
     for (int j = 0; j < 16; ++j) {
       y[32 * g + j] = dl * static_cast<float>(iq4_grid(qs[16 * g + j] & 0x0f));
       y[32 * g + j + 16] = dl * static_cast<float>(iq4_grid(qs[16 * g + j] >> 4));

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "backends/cpu/q4_k_scales.h"
+#include "util/gguf_blocks.h"
 
 namespace rlx::backends::cpu {
 
@@ -232,14 +233,9 @@ struct DecQ3_K {
     alignas(64) float sc[16];
   };
   RLX_AVX512 static State prep(const uint8_t* b) {
-    const uint8_t* s = b + 96;
     const float d = f16_at(b + 108);
     State st;
-    for (int i = 0; i < 16; ++i) {
-      const int low = i < 8 ? (s[i] & 0x0f) : (s[i - 8] >> 4);
-      const int high = (s[8 + i % 4] >> (2 * (i / 4))) & 3;
-      st.sc[i] = d * static_cast<float>((low | (high << 4)) - 32);
-    }
+    for (int i = 0; i < 16; ++i) st.sc[i] = d * static_cast<float>(quant::q3_k_scale(b + 96, i));
     return st;
   }
   RLX_AVX512 static __m512 chunk(const uint8_t* b, const State& s, int c) {
@@ -276,12 +272,8 @@ struct DecIQ4_XS {
   };
   RLX_AVX512 static State prep(const uint8_t* b) {
     const float d = f16_at(b);
-    const unsigned scales_h = static_cast<unsigned>(b[2]) | (static_cast<unsigned>(b[3]) << 8);
     State st;
-    for (int g = 0; g < 8; ++g) {
-      const int ls = ((b[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | (((scales_h >> (2 * g)) & 3) << 4);
-      st.sc[g] = d * static_cast<float>(ls - 32);
-    }
+    for (int g = 0; g < 8; ++g) st.sc[g] = d * static_cast<float>(quant::iq4_xs_scale(b, g));
     return st;
   }
   RLX_AVX512 static __m512 chunk(const uint8_t* b, const State& s, int c) {

@@ -1,5 +1,6 @@
 #include "backends/cpu/quant_q8.h"
 
+#include "backends/cpu/block_decoders.h"
 #include "backends/cpu/q4_k_scales.h"
 
 #include <algorithm>
@@ -339,14 +340,7 @@ RLX_VNNI void dot_iq4_xs(const uint8_t* w, int64_t K, const Rows& x, float* out)
   for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps(), corr[m] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, w += 136) {
     for (int p = 0; p < 136; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
-    const float d = f16_at(w);
-    const unsigned scales_h = static_cast<unsigned>(w[2]) | (static_cast<unsigned>(w[3]) << 8);
-    alignas(32) float dl[8];
-    for (int g = 0; g < 8; ++g) {
-      const int ls = static_cast<int>(((w[4 + g / 2] >> (4 * (g % 2))) & 0x0fu) | (((scales_h >> (2 * g)) & 3u) << 4));
-      dl[g] = d * static_cast<float>(ls - 32);
-    }
-    const __m256 dlv = _mm256_load_ps(dl);
+    const __m256 dlv = _mm256_load_ps(DecIQ4_XS::prep(w).sc);  // d·(ls − 32) of the 8 groups
     __m512i v[4];
     for (int j = 0; j < 4; ++j) v[j] = iq4_pair(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 8 + 32 * j)), grid);
     for (int m = 0; m < M; ++m) {
@@ -426,15 +420,7 @@ RLX_VNNI void dot_q3_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, w += 110) {
     for (int p = 0; p < 110; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
-    const uint8_t* s6 = w + 96;
-    alignas(64) float scale[16];
-    const float d = f16_at(w + 108);
-    for (int i = 0; i < 16; ++i) {
-      const int low = i < 8 ? (s6[i] & 0x0f) : (s6[i - 8] >> 4);
-      const int high = (s6[8 + i % 4] >> (2 * (i / 4))) & 3;
-      scale[i] = d * static_cast<float>((low | (high << 4)) - 32);
-    }
-    const __m512 sc = _mm512_load_ps(scale);
+    const __m512 sc = _mm512_load_ps(DecQ3_K::prep(w).sc);  // d·scale of the 16 groups
     const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
     __m512i q[4];
     for (int j = 0; j < 4; ++j) {
