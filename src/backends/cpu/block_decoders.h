@@ -246,9 +246,12 @@ struct DecQ3_K {
   }
 };
 
+// quant::iq4_grid as the 16 bytes of a byte-shuffle table.
+RLX_AVX512 inline __m128i iq4_grid_i8() { return _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113); }
+
 // IQ4_NL / IQ4_XS: nibbles looked up in the 16-entry grid with one byte shuffle.
 RLX_AVX512 inline __m512 iq4_values16(const uint8_t* qs, int c) {
-  const __m128i grid = _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+  const __m128i grid = iq4_grid_i8();
   __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
   if (c) raw = _mm_srli_epi16(raw, 4);
   return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_shuffle_epi8(grid, _mm_and_si128(raw, _mm_set1_epi8(0x0f)))));

@@ -235,10 +235,8 @@ RLX_VNNI void dot_q6_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
 // (unsigned bytes, one vpshufb) so vpdpbusd multiplies them into the signed x as is:
 // Σ (g + 128)·q_x = Σ g·q_x + 128·Σ q_x, and the second term is the x block's s = d_x·Σ q_x —
 // so a block of 32 contributes d_w·(d_x·dot − 128·s).
-RLX_VNNI inline __m256i iq4_grid_u8() {
-  return _mm256_broadcastsi128_si256(_mm_setr_epi8(1, 24, 45, 63, 79, 93, 106, 118, static_cast<char>(129), static_cast<char>(141), static_cast<char>(153),
-                                                   static_cast<char>(166), static_cast<char>(181), static_cast<char>(197), static_cast<char>(217),
-                                                   static_cast<char>(241)));
+RLX_VNNI inline __m256i iq4_grid_u8() {  // g + 128 = g with its top bit flipped
+  return _mm256_broadcastsi128_si256(_mm_xor_si128(iq4_grid_i8(), _mm_set1_epi8(static_cast<char>(0x80))));
 }
 
 // 32 bytes of nibbles — 16 for each of two blocks of 32 values — as 64 unsigned grid bytes in
