@@ -112,8 +112,8 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
       }
     }
     thread_local std::vector<int8_t> xq;
-    thread_local std::vector<float> xd, xdeq, xp;
-    thread_local std::vector<uint8_t> xu;
+    thread_local std::vector<float> xd, xdeq;
+    thread_local q8::RowExtras extras;
     q8::Rows xr;
     const int64_t rows = T * A;
     if (act_q8) {
@@ -123,12 +123,7 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
       xdeq.resize(static_cast<size_t>(rows * K));
       q8::quantize_rows(xg.data(), rows, K, xq.data(), xd.data(), xd.data() + nb, xdeq.data());
       xr = {xq.data(), xd.data(), xd.data() + nb, K, K / 32};
-      if (q8dot && q8::needs_offset_rows(t)) {
-        xu.resize(static_cast<size_t>(rows * K));
-        xp.resize(static_cast<size_t>(rows * q8::pairs(K) * 16));
-        q8::offset_rows(xq.data(), xd.data(), rows, K, xu.data(), xp.data());
-        xr.u = xu.data(), xr.dpair = xp.data(), xr.ldu = K, xr.ldpair = q8::pairs(K) * 16;
-      }
+      if (q8dot) q8::prepare_rows(t, rows, K, extras, xr);
     }
     const uint16_t* xs16 = xg16.data();
     const int64_t items = static_cast<int64_t>(used.size()) * blocks;
@@ -150,11 +145,7 @@ HostKernel make_expert_matmul(const ir::Node& node, const ir::Graph& lir) {
           for (int64_t j = 0; j < cnt; ++j)
             for (int64_t m0 = 0; m0 < M; m0 += q8::kMaxRows) {
               int mm = static_cast<int>(std::min<int64_t>(q8::kMaxRows, M - m0));
-              q8::Rows xm = xr;
-              int64_t r = r0 + m0;
-              xm.q += r * K, xm.d += r * (K / 32), xm.s += r * (K / 32);
-              if (xm.u) xm.u += r * xr.ldu, xm.dpair += r * xr.ldpair;
-              q8dot(we + (n0 + j) * rb, K, xm, mm, out);
+              q8dot(we + (n0 + j) * rb, K, xr.from(r0 + m0), mm, out);
               for (int m = 0; m < mm; ++m) ye[(m0 + m) * N + j] = out[m];
             }
         } else if (gemm16) {

@@ -416,14 +416,14 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
   // has one, everything else multiplies the rounded x as f32 (same values, same definition).
   bool act_q8 = node.attrs.has("act") && node.attrs.s("act") == "q8";
   q8::DotFn q8dot = act_q8 && !half_x ? q8::dot_fn(t) : nullptr;
-  // A constant Q8_0 weight meets 8-bit x in the cpu device's repacked layout (quant_q8_r16.h),
-  // at every M: one arithmetic for decode, batched decode and prefill.
-  std::shared_ptr<const q8::RepackedQ8_0> repacked;
-  if (act_q8 && !half_x && t == BlockType::q8_0 && q8::repacked_q8_0_applies(N, K)) {
+  // A constant Q8_0, Q4_0, Q4_1 or IQ4_NL weight meets 8-bit x in the cpu device's repacked
+  // layout (quant_q8_r16.h), at every M: one arithmetic for decode, batched decode and prefill.
+  std::shared_ptr<const q8::Repacked16> repacked;
+  if (act_q8 && !half_x && q8::repacked_applies(t, N, K)) {
     const ir::Node* p = lir.producer(node.inputs[1]);
     if (p && p->op == ir::Op::constant) {
       const Tensor& value = p->attrs.tensor("value");
-      if (value.nbytes() == static_cast<size_t>(N * rb)) repacked = q8::repack_q8_0(static_cast<const uint8_t*>(value.data()), N, K);
+      if (value.nbytes() == static_cast<size_t>(N * rb)) repacked = q8::repack(t, static_cast<const uint8_t*>(value.data()), N, K);
     }
   }
   std::shared_ptr<TileGemm> bf16_gemm;
@@ -455,7 +455,7 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
       rd.resize(static_cast<size_t>(M * K / 32));
       rs.resize(static_cast<size_t>(M * K / 32));
       q8::quantize_rows(x, M, K, rq.data(), rd.data(), rs.data(), nullptr);
-      q8::matmul_repacked_q8_0(*repacked, rq.data(), rd.data(), M, y);
+      q8::matmul_repacked(*repacked, rq.data(), rd.data(), rs.data(), M, y);
     } else if (act_q8) {
       thread_local std::vector<int8_t> xq;
       thread_local std::vector<float> xd, xdeq;
@@ -466,13 +466,9 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
       if (!integer) xdeq.resize(static_cast<size_t>(M * K));
       q8::quantize_rows(x, M, K, xq.data(), xd.data(), xd.data() + nb, integer ? nullptr : xdeq.data());
       xr = {xq.data(), xd.data(), xd.data() + nb, K, K / 32};
-      if (integer && q8::needs_offset_rows(t)) {
-        thread_local std::vector<uint8_t> xu;
-        thread_local std::vector<float> xp;
-        xu.resize(static_cast<size_t>(M * K));
-        xp.resize(static_cast<size_t>(M * q8::pairs(K) * 16));
-        q8::offset_rows(xq.data(), xd.data(), M, K, xu.data(), xp.data());
-        xr.u = xu.data(), xr.dpair = xp.data(), xr.ldu = K, xr.ldpair = q8::pairs(K) * 16;
+      if (integer) {
+        thread_local q8::RowExtras extras;
+        q8::prepare_rows(t, M, K, extras, xr);
       }
       if (!integer) x = xdeq.data();
     }
@@ -494,10 +490,7 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
             for (int64_t m0 = 0; m0 < M; m0 += integer ? q8::kMaxRows : 4) {
               if (integer) {
                 int mm = static_cast<int>(std::min<int64_t>(q8::kMaxRows, M - m0));
-                q8::Rows xm = xr;
-                xm.q += m0 * K, xm.d += m0 * (K / 32), xm.s += m0 * (K / 32);
-                if (xm.u) xm.u += m0 * xr.ldu, xm.dpair += m0 * xr.ldpair;
-                q8dot(w + n * rb, K, xm, mm, out);
+                q8dot(w + n * rb, K, xr.from(m0), mm, out);
                 for (int m = 0; m < mm; ++m) y[(m0 + m) * N + n] = out[m];
                 continue;
               }

@@ -180,8 +180,8 @@ RLX_VNNI void dot_q4_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
 
 // Q6_K (ql[128], qh[64], 16 signed 8-bit scales, d f16 at 208): value = d·sc_g·(q − 32) with
 // q = 4 low bits | 2 high bits << 4 (unsigned, 0…63) and a scale per group of 16. Per 64 values,
-// one vpdpbusd gives Σ q·q_x over each 4 lanes = one group of 16 and a second Σ 32·q_x, so each
-// lane holds Σ (q − 32)·q_x exactly; lanes scale by d·sc_g·d_x of their group and x block.
+// one vpdpbusd gives Σ q·q_x over each 4 lanes = one group of 16; lanes scale by d·sc_g·d_x of
+// their group and x block, and the −32 comes back once per block through the x rows' s16.
 // Q6_K's two high bits at `shift` of each qh byte, moved to bits 4-5.
 RLX_VNNI inline __m256i q6_top(__m256i hb, int shift) {
   return _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, shift), _mm256_set1_epi8(0x03)), 4);
@@ -190,10 +190,9 @@ RLX_VNNI inline __m256i q6_top(__m256i hb, int shift) {
 template <int M>
 RLX_VNNI void dot_q6_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   const int64_t nblk = K / 256;
-  __m512 acc[M];
-  for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps();
+  __m512 acc[M], corr[M];  // corr: Σ over groups of d·sc·d_x·Σq_x, the −32 offset's share
+  for (int m = 0; m < M; ++m) acc[m] = corr[m] = _mm512_setzero_ps();
   const __m256i m4 = _mm256_set1_epi8(0x0f);
-  const __m512i c32 = _mm512_set1_epi8(32);
   // lane i of the vpdpbusd over values 64j … 64j + 63 belongs to group 4j + i / 4
   const __m512i pick[4] = {_mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
                            _mm512_set_epi32(7, 7, 7, 7, 6, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4),
@@ -220,15 +219,15 @@ RLX_VNNI void dot_q6_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
     for (int m = 0; m < M; ++m) {
       const __m512 dx = _mm512_permutexvar_ps(block_of_group, _mm512_castps256_ps512(_mm256_loadu_ps(x.d + m * x.ldd + 8 * b)));
       const __m512 gs = _mm512_mul_ps(sc, dx);  // d·sc_g·d_x of each group of 16
+      corr[m] = _mm512_fmadd_ps(gs, _mm512_loadu_ps(x.s16 + m * x.lds16 + 16 * b), corr[m]);
       const int8_t* xq = x.q + m * x.ldq + 256 * b;
       for (int j = 0; j < 4; ++j) {
-        const __m512i xv = _mm512_loadu_si512(xq + 64 * j);
-        const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[j], xv), _mm512_dpbusd_epi32(_mm512_setzero_si512(), c32, xv));
+        const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[j], _mm512_loadu_si512(xq + 64 * j));
         acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(pick[j], gs), acc[m]);
       }
     }
   }
-  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]);
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]) - 32.0f * _mm512_reduce_add_ps(corr[m]);
 }
 
 // IQ4_NL / IQ4_XS: each nibble indexes a grid of 16 signed values g. The kernel takes g + 128
@@ -254,7 +253,7 @@ RLX_VNNI inline __m512i iq4_pair(__m256i raw, __m256i grid) {
 // d_x·Σ q_x, the x block's sum). Two blocks per vpdpbusd (lanes 0-7 and 8-15).
 struct LegacyIQ4_NL {
   static constexpr int kBytes = 18, kNibbles = 2;
-  RLX_VNNI static __m512i values(const uint8_t* w, __m256i raw) { return iq4_pair(raw, iq4_grid_u8()); }
+  RLX_VNNI static __m512i values(const uint8_t*, __m256i raw) { return iq4_pair(raw, iq4_grid_u8()); }
   RLX_VNNI static float scale(const uint8_t* w) { return f16_at(w); }
   RLX_VNNI static float offset(const uint8_t* w) { return -128.0f * f16_at(w); }  // u = grid + 128
 };
@@ -377,11 +376,10 @@ RLX_VNNI inline __m512 x_scale_per_group16(const float* dx) {
 
 // block_q2_K { u8 scales[16]; u8 qs[64]; half d; half dmin; }: value = d·sc_g·q − dmin·mn_g (q in
 // 0…3, scales[g] = sc | mn << 4). Σ over a group = d·sc·d_x·Σ q·q_x − dmin·mn·d_x·Σ q_x, the last
-// sum a vpdpbusd of ones.
+// sum the x rows' s16.
 template <int M>
 RLX_VNNI void dot_q2_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   const int64_t nblk = K / 256;
-  const __m512i ones = _mm512_set1_epi8(1);
   __m512 acc[M];
   for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, w += 84) {
@@ -393,13 +391,12 @@ RLX_VNNI void dot_q2_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
     for (int j = 0; j < 4; ++j) q[j] = crumbs64(w + 16, j);
     for (int m = 0; m < M; ++m) {
       const __m512 dx = x_scale_per_group16(x.d + m * x.ldd + 8 * b);
-      const __m512 gs = _mm512_mul_ps(sc, dx), gm = _mm512_mul_ps(mn, dx);
+      const __m512 gs = _mm512_mul_ps(sc, dx);
+      acc[m] = _mm512_fmadd_ps(_mm512_mul_ps(mn, dx), _mm512_loadu_ps(x.s16 + m * x.lds16 + 16 * b), acc[m]);  // the mins
       const int8_t* xq = x.q + m * x.ldq + 256 * b;
       for (int j = 0; j < 4; ++j) {
         const __m512i xv = _mm512_loadu_si512(xq + 64 * j);
-        const __m512i pick = group16_pick(j);
-        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[j], xv)), _mm512_permutexvar_ps(pick, gs), acc[m]);
-        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, xv)), _mm512_permutexvar_ps(pick, gm), acc[m]);
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[j], xv)), _mm512_permutexvar_ps(group16_pick(j), gs), acc[m]);
       }
     }
   }
@@ -408,14 +405,13 @@ RLX_VNNI void dot_q2_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
 
 // block_q3_K { u8 hmask[32]; u8 qs[64]; u8 scales[12]; half d; }: value = d·sc_g·(q3 − 4) with q3 =
 // the 2-bit field | the hmask bit (bit 4·(g / 8) + (g mod 8) / 2 of hmask[16·(g mod 2) + l]) << 2 and
-// 16 signed 6-bit scales; Σ (q3 − 4)·q_x takes a second vpdpbusd of fours.
+// 16 signed 6-bit scales; Σ (q3 − 4)·q_x = Σ q3·q_x − 4·s16 of the group.
 template <int M>
 RLX_VNNI void dot_q3_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   const int64_t nblk = K / 256;
-  const __m512i fours = _mm512_set1_epi8(4);
   const __m256i one = _mm256_set1_epi8(1);
-  __m512 acc[M];
-  for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps();
+  __m512 acc[M], corr[M];  // corr: Σ over groups of d·sc·d_x·Σq_x, the −4 offset's share
+  for (int m = 0; m < M; ++m) acc[m] = corr[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, w += 110) {
     for (int p = 0; p < 110; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
     const __m512 sc = _mm512_load_ps(DecQ3_K::prep(w).sc);  // d·scale of the 16 groups
@@ -430,15 +426,15 @@ RLX_VNNI void dot_q3_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
     }
     for (int m = 0; m < M; ++m) {
       const __m512 gs = _mm512_mul_ps(sc, x_scale_per_group16(x.d + m * x.ldd + 8 * b));
+      corr[m] = _mm512_fmadd_ps(gs, _mm512_loadu_ps(x.s16 + m * x.lds16 + 16 * b), corr[m]);
       const int8_t* xq = x.q + m * x.ldq + 256 * b;
       for (int j = 0; j < 4; ++j) {
-        const __m512i xv = _mm512_loadu_si512(xq + 64 * j);
-        const __m512i p = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q[j], xv), _mm512_dpbusd_epi32(_mm512_setzero_si512(), fours, xv));
+        const __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[j], _mm512_loadu_si512(xq + 64 * j));
         acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(group16_pick(j), gs), acc[m]);
       }
     }
   }
-  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]);
+  for (int m = 0; m < M; ++m) out[m] = _mm512_reduce_add_ps(acc[m]) - 4.0f * _mm512_reduce_add_ps(corr[m]);
 }
 
 using RowsDot = void (*)(const uint8_t*, int64_t, const Rows&, float*);
@@ -514,20 +510,32 @@ void quantize_rows(const float* x, int64_t M, int64_t K, int8_t* q, float* d, fl
     }
 }
 
-int64_t pairs(int64_t K) { return (K / 32 + 1) / 2; }
-
-void offset_rows(const int8_t* q, const float* d, int64_t M, int64_t K, uint8_t* u, float* dpair) {
-  const int64_t nblk = K / 32, np = pairs(K);
-  for (int64_t i = 0; i < M * K; ++i) u[i] = static_cast<uint8_t>(q[i] + 128);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t p = 0; p < np; ++p) {
-      float* v = dpair + (m * np + p) * 16;
-      float d0 = d[m * nblk + 2 * p], d1 = 2 * p + 1 < nblk ? d[m * nblk + 2 * p + 1] : 0.0f;
-      for (int i = 0; i < 8; ++i) v[i] = d0, v[8 + i] = d1;
-    }
+void prepare_rows(quant::BlockType t, int64_t M, int64_t K, RowExtras& scratch, Rows& r) {
+  const int64_t nblk = K / 32;
+  if (t == quant::BlockType::q8_0) {
+    const int64_t np = (nblk + 1) / 2;
+    scratch.u.resize(static_cast<size_t>(M * K));
+    scratch.dpair.resize(static_cast<size_t>(M * np * 16));
+    for (int64_t i = 0; i < M * K; ++i) scratch.u[static_cast<size_t>(i)] = static_cast<uint8_t>(r.q[i] + 128);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t p = 0; p < np; ++p) {
+        float* v = scratch.dpair.data() + (m * np + p) * 16;
+        float d0 = r.d[m * r.ldd + 2 * p], d1 = 2 * p + 1 < nblk ? r.d[m * r.ldd + 2 * p + 1] : 0.0f;
+        for (int i = 0; i < 8; ++i) v[i] = d0, v[8 + i] = d1;
+      }
+    r.u = scratch.u.data(), r.dpair = scratch.dpair.data(), r.ldu = K, r.ldpair = np * 16;
+  }
+  if (t == quant::BlockType::q2_k || t == quant::BlockType::q3_k || t == quant::BlockType::q6_k) {
+    scratch.s16.resize(static_cast<size_t>(M * K / 16));
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t g = 0; g < K / 16; ++g) {
+        int sum = 0;
+        for (int i = 0; i < 16; ++i) sum += r.q[m * r.ldq + 16 * g + i];
+        scratch.s16[static_cast<size_t>(m * (K / 16) + g)] = static_cast<float>(sum);
+      }
+    r.s16 = scratch.s16.data(), r.lds16 = K / 16;
+  }
 }
-
-bool needs_offset_rows(quant::BlockType t) { return t == quant::BlockType::q8_0; }
 
 DotFn dot_fn(quant::BlockType t) {
   if (!has_vnni()) return nullptr;

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "backends/cpu/block_decoders.h"
 #include "backends/cpu/quant_q8.h"
 #include "util/host_memory.h"
 #include "util/thread_pool.h"
@@ -23,75 +24,148 @@ namespace {
 
 #define RLX_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,f16c")))
 
+using quant::BlockType;
+
 // Rows of x per call: M accumulators plus the block's 8 quads and its scales stay in registers.
 constexpr int kRows = 8;
 // The next groups' bytes, this far ahead, into L2 (the stream is sequential across groups).
 constexpr int kPrefetchAhead = 4096;
 
-// One group of 16 rows of W against MM rows of x: y[m·ldy + 0..15].
-template <int MM>
-RLX_VNNI void group_dot(const uint8_t* g, int64_t nblk, const int8_t* q, const float* d, const int32_t* neg, int64_t K,
-                        float* y, int64_t ldy) {
+// ---- Layouts: how one row's block (src) goes into a group block (dst, row r of 16), and how a
+// group block's 8 quad registers come back out (unsigned bytes, w + kOffset).
+
+struct LayoutQ8_0 {  // block_q8_0 { half d; s8 qs[32]; }
+  static constexpr int kSrcBytes = 34, kHead = 32, kGroupBytes = 32 + 8 * 64, kOffset = 128;
+  static constexpr bool kMin = false;
+  static void pack(uint8_t* dst, const uint8_t* src, int r) {
+    std::memcpy(dst + 2 * r, src, 2);
+    for (int j = 0; j < 8; ++j)
+      for (int t = 0; t < 4; ++t) dst[kHead + 64 * j + 4 * r + t] = static_cast<uint8_t>(src[2 + 4 * j + t] ^ 0x80);
+  }
+  RLX_VNNI static void quads(const uint8_t* g, __m512i* w) {
+    for (int j = 0; j < 8; ++j) w[j] = _mm512_loadu_si512(g + kHead + 64 * j);
+  }
+};
+
+// block_q4_0 { half d; u8 qs[16]; }, block_iq4_nl (the same bytes, nibbles index the IQ4 grid),
+// block_q4_1 { half d; half m; u8 qs[16]; }. Byte i of qs holds value i (low nibble) and 16 + i.
+template <int kSrc, int kQs, bool kHasMin, int kOff, bool kGrid>
+struct LayoutNibbles {
+  static constexpr int kSrcBytes = kSrc, kHead = kHasMin ? 64 : 32, kGroupBytes = kHead + 4 * 64, kOffset = kOff;
+  static constexpr bool kMin = kHasMin;
+  static void pack(uint8_t* dst, const uint8_t* src, int r) {
+    std::memcpy(dst + 2 * r, src, 2);
+    if (kHasMin) std::memcpy(dst + 32 + 2 * r, src + 2, 2);
+    for (int j = 0; j < 4; ++j) std::memcpy(dst + kHead + 64 * j + 4 * r, src + kQs + 4 * j, 4);
+  }
+  RLX_VNNI static void quads(const uint8_t* g, __m512i* w) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    // IQ4_NL's grid + 128 (its top bit flipped): unsigned bytes for vpdpbusd
+    const __m512i grid = _mm512_broadcast_i32x4(_mm_xor_si128(iq4_grid_i8(), _mm_set1_epi8(static_cast<char>(0x80))));
+    for (int j = 0; j < 4; ++j) {
+      const __m512i v = _mm512_loadu_si512(g + kHead + 64 * j);
+      __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+      if (kGrid) lo = _mm512_shuffle_epi8(grid, lo), hi = _mm512_shuffle_epi8(grid, hi);
+      w[j] = lo, w[j + 4] = hi;
+    }
+  }
+};
+using LayoutQ4_0 = LayoutNibbles<18, 2, false, 8, false>;
+using LayoutIQ4_NL = LayoutNibbles<18, 2, false, 128, true>;
+using LayoutQ4_1 = LayoutNibbles<20, 4, true, 0, false>;
+
+// One group of 16 rows of W against MM rows of x: y[m·ldy + 0..15]. qsum: Σq of each block of x.
+template <class L, int MM>
+RLX_VNNI void group_dot(const uint8_t* g, int64_t nblk, const int8_t* q, const float* d, const float* s, const int32_t* qsum,
+                        int64_t K, float* y, int64_t ldy) {
   __m512 acc[MM];
   for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
-  for (int64_t b = 0; b < nblk; ++b, g += kGroupBlockBytes) {
-    for (int l = 0; l < kGroupBlockBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
-    __m512 ws = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
+  for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
+    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    const __m512 ws = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
+    __m512 wm = _mm512_setzero_ps();
+    if constexpr (L::kMin) wm = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32)));
     __m512i w[8];
-    for (int j = 0; j < 8; ++j) w[j] = _mm512_loadu_si512(g + 32 + 64 * j);
+    L::quads(g, w);
     for (int m = 0; m < MM; ++m) {
       const int8_t* xb = q + m * K + 32 * b;
-      __m512i a = _mm512_set1_epi32(neg[m * nblk + b]);
+      __m512i a = _mm512_set1_epi32(-L::kOffset * qsum[m * nblk + b]);
       for (int j = 0; j < 8; ++j) {
         int32_t quad;
         std::memcpy(&quad, xb + 4 * j, 4);
         a = _mm512_dpbusd_epi32(a, w[j], _mm512_set1_epi32(quad));
       }
-      __m512 sc = _mm512_mul_ps(ws, _mm512_set1_ps(d[m * nblk + b]));
+      const __m512 sc = _mm512_mul_ps(ws, _mm512_set1_ps(d[m * nblk + b]));
       acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), sc, acc[m]);
+      if constexpr (L::kMin) acc[m] = _mm512_fmadd_ps(wm, _mm512_set1_ps(s[m * nblk + b]), acc[m]);
     }
   }
   for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
 }
 
-using GroupDot = void (*)(const uint8_t*, int64_t, const int8_t*, const float*, const int32_t*, int64_t, float*, int64_t);
-constexpr GroupDot kGroupDot[kRows] = {group_dot<1>, group_dot<2>, group_dot<3>, group_dot<4>,
-                                       group_dot<5>, group_dot<6>, group_dot<7>, group_dot<8>};
+using GroupDot = void (*)(const uint8_t*, int64_t, const int8_t*, const float*, const float*, const int32_t*, int64_t, float*, int64_t);
+using PackFn = void (*)(uint8_t*, const uint8_t*, int);
+
+struct Kernels {
+  int64_t src_bytes = 0, group_bytes = 0;
+  PackFn pack = nullptr;
+  GroupDot dot[kRows] = {};
+};
+
+template <class L>
+constexpr Kernels kernels_of() {
+  return {L::kSrcBytes,
+          L::kGroupBytes,
+          L::pack,
+          {group_dot<L, 1>, group_dot<L, 2>, group_dot<L, 3>, group_dot<L, 4>, group_dot<L, 5>, group_dot<L, 6>,
+           group_dot<L, 7>, group_dot<L, 8>}};
+}
+
+const Kernels* kernels(BlockType t) {
+  static const Kernels q8_0 = kernels_of<LayoutQ8_0>(), q4_0 = kernels_of<LayoutQ4_0>(), q4_1 = kernels_of<LayoutQ4_1>(),
+                       iq4_nl = kernels_of<LayoutIQ4_NL>();
+  switch (t) {
+    case BlockType::q8_0: return &q8_0;
+    case BlockType::q4_0: return &q4_0;
+    case BlockType::q4_1: return &q4_1;
+    case BlockType::iq4_nl: return &iq4_nl;
+    default: return nullptr;
+  }
+}
 
 struct CacheKey {
   const uint8_t* w;
   int64_t n, k;
-  bool operator<(const CacheKey& o) const { return std::tie(w, n, k) < std::tie(o.w, o.n, o.k); }
+  BlockType t;
+  bool operator<(const CacheKey& o) const { return std::tie(w, n, k, t) < std::tie(o.w, o.n, o.k, o.t); }
 };
 
 }  // namespace
 
-bool repacked_q8_0_applies(int64_t n, int64_t k) { return has_vnni() && n > 0 && n % kGroupRows == 0 && k > 0 && k % 32 == 0; }
+bool repacked_applies(BlockType t, int64_t n, int64_t k) {
+  return has_vnni() && kernels(t) && n > 0 && n % kGroupRows == 0 && k > 0 && k % 32 == 0;
+}
 
-std::shared_ptr<const RepackedQ8_0> repack_q8_0(const uint8_t* w, int64_t n, int64_t k) {
+std::shared_ptr<const Repacked16> repack(BlockType t, const uint8_t* w, int64_t n, int64_t k) {
+  const Kernels& kern = *kernels(t);
   // Weak entries: the copy lives as long as a kernel holds it; a new model's bytes at a reused
   // address find an expired entry and repack.
   static std::mutex mutex;
-  static std::map<CacheKey, std::weak_ptr<const RepackedQ8_0>> cache;
+  static std::map<CacheKey, std::weak_ptr<const Repacked16>> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = cache[CacheKey{w, n, k}];
+  auto& slot = cache[CacheKey{w, n, k, t}];
   if (auto hit = slot.lock()) return hit;
-  auto r = std::make_shared<RepackedQ8_0>();
-  const int64_t nblk = k / 32, rb = nblk * 34, groups = n / kGroupRows;
-  r->memory = host_alloc(static_cast<size_t>(n * rb), false, "repacked Q8_0 weights");
+  auto r = std::make_shared<Repacked16>();
+  const int64_t nblk = k / 32, rb = nblk * kern.src_bytes, groups = n / kGroupRows;
+  r->memory = host_alloc(static_cast<size_t>(groups * nblk * kern.group_bytes), false, "repacked weights");
   r->data = static_cast<const uint8_t*>(r->memory.get());
-  r->n = n, r->k = k;
+  r->type = t, r->n = n, r->k = k, r->group_block_bytes = kern.group_bytes;
   auto* out = static_cast<uint8_t*>(r->memory.get());
   rlx::parallel_for(groups, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t gi = lo; gi < hi; ++gi)
       for (int64_t b = 0; b < nblk; ++b) {
-        uint8_t* dst = out + (gi * nblk + b) * kGroupBlockBytes;
-        for (int64_t r16 = 0; r16 < kGroupRows; ++r16) {
-          const uint8_t* src = w + (gi * kGroupRows + r16) * rb + b * 34;
-          std::memcpy(dst + 2 * r16, src, 2);
-          for (int j = 0; j < 8; ++j)
-            for (int t = 0; t < 4; ++t) dst[32 + 64 * j + 4 * r16 + t] = static_cast<uint8_t>(src[2 + 4 * j + t] ^ 0x80);
-        }
+        uint8_t* dst = out + (gi * nblk + b) * kern.group_bytes;
+        for (int r16 = 0; r16 < kGroupRows; ++r16) kern.pack(dst, w + (gi * kGroupRows + r16) * rb + b * kern.src_bytes, r16);
       }
   });
   slot = r;
@@ -99,30 +173,31 @@ std::shared_ptr<const RepackedQ8_0> repack_q8_0(const uint8_t* w, int64_t n, int
   return r;
 }
 
-void matmul_repacked_q8_0(const RepackedQ8_0& w, const int8_t* q, const float* d, int64_t M, float* y) {
-  const int64_t N = w.n, K = w.k, nblk = K / 32, groups = N / kGroupRows;
-  // −128·Σq of every block of x: the integer dot's starting value (w is stored as w + 128).
-  thread_local std::vector<int32_t> neg;
-  neg.resize(static_cast<size_t>(M * nblk));
+void matmul_repacked(const Repacked16& w, const int8_t* q, const float* d, const float* s, int64_t M, float* y) {
+  const Kernels& kern = *kernels(w.type);
+  const int64_t N = w.n, K = w.k, nblk = K / 32, groups = N / kGroupRows, gb = w.group_block_bytes;
+  // Σq of every block of x: −offset·Σq is the integer dot's starting value.
+  thread_local std::vector<int32_t> qsum;
+  qsum.resize(static_cast<size_t>(M * nblk));
   for (int64_t i = 0; i < M * nblk; ++i) {
-    int32_t s = 0;
-    for (int t = 0; t < 32; ++t) s += q[32 * i + t];
-    neg[static_cast<size_t>(i)] = -128 * s;
+    int32_t t = 0;
+    for (int j = 0; j < 32; ++j) t += q[32 * i + j];
+    qsum[static_cast<size_t>(i)] = t;
   }
   // Groups are handed out ~64 KiB of weights at a time: a thread that gets less of the CPU (a
   // busy machine) takes fewer of them instead of holding everyone back. Each group meets every
   // row of x while its bytes are in L1/L2.
-  const int64_t block = std::max<int64_t>(1, 65536 / (nblk * kGroupBlockBytes));
-  const int32_t* negs = neg.data();  // the thread-local of this thread, read by the workers
+  const int64_t block = std::max<int64_t>(1, 65536 / (nblk * gb));
+  const int32_t* sums = qsum.data();  // the thread-local of this thread, read by the workers
   std::atomic<int64_t> next{0};
   rlx::parallel_for(groups >= 2 * block ? num_threads() : 1, 1, [&](int64_t, int64_t) {
     for (int64_t lo; (lo = next.fetch_add(block, std::memory_order_relaxed)) < groups;) {
       int64_t hi = std::min(groups, lo + block);
       for (int64_t gi = lo; gi < hi; ++gi) {
-        const uint8_t* g = w.data + gi * nblk * kGroupBlockBytes;
+        const uint8_t* g = w.data + gi * nblk * gb;
         for (int64_t m0 = 0; m0 < M; m0 += kRows) {
           int mm = static_cast<int>(std::min<int64_t>(kRows, M - m0));
-          kGroupDot[mm - 1](g, nblk, q + m0 * K, d + m0 * nblk, negs + m0 * nblk, K, y + m0 * N + gi * kGroupRows, N);
+          kern.dot[mm - 1](g, nblk, q + m0 * K, d + m0 * nblk, s + m0 * nblk, sums + m0 * nblk, K, y + m0 * N + gi * kGroupRows, N);
         }
       }
     }
