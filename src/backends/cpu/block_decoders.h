@@ -233,10 +233,22 @@ struct DecQ3_K {
     alignas(64) float sc[16];
   };
   RLX_AVX512 static State prep(const uint8_t* b) {
-    const float d = f16_at(b + 108);
     State st;
-    for (int i = 0; i < 16; ++i) st.sc[i] = d * static_cast<float>(quant::q3_k_scale(b + 96, i));
+    _mm512_store_ps(st.sc, scales(b));
     return st;
+  }
+  // d·scale of the 16 groups: quant::q3_k_scale for all 16 at once. Scale i's low 4 bits are
+  // byte i mod 8's low (i < 8) or high nibble; its high 2 bits are bits 2·(i / 4) of byte 8 + i mod
+  // 4 — a dword of those 4 bytes broadcast, lane j shifted right by 2j, keeps them in every byte.
+  RLX_AVX512 static __m512 scales(const uint8_t* b) {
+    const __m128i raw = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 96));
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    const __m128i low = _mm_unpacklo_epi64(_mm_and_si128(raw, m4), _mm_and_si128(_mm_srli_epi16(raw, 4), m4));
+    uint32_t hb;
+    std::memcpy(&hb, b + 104, 4);
+    const __m128i high = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(static_cast<int>(hb)), _mm_setr_epi32(0, 2, 4, 6)), _mm_set1_epi8(0x03));
+    const __m128i sc = _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)), _mm512_set1_ps(f16_at(b + 108)));
   }
   RLX_AVX512 static __m512 chunk(const uint8_t* b, const State& s, int c) {
     const __m512i h = bit16(b + 16 * (c & 1), 4 * (c >> 3) + ((c & 7) >> 1));

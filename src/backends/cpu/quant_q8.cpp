@@ -358,12 +358,10 @@ RLX_VNNI void dot_iq4_xs(const uint8_t* w, int64_t K, const Rows& x, float* out)
 // 32·(c / 8) + 16·(c mod 2) …. The 64 values of vpdpbusd j (groups 4j … 4j + 3) are thus the
 // fields at shifts 4(j mod 2) and 4(j mod 2) + 2 of the 32 bytes at 32·(j / 2).
 RLX_VNNI inline __m512i crumbs64(const uint8_t* qs, int j) {
-  const __m256i m3 = _mm256_set1_epi8(0x03);
-  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (j >> 1)));
-  const int shift = 4 * (j & 1);
-  const __m256i a = _mm256_and_si256(_mm256_srl_epi16(raw, _mm_cvtsi32_si128(shift)), m3);
-  const __m256i b = _mm256_and_si256(_mm256_srl_epi16(raw, _mm_cvtsi32_si128(shift + 2)), m3);
-  return _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+  const __m512i raw = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * (j >> 1))));
+  const int shift = 4 * (j & 1);  // the low half's; the high half's is 2 more
+  const __m512i count = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(shift)), _mm256_set1_epi16(static_cast<int16_t>(shift + 2)), 1);
+  return _mm512_and_si512(_mm512_srlv_epi16(raw, count), _mm512_set1_epi8(0x03));
 }
 
 // Lane i of vpdpbusd j belongs to group 4j + i / 4; group g of 16 to x block g / 2.
@@ -409,20 +407,20 @@ RLX_VNNI void dot_q2_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
 template <int M>
 RLX_VNNI void dot_q3_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   const int64_t nblk = K / 256;
-  const __m256i one = _mm256_set1_epi8(1);
   __m512 acc[M], corr[M];  // corr: Σ over groups of d·sc·d_x·Σq_x, the −4 offset's share
   for (int m = 0; m < M; ++m) acc[m] = corr[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, w += 110) {
     for (int p = 0; p < 110; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
-    const __m512 sc = _mm512_load_ps(DecQ3_K::prep(w).sc);  // d·scale of the 16 groups
-    const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    const __m512 sc = DecQ3_K::scales(w);  // d·scale of the 16 groups
+    const __m512i hm = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
     __m512i q[4];
     for (int j = 0; j < 4; ++j) {
-      const int bit = 4 * (j >> 1) + 2 * (j & 1);  // groups 4j, 4j + 1; bit + 1 for 4j + 2, 4j + 3
-      const __m256i ha = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(bit)), one);
-      const __m256i hb = _mm256_and_si256(_mm256_srl_epi16(hm, _mm_cvtsi32_si128(bit + 1)), one);
-      const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(ha), hb, 1);
-      q[j] = _mm512_or_si512(crumbs64(w + 32, j), _mm512_slli_epi16(h, 2));
+      // groups 4j, 4j + 1 take hmask bit `bit` (the low half), 4j + 2, 4j + 3 bit + 1: rotating each
+      // dword right by bit − 2 puts it at bit 2 of its own byte (0 ≤ bit ≤ 7), the place of +4
+      const int bit = 4 * (j >> 1) + 2 * (j & 1);
+      const __m512i rot = _mm512_inserti64x4(_mm512_set1_epi32((bit - 2) & 31), _mm256_set1_epi32((bit - 1) & 31), 1);
+      const __m512i h = _mm512_and_si512(_mm512_rorv_epi32(hm, rot), _mm512_set1_epi8(0x04));
+      q[j] = _mm512_or_si512(crumbs64(w + 32, j), h);
     }
     for (int m = 0; m < M; ++m) {
       const __m512 gs = _mm512_mul_ps(sc, x_scale_per_group16(x.d + m * x.ldd + 8 * b));
