@@ -337,7 +337,7 @@ RLX_VNNI void dot_iq4_xs(const uint8_t* w, int64_t K, const Rows& x, float* out)
   for (int m = 0; m < M; ++m) acc[m] = _mm512_setzero_ps(), corr[m] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, w += 136) {
     for (int p = 0; p < 136; p += 64) _mm_prefetch(reinterpret_cast<const char*>(w) + kPrefetchAhead + p, _MM_HINT_T1);
-    const __m256 dlv = _mm256_load_ps(DecIQ4_XS::prep(w).sc);  // d·(ls − 32) of the 8 groups
+    const __m256 dlv = DecIQ4_XS::scales(w);  // d·(ls − 32) of the 8 groups
     __m512i v[4];
     for (int j = 0; j < 4; ++j) v[j] = iq4_pair(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 8 + 32 * j)), grid);
     for (int m = 0; m < M; ++m) {
