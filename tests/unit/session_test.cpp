@@ -185,3 +185,22 @@ TEST(Session, DeviceMemoryIsRefusedWhereHostMemoryIsNeeded) {
     EXPECT_NE(std::string(e.what()).find("is in cuda:0 memory"), std::string::npos) << e.what();
   }
 }
+
+// A greedy step's argmax over a long f32 row (the cpu device's vectorized path): the first of
+// equal maxima wins, and a NaN beats every number (the first NaN) — the reference's order.
+TEST(Session, ArgmaxOfALongRowTakesTheFirstMaximumOrTheFirstNaN) {
+  Graph g("argmax");
+  Value x = g.input("x", DType::f32, {3, 50000});
+  g.set_outputs({argmax(x, 1)});
+  std::vector<double> v(3 * 50000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i % 97) - 40.0;  // ties of 56 everywhere
+  v[50000 + 30000] = 1e9;                                                         // row 1: one maximum
+  v[100000 + 40000] = std::nan(""), v[100000 + 45000] = std::nan(""), v[100000 + 10] = 1e30;  // row 2: NaNs
+  Tensor in = Tensor::from_f64(DType::f32, {3, 50000}, v);
+  for (const char* device : {"cpu", "reference"}) {
+    Tensor out = Session(device).compile(g).run({in})[0];
+    EXPECT_EQ(out.at_f64(0), 96) << device;  // the first 56 (96 % 97 − 40)
+    EXPECT_EQ(out.at_f64(1), 30000) << device;
+    EXPECT_EQ(out.at_f64(2), 40000) << device;
+  }
+}

@@ -45,6 +45,13 @@ ReducePlan plan_reduce(const std::vector<int64_t>& shape, const std::vector<bool
   return {offsets(kept_dims, kept_st), offsets(red_dims, red_st)};
 }
 
+// Whether one reduction window is the contiguous run 0, 1, 2, … (a row's last axis).
+bool contiguous_window(const ReducePlan& p) {
+  for (size_t k = 0; k < p.window.size(); ++k)
+    if (p.window[k] != static_cast<int64_t>(k)) return false;
+  return !p.window.empty();
+}
+
 template <class T>
 bool greater_nan_first(T a, T b) {  // a > b with NaN above everything: sort's order (no indices)
   if constexpr (std::is_floating_point_v<T>) {
@@ -63,6 +70,30 @@ void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan
   if (kind == "argmax" || kind == "argmin") {
     int64_t* y = a.out[0].as<int64_t>();
     bool mx = kind == "argmax";
+    if constexpr (std::is_same_v<T, float>) {
+      // f32 rows along their contiguous last axis (a decode step's argmax over the vocabulary):
+      // the extreme by a loop the compiler vectorizes, then the first index holding it — the
+      // order of codegen::wins (the first NaN wins, else the first of equal extremes)
+      if (contiguous_window(p)) {
+        const int64_t n = static_cast<int64_t>(p.window.size());
+        parallel_items(n_out, 16, [&](int64_t o) {
+          const float* row = x + p.base[static_cast<size_t>(o)];
+          float ext = row[0];
+          bool nan = false;
+          if (mx)
+            for (int64_t k = 0; k < n; ++k) ext = row[k] > ext ? row[k] : ext, nan |= row[k] != row[k];
+          else
+            for (int64_t k = 0; k < n; ++k) ext = row[k] < ext ? row[k] : ext, nan |= row[k] != row[k];
+          int64_t at = 0;
+          if (nan)
+            while (row[at] == row[at]) ++at;
+          else
+            while (row[at] != ext) ++at;
+          y[o] = at;
+        });
+        return;
+      }
+    }
     parallel_items(n_out, 16, [&](int64_t o) {
       const T* row = x + p.base[static_cast<size_t>(o)];
       int64_t best = 0;
@@ -93,9 +124,7 @@ void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan
     if constexpr (std::is_same_v<T, float>) {
       // f32 rows reduced along their contiguous last axis (a row's max|x| for int8 scales, a
       // softmax's max): a loop the compiler vectorizes, NaN tracked beside it so it still wins
-      bool contiguous = true;
-      for (size_t k = 0; k < p.window.size() && contiguous; ++k) contiguous = p.window[k] == static_cast<int64_t>(k);
-      if (contiguous && !p.window.empty()) {
+      if (contiguous_window(p)) {
         const int64_t n = static_cast<int64_t>(p.window.size());
         parallel_items(n_out, 16, [&](int64_t o) {
           const float* row = x + p.base[static_cast<size_t>(o)];
