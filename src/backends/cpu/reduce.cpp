@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/simd.h"
 #include "codegen/host_math.h"
 #include "codegen/reduce.h"
 
@@ -45,13 +46,6 @@ ReducePlan plan_reduce(const std::vector<int64_t>& shape, const std::vector<bool
   return {offsets(kept_dims, kept_st), offsets(red_dims, red_st)};
 }
 
-// Whether one reduction window is the contiguous run 0, 1, 2, … (a row's last axis).
-bool contiguous_window(const ReducePlan& p) {
-  for (size_t k = 0; k < p.window.size(); ++k)
-    if (p.window[k] != static_cast<int64_t>(k)) return false;
-  return !p.window.empty();
-}
-
 template <class T>
 bool greater_nan_first(T a, T b) {  // a > b with NaN above everything: sort's order (no indices)
   if constexpr (std::is_floating_point_v<T>) {
@@ -70,30 +64,6 @@ void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan
   if (kind == "argmax" || kind == "argmin") {
     int64_t* y = a.out[0].as<int64_t>();
     bool mx = kind == "argmax";
-    if constexpr (std::is_same_v<T, float>) {
-      // f32 rows along their contiguous last axis (a decode step's argmax over the vocabulary):
-      // the extreme by a loop the compiler vectorizes, then the first index holding it — the
-      // order of codegen::wins (the first NaN wins, else the first of equal extremes)
-      if (contiguous_window(p)) {
-        const int64_t n = static_cast<int64_t>(p.window.size());
-        parallel_items(n_out, 16, [&](int64_t o) {
-          const float* row = x + p.base[static_cast<size_t>(o)];
-          float ext = row[0];
-          bool nan = false;
-          if (mx)
-            for (int64_t k = 0; k < n; ++k) ext = row[k] > ext ? row[k] : ext, nan |= row[k] != row[k];
-          else
-            for (int64_t k = 0; k < n; ++k) ext = row[k] < ext ? row[k] : ext, nan |= row[k] != row[k];
-          int64_t at = 0;
-          if (nan)
-            while (row[at] == row[at]) ++at;
-          else
-            while (row[at] != ext) ++at;
-          y[o] = at;
-        });
-        return;
-      }
-    }
     parallel_items(n_out, 16, [&](int64_t o) {
       const T* row = x + p.base[static_cast<size_t>(o)];
       int64_t best = 0;
@@ -121,24 +91,6 @@ void reduce_typed(const KernelArgs& a, const std::string& kind, const ReducePlan
   else if (kind == "prod") fold(std::integral_constant<Op, codegen::fold_op(Reduction::prod)>{}, Acc(1));
   else {
     bool mx = kind == "max";
-    if constexpr (std::is_same_v<T, float>) {
-      // f32 rows reduced along their contiguous last axis (a row's max|x| for int8 scales, a
-      // softmax's max): a loop the compiler vectorizes, NaN tracked beside it so it still wins
-      if (contiguous_window(p)) {
-        const int64_t n = static_cast<int64_t>(p.window.size());
-        parallel_items(n_out, 16, [&](int64_t o) {
-          const float* row = x + p.base[static_cast<size_t>(o)];
-          float acc = row[0];
-          bool nan = false;
-          if (mx)
-            for (int64_t k = 0; k < n; ++k) acc = row[k] > acc ? row[k] : acc, nan |= row[k] != row[k];
-          else
-            for (int64_t k = 0; k < n; ++k) acc = row[k] < acc ? row[k] : acc, nan |= row[k] != row[k];
-          y[o] = nan ? std::numeric_limits<float>::quiet_NaN() : acc;
-        });
-        return;
-      }
-    }
     T lo = std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
     T hi = std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
     if (std::is_same_v<T, uint8_t> && a.in[0].dtype == DType::boolean) lo = 0, hi = 1;
@@ -220,6 +172,32 @@ bool sum_long_rows(const KernelArgs& a, const std::vector<bool>& reduced) {
   return true;
 }
 
+// max, min, argmax and argmin of f32 along trailing axes — each output a contiguous line (a
+// row's max|x| for int8 scales, a softmax's max, a greedy step's argmax over the vocabulary):
+// vector loops (simd.h), with no per-run offset tables. NaN is tracked beside the loop so it
+// still wins; an arg kind then takes the first index holding the extreme (or the first NaN):
+// the order of codegen::wins.
+bool f32_lines(const KernelArgs& a, const std::string& kind, const std::vector<bool>& reduced) {
+  bool mx = kind == "max" || kind == "argmax", arg = kind == "argmax" || kind == "argmin";
+  if (a.in[0].dtype != DType::f32 || !(arg || kind == "max" || kind == "min")) return false;
+  const std::vector<int64_t>& shape = a.in[0].shape;
+  size_t first = shape.size();
+  while (first > 0 && reduced[first - 1]) --first;
+  for (size_t d = 0; d < first; ++d)
+    if (reduced[d]) return false;  // not a trailing run of axes
+  int64_t n = 1, rows = 1;
+  for (size_t d = 0; d < shape.size(); ++d) (d < first ? rows : n) *= shape[d];
+  if (n == 0) return false;
+  const float* x = a.in[0].as<float>();
+  parallel_items(rows, 16, [&](int64_t o) {
+    const float* row = x + o * n;
+    float ext = simd::extreme(row, n, mx);
+    if (arg) a.out[0].as<int64_t>()[o] = simd::first_equal(row, n, ext);
+    else a.out[0].as<float>()[o] = ext;
+  });
+  return true;
+}
+
 HostKernel make_reduce(const ir::Node& n, const ir::Graph&) {
   std::string kind = n.attrs.s("kind");
   std::vector<int64_t> axes = n.attrs.ints("axes");
@@ -227,6 +205,7 @@ HostKernel make_reduce(const ir::Node& n, const ir::Graph&) {
     std::vector<bool> reduced(a.in[0].shape.size(), false);
     for (int64_t ax : axes) reduced[static_cast<size_t>(normalize_axis(ax, reduced.size()))] = true;
     if (kind == "sum" && a.in[0].dtype == DType::f32 && (sum_block_of_rows(a, reduced) || sum_long_rows(a, reduced))) return;
+    if (f32_lines(a, kind, reduced)) return;
     ReducePlan p = plan_reduce(a.in[0].shape, reduced);
     dispatch_typed(a.in[0].dtype, [&](auto tag) { reduce_typed<decltype(tag)>(a, kind, p); });
   };

@@ -164,6 +164,41 @@ float AbsMax(const float* x, int64_t n) {
   return any_nan ? std::numeric_limits<float>::quiet_NaN() : m;
 }
 
+float Extreme(const float* x, int64_t n, bool is_max) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto first = hn::Set(d, x[0]);
+  auto m0 = first, m1 = first, nan = hn::Zero(d);  // nan: lanes that saw one (all bits set)
+  int64_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    auto a = hn::LoadU(d, x + i), b = hn::LoadU(d, x + i + N);
+    nan = hn::Or(nan, hn::Or(hn::VecFromMask(d, hn::IsNaN(a)), hn::VecFromMask(d, hn::IsNaN(b))));
+    m0 = is_max ? hn::Max(m0, a) : hn::Min(m0, a);
+    m1 = is_max ? hn::Max(m1, b) : hn::Min(m1, b);
+  }
+  float m = is_max ? hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1))) : hn::GetLane(hn::MinOfLanes(d, hn::Min(m0, m1)));
+  bool any_nan = !hn::AllFalse(d, hn::MaskFromVec(nan));
+  for (; i < n; ++i) {
+    any_nan = any_nan || x[i] != x[i];
+    m = is_max ? (x[i] > m ? x[i] : m) : (x[i] < m ? x[i] : m);
+  }
+  return any_nan ? std::numeric_limits<float>::quiet_NaN() : m;
+}
+
+int64_t FirstEqual(const float* x, int64_t n, float v) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto want = hn::Set(d, v);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto hit = v != v ? hn::IsNaN(hn::LoadU(d, x + i)) : hn::Eq(hn::LoadU(d, x + i), want);
+    if (!hn::AllFalse(d, hit)) return i + static_cast<int64_t>(hn::FindKnownFirstTrue(d, hit));
+  }
+  for (; i < n; ++i)
+    if (v != v ? x[i] != x[i] : x[i] == v) return i;
+  return n;
+}
+
 void CopyRows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
@@ -342,6 +377,8 @@ HWY_EXPORT(Scale);
 HWY_EXPORT(ScaleToBf16);
 HWY_EXPORT(QuantizeI8);
 HWY_EXPORT(AbsMax);
+HWY_EXPORT(Extreme);
+HWY_EXPORT(FirstEqual);
 HWY_EXPORT(CopyRows);
 HWY_EXPORT(CopyRowsBf16);
 HWY_EXPORT(DotRows);
@@ -355,6 +392,8 @@ void scale(float* x, int64_t n, float s) { HWY_DYNAMIC_DISPATCH(Scale)(x, n, s);
 void scale_to_bf16(const float* x, int64_t n, float s, uint16_t* out) { HWY_DYNAMIC_DISPATCH(ScaleToBf16)(x, n, s, out); }
 void quantize_i8(const float* x, int64_t n, float s, float zp, int8_t* out) { HWY_DYNAMIC_DISPATCH(QuantizeI8)(x, n, s, zp, out); }
 float abs_max(const float* x, int64_t n) { return HWY_DYNAMIC_DISPATCH(AbsMax)(x, n); }
+float extreme(const float* x, int64_t n, bool is_max) { return HWY_DYNAMIC_DISPATCH(Extreme)(x, n, is_max); }
+int64_t first_equal(const float* x, int64_t n, float v) { return HWY_DYNAMIC_DISPATCH(FirstEqual)(x, n, v); }
 void copy_rows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst) {
   HWY_DYNAMIC_DISPATCH(CopyRows)(src, rows, ld_src, cols, dst, ld_dst);
 }

@@ -19,6 +19,10 @@ void scale_to_bf16(const float* x, int64_t n, float s, uint16_t* out);
 void quantize_i8(const float* x, int64_t n, float s, float zp, int8_t* out);
 // max |x[i]| (0 for n = 0; NaN when any x[i] is NaN, as reduce max).
 float abs_max(const float* x, int64_t n);
+// max x[i] (is_max) or min x[i] of n ≥ 1 values; NaN when any x[i] is NaN, as reduce max/min.
+float extreme(const float* x, int64_t n, bool is_max);
+// The first i with x[i] == v (x[i] NaN when v is NaN); n when there is none.
+int64_t first_equal(const float* x, int64_t n, float v);
 // A strided block of `rows` × `cols`: dst[r·ld_dst + c] = src[r·ld_src + c] (as f32, or rounded
 // to bf16). One call per block: small rows do not pay a call each.
 void copy_rows(const float* src, int64_t rows, int64_t ld_src, int64_t cols, float* dst, int64_t ld_dst);
