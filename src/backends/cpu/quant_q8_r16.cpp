@@ -10,6 +10,7 @@
 
 #include "backends/cpu/block_decoders.h"
 #include "backends/cpu/quant_q8.h"
+#include "util/gguf_blocks.h"
 #include "util/host_memory.h"
 #include "util/thread_pool.h"
 // GCC 12's AVX-512 intrinsics build their "undefined" vectors by self-initialization, which
@@ -103,32 +104,102 @@ RLX_VNNI void group_dot(const uint8_t* g, int64_t nblk, const int8_t* q, const f
   for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
 }
 
+// block_q4_k { half d, dmin; u8 scales[12]; u8 qs[128]; }: 256 values in 8 groups of 32, value =
+// d·sc_g·q − dmin·mn_g (6-bit sc, mn). A group block of 16 rows (2368 bytes, 2304 before):
+//   0: the 16 d (f16)   32: the 16 dmin (f16)   64 + 16g: sc_g of the 16 rows   192 + 16g: mn_g
+//   320 + 512p + 64k: quad k (bytes 4k … 4k + 3) of the 16 rows' 32 nibble bytes of pair p —
+//   low nibbles are values 4k … of group 2p, high ones of group 2p + 1.
+// Groups of 32 values are x's blocks: per group the integer dot of 8 quads, then one multiply-add
+// by d·sc·d_x and one by −dmin·mn·s_x (s_x = d_x·Σq_x).
+struct LayoutQ4_K {
+  static constexpr int kSrcBytes = 144, kGroupBytes = 320 + 4 * 512, kElems = 256;
+  static void pack(uint8_t* dst, const uint8_t* src, int r) {
+    std::memcpy(dst + 2 * r, src, 2);
+    std::memcpy(dst + 32 + 2 * r, src + 2, 2);
+    for (int g = 0; g < 8; ++g) {
+      int sc, mn;
+      quant::scale_min_k4(g, src + 4, &sc, &mn);
+      dst[64 + 16 * g + r] = static_cast<uint8_t>(sc);
+      dst[192 + 16 * g + r] = static_cast<uint8_t>(mn);
+    }
+    for (int p = 0; p < 4; ++p)
+      for (int k = 0; k < 8; ++k) std::memcpy(dst + 320 + 512 * p + 64 * k + 4 * r, src + 16 + 32 * p + 4 * k, 4);
+  }
+};
+
+template <int MM>
+RLX_VNNI void group_dot_q4_k(const uint8_t* g, int64_t nblk, const int8_t* q, const float* d, const float* s, const int32_t*, int64_t K,
+                             float* y, int64_t ldy) {
+  const int64_t ldd = K / 32;  // x's blocks per row
+  const __m512i m4 = _mm512_set1_epi8(0x0f);
+  __m512 acc[MM];
+  for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nblk; ++b, g += LayoutQ4_K::kGroupBytes) {
+    for (int l = 0; l < LayoutQ4_K::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
+    const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32)));
+    for (int grp = 0; grp < 8; ++grp) {
+      const __m512 ds = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 64 + 16 * grp)))));
+      const __m512 dn = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 192 + 16 * grp)))));
+      const uint8_t* pair = g + 320 + 512 * (grp >> 1);
+      __m512i w[8];
+      for (int k = 0; k < 8; ++k) {
+        const __m512i v = _mm512_loadu_si512(pair + 64 * k);
+        w[k] = (grp & 1) ? _mm512_and_si512(_mm512_srli_epi16(v, 4), m4) : _mm512_and_si512(v, m4);
+      }
+      for (int m = 0; m < MM; ++m) {
+        const int8_t* xb = q + m * K + 256 * b + 32 * grp;
+        __m512i a = _mm512_setzero_si512();
+        for (int k = 0; k < 8; ++k) {
+          int32_t quad;
+          std::memcpy(&quad, xb + 4 * k, 4);
+          a = _mm512_dpbusd_epi32(a, w[k], _mm512_set1_epi32(quad));
+        }
+        const int64_t xi = m * ldd + 8 * b + grp;
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(ds, _mm512_set1_ps(d[xi])), acc[m]);
+        acc[m] = _mm512_fnmadd_ps(dn, _mm512_set1_ps(s[xi]), acc[m]);
+      }
+    }
+  }
+  for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
+}
+
 using GroupDot = void (*)(const uint8_t*, int64_t, const int8_t*, const float*, const float*, const int32_t*, int64_t, float*, int64_t);
 using PackFn = void (*)(uint8_t*, const uint8_t*, int);
 
 struct Kernels {
-  int64_t src_bytes = 0, group_bytes = 0;
+  int64_t elems = 32, src_bytes = 0, group_bytes = 0;  // per block of a row
   PackFn pack = nullptr;
   GroupDot dot[kRows] = {};
 };
 
 template <class L>
 constexpr Kernels kernels_of() {
-  return {L::kSrcBytes,
+  return {32,
+          L::kSrcBytes,
           L::kGroupBytes,
           L::pack,
           {group_dot<L, 1>, group_dot<L, 2>, group_dot<L, 3>, group_dot<L, 4>, group_dot<L, 5>, group_dot<L, 6>,
            group_dot<L, 7>, group_dot<L, 8>}};
 }
+constexpr Kernels kernels_q4_k() {
+  return {256,
+          LayoutQ4_K::kSrcBytes,
+          LayoutQ4_K::kGroupBytes,
+          LayoutQ4_K::pack,
+          {group_dot_q4_k<1>, group_dot_q4_k<2>, group_dot_q4_k<3>, group_dot_q4_k<4>, group_dot_q4_k<5>, group_dot_q4_k<6>,
+           group_dot_q4_k<7>, group_dot_q4_k<8>}};
+}
 
 const Kernels* kernels(BlockType t) {
   static const Kernels q8_0 = kernels_of<LayoutQ8_0>(), q4_0 = kernels_of<LayoutQ4_0>(), q4_1 = kernels_of<LayoutQ4_1>(),
-                       iq4_nl = kernels_of<LayoutIQ4_NL>();
+                       iq4_nl = kernels_of<LayoutIQ4_NL>(), q4_k = kernels_q4_k();
   switch (t) {
     case BlockType::q8_0: return &q8_0;
     case BlockType::q4_0: return &q4_0;
     case BlockType::q4_1: return &q4_1;
     case BlockType::iq4_nl: return &iq4_nl;
+    case BlockType::q4_k: return &q4_k;
     default: return nullptr;
   }
 }
@@ -143,7 +214,7 @@ struct CacheKey {
 }  // namespace
 
 bool repacked_applies(BlockType t, int64_t n, int64_t k) {
-  return has_vnni() && kernels(t) && n > 0 && n % kGroupRows == 0 && k > 0 && k % 32 == 0;
+  return has_vnni() && kernels(t) && n > 0 && n % kGroupRows == 0 && k > 0 && k % kernels(t)->elems == 0;
 }
 
 std::shared_ptr<const Repacked16> repack(BlockType t, const uint8_t* w, int64_t n, int64_t k) {
@@ -156,7 +227,7 @@ std::shared_ptr<const Repacked16> repack(BlockType t, const uint8_t* w, int64_t 
   auto& slot = cache[CacheKey{w, n, k, t}];
   if (auto hit = slot.lock()) return hit;
   auto r = std::make_shared<Repacked16>();
-  const int64_t nblk = k / 32, rb = nblk * kern.src_bytes, groups = n / kGroupRows;
+  const int64_t nblk = k / kern.elems, rb = nblk * kern.src_bytes, groups = n / kGroupRows;
   r->memory = host_alloc(static_cast<size_t>(groups * nblk * kern.group_bytes), false, "repacked weights");
   r->data = static_cast<const uint8_t*>(r->memory.get());
   r->type = t, r->n = n, r->k = k, r->group_block_bytes = kern.group_bytes;
@@ -175,7 +246,7 @@ std::shared_ptr<const Repacked16> repack(BlockType t, const uint8_t* w, int64_t 
 
 void matmul_repacked(const Repacked16& w, const int8_t* q, const float* d, const float* s, int64_t M, float* y) {
   const Kernels& kern = *kernels(w.type);
-  const int64_t N = w.n, K = w.k, nblk = K / 32, groups = N / kGroupRows, gb = w.group_block_bytes;
+  const int64_t N = w.n, K = w.k, nblk = K / 32, groups = N / kGroupRows, gb = w.group_block_bytes, wblk = K / kern.elems;
   // Σq of every block of x: −offset·Σq is the integer dot's starting value.
   thread_local std::vector<int32_t> qsum;
   qsum.resize(static_cast<size_t>(M * nblk));
@@ -187,17 +258,17 @@ void matmul_repacked(const Repacked16& w, const int8_t* q, const float* d, const
   // Groups are handed out ~64 KiB of weights at a time: a thread that gets less of the CPU (a
   // busy machine) takes fewer of them instead of holding everyone back. Each group meets every
   // row of x while its bytes are in L1/L2.
-  const int64_t block = std::max<int64_t>(1, 65536 / (nblk * gb));
+  const int64_t block = std::max<int64_t>(1, 65536 / (wblk * gb));
   const int32_t* sums = qsum.data();  // the thread-local of this thread, read by the workers
   std::atomic<int64_t> next{0};
   rlx::parallel_for(groups >= 2 * block ? num_threads() : 1, 1, [&](int64_t, int64_t) {
     for (int64_t lo; (lo = next.fetch_add(block, std::memory_order_relaxed)) < groups;) {
       int64_t hi = std::min(groups, lo + block);
       for (int64_t gi = lo; gi < hi; ++gi) {
-        const uint8_t* g = w.data + gi * nblk * gb;
+        const uint8_t* g = w.data + gi * wblk * gb;
         for (int64_t m0 = 0; m0 < M; m0 += kRows) {
           int mm = static_cast<int>(std::min<int64_t>(kRows, M - m0));
-          kern.dot[mm - 1](g, nblk, q + m0 * K, d + m0 * nblk, s + m0 * nblk, sums + m0 * nblk, K, y + m0 * N + gi * kGroupRows, N);
+          kern.dot[mm - 1](g, wblk, q + m0 * K, d + m0 * nblk, s + m0 * nblk, sums + m0 * nblk, K, y + m0 * N + gi * kGroupRows, N);
         }
       }
     }
