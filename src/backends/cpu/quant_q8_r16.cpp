@@ -109,10 +109,14 @@ RLX_VNNI void group_dot(const uint8_t* g, int64_t nblk, const int8_t* q, const f
 //   0: the 16 d (f16)   32: the 16 dmin (f16)   64 + 16g: sc_g of the 16 rows   192 + 16g: mn_g
 //   320 + 512p + 64k: quad k (bytes 4k … 4k + 3) of the 16 rows' 32 nibble bytes of pair p —
 //   low nibbles are values 4k … of group 2p, high ones of group 2p + 1.
+// block_q5_k { half d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]; } adds a fifth bit per value
+// (bit g of qh[l] for value l of group g): 2880 bytes, the qh quads of the 16 rows at 2368 + 64k.
 // Groups of 32 values are x's blocks: per group the integer dot of 8 quads, then one multiply-add
 // by d·sc·d_x and one by −dmin·mn·s_x (s_x = d_x·Σq_x).
-struct LayoutQ4_K {
-  static constexpr int kSrcBytes = 144, kGroupBytes = 320 + 4 * 512, kElems = 256;
+template <bool kFifthBit>
+struct LayoutK {
+  static constexpr int kSrcBytes = kFifthBit ? 176 : 144, kQs = kFifthBit ? 48 : 16, kQh = 320 + 4 * 512;
+  static constexpr int kGroupBytes = kQh + (kFifthBit ? 8 * 64 : 0);
   static void pack(uint8_t* dst, const uint8_t* src, int r) {
     std::memcpy(dst + 2 * r, src, 2);
     std::memcpy(dst + 32 + 2 * r, src + 2, 2);
@@ -123,19 +127,22 @@ struct LayoutQ4_K {
       dst[192 + 16 * g + r] = static_cast<uint8_t>(mn);
     }
     for (int p = 0; p < 4; ++p)
-      for (int k = 0; k < 8; ++k) std::memcpy(dst + 320 + 512 * p + 64 * k + 4 * r, src + 16 + 32 * p + 4 * k, 4);
+      for (int k = 0; k < 8; ++k) std::memcpy(dst + 320 + 512 * p + 64 * k + 4 * r, src + kQs + 32 * p + 4 * k, 4);
+    if (kFifthBit)
+      for (int k = 0; k < 8; ++k) std::memcpy(dst + kQh + 64 * k + 4 * r, src + 16 + 4 * k, 4);
   }
 };
 
-template <int MM>
-RLX_VNNI void group_dot_q4_k(const uint8_t* g, int64_t nblk, const int8_t* q, const float* d, const float* s, const int32_t*, int64_t K,
-                             float* y, int64_t ldy) {
+template <bool kFifthBit, int MM>
+RLX_VNNI void group_dot_k(const uint8_t* g, int64_t nblk, const int8_t* q, const float* d, const float* s, const int32_t*, int64_t K, float* y,
+                          int64_t ldy) {
+  using L = LayoutK<kFifthBit>;
   const int64_t ldd = K / 32;  // x's blocks per row
-  const __m512i m4 = _mm512_set1_epi8(0x0f);
+  const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
   __m512 acc[MM];
   for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
-  for (int64_t b = 0; b < nblk; ++b, g += LayoutQ4_K::kGroupBytes) {
-    for (int l = 0; l < LayoutQ4_K::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+  for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
+    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
     const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32)));
     for (int grp = 0; grp < 8; ++grp) {
@@ -146,6 +153,11 @@ RLX_VNNI void group_dot_q4_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
       for (int k = 0; k < 8; ++k) {
         const __m512i v = _mm512_loadu_si512(pair + 64 * k);
         w[k] = (grp & 1) ? _mm512_and_si512(_mm512_srli_epi16(v, 4), m4) : _mm512_and_si512(v, m4);
+        if constexpr (kFifthBit) {  // bit grp of each qh byte to bit 4: w | (shifted & 0x10)
+          const __m512i h = _mm512_loadu_si512(g + L::kQh + 64 * k);
+          const __m512i at4 = grp <= 4 ? _mm512_slli_epi16(h, 4 - grp) : _mm512_srli_epi16(h, grp - 4);
+          w[k] = _mm512_ternarylogic_epi32(w[k], at4, b4, 0xf8);  // A | (B & C)
+        }
       }
       for (int m = 0; m < MM; ++m) {
         const int8_t* xb = q + m * K + 256 * b + 32 * grp;
@@ -182,24 +194,28 @@ constexpr Kernels kernels_of() {
           {group_dot<L, 1>, group_dot<L, 2>, group_dot<L, 3>, group_dot<L, 4>, group_dot<L, 5>, group_dot<L, 6>,
            group_dot<L, 7>, group_dot<L, 8>}};
 }
-constexpr Kernels kernels_q4_k() {
+template <bool kFifthBit>
+constexpr Kernels kernels_k() {
+  using L = LayoutK<kFifthBit>;
   return {256,
-          LayoutQ4_K::kSrcBytes,
-          LayoutQ4_K::kGroupBytes,
-          LayoutQ4_K::pack,
-          {group_dot_q4_k<1>, group_dot_q4_k<2>, group_dot_q4_k<3>, group_dot_q4_k<4>, group_dot_q4_k<5>, group_dot_q4_k<6>,
-           group_dot_q4_k<7>, group_dot_q4_k<8>}};
+          L::kSrcBytes,
+          L::kGroupBytes,
+          L::pack,
+          {group_dot_k<kFifthBit, 1>, group_dot_k<kFifthBit, 2>, group_dot_k<kFifthBit, 3>, group_dot_k<kFifthBit, 4>, group_dot_k<kFifthBit, 5>,
+           group_dot_k<kFifthBit, 6>, group_dot_k<kFifthBit, 7>, group_dot_k<kFifthBit, 8>}};
 }
 
 const Kernels* kernels(BlockType t) {
   static const Kernels q8_0 = kernels_of<LayoutQ8_0>(), q4_0 = kernels_of<LayoutQ4_0>(), q4_1 = kernels_of<LayoutQ4_1>(),
-                       iq4_nl = kernels_of<LayoutIQ4_NL>(), q4_k = kernels_q4_k();
+                       iq4_nl = kernels_of<LayoutIQ4_NL>(), q4_k = kernels_k<false>(),
+                       q5_k = kernels_k<true>();
   switch (t) {
     case BlockType::q8_0: return &q8_0;
     case BlockType::q4_0: return &q4_0;
     case BlockType::q4_1: return &q4_1;
     case BlockType::iq4_nl: return &iq4_nl;
     case BlockType::q4_k: return &q4_k;
+    case BlockType::q5_k: return &q5_k;
     default: return nullptr;
   }
 }
