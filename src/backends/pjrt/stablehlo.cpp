@@ -224,10 +224,24 @@ class Printer {
           return v;
         };
         size_t lr = dims(n.inputs[0]).size(), rr = dims(n.inputs[1]).size();
-        return bind(n, emit("stablehlo.dot_general", {name(n.inputs[0]), name(n.inputs[1])}, {type(n.inputs[0]), type(n.inputs[1])}, out,
+        // Integer operands are widened to the result's type first: XLA's GPU int8 GEMM (s8·s8 →
+        // s32) returned twice the product on an H100 (2026-12-07), and i32 dots are exact anyway.
+        std::string lhs = name(n.inputs[0]), rhs = name(n.inputs[1]), lt = type(n.inputs[0]), rt = type(n.inputs[1]);
+        const DType od_t = g_.type(n.outputs[0]).dtype;
+        if (!is_float(od_t) && !is_complex(od_t) && g_.type(n.inputs[0]).dtype != od_t) {
+          ir::Type wl{od_t, g_.type(n.inputs[0]).shape}, wr{od_t, g_.type(n.inputs[1]).shape};
+          lhs = emit("stablehlo.convert", {lhs}, {lt}, tensor_type(wl)), lt = tensor_type(wl);
+          rhs = emit("stablehlo.convert", {rhs}, {rt}, tensor_type(wr)), rt = tensor_type(wr);
+        }
+        // f32/f64/c64/c128 products at full precision: XLA's default lets the GPU multiply f32 in
+        // TF32 (10-bit mantissas), which is not the op's definition.
+        const DType id_t = g_.type(n.inputs[0]).dtype;
+        const bool full = id_t == DType::f32 || id_t == DType::f64 || id_t == DType::c64 || id_t == DType::c128;
+        return bind(n, emit("stablehlo.dot_general", {lhs, rhs}, {lt, rt}, out,
                             cat("dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [", ints(norm(batch[0], lr)),
                                 "], rhs_batching_dimensions = [", ints(norm(batch[1], rr)), "], lhs_contracting_dimensions = [",
-                                ints(norm(contract[0], lr)), "], rhs_contracting_dimensions = [", ints(norm(contract[1], rr)), "]>")));
+                                ints(norm(contract[0], lr)), "], rhs_contracting_dimensions = [", ints(norm(contract[1], rr)), "]>",
+                                full ? ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]" : "")));
       }
       case Op::reduce: return bind(n, reduce(n));
       case Op::gather: return bind(n, gather(n));
@@ -331,8 +345,9 @@ class Printer {
     std::string r = fresh();
     body_ << "    " << r << " = \"stablehlo.reduce\"(" << name(n.inputs[0]) << ", " << init << ") ({\n"
           << "    ^bb0(%a" << r.substr(1) << ": " << st << ", %b" << r.substr(1) << ": " << st << "):\n"
-          << "      %c = \"" << combine << "\"(%a, %b) : (" << st << ", " << st << ") -> " << st << "\n"
-          << "      \"stablehlo.return\"(%c) : (" << st << ") -> ()\n"
+          << "      %c" << r.substr(1) << " = \"" << combine << "\"(%a" << r.substr(1) << ", %b" << r.substr(1) << ") : (" << st << ", " << st << ") -> "
+          << st << "\n"
+          << "      \"stablehlo.return\"(%c" << r.substr(1) << ") : (" << st << ") -> ()\n"
           << "    }) {dimensions = " << i64_array(axes) << "} : (" << tensor_type(in) << ", " << st << ") -> " << tensor_type(rt) << "\n";
     std::string out = type(n.outputs[0]);
     if (tensor_type(rt) == out) return r;
