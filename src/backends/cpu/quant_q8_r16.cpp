@@ -176,11 +176,76 @@ RLX_VNNI void group_dot_k(const uint8_t* g, int64_t nblk, const int8_t* q, const
   for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
 }
 
+// block_q6_k { u8 ql[128]; u8 qh[64]; s8 scales[16]; half d; }: 256 values in 16 groups of 16,
+// value = d·sc_g·(q − 32), q = 4 low bits (ql) | 2 high bits (qh) << 4. In half h (values 128h …),
+// with l < 32: values l, l + 32, l + 64, l + 96 are ql[64h + l] low, ql[64h + 32 + l] low,
+// ql[64h + l] high, ql[64h + 32 + l] high, with qh[32h + l]'s bits 0-1, 2-3, 4-5, 6-7. A group
+// block of 16 rows (3360 bytes, the same as before):
+//   0: the 16 d (f16)   32 + 16g: sc_g of the 16 rows
+//   288 + 1024h + 64k: quad k (bytes 4k … 4k + 3) of the 16 rows' ql of half h (k < 16)
+//   2336 + 512h + 64k: quad k of their qh of half h (k < 8)
+// Per group the integer dot of 4 quads, from −32·Σq_x of the group's 16 x values, then one
+// multiply-add by d·sc·d_x.
+struct LayoutQ6_K {
+  static constexpr int kSrcBytes = 210, kQl = 288, kQh = 288 + 2048, kGroupBytes = kQh + 1024;
+  static void pack(uint8_t* dst, const uint8_t* src, int r) {
+    std::memcpy(dst + 2 * r, src + 208, 2);
+    for (int g = 0; g < 16; ++g) dst[32 + 16 * g + r] = src[192 + g];
+    for (int h = 0; h < 2; ++h) {
+      for (int k = 0; k < 16; ++k) std::memcpy(dst + kQl + 1024 * h + 64 * k + 4 * r, src + 64 * h + 4 * k, 4);
+      for (int k = 0; k < 8; ++k) std::memcpy(dst + kQh + 512 * h + 64 * k + 4 * r, src + 128 + 32 * h + 4 * k, 4);
+    }
+  }
+};
+
+// qsum: Σq of each 16 x values (not of 32: the groups are 16 long).
+template <int MM>
+RLX_VNNI void group_dot_q6_k(const uint8_t* g, int64_t nblk, const int8_t* q, const float* d, const float*, const int32_t* qsum, int64_t K,
+                             float* y, int64_t ldy) {
+  using L = LayoutQ6_K;
+  const int64_t ldd = K / 32, lds = K / 16;
+  const __m512i m4 = _mm512_set1_epi8(0x0f), top = _mm512_set1_epi8(0x30);
+  __m512 acc[MM];
+  for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
+    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
+    for (int h = 0; h < 2; ++h)
+      for (int c = 0; c < 4; ++c)
+        for (int j = 0; j < 2; ++j) {
+          const int grp = 8 * h + 2 * c + j;  // values 128h + 32c + 16j … + 15
+          const __m512 ds = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 + 16 * grp)))));
+          __m512i w[4];
+          for (int t = 0; t < 4; ++t) {
+            const int k = 4 * j + t;
+            const __m512i lo = _mm512_loadu_si512(g + L::kQl + 1024 * h + 64 * (k + 8 * (c & 1)));
+            const __m512i hi = _mm512_loadu_si512(g + L::kQh + 512 * h + 64 * k);
+            const __m512i nib = c < 2 ? _mm512_and_si512(lo, m4) : _mm512_and_si512(_mm512_srli_epi16(lo, 4), m4);
+            // qh bits 2c, 2c + 1 to bits 4-5
+            const __m512i at4 = c == 0 ? _mm512_slli_epi16(hi, 4) : c == 1 ? _mm512_slli_epi16(hi, 2) : c == 2 ? hi : _mm512_srli_epi16(hi, 2);
+            w[t] = _mm512_ternarylogic_epi32(nib, at4, top, 0xf8);  // A | (B & C)
+          }
+          for (int m = 0; m < MM; ++m) {
+            const int8_t* xb = q + m * K + 256 * b + 16 * grp;
+            __m512i a = _mm512_set1_epi32(-32 * qsum[m * lds + 16 * b + grp]);
+            for (int t = 0; t < 4; ++t) {
+              int32_t quad;
+              std::memcpy(&quad, xb + 4 * t, 4);
+              a = _mm512_dpbusd_epi32(a, w[t], _mm512_set1_epi32(quad));
+            }
+            acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(ds, _mm512_set1_ps(d[m * ldd + 8 * b + grp / 2])), acc[m]);
+          }
+        }
+  }
+  for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
+}
+
 using GroupDot = void (*)(const uint8_t*, int64_t, const int8_t*, const float*, const float*, const int32_t*, int64_t, float*, int64_t);
 using PackFn = void (*)(uint8_t*, const uint8_t*, int);
 
 struct Kernels {
   int64_t elems = 32, src_bytes = 0, group_bytes = 0;  // per block of a row
+  int64_t sum_span = 32;                                // the qsum the kernel reads: Σq over this many x values
   PackFn pack = nullptr;
   GroupDot dot[kRows] = {};
 };
@@ -190,6 +255,7 @@ constexpr Kernels kernels_of() {
   return {32,
           L::kSrcBytes,
           L::kGroupBytes,
+          32,
           L::pack,
           {group_dot<L, 1>, group_dot<L, 2>, group_dot<L, 3>, group_dot<L, 4>, group_dot<L, 5>, group_dot<L, 6>,
            group_dot<L, 7>, group_dot<L, 8>}};
@@ -200,15 +266,26 @@ constexpr Kernels kernels_k() {
   return {256,
           L::kSrcBytes,
           L::kGroupBytes,
+          32,
           L::pack,
           {group_dot_k<kFifthBit, 1>, group_dot_k<kFifthBit, 2>, group_dot_k<kFifthBit, 3>, group_dot_k<kFifthBit, 4>, group_dot_k<kFifthBit, 5>,
            group_dot_k<kFifthBit, 6>, group_dot_k<kFifthBit, 7>, group_dot_k<kFifthBit, 8>}};
 }
 
+constexpr Kernels kernels_q6_k() {
+  return {256,
+          LayoutQ6_K::kSrcBytes,
+          LayoutQ6_K::kGroupBytes,
+          16,
+          LayoutQ6_K::pack,
+          {group_dot_q6_k<1>, group_dot_q6_k<2>, group_dot_q6_k<3>, group_dot_q6_k<4>, group_dot_q6_k<5>, group_dot_q6_k<6>, group_dot_q6_k<7>,
+           group_dot_q6_k<8>}};
+}
+
 const Kernels* kernels(BlockType t) {
   static const Kernels q8_0 = kernels_of<LayoutQ8_0>(), q4_0 = kernels_of<LayoutQ4_0>(), q4_1 = kernels_of<LayoutQ4_1>(),
                        iq4_nl = kernels_of<LayoutIQ4_NL>(), q4_k = kernels_k<false>(),
-                       q5_k = kernels_k<true>();
+                       q5_k = kernels_k<true>(), q6_k = kernels_q6_k();
   switch (t) {
     case BlockType::q8_0: return &q8_0;
     case BlockType::q4_0: return &q4_0;
@@ -216,6 +293,7 @@ const Kernels* kernels(BlockType t) {
     case BlockType::iq4_nl: return &iq4_nl;
     case BlockType::q4_k: return &q4_k;
     case BlockType::q5_k: return &q5_k;
+    case BlockType::q6_k: return &q6_k;
     default: return nullptr;
   }
 }
@@ -263,12 +341,14 @@ std::shared_ptr<const Repacked16> repack(BlockType t, const uint8_t* w, int64_t 
 void matmul_repacked(const Repacked16& w, const int8_t* q, const float* d, const float* s, int64_t M, float* y) {
   const Kernels& kern = *kernels(w.type);
   const int64_t N = w.n, K = w.k, nblk = K / 32, groups = N / kGroupRows, gb = w.group_block_bytes, wblk = K / kern.elems;
-  // Σq of every block of x: −offset·Σq is the integer dot's starting value.
+  // Σq of every block of x (or every 16 values, for a kernel whose groups are 16 long): −offset·Σq
+  // is the integer dot's starting value.
   thread_local std::vector<int32_t> qsum;
-  qsum.resize(static_cast<size_t>(M * nblk));
-  for (int64_t i = 0; i < M * nblk; ++i) {
+  const int64_t span = kern.sum_span, nsum = M * K / span;
+  qsum.resize(static_cast<size_t>(nsum));
+  for (int64_t i = 0; i < nsum; ++i) {
     int32_t t = 0;
-    for (int j = 0; j < 32; ++j) t += q[32 * i + j];
+    for (int j = 0; j < span; ++j) t += q[span * i + j];
     qsum[static_cast<size_t>(i)] = t;
   }
   // Groups are handed out ~64 KiB of weights at a time: a thread that gets less of the CPU (a
@@ -284,7 +364,7 @@ void matmul_repacked(const Repacked16& w, const int8_t* q, const float* d, const
         const uint8_t* g = w.data + gi * wblk * gb;
         for (int64_t m0 = 0; m0 < M; m0 += kRows) {
           int mm = static_cast<int>(std::min<int64_t>(kRows, M - m0));
-          kern.dot[mm - 1](g, wblk, q + m0 * K, d + m0 * nblk, s + m0 * nblk, sums + m0 * nblk, K, y + m0 * N + gi * kGroupRows, N);
+          kern.dot[mm - 1](g, wblk, q + m0 * K, d + m0 * nblk, s + m0 * nblk, sums + m0 * (K / span), K, y + m0 * N + gi * kGroupRows, N);
         }
       }
     }
