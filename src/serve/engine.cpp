@@ -1,6 +1,7 @@
 #include "serve/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 
@@ -169,17 +170,29 @@ void Engine::loop() {
     size_t rows = 0;
     for (size_t i = 0; i < live_.size(); ++i)
       if (live_[i]) rows = i + 1;
+    // A held sequence feeds a dummy token at its slot's last position, which it has not reached
+    // (it would have finished) and which it writes itself before ever reading it.
     std::vector<int32_t> ids(rows, 0);
     std::vector<int64_t> pos(rows, 0);
-    for (size_t i = 0; i < rows; ++i)
-      if (live_[i]) ids[i] = live_[i]->next, pos[i] = live_[i]->position;
+    std::vector<bool> held(rows, false);
+    size_t active = 0;
+    for (size_t i = 0; i < rows; ++i) {
+      if (!live_[i]) continue;
+      held[i] = live_[i]->req.ready && !live_[i]->req.ready();
+      if (held[i]) pos[i] = runner_.capacity() - 1;
+      else ids[i] = live_[i]->next, pos[i] = live_[i]->position, ++active;
+    }
+    if (active == 0) {  // every reader is behind: look again shortly (or at a cancellation)
+      cv_.wait_for(lock, std::chrono::milliseconds(2), [&] { return stopping_ || !cancelled_.empty(); });
+      continue;
+    }
     lock.unlock();
     std::vector<bool> done(live_.size(), false);
     try {
       const Tensor& logits = runner_.decode(ids, pos);
       ++passes_;
       for (size_t i = 0; i < rows; ++i) {
-        if (!live_[i]) continue;
+        if (!live_[i] || held[i]) continue;
         ++live_[i]->position;
         done[i] = !emit(*live_[i], logits.data_as<float>() + static_cast<int64_t>(i) * model_.spec.vocab_size);
       }

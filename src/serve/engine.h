@@ -37,6 +37,11 @@ struct GenerationRequest {
   int top_logprobs = 0;                // alternatives per token (0: none)
   // Called on the engine thread for every token; returning false ends the sequence ("stop").
   std::function<bool(const TokenEvent&)> on_token;
+  // Called on the engine thread before each pass (when set): false holds the sequence — its
+  // reader is behind — so the pass generates nothing for it and it keeps its place. A client
+  // that reads slowly or has gone away costs at most its read-ahead in tokens, never the rest of
+  // max_tokens.
+  std::function<bool()> ready;
   // Called once, on the engine thread: "stop" (EOS or on_token said so), "length" (max_tokens or
   // the slot's capacity), "cancelled", or "error: …".
   std::function<void(const std::string& finish_reason)> on_done;

@@ -283,6 +283,12 @@ struct Server::Impl {
       pending->cv.notify_all();
       return !pending->abandon;
     };
+    // A stream's reader may fall this many tokens behind before its sequence waits for it.
+    constexpr size_t kReadAhead = 32;
+    plan_.gen.ready = [pending] {
+      std::lock_guard<std::mutex> lock(pending->mu);
+      return pending->tokens.size() < kReadAhead || pending->abandon;
+    };
     plan_.gen.on_done = [pending](const std::string& reason) {
       std::lock_guard<std::mutex> lock(pending->mu);
       pending->done = true;

@@ -8,6 +8,8 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -306,6 +308,46 @@ TEST_F(Serve, AClientThatHangsUpFreesItsSlot) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(engine->stats().live, 0);
   EXPECT_LT(engine->stats().generated_tokens - before, 100) << "the sequence ran on after its client left";
+}
+
+// A reader that falls behind holds its sequence (GenerationRequest::ready): nothing is generated
+// for it meanwhile, and once it reads on, the sequence goes on to the same tokens as alone.
+TEST_F(Serve, AReaderThatFallsBehindHoldsItsSequence) {
+  std::vector<int32_t> prompt = model->tokenizer->encode("go on").ids;
+  std::vector<int32_t> want = alone_ids(prompt, 40);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int32_t> got;
+  bool reading = false, done = false;
+  GenerationRequest r;
+  r.prompt = prompt;
+  r.max_tokens = 40;
+  r.eos_token_ids = model->eos_token_ids;
+  r.on_token = [&](const TokenEvent& ev) {
+    std::lock_guard<std::mutex> l(mu);
+    got.push_back(ev.id);
+    return true;
+  };
+  r.ready = [&] {
+    std::lock_guard<std::mutex> l(mu);
+    return reading || got.size() < 5;
+  };
+  r.on_done = [&](const std::string&) {
+    std::lock_guard<std::mutex> l(mu);
+    done = true;
+    cv.notify_all();
+  };
+  engine->submit(r);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  {
+    std::lock_guard<std::mutex> l(mu);
+    EXPECT_EQ(got.size(), 5u) << "the sequence ran on while its reader was behind";
+    EXPECT_EQ(engine->stats().live, 1);
+    reading = true;
+  }
+  std::unique_lock<std::mutex> l(mu);
+  ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(30), [&] { return done; }));
+  EXPECT_EQ(got, want);
 }
 
 TEST_F(Serve, MalformedRequestsGetTheirStatusAndAJsonError) {
