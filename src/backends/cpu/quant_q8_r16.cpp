@@ -240,6 +240,59 @@ RLX_VNNI void group_dot_q6_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
   for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
 }
 
+// block_iq4_xs { half d; u16 scales_h; u8 scales_l[4]; u8 qs[128]; }: 8 groups of 32, each an
+// IQ4_NL block with scale d·(ls_g − 32); group g's nibbles are qs[16g …], byte i holding values i
+// and 16 + i. A group block of 16 rows (2208 bytes, 2176 before):
+//   0: the 16 d (f16)   32 + 16g: ls_g − 32 of the 16 rows (s8)
+//   160 + 256g + 64k: quad k (bytes 4k … 4k + 3) of the 16 rows' nibbles of group g
+// The grid + 128 (one byte shuffle) is unsigned, so a group's integer dot starts from −128·Σq_x.
+struct LayoutIQ4_XS {
+  static constexpr int kSrcBytes = 136, kQs = 160, kGroupBytes = kQs + 8 * 256;
+  static void pack(uint8_t* dst, const uint8_t* src, int r) {
+    std::memcpy(dst + 2 * r, src, 2);
+    for (int g = 0; g < 8; ++g) {
+      dst[32 + 16 * g + r] = static_cast<uint8_t>(static_cast<int8_t>(quant::iq4_xs_scale(src, g)));
+      for (int k = 0; k < 4; ++k) std::memcpy(dst + kQs + 256 * g + 64 * k + 4 * r, src + 8 + 16 * g + 4 * k, 4);
+    }
+  }
+};
+
+template <int MM>
+RLX_VNNI void group_dot_iq4_xs(const uint8_t* g, int64_t nblk, const int8_t* q, const float* d, const float*, const int32_t* qsum, int64_t K,
+                               float* y, int64_t ldy) {
+  using L = LayoutIQ4_XS;
+  const int64_t ldd = K / 32;
+  const __m512i m4 = _mm512_set1_epi8(0x0f);
+  const __m512i grid = _mm512_broadcast_i32x4(_mm_xor_si128(iq4_grid_i8(), _mm_set1_epi8(static_cast<char>(0x80))));
+  __m512 acc[MM];
+  for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
+    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
+    for (int grp = 0; grp < 8; ++grp) {
+      const __m512 ds = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 + 16 * grp)))));
+      __m512i w[8];
+      for (int k = 0; k < 4; ++k) {
+        const __m512i v = _mm512_loadu_si512(g + L::kQs + 256 * grp + 64 * k);
+        w[k] = _mm512_shuffle_epi8(grid, _mm512_and_si512(v, m4));
+        w[k + 4] = _mm512_shuffle_epi8(grid, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+      }
+      for (int m = 0; m < MM; ++m) {
+        const int8_t* xb = q + m * K + 256 * b + 32 * grp;
+        const int64_t xi = m * ldd + 8 * b + grp;
+        __m512i a = _mm512_set1_epi32(-128 * qsum[xi]);
+        for (int k = 0; k < 8; ++k) {
+          int32_t quad;
+          std::memcpy(&quad, xb + 4 * k, 4);
+          a = _mm512_dpbusd_epi32(a, w[k], _mm512_set1_epi32(quad));
+        }
+        acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(ds, _mm512_set1_ps(d[xi])), acc[m]);
+      }
+    }
+  }
+  for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
+}
+
 using GroupDot = void (*)(const uint8_t*, int64_t, const int8_t*, const float*, const float*, const int32_t*, int64_t, float*, int64_t);
 using PackFn = void (*)(uint8_t*, const uint8_t*, int);
 
@@ -282,10 +335,21 @@ constexpr Kernels kernels_q6_k() {
            group_dot_q6_k<8>}};
 }
 
+constexpr Kernels kernels_iq4_xs() {
+  return {256,
+          LayoutIQ4_XS::kSrcBytes,
+          LayoutIQ4_XS::kGroupBytes,
+          32,
+          LayoutIQ4_XS::pack,
+          {group_dot_iq4_xs<1>, group_dot_iq4_xs<2>, group_dot_iq4_xs<3>, group_dot_iq4_xs<4>, group_dot_iq4_xs<5>, group_dot_iq4_xs<6>,
+           group_dot_iq4_xs<7>, group_dot_iq4_xs<8>}};
+}
+
 const Kernels* kernels(BlockType t) {
   static const Kernels q8_0 = kernels_of<LayoutQ8_0>(), q4_0 = kernels_of<LayoutQ4_0>(), q4_1 = kernels_of<LayoutQ4_1>(),
                        iq4_nl = kernels_of<LayoutIQ4_NL>(), q4_k = kernels_k<false>(),
-                       q5_k = kernels_k<true>(), q6_k = kernels_q6_k();
+                       q5_k = kernels_k<true>(), q6_k = kernels_q6_k(),
+                       iq4_xs = kernels_iq4_xs();
   switch (t) {
     case BlockType::q8_0: return &q8_0;
     case BlockType::q4_0: return &q4_0;
@@ -294,6 +358,7 @@ const Kernels* kernels(BlockType t) {
     case BlockType::q4_k: return &q4_k;
     case BlockType::q5_k: return &q5_k;
     case BlockType::q6_k: return &q6_k;
+    case BlockType::iq4_xs: return &iq4_xs;
     default: return nullptr;
   }
 }
