@@ -293,6 +293,67 @@ RLX_VNNI void group_dot_iq4_xs(const uint8_t* g, int64_t nblk, const int8_t* q, 
   for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
 }
 
+// block_q3_k { u8 hmask[32]; u8 qs[64]; u8 scales[12]; half d; }: 16 groups of 16, value =
+// d·sc_g·(q − 4), q = a 2-bit field | a hmask bit << 2. In half n (values 128n …), with j < 4 and
+// l < 32: value 128n + 32j + l is bits 2j of qs[32n + l] and bit 4n + j of hmask[l], in group
+// 8n + 2j + l / 16. A group block of 16 rows (1824 bytes, 1760 before):
+//   0: the 16 d (f16)   32 + 16g: sc_g of the 16 rows (s8, unpacked)
+//   288 + 512n + 64k: quad k (bytes 4k … 4k + 3) of the 16 rows' qs of half n (k < 8)
+//   1312 + 64k: quad k of their hmask
+// Per group the integer dot of 4 quads, from −4·Σq_x of its 16 x values, then one multiply-add.
+struct LayoutQ3_K {
+  static constexpr int kSrcBytes = 110, kQs = 288, kHm = 288 + 1024, kGroupBytes = kHm + 512;
+  static void pack(uint8_t* dst, const uint8_t* src, int r) {
+    std::memcpy(dst + 2 * r, src + 108, 2);
+    for (int g = 0; g < 16; ++g) dst[32 + 16 * g + r] = static_cast<uint8_t>(static_cast<int8_t>(quant::q3_k_scale(src + 96, g)));
+    for (int k = 0; k < 8; ++k) {
+      for (int n = 0; n < 2; ++n) std::memcpy(dst + kQs + 512 * n + 64 * k + 4 * r, src + 32 + 32 * n + 4 * k, 4);
+      std::memcpy(dst + kHm + 64 * k + 4 * r, src + 4 * k, 4);
+    }
+  }
+};
+
+// qsum: Σq of each 16 x values.
+template <int MM>
+RLX_VNNI void group_dot_q3_k(const uint8_t* g, int64_t nblk, const int8_t* q, const float* d, const float*, const int32_t* qsum, int64_t K,
+                             float* y, int64_t ldy) {
+  using L = LayoutQ3_K;
+  const int64_t ldd = K / 32, lds = K / 16;
+  const __m512i m3 = _mm512_set1_epi8(0x03), b2 = _mm512_set1_epi8(0x04);
+  __m512 acc[MM];
+  for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
+    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
+    for (int n = 0; n < 2; ++n)
+      for (int j = 0; j < 4; ++j)
+        for (int half = 0; half < 2; ++half) {
+          const int grp = 8 * n + 2 * j + half;  // values 128n + 32j + 16·half … + 15
+          const __m512 ds = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 + 16 * grp)))));
+          __m512i w[4];
+          for (int t = 0; t < 4; ++t) {
+            const int k = 4 * half + t;
+            const __m512i crumb = _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(g + L::kQs + 512 * n + 64 * k), 2 * j), m3);
+            const int bit = 4 * n + j;  // to bit 2
+            const __m512i h = _mm512_loadu_si512(g + L::kHm + 64 * k);
+            const __m512i at2 = bit >= 2 ? _mm512_srli_epi16(h, bit - 2) : _mm512_slli_epi16(h, 2 - bit);
+            w[t] = _mm512_ternarylogic_epi32(crumb, at2, b2, 0xf8);  // A | (B & C)
+          }
+          for (int m = 0; m < MM; ++m) {
+            const int8_t* xb = q + m * K + 256 * b + 16 * grp;
+            __m512i a = _mm512_set1_epi32(-4 * qsum[m * lds + 16 * b + grp]);
+            for (int t = 0; t < 4; ++t) {
+              int32_t quad;
+              std::memcpy(&quad, xb + 4 * t, 4);
+              a = _mm512_dpbusd_epi32(a, w[t], _mm512_set1_epi32(quad));
+            }
+            acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(ds, _mm512_set1_ps(d[m * ldd + 8 * b + grp / 2])), acc[m]);
+          }
+        }
+  }
+  for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
+}
+
 using GroupDot = void (*)(const uint8_t*, int64_t, const int8_t*, const float*, const float*, const int32_t*, int64_t, float*, int64_t);
 using PackFn = void (*)(uint8_t*, const uint8_t*, int);
 
@@ -345,11 +406,21 @@ constexpr Kernels kernels_iq4_xs() {
            group_dot_iq4_xs<7>, group_dot_iq4_xs<8>}};
 }
 
+constexpr Kernels kernels_q3_k() {
+  return {256,
+          LayoutQ3_K::kSrcBytes,
+          LayoutQ3_K::kGroupBytes,
+          16,
+          LayoutQ3_K::pack,
+          {group_dot_q3_k<1>, group_dot_q3_k<2>, group_dot_q3_k<3>, group_dot_q3_k<4>, group_dot_q3_k<5>, group_dot_q3_k<6>, group_dot_q3_k<7>,
+           group_dot_q3_k<8>}};
+}
+
 const Kernels* kernels(BlockType t) {
   static const Kernels q8_0 = kernels_of<LayoutQ8_0>(), q4_0 = kernels_of<LayoutQ4_0>(), q4_1 = kernels_of<LayoutQ4_1>(),
                        iq4_nl = kernels_of<LayoutIQ4_NL>(), q4_k = kernels_k<false>(),
                        q5_k = kernels_k<true>(), q6_k = kernels_q6_k(),
-                       iq4_xs = kernels_iq4_xs();
+                       iq4_xs = kernels_iq4_xs(), q3_k = kernels_q3_k();
   switch (t) {
     case BlockType::q8_0: return &q8_0;
     case BlockType::q4_0: return &q4_0;
@@ -359,6 +430,7 @@ const Kernels* kernels(BlockType t) {
     case BlockType::q5_k: return &q5_k;
     case BlockType::q6_k: return &q6_k;
     case BlockType::iq4_xs: return &iq4_xs;
+    case BlockType::q3_k: return &q3_k;
     default: return nullptr;
   }
 }
