@@ -1125,7 +1125,8 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
         add({{{DType::bf16, S({2, K})}}, w}, q8, "act=q8, bf16 x");
         if (t == quant::BlockType::q8_0 || t == quant::BlockType::q4_0 || t == quant::BlockType::q4_1 || t == quant::BlockType::iq4_nl ||
             t == quant::BlockType::q4_k || t == quant::BlockType::q5_k || t == quant::BlockType::q6_k ||
-            t == quant::BlockType::iq4_xs || t == quant::BlockType::q3_k) {
+            t == quant::BlockType::iq4_xs || t == quant::BlockType::q3_k ||
+            t == quant::BlockType::q2_k) {
           // a constant weight of whole groups of 16 rows: the cpu device's repacked layout
           Attrs c16 = q8;
           c16.set("n", int64_t{48});

@@ -354,6 +354,63 @@ RLX_VNNI void group_dot_q3_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
   for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
 }
 
+// block_q2_k { u8 scales[16]; u8 qs[64]; half d; half dmin; }: 16 groups of 16, value =
+// d·sc_g·q − dmin·mn_g (scales[g] = sc | mn << 4, q 2 bits); value 128n + 32j + l is bits 2j of
+// qs[32n + l], in group 8n + 2j + l / 16 (as Q3_K). A group block of 16 rows (1344 bytes, as before):
+//   0: the 16 d (f16)   32: the 16 dmin (f16)   64 + 16g: scales[g] of the 16 rows
+//   320 + 512n + 64k: quad k (bytes 4k … 4k + 3) of the 16 rows' qs of half n (k < 8)
+// Per group the integer dot of 4 quads, then a multiply-add by d·sc·d_x and one by −dmin·mn·d_x·Σq_x.
+struct LayoutQ2_K {
+  static constexpr int kSrcBytes = 84, kQs = 320, kGroupBytes = kQs + 1024;
+  static void pack(uint8_t* dst, const uint8_t* src, int r) {
+    std::memcpy(dst + 2 * r, src + 80, 2);
+    std::memcpy(dst + 32 + 2 * r, src + 82, 2);
+    for (int g = 0; g < 16; ++g) dst[64 + 16 * g + r] = src[g];
+    for (int n = 0; n < 2; ++n)
+      for (int k = 0; k < 8; ++k) std::memcpy(dst + kQs + 512 * n + 64 * k + 4 * r, src + 16 + 32 * n + 4 * k, 4);
+  }
+};
+
+// qsum: Σq of each 16 x values.
+template <int MM>
+RLX_VNNI void group_dot_q2_k(const uint8_t* g, int64_t nblk, const int8_t* q, const float* d, const float*, const int32_t* qsum, int64_t K,
+                             float* y, int64_t ldy) {
+  using L = LayoutQ2_K;
+  const int64_t ldd = K / 32, lds = K / 16;
+  const __m512i m3 = _mm512_set1_epi8(0x03);
+  __m512 acc[MM];
+  for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
+    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
+    const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32)));
+    for (int n = 0; n < 2; ++n)
+      for (int j = 0; j < 4; ++j)
+        for (int half = 0; half < 2; ++half) {
+          const int grp = 8 * n + 2 * j + half;  // values 128n + 32j + 16·half … + 15
+          const __m512i sm = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 64 + 16 * grp)));
+          const __m512 ds = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_and_si512(sm, _mm512_set1_epi32(0x0f))));
+          const __m512 dn = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(_mm512_srli_epi32(sm, 4)));
+          __m512i w[4];
+          for (int t = 0; t < 4; ++t)
+            w[t] = _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(g + L::kQs + 512 * n + 64 * (4 * half + t)), 2 * j), m3);
+          for (int m = 0; m < MM; ++m) {
+            const int8_t* xb = q + m * K + 256 * b + 16 * grp;
+            __m512i a = _mm512_setzero_si512();
+            for (int t = 0; t < 4; ++t) {
+              int32_t quad;
+              std::memcpy(&quad, xb + 4 * t, 4);
+              a = _mm512_dpbusd_epi32(a, w[t], _mm512_set1_epi32(quad));
+            }
+            const float dx = d[m * ldd + 8 * b + grp / 2];
+            acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(ds, _mm512_set1_ps(dx)), acc[m]);
+            acc[m] = _mm512_fnmadd_ps(dn, _mm512_set1_ps(dx * static_cast<float>(qsum[m * lds + 16 * b + grp])), acc[m]);
+          }
+        }
+  }
+  for (int m = 0; m < MM; ++m) _mm512_storeu_ps(y + m * ldy, acc[m]);
+}
+
 using GroupDot = void (*)(const uint8_t*, int64_t, const int8_t*, const float*, const float*, const int32_t*, int64_t, float*, int64_t);
 using PackFn = void (*)(uint8_t*, const uint8_t*, int);
 
@@ -416,11 +473,21 @@ constexpr Kernels kernels_q3_k() {
            group_dot_q3_k<8>}};
 }
 
+constexpr Kernels kernels_q2_k() {
+  return {256,
+          LayoutQ2_K::kSrcBytes,
+          LayoutQ2_K::kGroupBytes,
+          16,
+          LayoutQ2_K::pack,
+          {group_dot_q2_k<1>, group_dot_q2_k<2>, group_dot_q2_k<3>, group_dot_q2_k<4>, group_dot_q2_k<5>, group_dot_q2_k<6>, group_dot_q2_k<7>,
+           group_dot_q2_k<8>}};
+}
+
 const Kernels* kernels(BlockType t) {
   static const Kernels q8_0 = kernels_of<LayoutQ8_0>(), q4_0 = kernels_of<LayoutQ4_0>(), q4_1 = kernels_of<LayoutQ4_1>(),
                        iq4_nl = kernels_of<LayoutIQ4_NL>(), q4_k = kernels_k<false>(),
                        q5_k = kernels_k<true>(), q6_k = kernels_q6_k(),
-                       iq4_xs = kernels_iq4_xs(), q3_k = kernels_q3_k();
+                       iq4_xs = kernels_iq4_xs(), q3_k = kernels_q3_k(), q2_k = kernels_q2_k();
   switch (t) {
     case BlockType::q8_0: return &q8_0;
     case BlockType::q4_0: return &q4_0;
@@ -431,6 +498,7 @@ const Kernels* kernels(BlockType t) {
     case BlockType::q6_k: return &q6_k;
     case BlockType::iq4_xs: return &iq4_xs;
     case BlockType::q3_k: return &q3_k;
+    case BlockType::q2_k: return &q2_k;
     default: return nullptr;
   }
 }

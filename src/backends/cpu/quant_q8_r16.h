@@ -1,6 +1,6 @@
 // Weights repacked for 8-bit activations (dequant_matmul act=q8): the cpu device's private
 // layout of a constant weight of a 32-value block type (Q8_0, Q4_0, Q4_1, IQ4_NL) or a K-quant
-// (Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS: their layouts and kernels in quant_q8_r16.cpp — scales unpacked to
+// (Q2_K … Q6_K, IQ4_XS: their layouts and kernels in quant_q8_r16.cpp — scales unpacked to
 // bytes, value quads of 16 rows as below), built once
 // when a kernel is compiled and shared by every kernel that reads the same constant (a model's
 // prefill, decode and slot graphs).
