@@ -260,6 +260,8 @@ struct DecQ3_K {
 
 // quant::iq4_grid as the 16 bytes of a byte-shuffle table.
 RLX_AVX512 inline __m128i iq4_grid_i8() { return _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113); }
+// The grid + 128 (its top bit flipped): unsigned bytes, for vpdpbusd against signed x.
+RLX_AVX512 inline __m128i iq4_grid_u8() { return _mm_xor_si128(iq4_grid_i8(), _mm_set1_epi8(static_cast<char>(0x80))); }
 
 // IQ4_NL / IQ4_XS: nibbles looked up in the 16-entry grid with one byte shuffle.
 RLX_AVX512 inline __m512 iq4_values16(const uint8_t* qs, int c) {

@@ -234,9 +234,7 @@ RLX_VNNI void dot_q6_k(const uint8_t* w, int64_t K, const Rows& x, float* out) {
 // (unsigned bytes, one vpshufb) so vpdpbusd multiplies them into the signed x as is:
 // Σ (g + 128)·q_x = Σ g·q_x + 128·Σ q_x, and the second term is the x block's s = d_x·Σ q_x —
 // so a block of 32 contributes d_w·(d_x·dot − 128·s).
-RLX_VNNI inline __m256i iq4_grid_u8() {  // g + 128 = g with its top bit flipped
-  return _mm256_broadcastsi128_si256(_mm_xor_si128(iq4_grid_i8(), _mm_set1_epi8(static_cast<char>(0x80))));
-}
+RLX_VNNI inline __m256i iq4_grid_u8x2() { return _mm256_broadcastsi128_si256(iq4_grid_u8()); }
 
 // 32 bytes of nibbles — 16 for each of two blocks of 32 values — as 64 unsigned grid bytes in
 // value order: block 0's low nibbles, its high ones, then block 1's.
@@ -253,7 +251,7 @@ RLX_VNNI inline __m512i iq4_pair(__m256i raw, __m256i grid) {
 // d_x·Σ q_x, the x block's sum). Two blocks per vpdpbusd (lanes 0-7 and 8-15).
 struct LegacyIQ4_NL {
   static constexpr int kBytes = 18, kNibbles = 2;
-  RLX_VNNI static __m512i values(const uint8_t*, __m256i raw) { return iq4_pair(raw, iq4_grid_u8()); }
+  RLX_VNNI static __m512i values(const uint8_t*, __m256i raw) { return iq4_pair(raw, iq4_grid_u8x2()); }
   RLX_VNNI static float scale(const uint8_t* w) { return f16_at(w); }
   RLX_VNNI static float offset(const uint8_t* w) { return -128.0f * f16_at(w); }  // u = grid + 128
 };
@@ -327,7 +325,7 @@ RLX_VNNI void dot_legacy(const uint8_t* w, int64_t K, const Rows& x, float* out)
 template <int M>
 RLX_VNNI void dot_iq4_xs(const uint8_t* w, int64_t K, const Rows& x, float* out) {
   const int64_t nblk = K / 256;
-  const __m256i grid = iq4_grid_u8();
+  const __m256i grid = iq4_grid_u8x2();
   const __m512i pick[4] = {_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
                            _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2),
                            _mm512_set_epi32(5, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4),

@@ -32,11 +32,31 @@ constexpr int kRows = 8;
 // The next groups' bytes, this far ahead, into L2 (the stream is sequential across groups).
 constexpr int kPrefetchAhead = 4096;
 
+// ---- Pieces every kernel shares.
+
+// start + Σ_t w[t]·(x quad t), for the 16 rows at once: quad t is x's bytes 4t … 4t + 3, broadcast.
+template <int kQuads>
+RLX_VNNI inline __m512i quads_dot(__m512i start, const __m512i* w, const int8_t* x) {
+  for (int t = 0; t < kQuads; ++t) {
+    int32_t quad;
+    std::memcpy(&quad, x + 4 * t, 4);
+    start = _mm512_dpbusd_epi32(start, w[t], _mm512_set1_epi32(quad));
+  }
+  return start;
+}
+
+// d (16 lanes) times the 16 rows' scale bytes at p, read signed or unsigned.
+template <bool kSigned>
+RLX_VNNI inline __m512 scaled_bytes(__m512 d, const uint8_t* p) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(kSigned ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b)));
+}
+
 // ---- Layouts: how one row's block (src) goes into a group block (dst, row r of 16), and how a
 // group block's 8 quad registers come back out (unsigned bytes, w + kOffset).
 
 struct LayoutQ8_0 {  // block_q8_0 { half d; s8 qs[32]; }
-  static constexpr int kSrcBytes = 34, kHead = 32, kGroupBytes = 32 + 8 * 64, kOffset = 128;
+  static constexpr int kSrcBytes = 34, kHead = 32, kGroupBytes = 32 + 8 * 64, kOffset = 128, kElems = 32, kSumSpan = 32;
   static constexpr bool kMin = false;
   static void pack(uint8_t* dst, const uint8_t* src, int r) {
     std::memcpy(dst + 2 * r, src, 2);
@@ -52,7 +72,7 @@ struct LayoutQ8_0 {  // block_q8_0 { half d; s8 qs[32]; }
 // block_q4_1 { half d; half m; u8 qs[16]; }. Byte i of qs holds value i (low nibble) and 16 + i.
 template <int kSrc, int kQs, bool kHasMin, int kOff, bool kGrid>
 struct LayoutNibbles {
-  static constexpr int kSrcBytes = kSrc, kHead = kHasMin ? 64 : 32, kGroupBytes = kHead + 4 * 64, kOffset = kOff;
+  static constexpr int kSrcBytes = kSrc, kHead = kHasMin ? 64 : 32, kGroupBytes = kHead + 4 * 64, kOffset = kOff, kElems = 32, kSumSpan = 32;
   static constexpr bool kMin = kHasMin;
   static void pack(uint8_t* dst, const uint8_t* src, int r) {
     std::memcpy(dst + 2 * r, src, 2);
@@ -61,8 +81,7 @@ struct LayoutNibbles {
   }
   RLX_VNNI static void quads(const uint8_t* g, __m512i* w) {
     const __m512i m4 = _mm512_set1_epi8(0x0f);
-    // IQ4_NL's grid + 128 (its top bit flipped): unsigned bytes for vpdpbusd
-    const __m512i grid = _mm512_broadcast_i32x4(_mm_xor_si128(iq4_grid_i8(), _mm_set1_epi8(static_cast<char>(0x80))));
+    const __m512i grid = _mm512_broadcast_i32x4(iq4_grid_u8());
     for (int j = 0; j < 4; ++j) {
       const __m512i v = _mm512_loadu_si512(g + kHead + 64 * j);
       __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
@@ -90,12 +109,7 @@ RLX_VNNI void group_dot(const uint8_t* g, int64_t nblk, const int8_t* q, const f
     L::quads(g, w);
     for (int m = 0; m < MM; ++m) {
       const int8_t* xb = q + m * K + 32 * b;
-      __m512i a = _mm512_set1_epi32(-L::kOffset * qsum[m * nblk + b]);
-      for (int j = 0; j < 8; ++j) {
-        int32_t quad;
-        std::memcpy(&quad, xb + 4 * j, 4);
-        a = _mm512_dpbusd_epi32(a, w[j], _mm512_set1_epi32(quad));
-      }
+      const __m512i a = quads_dot<8>(_mm512_set1_epi32(-L::kOffset * qsum[m * nblk + b]), w, xb);
       const __m512 sc = _mm512_mul_ps(ws, _mm512_set1_ps(d[m * nblk + b]));
       acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), sc, acc[m]);
       if constexpr (L::kMin) acc[m] = _mm512_fmadd_ps(wm, _mm512_set1_ps(s[m * nblk + b]), acc[m]);
@@ -115,7 +129,7 @@ RLX_VNNI void group_dot(const uint8_t* g, int64_t nblk, const int8_t* q, const f
 // by d·sc·d_x and one by −dmin·mn·s_x (s_x = d_x·Σq_x).
 template <bool kFifthBit>
 struct LayoutK {
-  static constexpr int kSrcBytes = kFifthBit ? 176 : 144, kQs = kFifthBit ? 48 : 16, kQh = 320 + 4 * 512;
+  static constexpr int kSrcBytes = kFifthBit ? 176 : 144, kQs = kFifthBit ? 48 : 16, kQh = 320 + 4 * 512, kElems = 256, kSumSpan = 32;
   static constexpr int kGroupBytes = kQh + (kFifthBit ? 8 * 64 : 0);
   static void pack(uint8_t* dst, const uint8_t* src, int r) {
     std::memcpy(dst + 2 * r, src, 2);
@@ -146,8 +160,8 @@ RLX_VNNI void group_dot_k(const uint8_t* g, int64_t nblk, const int8_t* q, const
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
     const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32)));
     for (int grp = 0; grp < 8; ++grp) {
-      const __m512 ds = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 64 + 16 * grp)))));
-      const __m512 dn = _mm512_mul_ps(dm, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 192 + 16 * grp)))));
+      const __m512 ds = scaled_bytes<false>(dw, g + 64 + 16 * grp);
+      const __m512 dn = scaled_bytes<false>(dm, g + 192 + 16 * grp);
       const uint8_t* pair = g + 320 + 512 * (grp >> 1);
       __m512i w[8];
       for (int k = 0; k < 8; ++k) {
@@ -161,12 +175,7 @@ RLX_VNNI void group_dot_k(const uint8_t* g, int64_t nblk, const int8_t* q, const
       }
       for (int m = 0; m < MM; ++m) {
         const int8_t* xb = q + m * K + 256 * b + 32 * grp;
-        __m512i a = _mm512_setzero_si512();
-        for (int k = 0; k < 8; ++k) {
-          int32_t quad;
-          std::memcpy(&quad, xb + 4 * k, 4);
-          a = _mm512_dpbusd_epi32(a, w[k], _mm512_set1_epi32(quad));
-        }
+        const __m512i a = quads_dot<8>(_mm512_setzero_si512(), w, xb);
         const int64_t xi = m * ldd + 8 * b + grp;
         acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(ds, _mm512_set1_ps(d[xi])), acc[m]);
         acc[m] = _mm512_fnmadd_ps(dn, _mm512_set1_ps(s[xi]), acc[m]);
@@ -187,7 +196,7 @@ RLX_VNNI void group_dot_k(const uint8_t* g, int64_t nblk, const int8_t* q, const
 // Per group the integer dot of 4 quads, from −32·Σq_x of the group's 16 x values, then one
 // multiply-add by d·sc·d_x.
 struct LayoutQ6_K {
-  static constexpr int kSrcBytes = 210, kQl = 288, kQh = 288 + 2048, kGroupBytes = kQh + 1024;
+  static constexpr int kSrcBytes = 210, kQl = 288, kQh = 288 + 2048, kGroupBytes = kQh + 1024, kElems = 256, kSumSpan = 16;
   static void pack(uint8_t* dst, const uint8_t* src, int r) {
     std::memcpy(dst + 2 * r, src + 208, 2);
     for (int g = 0; g < 16; ++g) dst[32 + 16 * g + r] = src[192 + g];
@@ -214,7 +223,7 @@ RLX_VNNI void group_dot_q6_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
       for (int c = 0; c < 4; ++c)
         for (int j = 0; j < 2; ++j) {
           const int grp = 8 * h + 2 * c + j;  // values 128h + 32c + 16j … + 15
-          const __m512 ds = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 + 16 * grp)))));
+          const __m512 ds = scaled_bytes<true>(dw, g + 32 + 16 * grp);
           __m512i w[4];
           for (int t = 0; t < 4; ++t) {
             const int k = 4 * j + t;
@@ -227,12 +236,7 @@ RLX_VNNI void group_dot_q6_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
           }
           for (int m = 0; m < MM; ++m) {
             const int8_t* xb = q + m * K + 256 * b + 16 * grp;
-            __m512i a = _mm512_set1_epi32(-32 * qsum[m * lds + 16 * b + grp]);
-            for (int t = 0; t < 4; ++t) {
-              int32_t quad;
-              std::memcpy(&quad, xb + 4 * t, 4);
-              a = _mm512_dpbusd_epi32(a, w[t], _mm512_set1_epi32(quad));
-            }
+            const __m512i a = quads_dot<4>(_mm512_set1_epi32(-32 * qsum[m * lds + 16 * b + grp]), w, xb);
             acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(ds, _mm512_set1_ps(d[m * ldd + 8 * b + grp / 2])), acc[m]);
           }
         }
@@ -247,7 +251,7 @@ RLX_VNNI void group_dot_q6_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
 //   160 + 256g + 64k: quad k (bytes 4k … 4k + 3) of the 16 rows' nibbles of group g
 // The grid + 128 (one byte shuffle) is unsigned, so a group's integer dot starts from −128·Σq_x.
 struct LayoutIQ4_XS {
-  static constexpr int kSrcBytes = 136, kQs = 160, kGroupBytes = kQs + 8 * 256;
+  static constexpr int kSrcBytes = 136, kQs = 160, kGroupBytes = kQs + 8 * 256, kElems = 256, kSumSpan = 32;
   static void pack(uint8_t* dst, const uint8_t* src, int r) {
     std::memcpy(dst + 2 * r, src, 2);
     for (int g = 0; g < 8; ++g) {
@@ -263,14 +267,14 @@ RLX_VNNI void group_dot_iq4_xs(const uint8_t* g, int64_t nblk, const int8_t* q, 
   using L = LayoutIQ4_XS;
   const int64_t ldd = K / 32;
   const __m512i m4 = _mm512_set1_epi8(0x0f);
-  const __m512i grid = _mm512_broadcast_i32x4(_mm_xor_si128(iq4_grid_i8(), _mm_set1_epi8(static_cast<char>(0x80))));
+  const __m512i grid = _mm512_broadcast_i32x4(iq4_grid_u8());
   __m512 acc[MM];
   for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
     for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
     for (int grp = 0; grp < 8; ++grp) {
-      const __m512 ds = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 + 16 * grp)))));
+      const __m512 ds = scaled_bytes<true>(dw, g + 32 + 16 * grp);
       __m512i w[8];
       for (int k = 0; k < 4; ++k) {
         const __m512i v = _mm512_loadu_si512(g + L::kQs + 256 * grp + 64 * k);
@@ -280,12 +284,7 @@ RLX_VNNI void group_dot_iq4_xs(const uint8_t* g, int64_t nblk, const int8_t* q, 
       for (int m = 0; m < MM; ++m) {
         const int8_t* xb = q + m * K + 256 * b + 32 * grp;
         const int64_t xi = m * ldd + 8 * b + grp;
-        __m512i a = _mm512_set1_epi32(-128 * qsum[xi]);
-        for (int k = 0; k < 8; ++k) {
-          int32_t quad;
-          std::memcpy(&quad, xb + 4 * k, 4);
-          a = _mm512_dpbusd_epi32(a, w[k], _mm512_set1_epi32(quad));
-        }
+        const __m512i a = quads_dot<8>(_mm512_set1_epi32(-128 * qsum[xi]), w, xb);
         acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(ds, _mm512_set1_ps(d[xi])), acc[m]);
       }
     }
@@ -302,7 +301,7 @@ RLX_VNNI void group_dot_iq4_xs(const uint8_t* g, int64_t nblk, const int8_t* q, 
 //   1312 + 64k: quad k of their hmask
 // Per group the integer dot of 4 quads, from −4·Σq_x of its 16 x values, then one multiply-add.
 struct LayoutQ3_K {
-  static constexpr int kSrcBytes = 110, kQs = 288, kHm = 288 + 1024, kGroupBytes = kHm + 512;
+  static constexpr int kSrcBytes = 110, kQs = 288, kHm = 288 + 1024, kGroupBytes = kHm + 512, kElems = 256, kSumSpan = 16;
   static void pack(uint8_t* dst, const uint8_t* src, int r) {
     std::memcpy(dst + 2 * r, src + 108, 2);
     for (int g = 0; g < 16; ++g) dst[32 + 16 * g + r] = static_cast<uint8_t>(static_cast<int8_t>(quant::q3_k_scale(src + 96, g)));
@@ -329,7 +328,7 @@ RLX_VNNI void group_dot_q3_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
       for (int j = 0; j < 4; ++j)
         for (int half = 0; half < 2; ++half) {
           const int grp = 8 * n + 2 * j + half;  // values 128n + 32j + 16·half … + 15
-          const __m512 ds = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 32 + 16 * grp)))));
+          const __m512 ds = scaled_bytes<true>(dw, g + 32 + 16 * grp);
           __m512i w[4];
           for (int t = 0; t < 4; ++t) {
             const int k = 4 * half + t;
@@ -341,12 +340,7 @@ RLX_VNNI void group_dot_q3_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
           }
           for (int m = 0; m < MM; ++m) {
             const int8_t* xb = q + m * K + 256 * b + 16 * grp;
-            __m512i a = _mm512_set1_epi32(-4 * qsum[m * lds + 16 * b + grp]);
-            for (int t = 0; t < 4; ++t) {
-              int32_t quad;
-              std::memcpy(&quad, xb + 4 * t, 4);
-              a = _mm512_dpbusd_epi32(a, w[t], _mm512_set1_epi32(quad));
-            }
+            const __m512i a = quads_dot<4>(_mm512_set1_epi32(-4 * qsum[m * lds + 16 * b + grp]), w, xb);
             acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(ds, _mm512_set1_ps(d[m * ldd + 8 * b + grp / 2])), acc[m]);
           }
         }
@@ -361,7 +355,7 @@ RLX_VNNI void group_dot_q3_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
 //   320 + 512n + 64k: quad k (bytes 4k … 4k + 3) of the 16 rows' qs of half n (k < 8)
 // Per group the integer dot of 4 quads, then a multiply-add by d·sc·d_x and one by −dmin·mn·d_x·Σq_x.
 struct LayoutQ2_K {
-  static constexpr int kSrcBytes = 84, kQs = 320, kGroupBytes = kQs + 1024;
+  static constexpr int kSrcBytes = 84, kQs = 320, kGroupBytes = kQs + 1024, kElems = 256, kSumSpan = 16;
   static void pack(uint8_t* dst, const uint8_t* src, int r) {
     std::memcpy(dst + 2 * r, src + 80, 2);
     std::memcpy(dst + 32 + 2 * r, src + 82, 2);
@@ -396,12 +390,7 @@ RLX_VNNI void group_dot_q2_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
             w[t] = _mm512_and_si512(_mm512_srli_epi16(_mm512_loadu_si512(g + L::kQs + 512 * n + 64 * (4 * half + t)), 2 * j), m3);
           for (int m = 0; m < MM; ++m) {
             const int8_t* xb = q + m * K + 256 * b + 16 * grp;
-            __m512i a = _mm512_setzero_si512();
-            for (int t = 0; t < 4; ++t) {
-              int32_t quad;
-              std::memcpy(&quad, xb + 4 * t, 4);
-              a = _mm512_dpbusd_epi32(a, w[t], _mm512_set1_epi32(quad));
-            }
+            const __m512i a = quads_dot<4>(_mm512_setzero_si512(), w, xb);
             const float dx = d[m * ldd + 8 * b + grp / 2];
             acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_mul_ps(ds, _mm512_set1_ps(dx)), acc[m]);
             acc[m] = _mm512_fnmadd_ps(dn, _mm512_set1_ps(dx * static_cast<float>(qsum[m * lds + 16 * b + grp])), acc[m]);
@@ -421,73 +410,37 @@ struct Kernels {
   GroupDot dot[kRows] = {};
 };
 
+// Each layout's kernel: the shared one for the 32-value types, its own for the others.
+template <class L, int MM>
+constexpr GroupDot kDot = group_dot<L, MM>;
+template <bool kFifthBit, int MM>
+constexpr GroupDot kDot<LayoutK<kFifthBit>, MM> = group_dot_k<kFifthBit, MM>;
+template <int MM>
+constexpr GroupDot kDot<LayoutQ6_K, MM> = group_dot_q6_k<MM>;
+template <int MM>
+constexpr GroupDot kDot<LayoutIQ4_XS, MM> = group_dot_iq4_xs<MM>;
+template <int MM>
+constexpr GroupDot kDot<LayoutQ3_K, MM> = group_dot_q3_k<MM>;
+template <int MM>
+constexpr GroupDot kDot<LayoutQ2_K, MM> = group_dot_q2_k<MM>;
+
+// kElems values a block of a row (32, or 256 for the K-quants); kSumSpan: the Σq_x the kernel
+// reads covers this many x values (16 where the groups are 16 long).
 template <class L>
 constexpr Kernels kernels_of() {
-  return {32,
+  return {L::kElems,
           L::kSrcBytes,
           L::kGroupBytes,
-          32,
+          L::kSumSpan,
           L::pack,
-          {group_dot<L, 1>, group_dot<L, 2>, group_dot<L, 3>, group_dot<L, 4>, group_dot<L, 5>, group_dot<L, 6>,
-           group_dot<L, 7>, group_dot<L, 8>}};
-}
-template <bool kFifthBit>
-constexpr Kernels kernels_k() {
-  using L = LayoutK<kFifthBit>;
-  return {256,
-          L::kSrcBytes,
-          L::kGroupBytes,
-          32,
-          L::pack,
-          {group_dot_k<kFifthBit, 1>, group_dot_k<kFifthBit, 2>, group_dot_k<kFifthBit, 3>, group_dot_k<kFifthBit, 4>, group_dot_k<kFifthBit, 5>,
-           group_dot_k<kFifthBit, 6>, group_dot_k<kFifthBit, 7>, group_dot_k<kFifthBit, 8>}};
-}
-
-constexpr Kernels kernels_q6_k() {
-  return {256,
-          LayoutQ6_K::kSrcBytes,
-          LayoutQ6_K::kGroupBytes,
-          16,
-          LayoutQ6_K::pack,
-          {group_dot_q6_k<1>, group_dot_q6_k<2>, group_dot_q6_k<3>, group_dot_q6_k<4>, group_dot_q6_k<5>, group_dot_q6_k<6>, group_dot_q6_k<7>,
-           group_dot_q6_k<8>}};
-}
-
-constexpr Kernels kernels_iq4_xs() {
-  return {256,
-          LayoutIQ4_XS::kSrcBytes,
-          LayoutIQ4_XS::kGroupBytes,
-          32,
-          LayoutIQ4_XS::pack,
-          {group_dot_iq4_xs<1>, group_dot_iq4_xs<2>, group_dot_iq4_xs<3>, group_dot_iq4_xs<4>, group_dot_iq4_xs<5>, group_dot_iq4_xs<6>,
-           group_dot_iq4_xs<7>, group_dot_iq4_xs<8>}};
-}
-
-constexpr Kernels kernels_q3_k() {
-  return {256,
-          LayoutQ3_K::kSrcBytes,
-          LayoutQ3_K::kGroupBytes,
-          16,
-          LayoutQ3_K::pack,
-          {group_dot_q3_k<1>, group_dot_q3_k<2>, group_dot_q3_k<3>, group_dot_q3_k<4>, group_dot_q3_k<5>, group_dot_q3_k<6>, group_dot_q3_k<7>,
-           group_dot_q3_k<8>}};
-}
-
-constexpr Kernels kernels_q2_k() {
-  return {256,
-          LayoutQ2_K::kSrcBytes,
-          LayoutQ2_K::kGroupBytes,
-          16,
-          LayoutQ2_K::pack,
-          {group_dot_q2_k<1>, group_dot_q2_k<2>, group_dot_q2_k<3>, group_dot_q2_k<4>, group_dot_q2_k<5>, group_dot_q2_k<6>, group_dot_q2_k<7>,
-           group_dot_q2_k<8>}};
+          {kDot<L, 1>, kDot<L, 2>, kDot<L, 3>, kDot<L, 4>, kDot<L, 5>, kDot<L, 6>, kDot<L, 7>, kDot<L, 8>}};
 }
 
 const Kernels* kernels(BlockType t) {
   static const Kernels q8_0 = kernels_of<LayoutQ8_0>(), q4_0 = kernels_of<LayoutQ4_0>(), q4_1 = kernels_of<LayoutQ4_1>(),
-                       iq4_nl = kernels_of<LayoutIQ4_NL>(), q4_k = kernels_k<false>(),
-                       q5_k = kernels_k<true>(), q6_k = kernels_q6_k(),
-                       iq4_xs = kernels_iq4_xs(), q3_k = kernels_q3_k(), q2_k = kernels_q2_k();
+                       iq4_nl = kernels_of<LayoutIQ4_NL>(), q2_k = kernels_of<LayoutQ2_K>(), q3_k = kernels_of<LayoutQ3_K>(),
+                       q4_k = kernels_of<LayoutK<false>>(), q5_k = kernels_of<LayoutK<true>>(), q6_k = kernels_of<LayoutQ6_K>(),
+                       iq4_xs = kernels_of<LayoutIQ4_XS>();
   switch (t) {
     case BlockType::q8_0: return &q8_0;
     case BlockType::q4_0: return &q4_0;
