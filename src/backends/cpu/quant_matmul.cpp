@@ -416,8 +416,8 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
   // has one, everything else multiplies the rounded x as f32 (same values, same definition).
   bool act_q8 = node.attrs.has("act") && node.attrs.s("act") == "q8";
   q8::DotFn q8dot = act_q8 && !half_x ? q8::dot_fn(t) : nullptr;
-  // A constant Q8_0, Q4_0, Q4_1 or IQ4_NL weight meets 8-bit x in the cpu device's repacked
-  // layout (quant_q8_r16.h), at every M: one arithmetic for decode, batched decode and prefill.
+  // A constant weight of a type with a repacked layout (quant_q8_r16.h: the 32-value types and
+  // the K-quants) meets 8-bit x there, at every M: one arithmetic for decode, batched decode and prefill.
   std::shared_ptr<const q8::Repacked16> repacked;
   if (act_q8 && !half_x && q8::repacked_applies(t, N, K)) {
     const ir::Node* p = lir.producer(node.inputs[1]);
