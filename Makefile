@@ -165,6 +165,30 @@ sanitize: setup
 
 test: fuzz-smoke
 
+# The concurrency tests under ThreadSanitizer (`build-tsan/`, clang; not in `make test`): the
+# server and its continuous-batching engine, one compiled model run from many threads, the thread
+# pool, Gloo pipeline/data-parallel ranks in threads, first lookups of the registry; then both
+# soaks for TSAN_SOAK_SECONDS each. The GPU-API devices are left out of this tree (their drivers'
+# threads are not instrumented; they run under ASan in `make sanitize`). Suppressions:
+# tests/sanitize/tsan.supp (third-party code only).
+TSAN_BUILD ?= build-tsan
+TSAN_SOAK_SECONDS ?= 30
+TSAN_UNIT_FILTER ?= Session.*:RegistryDeathTest.*:Pipeline*:Communicator.*:TrainStep.*:ThreadPool.*
+TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:history_size=4:suppressions=$(CURDIR)/tests/sanitize/tsan.supp
+# TSan's shadow memory grows with what the program touches: RSS there is not the program's
+TSAN_SOAK = --max-growth 1
+.PHONY: tsan
+tsan: setup
+	@command -v clang++ >/dev/null || { echo "make tsan: needs clang (make setup installs it)"; exit 1; }
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLX_TSAN=ON -DRLX_BACKEND_VULKAN=OFF -DRLX_BACKEND_OPENGL=OFF \
+	  -DRLX_BACKEND_OPENCL=OFF -DRLX_BACKEND_WEBGPU=OFF -DRLX_BACKEND_DIRECTX=OFF >/dev/null
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target rlx_cli rlx_unit_tests rlx_serve_tests
+	$(TSAN_ENV) $(TSAN_BUILD)/bin/rlx_unit_tests --gtest_brief=1 --gtest_filter='$(TSAN_UNIT_FILTER)'
+	$(TSAN_ENV) $(TSAN_BUILD)/bin/rlx_serve_tests --gtest_brief=1
+	$(TSAN_ENV) $(TSAN_BUILD)/bin/rlx bench soak --seconds $(TSAN_SOAK_SECONDS) --callers 8 $(TSAN_SOAK)
+	$(TSAN_ENV) $(TSAN_BUILD)/bin/rlx bench serve-soak --seconds $(TSAN_SOAK_SECONDS) --clients 8 $(TSAN_SOAK)
+
 # ---- src/frontends/onnx: ONNX import, the backend conformance suite, PyTorch → ONNX parity ----
 # libonnx/protobuf to build the importer; the backend test data and python3-onnx for its tests.
 PACKAGES += libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx

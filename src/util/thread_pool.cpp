@@ -32,7 +32,7 @@ class Pool {
 
   void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
     int nt = threads();
-    int64_t chunks = std::min<int64_t>(nt, grain > 0 ? (n + grain - 1) / grain : n);
+    int64_t chunks = std::min<int64_t>({nt, grain > 0 ? (n + grain - 1) / grain : n, 0xffff});
     std::unique_lock<std::mutex> lock(run_mu_, std::try_to_lock);
     if (chunks <= 1 || t_in_pool || !lock.owns_lock()) {  // small, nested or concurrent: inline
       if (n > 0) fn(0, n);
@@ -40,17 +40,17 @@ class Pool {
     }
     fn_ = &fn;
     n_ = n;
-    chunks_ = chunks;
-    next_.store(1, std::memory_order_relaxed);  // chunk 0 is the caller's
     pending_.store(static_cast<int>(chunks - 1), std::memory_order_relaxed);
     error_ = nullptr;
-    generation_.fetch_add(1, std::memory_order_release);
+    // Publishes the job: chunk 0 is the caller's, the others go to whoever claims them first.
+    uint64_t gen = generation_.load(std::memory_order_relaxed) + 1;
+    work_.store(pack(gen, chunks, 1), std::memory_order_release);
+    generation_.store(gen, std::memory_order_release);
     generation_.notify_all();
-    run_chunk(0);
-    while (true) {  // help with chunks nobody took yet
-      int64_t c = next_.fetch_add(1, std::memory_order_acq_rel);
-      if (c >= chunks_) break;
-      run_chunk(c);
+    run_chunk(0, chunks);
+    int64_t c;
+    while ((c = claim()) >= 0) {  // help with chunks nobody took yet
+      run_chunk(c, chunks);
       pending_.fetch_sub(1, std::memory_order_acq_rel);
     }
     int spins = 0;
@@ -76,8 +76,29 @@ class Pool {
 #endif
   }
 
-  void run_chunk(int64_t c) {
-    int64_t per = (n_ + chunks_ - 1) / chunks_;
+  // The job word: generation (32 bits) | chunk count (16) | next unclaimed chunk (16). A chunk is
+  // claimed by one compare-exchange of the whole word, so a worker that wakes late, or loops back
+  // after the job it served has ended, can never take a chunk of another job by its index nor read
+  // a job's fields before the caller has published them (the claim acquires the publishing store).
+  static uint64_t pack(uint64_t gen, int64_t chunks, int64_t next) {
+    return (gen << 32) | (static_cast<uint64_t>(chunks) << 16) | static_cast<uint64_t>(next);
+  }
+  // The index of a chunk this thread now owns, with its job's chunk count in *chunks; -1 when the
+  // published job has no chunk left.
+  int64_t claim(int64_t* chunks = nullptr) {
+    uint64_t w = work_.load(std::memory_order_acquire);
+    while (true) {
+      int64_t count = static_cast<int64_t>((w >> 16) & 0xffff), next = static_cast<int64_t>(w & 0xffff);
+      if (next >= count) return -1;
+      if (work_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        if (chunks) *chunks = count;
+        return next;
+      }
+    }
+  }
+
+  void run_chunk(int64_t c, int64_t chunks) {
+    int64_t per = (n_ + chunks - 1) / chunks;
     int64_t lo = c * per, hi = std::min(n_, lo + per);
     if (lo >= hi) return;
     try {
@@ -102,10 +123,9 @@ class Pool {
       }
       seen = g;
       if (stop_.load(std::memory_order_relaxed)) return;
-      while (true) {
-        int64_t c = next_.fetch_add(1, std::memory_order_acq_rel);
-        if (c >= chunks_) break;
-        run_chunk(c);
+      int64_t c, chunks;
+      while ((c = claim(&chunks)) >= 0) {
+        run_chunk(c, chunks);
         if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_all();
       }
     }
@@ -127,11 +147,11 @@ class Pool {
   std::vector<std::thread> workers_;
   std::mutex run_mu_, err_mu_;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int64_t> next_{0};
+  std::atomic<uint64_t> work_{0};
   std::atomic<int> pending_{0};
   std::atomic<bool> stop_{false};
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
-  int64_t n_ = 0, chunks_ = 0;
+  int64_t n_ = 0;
   std::exception_ptr error_;
 };
 
