@@ -72,3 +72,22 @@ TEST(StableHlo, TheTpuDeviceSaysWhichPluginItCouldNotLoad) {
   g.set_outputs({b.unary(Op::exp, x)});
   EXPECT_THROW(Session("tpu").compile(Graph(std::make_shared<ir::Graph>(g))), Error);
 }
+
+TEST(StableHlo, ArgmaxIsAReduceOfValueIndexPairs) {
+  ir::Graph g;
+  ops::Builder b(g);
+  ValueId x = g.add_input({DType::f32, dims({4, 10})}, "x");
+  g.set_outputs({b.reduce(x, "argmax", {1}, false), b.reduce(x, "argmin", {0}, true)});
+  std::string m = backends::pjrt::to_stablehlo(g);
+  // two operands (the values and an i64 iota along the axis), two inits, two results; the second is the index
+  EXPECT_NE(m.find(":2 = \"stablehlo.reduce\""), std::string::npos) << m;
+  EXPECT_NE(m.find("\"stablehlo.iota\"() {iota_dimension = 1 : i64} : () -> tensor<4x10xi64>"), std::string::npos) << m;
+  EXPECT_NE(m.find("-> (tensor<4xf32>, tensor<4xi64>)"), std::string::npos) << m;
+  EXPECT_NE(m.find("dense<9223372036854775807> : tensor<i64>"), std::string::npos) << m;  // the index init loses every tie
+  EXPECT_NE(m.find("comparison_direction GT"), std::string::npos) << m;                  // argmax keeps the larger
+  EXPECT_NE(m.find("comparison_direction LT"), std::string::npos) << m;                  // argmin the smaller; ties the lower index
+  EXPECT_NE(m.find("#1"), std::string::npos) << m;
+  EXPECT_NE(m.find("-> tensor<1x10xi64>"), std::string::npos) << m;  // keepdims by a reshape
+  EXPECT_TRUE(backends::pjrt::stablehlo_prints(Op::reduce, {{DType::f32, dims({4, 10})}}, {{DType::i64, dims({4})}},
+                                               ir::Attrs{{"kind", std::string("argmax")}, {"axes", std::vector<int64_t>{1}}}));
+}

@@ -19,13 +19,16 @@ namespace {
 
 std::string plugin_path() { return flags().RLX_PJRT_PLUGIN.empty() ? std::string("libtpu.so") : flags().RLX_PJRT_PLUGIN; }
 
-// The plugin, loaded once on first use; its failure is the device's unavailability.
+// The plugin, loaded once on first use; its failure is the device's unavailability. It is never
+// destroyed: the CUDA driver a GPU plugin loads tears itself down at exit before a static would
+// be, and destroying the client then only made XLA report "Error when closing device" (H100,
+// 2026-12-07). The process's end frees it.
 struct Loaded {
   std::unique_ptr<Plugin> plugin;
   std::string error;
 };
 Loaded& loaded() {
-  static Loaded l;
+  static Loaded& l = *new Loaded;
   static std::once_flag once;
   std::call_once(once, [] {
     try {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -308,6 +309,25 @@ class Printer {
                     "], index_vector_dim = ", is.size(), ">, slice_sizes = ", i64_array(sizes), ", indices_are_sorted = false"));
   }
 
+  // The value a reduction of `kind` starts from: 0, 1, or the type's lowest (max) / highest (min).
+  std::string reduce_init(const std::string& kind, DType d) {
+    ir::Type scalar{d, {}};
+    const bool f = is_float(d);
+    if (kind == "sum" || kind == "prod") return splat(scalar, cat(kind == "sum" ? "0" : "1", f ? ".0" : ""));
+    const bool max = kind == "max";
+    if (d == DType::boolean) return splat(scalar, max ? "false" : "true");
+    if (f) {
+      if (d == DType::f64) return splat(scalar, max ? "0xFFF0000000000000" : "0x7FF0000000000000");
+      if (d == DType::bf16) return splat(scalar, max ? "0xFF80" : "0x7F80");
+      if (d == DType::f16) return splat(scalar, max ? "0xFC00" : "0x7C00");
+      return splat(scalar, max ? "0xFF800000" : "0x7F800000");
+    }
+    int bits = static_cast<int>(dtype_size(d) * 8);
+    bool is_unsigned = d == DType::u8;
+    long double lo = is_unsigned ? 0 : -std::ldexp(1.0L, bits - 1), hi = is_unsigned ? std::ldexp(1.0L, bits) - 1 : std::ldexp(1.0L, bits - 1) - 1;
+    return splat(scalar, cat(static_cast<long long>(max ? lo : hi)));
+  }
+
   std::string reduce(const ir::Node& n) {
     std::string kind = n.attrs.s("kind");
     ir::Type in = g_.type(n.inputs[0]);
@@ -315,28 +335,10 @@ class Printer {
     std::vector<int64_t> axes;
     for (int64_t a : n.attrs.ints("axes")) axes.push_back(codegen::normalize_axis(a, xs.size()));
     std::sort(axes.begin(), axes.end());
+    if (kind == "argmax" || kind == "argmin") return arg_reduce(n, kind == "argmax", axes[0]);
     ir::Type scalar{in.dtype, {}};
     std::string st = tensor_type(scalar);
-    std::string init_value = kind == "sum" ? "0" : kind == "prod" ? "1" : "";
-    std::string init;
-    if (!init_value.empty()) {
-      init = splat(scalar, is_float(in.dtype) ? init_value + ".0" : init_value);
-    } else {
-      // max / min start from the type's lowest / highest value
-      bool f = is_float(in.dtype);
-      std::string v = f ? (kind == "max" ? "0xFF800000" : "0x7F800000") : "";
-      if (f && in.dtype == DType::f64) v = kind == "max" ? "0xFFF0000000000000" : "0x7FF0000000000000";
-      if (f && in.dtype == DType::bf16) v = kind == "max" ? "0xFF80" : "0x7F80";
-      if (f && in.dtype == DType::f16) v = kind == "max" ? "0xFC00" : "0x7C00";
-      if (!f) {
-        int bits = static_cast<int>(dtype_size(in.dtype) * 8);
-        bool is_unsigned = in.dtype == DType::u8 || in.dtype == DType::boolean;
-        long double lo = is_unsigned ? 0 : -std::ldexp(1.0L, bits - 1), hi = is_unsigned ? std::ldexp(1.0L, bits) - 1 : std::ldexp(1.0L, bits - 1) - 1;
-        v = cat(static_cast<long long>(kind == "max" ? lo : hi));
-        if (in.dtype == DType::boolean) v = kind == "max" ? "false" : "true";
-      }
-      init = splat(scalar, v);
-    }
+    std::string init = reduce_init(kind, in.dtype);
     const char* combine = kind == "sum" ? "stablehlo.add" : kind == "prod" ? "stablehlo.multiply" : kind == "max" ? "stablehlo.maximum" : "stablehlo.minimum";
     std::vector<int64_t> kept;
     ir::Type rt{in.dtype, {}};
@@ -352,6 +354,58 @@ class Printer {
     std::string out = type(n.outputs[0]);
     if (tensor_type(rt) == out) return r;
     return emit("stablehlo.reshape", {r}, {tensor_type(rt)}, out);  // keepdims
+  }
+
+  // argmax / argmin along one axis as a reduce of (value, index) pairs. The region picks, of two
+  // pairs, the one the reference would keep whatever order XLA combines them in: a NaN over a
+  // number, then the larger (smaller) value, and on a tie — equal values or two NaNs — the lower
+  // index. That makes it associative and commutative, as a reduce region must be, and gives
+  // numpy's answer: the first NaN, else the first extreme.
+  std::string arg_reduce(const ir::Node& n, bool is_max, int64_t axis) {
+    ir::Type in = g_.type(n.inputs[0]);
+    ir::Type idx_t{DType::i64, in.shape};
+    std::string index = emit("stablehlo.iota", {}, {}, tensor_type(idx_t), cat("iota_dimension = ", axis, " : i64"));
+    std::string vinit = reduce_init(is_max ? "max" : "min", in.dtype);
+    std::string iinit = splat({DType::i64, {}}, cat(std::numeric_limits<int64_t>::max()));
+    const std::string vt = tensor_type({in.dtype, {}}), it = tensor_type({DType::i64, {}}), bt = tensor_type({DType::boolean, {}});
+    const char* kind = is_float(in.dtype) ? "FLOAT" : (in.dtype == DType::u8 || in.dtype == DType::boolean) ? "UNSIGNED" : "SIGNED";
+    std::string r = fresh(), p = "%" + r.substr(1) + "_";
+    int k = 0;
+    std::ostringstream region;
+    auto op = [&](const std::string& name, const std::vector<std::string>& args, const std::string& arg_type, const std::string& result,
+                  const std::string& attrs = "") {
+      std::string v = cat(p, k++);
+      std::vector<std::string> types(args.size(), arg_type);
+      region << "      " << v << " = \"" << name << "\"(" << join(args, ", ") << ")" << (attrs.empty() ? "" : cat(" {", attrs, "}")) << " : ("
+             << join(types, ", ") << ") -> " << result << "\n";
+      return v;
+    };
+    auto compare = [&](const std::string& a, const std::string& b, const char* dir, const std::string& type, const char* ct) {
+      return op("stablehlo.compare", {a, b}, type, bt,
+                cat("comparison_direction = #stablehlo<comparison_direction ", dir, ">, compare_type = #stablehlo<comparison_type ", ct, ">"));
+    };
+    const std::string av = p + "av", ai = p + "ai", bv = p + "bv", bi = p + "bi";
+    std::string a_nan = compare(av, av, "NE", vt, kind), b_nan = compare(bv, bv, "NE", vt, kind);
+    std::string better = compare(av, bv, is_max ? "GT" : "LT", vt, kind);
+    std::string equal = compare(av, bv, "EQ", vt, kind);
+    std::string lower = compare(ai, bi, "LT", it, "SIGNED");
+    std::string only_a_nan = op("stablehlo.and", {a_nan, op("stablehlo.not", {b_nan}, bt, bt)}, bt, bt);
+    std::string tie = op("stablehlo.or", {equal, op("stablehlo.and", {a_nan, b_nan}, bt, bt)}, bt, bt);
+    std::string take_a = op("stablehlo.or", {op("stablehlo.or", {only_a_nan, better}, bt, bt), op("stablehlo.and", {tie, lower}, bt, bt)}, bt, bt);
+    std::string v = cat(p, k++), i = cat(p, k++);
+    region << "      " << v << " = \"stablehlo.select\"(" << take_a << ", " << av << ", " << bv << ") : (" << bt << ", " << vt << ", " << vt << ") -> " << vt << "\n"
+           << "      " << i << " = \"stablehlo.select\"(" << take_a << ", " << ai << ", " << bi << ") : (" << bt << ", " << it << ", " << it << ") -> " << it << "\n"
+           << "      \"stablehlo.return\"(" << v << ", " << i << ") : (" << vt << ", " << it << ") -> ()\n";
+    ir::Type rv{in.dtype, {}}, ri{DType::i64, {}};
+    for (size_t d = 0; d < in.shape.size(); ++d)
+      if (static_cast<int64_t>(d) != axis) rv.shape.push_back(in.shape[d]), ri.shape.push_back(in.shape[d]);
+    body_ << "    " << r << ":2 = \"stablehlo.reduce\"(" << name(n.inputs[0]) << ", " << index << ", " << vinit << ", " << iinit << ") ({\n"
+          << "    ^bb0(" << av << ": " << vt << ", " << ai << ": " << it << ", " << bv << ": " << vt << ", " << bi << ": " << it << "):\n"
+          << region.str() << "    }) {dimensions = " << i64_array({axis}) << "} : (" << tensor_type(in) << ", " << tensor_type(idx_t) << ", " << vt << ", "
+          << it << ") -> (" << tensor_type(rv) << ", " << tensor_type(ri) << ")\n";
+    std::string result = r + "#1", out = type(n.outputs[0]);
+    if (tensor_type(ri) == out) return result;
+    return emit("stablehlo.reshape", {result}, {tensor_type(ri)}, out);  // keepdims
   }
 
   const ir::Graph& g_;
@@ -400,7 +454,7 @@ bool stablehlo_prints(Op op, const std::vector<ir::Type>& in, const std::vector<
     case Op::reduce: {
       if (!attrs.has("kind")) return true;
       const std::string& k = attrs.s("kind");
-      return k == "sum" || k == "prod" || k == "max" || k == "min";
+      return k == "sum" || k == "prod" || k == "max" || k == "min" || k == "argmax" || k == "argmin";
     }
     default: return false;
   }
