@@ -174,14 +174,14 @@ test: fuzz-smoke
 TSAN_BUILD ?= build-tsan
 TSAN_SOAK_SECONDS ?= 30
 TSAN_UNIT_FILTER ?= Session.*:RegistryDeathTest.*:Pipeline*:Communicator.*:TrainStep.*:ThreadPool.*
-TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:history_size=4:suppressions=$(CURDIR)/tests/sanitize/tsan.supp
+TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:ignore_noninstrumented_modules=1:second_deadlock_stack=1:history_size=4:suppressions=$(CURDIR)/tests/sanitize/tsan.supp
 # TSan's shadow memory grows with what the program touches: RSS there is not the program's
 TSAN_SOAK = --max-growth 1
 .PHONY: tsan
 tsan: setup
 	@command -v clang++ >/dev/null || { echo "make tsan: needs clang (make setup installs it)"; exit 1; }
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLX_TSAN=ON -DRLX_BACKEND_VULKAN=OFF -DRLX_BACKEND_OPENGL=OFF \
+	  -DCMAKE_BUILD_TYPE= -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DCMAKE_C_FLAGS="-O1 -gline-tables-only" -DRLX_TSAN=ON -DRLX_BACKEND_VULKAN=OFF -DRLX_BACKEND_OPENGL=OFF \
 	  -DRLX_BACKEND_OPENCL=OFF -DRLX_BACKEND_WEBGPU=OFF -DRLX_BACKEND_DIRECTX=OFF >/dev/null
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target rlx_cli rlx_unit_tests rlx_serve_tests
 	$(TSAN_ENV) $(TSAN_BUILD)/bin/rlx_unit_tests --gtest_brief=1 --gtest_filter='$(TSAN_UNIT_FILTER)'

@@ -74,7 +74,9 @@ class Engine {
     GenerationRequest req;
     std::unique_ptr<models::Sampler> sampler;
     std::vector<int32_t> history;
-    int64_t slot = -1, position = 0, generated = 0;
+    int64_t slot = -1, generated = 0;
+    // Advanced by the loop during a pass, outside the lock; stats() reads it for the KV-cache use
+    std::atomic<int64_t> position{0};
     int32_t next = 0;
   };
   void loop();

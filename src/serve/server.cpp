@@ -154,7 +154,16 @@ struct Server::Impl {
       return {text, done};
     }
 
-    json usage() const { return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", p->generated}, {"total_tokens", prompt_tokens + p->generated}}; }
+    json usage() const {
+      // under the lock: after a stop string the engine may still deliver a token or two (their
+      // on_token returns false) while the answer is written (ThreadSanitizer, 2026-12-07)
+      int64_t generated;
+      {
+        std::lock_guard<std::mutex> lock(p->mu);
+        generated = p->generated;
+      }
+      return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", generated}, {"total_tokens", prompt_tokens + generated}};
+    }
 
     // A non-streamed answer, written when generation ends. Until then a space goes out every
     // 200 ms (JSON allows leading whitespace): a client that hung up fails that write, and its
