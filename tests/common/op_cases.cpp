@@ -765,6 +765,14 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
       }
       const char* line = "graph @prologue(%x: f32[2,5000]) {\n  %y = mir.abs(%x) : f32[2,5000]\n  return %y\n}\n";
       add({{{DType::f32, S({2, 5000})}}}, reduce("sum", {1}, false, line), "long lines");
+      // short reductions over many outputs (a thread each): 3 channels of each row, 16 strided rows
+      const char* sh = "graph @prologue(%x: f32[700,16,3], %w: f32[700,1,3]) {\n  %y = mir.mul(%x, %w) : f32[700,16,3]\n  return %y\n}\n";
+      add({{{DType::f32, S({700, 16, 3})}}, {{DType::f32, S({700, 1, 3})}}}, reduce("sum", {2}, true, sh), "short rows, many outputs");
+      add({{{DType::f32, S({700, 16, 3})}}, {{DType::f32, S({700, 1, 3})}}}, reduce("sum", {1}, false, sh), "short strided reductions, many outputs");
+      // a loss: |image − target| over every pixel to one number (few outputs, each very long)
+      const char* loss = "graph @prologue(%x: f32[300,256], %t: f32[300,256]) {\n  %d = mir.sub(%x, %t) : f32[300,256]\n"
+                         "  %a = mir.abs(%d) : f32[300,256]\n  return %a\n}\n";
+      add({{{DType::f32, S({300, 256})}}, {{DType::f32, S({300, 256})}}}, reduce("sum", {0, 1}, false, loss), "a whole image to one number");
       const char* shifted =
           "graph @prologue(%x: bf16[4,5,6], %c: f32[4,1,1]) {\n  %f = mir.cast(%x) {to=f32} : f32[4,5,6]\n  %d = mir.sub(%f, %c) : f32[4,5,6]\n"
           "  %e = mir.exp(%d) : f32[4,5,6]\n  return %e\n}\n";

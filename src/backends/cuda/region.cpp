@@ -332,7 +332,14 @@ Kernel make_fused_reduce(const ir::Node& n, const ir::Graph& g) {
   // block per output where outputs are too few to fill the GPU with warps
   geo.rows = !rshape.empty() && rst[widest].back() == 1 && geo.R > 1;
   geo.group = geo.K < 2 * std::max(1, gpu_info().sm_count) ? 256 : 32;
-  auto jit = jit_reduce_region(*p, kind, od, geo);
+  // under a warp's worth of elements per output, lanes or warps sharing an output mostly idle
+  // (the SH gradient's sum over 3 channels of [1M,16,3]: 3.9 ms a warp per output on an H100)
+  geo.serial = geo.R < 32 && geo.K >= 32;
+  // Few outputs, each very long (a loss: a 1080p image to one number): one block per output
+  // would walk millions of elements alone (5.2 ms on an H100). The prologue is written out
+  // instead and the reduce kernel splits each output over many blocks (launch_reduce).
+  const bool few_long = geo.rows && geo.K < 128 && geo.R >= 2 * 16384;
+  auto jit = few_long ? nullptr : jit_reduce_region(*p, kind, od, geo);
   if (jit) {
     RegionProgram prog = *p;
     return {[jit, prog, geo](const LaunchArgs& a) {
@@ -340,7 +347,7 @@ Kernel make_fused_reduce(const ir::Node& n, const ir::Graph& g) {
               for (size_t k = 0; k < a.in.size(); ++k) in[k] = a.in[k].data;
               launch_reduce_region_jit(*jit, prog, geo, in, a.out[0].data, a.stream);
             },
-            0, geo.rows ? (geo.group == 32 ? "NVRTC, a warp per output" : "NVRTC, a block per output") : "NVRTC, outputs across lanes"};
+            0, geo.serial ? "NVRTC, a thread per output" : geo.rows ? (geo.group == 32 ? "NVRTC, a warp per output" : "NVRTC, a block per output") : "NVRTC, outputs across lanes"};
   }
   // Without NVRTC: the prologue as a region into scratch, then the reduce kernel over it.
   if (!set_geometry(*p, full, in_shapes)) return {};
@@ -358,7 +365,8 @@ Kernel make_fused_reduce(const ir::Node& n, const ir::Graph& g) {
             (*run)(in, out, n, a.stream);
             launch_reduce(kind, vd, od, a.scratch, a.out[0].data, sp.kept, sp.ks, sp.red, sp.rs, static_cast<uint8_t*>(a.scratch) + values, a.stream);
           },
-          values + reduce_scratch_bytes(kind, vd, sp.kept, sp.ks, sp.red, sp.rs), "interpreted prologue, then the reduce kernel"};
+          values + reduce_scratch_bytes(kind, vd, sp.kept, sp.ks, sp.red, sp.rs),
+          cat(run->jit ? "NVRTC" : "interpreted", " prologue, then the reduce kernel", few_long ? " (each output split over blocks)" : "")};
 }
 
 }  // namespace

@@ -231,14 +231,15 @@ std::string reduce_source(const RegionProgram& p, Red kind, Dt out, const Reduce
                              codegen::fold_op(kind == Red::sum ? codegen::Reduction::sum : kind == Red::max ? codegen::Reduction::max : codegen::Reduction::min),
                              {"x", "v"})
     << "; }\n"
-    << "extern \"C\" __global__ void __launch_bounds__(" << (g.rows ? 256 : 1024) << ") rlx_reduce(const __grid_constant__ RArgs a) {\n" << kPdl;
+    << "extern \"C\" __global__ void __launch_bounds__(" << (g.serial || g.rows ? 256 : 1024) << ") rlx_reduce(const __grid_constant__ RArgs a) {\n" << kPdl;
   std::vector<std::string> offs;
   for (int k = 0; k < p.n_in; ++k) offs.push_back(cat("(ko", k, " + ro", k, ")"));
   const int G = g.rows ? g.group : 0;
-  if (g.rows) s << "  const int lane = threadIdx.x % " << G << ";\n  const i64 o = (i64)blockIdx.x * " << 256 / G << " + threadIdx.x / " << G << ";\n";
+  if (g.serial) s << "  const int lane = 0;\n  const i64 o = (i64)blockIdx.x * 256 + threadIdx.x;\n";
+  else if (g.rows) s << "  const int lane = threadIdx.x % " << G << ";\n  const i64 o = (i64)blockIdx.x * " << 256 / G << " + threadIdx.x / " << G << ";\n";
   else s << "  const int lane = threadIdx.x / 32;\n  const i64 o = (i64)blockIdx.x * 32 + threadIdx.x % 32;\n";
   // each lane keeps 4 sums of every 4th element of its share, so 4 loads are in flight
-  const int stride = g.rows ? G : 32;
+  const int stride = g.serial ? 1 : g.rows ? G : 32;
   s << "  double acc = " << identity << ", acc1 = acc, acc2 = acc, acc3 = acc;\n  if (o < a.K) {\n";
   emit_unravel(s, p, g.krank, "o", "kshape", "kst", "ko");
   s << "    for (i64 r0 = lane; r0 < a.R; r0 += " << 4 * stride << ") {\n";
@@ -252,7 +253,9 @@ std::string reduce_source(const RegionProgram& p, Red kind, Dt out, const Reduce
   s << "    }\n  }\n  acc = comb(comb(acc, acc1), comb(acc2, acc3));\n";
   std::string store_expr = out == Dt::f16 ? "((u16*)a.out)[o] = to_f16((float)acc);" : out == Dt::bf16 ? "((u16*)a.out)[o] = to_bf16((float)acc);"
                                                                                                         : "((float*)a.out)[o] = (float)acc;";
-  if (g.rows) {
+  if (g.serial) {
+    s << "  if (o < a.K) { " << store_expr << " }\n}\n";
+  } else if (g.rows) {
     // the group's lanes: a warp by shuffles, then (a block per output) the warps through shared memory
     s << "  for (int m = 16; m > 0; m >>= 1) acc = comb(acc, __shfl_xor_sync(0xffffffffu, acc, m));\n";
     if (G == 256)
@@ -328,8 +331,8 @@ void launch_reduce_region_jit(const RegionKernel& k, const RegionProgram& p, con
   }
   a.K = g.K;
   a.R = g.R;
-  int64_t per_block = g.rows ? 256 / g.group : 32;
-  launch_jit(k, &a, (g.K + per_block - 1) / per_block, g.rows ? 256 : 1024, s, "launching a fused reduction");
+  int64_t per_block = g.serial ? 256 : g.rows ? 256 / g.group : 32;
+  launch_jit(k, &a, (g.K + per_block - 1) / per_block, g.serial || g.rows ? 256 : 1024, s, "launching a fused reduction");
 }
 
 void launch_region_jit(const RegionKernel& k, const RegionProgram& p, const void* const* in, void* const* out, int64_t n, cudaStream_t s) {

@@ -29,6 +29,7 @@ struct ReduceGeometry {
   int64_t K = 1, R = 1;  // outputs, reduced elements per output
   bool rows = true;      // lanes walk one output's reduced elements (contiguous), else 32 neighbouring outputs × 32 lanes
   int group = 32;        // rows: lanes per output, 32 (a warp) or 256 (a block, for few outputs)
+  bool serial = false;   // a thread per output walks all its reduced elements (short reductions)
 };
 std::shared_ptr<const RegionKernel> jit_reduce_region(const RegionProgram& p, Red kind, Dt out, const ReduceGeometry& g);
 void launch_reduce_region_jit(const RegionKernel& k, const RegionProgram& p, const ReduceGeometry& g, const void* const* in, void* out, cudaStream_t s);
