@@ -8,10 +8,15 @@ fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 built=$("$RLX" launch -n 1 -- true 2>&1 >/dev/null; "$RLX" launch -n 1 --backend mpi -- true 2>&1 >/dev/null)
+# LSAN_OPTIONS for a job's ranks: under LeakSanitizer (make sanitize) MPI ranks unwind allocations
+# with the slow unwinder, so that Open MPI's allocations kept past MPI_Finalize reach its own frames,
+# which tests/sanitize/lsan.supp names (frame pointers stop inside its dlopen'd components); Gloo
+# ranks keep the fast one.
+lsan_for() { if [ "$1" = mpi ] && [ -n "${LSAN_OPTIONS:-}" ]; then echo "$LSAN_OPTIONS:fast_unwind_on_malloc=0"; else echo "${LSAN_OPTIONS:-}"; fi; }
 
 run_check() {  # backend ranks
   local out
-  out=$(timeout 300 "$RLX" launch -n $2 --backend $1 --timeout 60 -- rlx bench collectives --check 2>&1)
+  out=$(LSAN_OPTIONS=$(lsan_for $1) timeout 300 "$RLX" launch -n $2 --backend $1 --timeout 60 -- rlx bench collectives --check 2>&1)
   local rc=$?
   echo "$out" | tail -1
   [ $rc = 0 ] && echo "$out" | grep -q "all exact" || { echo "$out"; echo "FAIL: collectives on $2 $1 ranks (exit $rc)"; fail=1; }
@@ -113,7 +118,7 @@ sys.exit(0 if ok else 1)" "$tmp/c1.json" "$tmp/c2.json" || { echo "FAIL: amp-f16
   same_training "$tmp/one3" "$tmp/pp3" "pipeline parallel, 3 stages, GPipe × 5 micro-batches"
   grep -q '"schedule":"gpipe","micro_batches":5' "$tmp/pp3.json" || { echo "FAIL: the --json output does not name the pipeline"; fail=1; }
   # the same over MPI (MPI_Isend carries the activations and gradients)
-  timeout 300 "$RLX" launch -n 2 --backend mpi -- "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --pipeline-parallel --pipeline-schedule gpipe \
+  LSAN_OPTIONS=$(lsan_for mpi) timeout 300 "$RLX" launch -n 2 --backend mpi -- "$RLX" train mnist --limit 2048 --epochs 2 --batch 128 --pipeline-parallel --pipeline-schedule gpipe \
     --save "$tmp/ppm.safetensors" --json >"$tmp/ppm.json" || { echo "FAIL: pipeline-parallel training over MPI failed"; fail=1; }
   same_training "$tmp/one" "$tmp/ppm" "pipeline parallel over MPI, 2 stages, GPipe × 4 micro-batches"
   timeout 120 "$RLX" launch -n 4 -- "$RLX" train mnist --limit 256 --epochs 1 --pipeline-parallel >"$tmp/pp4.txt" 2>&1 &&
@@ -131,7 +136,7 @@ par_check() {  # fixture tp pp [backend]
   ids=$(/usr/bin/python3 -c "import json;print(','.join(map(str,json.load(open('$FIX/$1/expected.json'))['prompt_ids'])))")
   local args="generate --model $FIX/$1 --prompt-ids $ids --max-tokens 64 --ignore-eos --temperature 0 --json"
   "$RLX" $args >"$tmp/tp1.json" || { echo "FAIL: $1 on one process"; fail=1; return; }
-  timeout 300 "$RLX" launch -n $(($2 * $3)) --backend "${4:-gloo}" -- "$RLX" $args --tp $2 --pp $3 >"$tmp/tpn.json" || { echo "FAIL: $1 with --tp $2 --pp $3 (${4:-gloo})"; fail=1; return; }
+  LSAN_OPTIONS=$(lsan_for "${4:-gloo}") timeout 300 "$RLX" launch -n $(($2 * $3)) --backend "${4:-gloo}" -- "$RLX" $args --tp $2 --pp $3 >"$tmp/tpn.json" || { echo "FAIL: $1 with --tp $2 --pp $3 (${4:-gloo})"; fail=1; return; }
   /usr/bin/python3 - "$FIX/$1/expected.json" "$tmp/tp1.json" "$tmp/tpn.json" "$1 tp=$2 pp=$3 ${4:-gloo}" <<'PYEOF' || { echo "FAIL: $1 with --tp $2 --pp $3 differs"; fail=1; }
 import json, sys
 e = json.load(open(sys.argv[1])); one, par = (json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[2:4])
