@@ -93,6 +93,12 @@ std::optional<const char*> comparison(Op op) {
   }
 }
 
+// A stablehlo.compare's attributes: the direction and the compare type its operands' dtype takes.
+std::string compare_attrs(const char* direction, DType d) {
+  const char* type = is_float(d) ? "FLOAT" : (d == DType::u8 || d == DType::boolean) ? "UNSIGNED" : "SIGNED";
+  return cat("comparison_direction = #stablehlo<comparison_direction ", direction, ">, compare_type = #stablehlo<comparison_type ", type, ">");
+}
+
 std::string ints(const std::vector<int64_t>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += cat(i ? ", " : "", v[i]);
@@ -186,10 +192,7 @@ class Printer {
       it.shape = g_.type(n.outputs[0]).shape;
       std::string t = tensor_type(it);
       std::string x = broadcast_to(n.inputs[0], od), y = broadcast_to(n.inputs[1], od);
-      DType d = it.dtype;
-      const char* kind = is_float(d) ? "FLOAT" : (d == DType::u8 || d == DType::boolean) ? "UNSIGNED" : "SIGNED";
-      return bind(n, emit("stablehlo.compare", {x, y}, {t, t}, out,
-                          cat("comparison_direction = #stablehlo<comparison_direction ", *c, ">, compare_type = #stablehlo<comparison_type ", kind, ">")));
+      return bind(n, emit("stablehlo.compare", {x, y}, {t, t}, out, compare_attrs(*c, it.dtype)));
     }
     switch (n.op) {
       case Op::select: {
@@ -297,7 +300,7 @@ class Printer {
     ir::Type bt{DType::boolean, it.shape};
     std::string zero = splat(it, "0"), len = splat(it, cat(xs[static_cast<size_t>(axis)]));
     std::string neg = emit("stablehlo.compare", {name(n.inputs[1]), zero}, {tensor_type(it), tensor_type(it)}, tensor_type(bt),
-                           "comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type SIGNED>");
+                           compare_attrs("LT", it.dtype));
     std::string shifted = emit("stablehlo.add", {name(n.inputs[1]), len}, {tensor_type(it), tensor_type(it)}, tensor_type(it));
     std::string idx = emit("stablehlo.select", {neg, shifted, name(n.inputs[1])}, {tensor_type(bt), tensor_type(it), tensor_type(it)}, tensor_type(it));
     std::vector<int64_t> offset, sizes = xs;
@@ -368,7 +371,6 @@ class Printer {
     std::string vinit = reduce_init(is_max ? "max" : "min", in.dtype);
     std::string iinit = splat({DType::i64, {}}, cat(std::numeric_limits<int64_t>::max()));
     const std::string vt = tensor_type({in.dtype, {}}), it = tensor_type({DType::i64, {}}), bt = tensor_type({DType::boolean, {}});
-    const char* kind = is_float(in.dtype) ? "FLOAT" : (in.dtype == DType::u8 || in.dtype == DType::boolean) ? "UNSIGNED" : "SIGNED";
     std::string r = fresh(), p = "%" + r.substr(1) + "_";
     int k = 0;
     std::ostringstream region;
@@ -380,15 +382,14 @@ class Printer {
              << join(types, ", ") << ") -> " << result << "\n";
       return v;
     };
-    auto compare = [&](const std::string& a, const std::string& b, const char* dir, const std::string& type, const char* ct) {
-      return op("stablehlo.compare", {a, b}, type, bt,
-                cat("comparison_direction = #stablehlo<comparison_direction ", dir, ">, compare_type = #stablehlo<comparison_type ", ct, ">"));
+    auto compare = [&](const std::string& a, const std::string& b, const char* dir, DType d) {
+      return op("stablehlo.compare", {a, b}, tensor_type({d, {}}), bt, compare_attrs(dir, d));
     };
     const std::string av = p + "av", ai = p + "ai", bv = p + "bv", bi = p + "bi";
-    std::string a_nan = compare(av, av, "NE", vt, kind), b_nan = compare(bv, bv, "NE", vt, kind);
-    std::string better = compare(av, bv, is_max ? "GT" : "LT", vt, kind);
-    std::string equal = compare(av, bv, "EQ", vt, kind);
-    std::string lower = compare(ai, bi, "LT", it, "SIGNED");
+    std::string a_nan = compare(av, av, "NE", in.dtype), b_nan = compare(bv, bv, "NE", in.dtype);
+    std::string better = compare(av, bv, is_max ? "GT" : "LT", in.dtype);
+    std::string equal = compare(av, bv, "EQ", in.dtype);
+    std::string lower = compare(ai, bi, "LT", DType::i64);
     std::string only_a_nan = op("stablehlo.and", {a_nan, op("stablehlo.not", {b_nan}, bt, bt)}, bt, bt);
     std::string tie = op("stablehlo.or", {equal, op("stablehlo.and", {a_nan, b_nan}, bt, bt)}, bt, bt);
     std::string take_a = op("stablehlo.or", {op("stablehlo.or", {only_a_nan, better}, bt, bt), op("stablehlo.and", {tie, lower}, bt, bt)}, bt, bt);
