@@ -31,6 +31,11 @@ using quant::BlockType;
 constexpr int kRows = 8;
 // The next groups' bytes, this far ahead, into L2 (the stream is sequential across groups).
 constexpr int kPrefetchAhead = 4096;
+// Asks for the group kPrefetchAhead bytes past g, a cache line at a time, while this one is used.
+template <class L>
+inline void prefetch_group(const uint8_t* g) {
+  for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+}
 
 // ---- Pieces every kernel shares.
 
@@ -101,7 +106,7 @@ RLX_VNNI void group_dot(const uint8_t* g, int64_t nblk, const int8_t* q, const f
   __m512 acc[MM];
   for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
-    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    prefetch_group<L>(g);
     const __m512 ws = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
     __m512 wm = _mm512_setzero_ps();
     if constexpr (L::kMin) wm = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32)));
@@ -156,7 +161,7 @@ RLX_VNNI void group_dot_k(const uint8_t* g, int64_t nblk, const int8_t* q, const
   __m512 acc[MM];
   for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
-    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    prefetch_group<L>(g);
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
     const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32)));
     for (int grp = 0; grp < 8; ++grp) {
@@ -217,7 +222,7 @@ RLX_VNNI void group_dot_q6_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
   __m512 acc[MM];
   for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
-    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    prefetch_group<L>(g);
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
     for (int h = 0; h < 2; ++h)
       for (int c = 0; c < 4; ++c)
@@ -271,7 +276,7 @@ RLX_VNNI void group_dot_iq4_xs(const uint8_t* g, int64_t nblk, const int8_t* q, 
   __m512 acc[MM];
   for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
-    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    prefetch_group<L>(g);
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
     for (int grp = 0; grp < 8; ++grp) {
       const __m512 ds = scaled_bytes<true>(dw, g + 32 + 16 * grp);
@@ -322,7 +327,7 @@ RLX_VNNI void group_dot_q3_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
   __m512 acc[MM];
   for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
-    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    prefetch_group<L>(g);
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
     for (int n = 0; n < 2; ++n)
       for (int j = 0; j < 4; ++j)
@@ -375,7 +380,7 @@ RLX_VNNI void group_dot_q2_k(const uint8_t* g, int64_t nblk, const int8_t* q, co
   __m512 acc[MM];
   for (int m = 0; m < MM; ++m) acc[m] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nblk; ++b, g += L::kGroupBytes) {
-    for (int l = 0; l < L::kGroupBytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(g) + kPrefetchAhead + l, _MM_HINT_T1);
+    prefetch_group<L>(g);
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g)));
     const __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + 32)));
     for (int n = 0; n < 2; ++n)
