@@ -106,6 +106,9 @@ enum class Red : uint8_t { sum, prod, max, min, argmax, argmin };
 // reduced dims; argmax/argmin report the coordinate along the last reduced dim.
 // scratch: reduce_scratch_bytes(…) of the same arguments (long f32 lines split over blocks).
 size_t reduce_scratch_bytes(Red kind, Dt dt, const Space& kept, const Strides& ks, const Space& red, const Strides& rs);
+// How many blocks launch_reduce splits each output over when its reduced elements are contiguous:
+// more than one only where the outputs are too few to fill the GPU and each is long.
+int block_splits(const Space& kept, const Space& red);
 void launch_reduce(Red kind, Dt dt, Dt out, const void* x, void* y, const Space& kept, const Strides& ks, const Space& red,
                    const Strides& rs, void* scratch, cudaStream_t s);
 void launch_cumsum(Dt dt, const void* x, void* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse, cudaStream_t s);

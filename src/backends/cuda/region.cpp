@@ -337,8 +337,10 @@ Kernel make_fused_reduce(const ir::Node& n, const ir::Graph& g) {
   geo.serial = geo.R < 32 && geo.K >= 32;
   // Few outputs, each very long (a loss: a 1080p image to one number): one block per output
   // would walk millions of elements alone (5.2 ms on an H100). The prologue is written out
-  // instead and the reduce kernel splits each output over many blocks (launch_reduce).
-  const bool few_long = geo.rows && geo.K < 128 && geo.R >= 2 * 16384;
+  // instead and the reduce kernel splits each output over many blocks (launch_reduce), where
+  // its own rule says it would.
+  ReduceSpaces sp = reduce_spaces(full, reduced, "mir.fused_reduce");
+  const bool few_long = geo.rows && block_splits(sp.kept, sp.red) > 1;
   auto jit = few_long ? nullptr : jit_reduce_region(*p, kind, od, geo);
   if (jit) {
     RegionProgram prog = *p;
@@ -352,7 +354,6 @@ Kernel make_fused_reduce(const ir::Node& n, const ir::Graph& g) {
   // Without NVRTC: the prologue as a region into scratch, then the reduce kernel over it.
   if (!set_geometry(*p, full, in_shapes)) return {};
   auto run = make_run(*p);
-  ReduceSpaces sp = reduce_spaces(full, reduced, "mir.fused_reduce");
   Dt vd = to_dt(pd);
   size_t values = (dtype_bytes(pd, numel_of(full)) + 255) / 256 * 256;
   return {[run, kind, vd, od, sp, values](const LaunchArgs& a) {
