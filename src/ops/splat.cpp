@@ -1,7 +1,8 @@
 // 3D Gaussian splatting: type rules, splat_project's meaning as common IR, and the rasterizer's
 // gradient. The projection is per-Gaussian arithmetic, so its decomposition is elementwise MIR
-// over [N] columns (fusion makes it one region) and autodiff derives its gradient — for every
-// parameter and the camera pose — from that. Compositing is sequential per pixel and has a
+// over [N] columns (fusion makes it one region); its gradient is one op, splat_project_grad,
+// whose meaning is autodiff of that decomposition — for every parameter and the camera pose —
+// and which cpu and cuda run as one hand-derived kernel. Compositing is sequential per pixel and has a
 // kernel of its own (splat_rasterize) with a hand-derived reverse mode (splat_rasterize_grad).
 #include <array>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "ops/matrix.h"
 #include "ops/rules.h"
 #include "ops/splat_sh.h"
+#include "ops/vjp_util.h"
 
 namespace rlx::ops {
 
@@ -93,6 +95,17 @@ std::vector<Type> infer_rasterize_grad(Op op, const std::vector<Type>& in, const
   require_float(op, in[7], d, "the image's cotangent");
   require_float(op, in[8], d, "the alpha's cotangent");
   return {in[0], in[1], in[2], in[3], {d, {c}}};
+}
+
+std::vector<Type> infer_project_grad(Op op, const std::vector<Type>& in, const Attrs& a) {
+  std::vector<Type> primal(in.begin(), in.begin() + 5);
+  std::vector<Type> out = infer_project(op, primal, a);
+  const char* roles[] = {"the means2d's cotangent", "the conics' cotangent", "the colors' cotangent", "the depths' cotangent"};
+  for (size_t k = 0; k < 4; ++k) {
+    require_shape(op, in[5 + k], out[k].shape, roles[k]);
+    require_float(op, in[5 + k], out[k].dtype, roles[k]);
+  }
+  return primal;
 }
 
 // ---- the projection as elementwise graph arithmetic over [N] columns
@@ -202,6 +215,19 @@ V decompose_project(Builder& b, const V& in, const Attrs& a) {
   return {means2d, conics, color, pc[2].v, radii};
 }
 
+// The projection's gradient is one op (devices with a kernel for it skip ~600 small ones); its
+// meaning is autodiff of the decomposition above.
+V vjp_project(Builder& b, const VjpArgs& a) {
+  V in(a.in.begin(), a.in.end());
+  for (size_t k = 0; k < 4; ++k) in.push_back(matrix::or_zeros(b, a.cot[k], a.out[k]));
+  return b.emit(Op::splat_project_grad, in, a.attrs);
+}
+
+V decompose_project_grad(Builder& b, const V& in, const Attrs& a) {
+  V primal(in.begin(), in.begin() + 5), cot(in.begin() + 5, in.end());
+  return vjp_of_decomposition(b, Op::splat_project, primal, cot, a);
+}
+
 Attrs size_attrs(const Attrs& a) { return Attrs{{"width", a.i("width")}, {"height", a.i("height")}}; }
 
 V vjp_rasterize(Builder& b, const VjpArgs& a) {
@@ -222,6 +248,9 @@ V vjp_rasterize(Builder& b, const VjpArgs& a) {
 void register_splat(RuleTable& t) {
   t[static_cast<size_t>(Op::splat_project)].infer = infer_project;
   t[static_cast<size_t>(Op::splat_project)].decompose = decompose_project;
+  t[static_cast<size_t>(Op::splat_project)].vjp = vjp_project;
+  t[static_cast<size_t>(Op::splat_project_grad)].infer = infer_project_grad;
+  t[static_cast<size_t>(Op::splat_project_grad)].decompose = decompose_project_grad;
   t[static_cast<size_t>(Op::splat_rasterize)].infer = infer_rasterize;
   t[static_cast<size_t>(Op::splat_rasterize)].vjp = vjp_rasterize;
   t[static_cast<size_t>(Op::splat_rasterize_grad)].infer = infer_rasterize_grad;

@@ -15,4 +15,11 @@ ValueId conj_if_complex(Builder& b, ValueId v);
 // Inverse of a permutation.
 Ints invert_perm(const Ints& perm);
 
+// The reverse mode of op's decomposition: emits the decomposition of `op` on `in`, then walks
+// it back from `cot` (one cotangent per output; kNoValue for none) with each emitted op's own
+// gradient rule. Returns one gradient per input, zeros where none flows. A gradient op whose
+// meaning is "the derivative of that decomposition" (splat_project_grad) decomposes to this, so
+// a device's hand-derived kernel is checked against autodiff of the definition itself.
+std::vector<ValueId> vjp_of_decomposition(Builder& b, Op op, const std::vector<ValueId>& in, const std::vector<ValueId>& cot, const Attrs& attrs);
+
 }  // namespace rlx::ops

@@ -206,7 +206,7 @@ std::vector<Spec> splat_specs(Op op, std::mt19937& rng) {
   auto uni = [&](double lo, double hi) { return lo + (hi - lo) * unit(rng); };
   auto fixed = [](DType d, std::vector<int64_t> shape, std::vector<double> v) { return Operand{{d, S(std::move(shape))}, Fill::normal, 0, false, std::move(v)}; };
   const int64_t width = 40, height = 24, n = 12;
-  if (op == Op::splat_project) {
+  if (op == Op::splat_project || op == Op::splat_project_grad) {
     for (DType d : {DType::f32, DType::f64})
       for (int64_t k : {int64_t{1}, int64_t{4}, int64_t{16}}) {
         if (d == DType::f32 && k == 4) continue;
@@ -231,8 +231,11 @@ std::vector<Spec> splat_specs(Op op, std::mt19937& rng) {
         }
         view[15] = 1;
         Attrs a{{"fx", 36.0}, {"fy", 30.0}, {"cx", 20.5}, {"cy", 11.0}, {"width", width}, {"height", height}};
-        out.push_back({{fixed(d, {n, 3}, means), fixed(d, {n, 4}, quats), fixed(d, {n, 3}, scales), fixed(d, {n, k, 3}, sh), fixed(d, {4, 4}, view)},
-                       a, cat("SH degree ", k == 1 ? 0 : k == 4 ? 1 : 3)});
+        std::vector<Operand> in = {fixed(d, {n, 3}, means), fixed(d, {n, 4}, quats), fixed(d, {n, 3}, scales), fixed(d, {n, k, 3}, sh),
+                                   fixed(d, {4, 4}, view)};
+        if (op == Op::splat_project_grad)  // the cotangents of means2d, conics, colors and depths
+          for (std::vector<int64_t> shape : {std::vector<int64_t>{n, 2}, {n, 3}, {n, 3}, {n}}) in.push_back({{d, S(std::move(shape))}});
+        out.push_back({in, a, cat("SH degree ", k == 1 ? 0 : k == 4 ? 1 : 3)});
       }
     return out;
   }
@@ -1171,6 +1174,7 @@ std::vector<Spec> specs_for(Op op, std::mt19937& rng) {
     case Op::irfft:
       return complex_specs(op);
     case Op::splat_project:
+    case Op::splat_project_grad:
     case Op::splat_rasterize:
     case Op::splat_rasterize_grad:
       return splat_specs(op, rng);

@@ -11,7 +11,7 @@
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/simd.h"
 #include "ops/splat_bin_math.h"
-#include "ops/splat_project_math.h"
+#include "ops/splat_project_grad_math.h"
 
 namespace rlx::backends::cpu {
 
@@ -57,8 +57,7 @@ void radix_sort(std::vector<int32_t>& ids, std::vector<K>& keys) {
 }
 
 
-// splat_project for inference (training differentiates its decomposition instead): each
-// Gaussian by splat_math::project_one across the thread pool.
+// splat_project: each Gaussian by splat_math::project_one across the thread pool.
 template <class T>
 void project(const KernelArgs& a) {
   splat_math::Camera<T> cam = splat_math::make_camera(splat_math::intrinsics_of<T>(a.node.attrs), a.in[4].as<T>());
@@ -68,6 +67,33 @@ void project(const KernelArgs& a) {
     splat_math::project_one(cam, g, a.in[0].as<T>(), a.in[1].as<T>(), a.in[2].as<T>(), a.in[3].as<T>(), k_count, channels, a.out[0].as<T>(),
                             a.out[1].as<T>(), a.out[2].as<T>(), a.out[3].as<T>(), a.out[4].as<int32_t>());
   });
+}
+
+// splat_project_grad: each Gaussian by splat_math::project_grad_one; the viewmat's gradient is
+// summed per block of kGradBlock Gaussians, then over the blocks in order (the same sum for any
+// thread count).
+constexpr int64_t kGradBlock = 1024;
+template <class T>
+void project_grad(const KernelArgs& a) {
+  splat_math::Camera<T> cam = splat_math::make_camera(splat_math::intrinsics_of<T>(a.node.attrs), a.in[4].as<T>());
+  int k_count = static_cast<int>(a.in[3].shape[1]);
+  int64_t channels = a.in[3].shape[2], n = a.in[0].shape[0];
+  int64_t blocks = (n + kGradBlock - 1) / kGradBlock;
+  std::vector<T> partial(static_cast<size_t>(blocks) * 12, T(0));
+  parallel_items(blocks, 1, [&](int64_t blk) {
+    T* view = partial.data() + blk * 12;
+    for (int64_t g = blk * kGradBlock; g < std::min(n, (blk + 1) * kGradBlock); ++g)
+      splat_math::project_grad_one(cam, g, a.in[0].as<T>(), a.in[1].as<T>(), a.in[2].as<T>(), a.in[3].as<T>(), k_count, channels, a.in[5].as<T>(),
+                                   a.in[6].as<T>(), a.in[7].as<T>(), a.in[8].as<T>(), a.out[0].as<T>(), a.out[1].as<T>(), a.out[2].as<T>(),
+                                   a.out[3].as<T>(), view);
+  });
+  T* g_view = a.out[4].as<T>();
+  for (int e = 0; e < 16; ++e) {
+    double sum = 0;
+    if (e < 12)
+      for (int64_t blk = 0; blk < blocks; ++blk) sum += static_cast<double>(partial[static_cast<size_t>(blk * 12 + e)]);
+    g_view[e] = static_cast<T>(sum);
+  }
 }
 
 // The Gaussians of every tile, nearest first.
@@ -393,6 +419,11 @@ bool claims_project(Op, const std::vector<ir::Type>& in, const std::vector<ir::T
   return is_one_of(in[0].dtype, {DType::f32, DType::f64});
 }
 
+HostKernel make_project_grad(const ir::Node& node, const ir::Graph& g) {
+  if (g.type(node.inputs[0]).dtype == DType::f64) return project_grad<double>;
+  return project_grad<float>;
+}
+
 HostKernel make_rasterize(const ir::Node& node, const ir::Graph& g) {
   if (g.type(node.inputs[0]).dtype == DType::f64) return rasterize<double>;
   if (g.type(node.inputs[2]).shape[1].value() <= 4) return rasterize_simd;
@@ -414,6 +445,7 @@ bool claims_splat(Op, const std::vector<ir::Type>& in, const std::vector<ir::Typ
 
 void register_splat(KernelTable& t) {
   t[static_cast<size_t>(Op::splat_project)] = {claims_project, make_project};
+  t[static_cast<size_t>(Op::splat_project_grad)] = {claims_project, make_project_grad};
   t[static_cast<size_t>(Op::splat_rasterize)] = {claims_splat, make_rasterize};
   t[static_cast<size_t>(Op::splat_rasterize_grad)] = {claims_splat, make_rasterize_grad};
 }

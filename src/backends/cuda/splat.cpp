@@ -43,6 +43,20 @@ Kernel make_project(const ir::Node& node, const ir::Graph&) {
   });
 }
 
+Kernel make_project_grad(const ir::Node& node, const ir::Graph&) {
+  auto k = splat_math::intrinsics_of<float>(node.attrs);
+  return Kernel(
+      [k](const LaunchArgs& a) {
+        auto in = [&](size_t i) { return static_cast<const float*>(a.in[i].data); };
+        auto out = [&](size_t i) { return static_cast<float*>(a.out[i].data); };
+        SplatProjectGrad p{in(0),  in(1),  in(2),  in(3),  in(4),  in(5),  in(6), in(7), in(8), out(0), out(1),
+                           out(2), out(3), out(4), a.in[0].shape[0], a.in[3].shape[2], static_cast<int>(a.in[3].shape[1])};
+        launch_splat_project_grad(k, p, a.scratch, a.stream);
+        check_launch(a);
+      },
+      splat_project_grad_scratch());
+}
+
 Kernel make_rasterize(const ir::Node& node, const ir::Graph&) {
   bool background = node.inputs.size() > 6;
   return Kernel(
@@ -76,6 +90,7 @@ bool syncs_with_host(Op op) { return op == Op::splat_rasterize || op == Op::spla
 
 void register_splat(KernelTable& t) {
   t[static_cast<size_t>(Op::splat_project)] = {claims_project, make_project};
+  t[static_cast<size_t>(Op::splat_project_grad)] = {claims_project, make_project_grad};
   t[static_cast<size_t>(Op::splat_rasterize)] = {claims_rasterize, make_rasterize};
   t[static_cast<size_t>(Op::splat_rasterize_grad)] = {claims_rasterize, make_rasterize_grad};
 }

@@ -25,6 +25,40 @@ __global__ void project_kernel(splat_math::Intrinsics<float> k, const float* vie
   RLX_GRID_STRIDE(g, n) splat_math::project_one(cam, g, means, quats, scales, sh, k_count, channels, m2, conic, color, depth, radii);
 }
 
+constexpr int kGradBlocks = 1024;
+
+// Each thread's Gaussians add into its own 12 viewmat sums; the block's are summed over each
+// warp by shuffles, then over the warps through shared memory, into partial[block].
+__global__ void project_grad_kernel(splat_math::Intrinsics<float> k, SplatProjectGrad a, float* partial) {
+  splat_math::Camera<float> cam = splat_math::make_camera(k, a.viewmat);
+  float view[12] = {};
+  RLX_GRID_STRIDE(g, a.n)
+  splat_math::project_grad_one(cam, g, a.means, a.quats, a.scales, a.sh, a.k_count, a.channels, a.cot_m2, a.cot_conic, a.cot_color, a.cot_depth,
+                               a.g_means, a.g_quats, a.g_scales, a.g_sh, view);
+  __shared__ float warps[kThreads / 32][12];
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  for (int e = 0; e < 12; ++e) {
+    float v = view[e];
+    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+    if (lane == 0) warps[warp][e] = v;
+  }
+  __syncthreads();
+  if (threadIdx.x < 12) {
+    float sum = 0;
+    for (int w = 0; w < kThreads / 32; ++w) sum += warps[w][threadIdx.x];
+    partial[blockIdx.x * 12 + threadIdx.x] = sum;
+  }
+}
+
+__global__ void project_grad_view_kernel(const float* partial, int blocks, float* g_view) {
+  int e = threadIdx.x;
+  if (e >= 16) return;
+  double sum = 0;
+  if (e < 12)
+    for (int b = 0; b < blocks; ++b) sum += partial[b * 12 + e];
+  g_view[e] = static_cast<float>(sum);
+}
+
 __global__ void boxes_kernel(SplatInputs in, int tiles_x, int4* boxes, int* counts) {
   RLX_GRID_STRIDE(g, in.n) {
     splat_bin::Box b;
@@ -295,6 +329,15 @@ void launch_splat_project(const splat_math::Intrinsics<float>& k, const float* v
                           const float* scales, const float* sh, int k_count, int64_t channels, float* m2, float* conic, float* color, float* depth,
                           int32_t* radii, cudaStream_t stream) {
   if (n > 0) project_kernel<<<grid_for(n), kThreads, 0, stream>>>(k, viewmat, n, means, quats, scales, sh, k_count, channels, m2, conic, color, depth, radii);
+}
+
+size_t splat_project_grad_scratch() { return sizeof(float) * 12 * kGradBlocks; }
+
+void launch_splat_project_grad(const splat_math::Intrinsics<float>& k, const SplatProjectGrad& a, void* scratch, cudaStream_t stream) {
+  int blocks = static_cast<int>(std::min<unsigned>(grid_for(a.n), kGradBlocks));
+  float* partial = static_cast<float*>(scratch);
+  project_grad_kernel<<<blocks, kThreads, 0, stream>>>(k, a, partial);
+  project_grad_view_kernel<<<1, 32, 0, stream>>>(partial, blocks, a.g_viewmat);
 }
 
 bool launch_splat_rasterize(const SplatInputs& in, float* image, float* alpha, cudaStream_t stream) {
