@@ -3,6 +3,10 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 export CCACHE_DIR ?= $(HOME)/.cache/rlx-ccache
+# Paths inside the checkout enter ccache's hashes relative to it, so every clone — CI's fresh one
+# at any path included — shares one cache.
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= true
 
 # Every Debian package the build and the tests need (installed with --no-install-recommends).
 PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
