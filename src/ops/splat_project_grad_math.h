@@ -32,6 +32,8 @@ RLX_HD_FN Dual3<T> operator*(const Dual3<T>& a, double c) {
 template <class T>
 RLX_HD_FN Dual3<T> operator+(const Dual3<T>& a, double c) { return {a.v + static_cast<T>(c), {a.d[0], a.d[1], a.d[2]}}; }
 
+constexpr int kChannelBlock = 4;
+
 // Gaussian g's output cotangents (cot_m2 [N,2], cot_conic [N,3], cot_color [N,C], cot_depth
 // [N]) into its rows of g_means, g_quats, g_scales and g_sh (written), and its part of the
 // viewmat's gradient, added into view[12] (rows 0–2 of the row-major 4×4; row 3 gets none).
@@ -130,20 +132,29 @@ RLX_HD_FN void project_grad_one(const Camera<T>& cam, int64_t g, const T* means,
   T len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
   T n[3] = {d[0] / len, d[1] / len, d[2] / len};
   Dual3<T> dx{n[0], {T(1), T(0), T(0)}}, dy{n[1], {T(0), T(1), T(0)}}, dz{n[2], {T(0), T(0), T(1)}};
-  Dual3<T> basis[16];
-  splat_sh::basis(dx, dy, dz, k_count, [&](int k, const Dual3<T>& b) { basis[k] = b; });
   const T* coeff = sh + g * k_count * channels;
   T* g_coeff = g_sh + g * k_count * channels;
   T g_n[3] = {T(0), T(0), T(0)};
-  for (int64_t c = 0; c < channels; ++c) {
-    T sum = T(0.5);
-    for (int k = 0; k < k_count; ++k) sum += basis[k].v * coeff[k * channels + c];
-    T g_sum = sum >= 0 ? cot_color[g * channels + c] : T(0);
-    for (int k = 0; k < k_count; ++k) {
-      g_coeff[k * channels + c] = g_sum * basis[k].v;
-      T g_basis = g_sum * coeff[k * channels + c];
-      for (int a = 0; a < 3; ++a) g_n[a] += g_basis * basis[k].d[a];
-    }
+  // Channels kChannelBlock at a time, each basis function used as splat_sh::basis hands it out
+  // (its index a constant there): no array of 16 values indexed at run time, which a GPU
+  // would keep in local memory. First the sums, then their gradient.
+  for (int64_t c0 = 0; c0 < channels; c0 += kChannelBlock) {
+    T g_sum[kChannelBlock];
+    for (int c = 0; c < kChannelBlock; ++c) g_sum[c] = T(0.5);
+    splat_sh::basis(n[0], n[1], n[2], k_count, [&](int k, T b) {
+      for (int c = 0; c < kChannelBlock; ++c)
+        if (c0 + c < channels) g_sum[c] += b * coeff[k * channels + c0 + c];
+    });
+    for (int c = 0; c < kChannelBlock; ++c) g_sum[c] = c0 + c < channels && g_sum[c] >= 0 ? cot_color[g * channels + c0 + c] : T(0);
+    splat_sh::basis(dx, dy, dz, k_count, [&](int k, const Dual3<T>& b) {
+      T g_basis = T(0);
+      for (int c = 0; c < kChannelBlock; ++c)
+        if (c0 + c < channels) {
+          g_coeff[k * channels + c0 + c] = g_sum[c] * b.v;
+          g_basis += g_sum[c] * coeff[k * channels + c0 + c];
+        }
+      for (int a = 0; a < 3; ++a) g_n[a] += g_basis * b.d[a];
+    });
   }
   T dotn = n[0] * g_n[0] + n[1] * g_n[1] + n[2] * g_n[2];
   T g_dir[3];

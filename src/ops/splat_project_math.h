@@ -59,13 +59,19 @@ RLX_HD_FN void project_one(const Camera<T>& cam, int64_t g, const T* means, cons
   radii[g] = visible ? static_cast<int32_t>(radius) : 0;
   T d[3] = {p[0] - cam.eye[0], p[1] - cam.eye[1], p[2] - cam.eye[2]};
   T len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-  T basis[16];
-  splat_sh::basis(d[0] / len, d[1] / len, d[2] / len, k_count, [&](int k, T b) { basis[k] = b; });
+  // channels kBlock at a time, each basis function used where splat_sh::basis hands it out (its
+  // index a constant there: no run-time-indexed array, which a GPU keeps in local memory)
   const T* coeff = sh + g * k_count * channels;
-  for (int64_t c = 0; c < channels; ++c) {
-    T sum = T(0.5);
-    for (int k = 0; k < k_count; ++k) sum += basis[k] * coeff[k * channels + c];
-    color[g * channels + c] = max2(sum, T(0));
+  constexpr int kBlock = 4;
+  for (int64_t c0 = 0; c0 < channels; c0 += kBlock) {
+    T sum[kBlock];
+    for (int c = 0; c < kBlock; ++c) sum[c] = T(0.5);
+    splat_sh::basis(d[0] / len, d[1] / len, d[2] / len, k_count, [&](int k, T b) {
+      for (int c = 0; c < kBlock; ++c)
+        if (c0 + c < channels) sum[c] += b * coeff[k * channels + c0 + c];
+    });
+    for (int c = 0; c < kBlock; ++c)
+      if (c0 + c < channels) color[g * channels + c0 + c] = max2(sum[c], T(0));
   }
 }
 
