@@ -41,35 +41,18 @@ template <class T>
 RLX_HD_FN void project_grad_one(const Camera<T>& cam, int64_t g, const T* means, const T* quats, const T* scales, const T* sh, int k_count,
                                 int64_t channels, const T* cot_m2, const T* cot_conic, const T* cot_color, const T* cot_depth, T* g_means,
                                 T* g_quats, T* g_scales, T* g_sh, T* view) {
-  // ---- forward, as project_one
+  // ---- the forward's intermediates, as project_one has them
   const T* p = means + g * 3;
-  T pc[3];
-  for (int i = 0; i < 3; ++i) pc[i] = cam.r[i][0] * p[0] + cam.r[i][1] * p[1] + cam.r[i][2] * p[2] + cam.t[i];
-  const T* q = quats + g * 4;
-  T qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  T w = q[0] / qn, x = q[1] / qn, y = q[2] / qn, z = q[3] / qn;
   const T* s = scales + g * 3;
-  T rot[3][3] = {{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
-                 {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
-                 {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}};
-  T m[3][3], rm[3][3], cov[3][3];
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) m[i][j] = rot[i][j] * s[j];
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) rm[i][j] = cam.r[i][0] * m[0][j] + cam.r[i][1] * m[1][j] + cam.r[i][2] * m[2][j];
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) cov[i][j] = rm[i][0] * rm[j][0] + rm[i][1] * rm[j][1] + rm[i][2] * rm[j][2];
-  T zc = max2(pc[2], cam.near);
-  T ax = pc[0] / zc, ay = pc[1] / zc;
-  T tx = clamp2(ax, -cam.lim_x, cam.lim_x), ty = clamp2(ay, -cam.lim_y, cam.lim_y);
-  T j00 = cam.fx / zc, j02 = -cam.fx * tx / zc, j11 = cam.fy / zc, j12 = -cam.fy * ty / zc;
-  T ca = j00 * j00 * cov[0][0] + 2 * j00 * j02 * cov[0][2] + j02 * j02 * cov[2][2] + cam.eps2d;
-  T cb = j00 * j11 * cov[0][1] + j00 * j12 * cov[0][2] + j02 * j11 * cov[1][2] + j02 * j12 * cov[2][2];
-  T cc = j11 * j11 * cov[1][1] + 2 * j11 * j12 * cov[1][2] + j12 * j12 * cov[2][2] + cam.eps2d;
-  T det = ca * cc - cb * cb, mid = T(0.5) * (ca + cc);
-  T radius = ceil(3 * sqrt(mid + sqrt(max2(T(0.1), mid * mid - det))));
-  T u = cam.fx * ax + cam.cx, v = cam.fy * ay + cam.cy;
-  bool visible = pc[2] >= cam.near && u + radius >= 0 && u - radius <= cam.width && v + radius >= 0 && v - radius <= cam.height;
+  const Footprint<T> f = footprint_of(cam, p, quats + g * 4, s);
+  const T(&pc)[3] = f.pc;
+  const T(&rot)[3][3] = f.rot;
+  const T(&m)[3][3] = f.m;
+  const T(&rm)[3][3] = f.rm;
+  const T(&cov)[3][3] = f.cov;
+  T w = f.w, x = f.x, y = f.y, z = f.z, qn = f.qn, zc = f.zc, ax = f.ax, ay = f.ay, tx = f.tx, ty = f.ty;
+  T j00 = f.j00, j02 = f.j02, j11 = f.j11, j12 = f.j12, ca = f.ca, cb = f.cb, cc = f.cc, det = f.det;
+  bool visible = f.visible;
 
   // ---- the 2D footprint: means2d and conics, for a Gaussian that was not culled
   T g_pc[3] = {T(0), T(0), cot_depth[g]};
