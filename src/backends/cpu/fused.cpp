@@ -107,22 +107,6 @@ void execute(const Instr& in, float* const* r, int64_t n) {
   }
 }
 
-// Merges neighbouring dims that every input walks as one (contiguous, or broadcast along both),
-// so a [100000, 16, 3] region runs tiles of 512 rather than rows of 3.
-void coalesce_dims(std::vector<int64_t>& shape, std::vector<std::vector<int64_t>>& strides) {
-  for (size_t d = shape.size(); d-- > 1;) {
-    bool merge = true;
-    for (const auto& s : strides) merge = merge && s[d - 1] == s[d] * shape[d];
-    if (!merge) continue;
-    shape[d - 1] *= shape[d];
-    shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(d));
-    for (auto& s : strides) {
-      s[d - 1] = s[d];
-      s.erase(s.begin() + static_cast<std::ptrdiff_t>(d));
-    }
-  }
-}
-
 HostKernel make_region(const ir::Node& node, const ir::Graph&) {
   auto body = ops::region_body(node.attrs.s("body"));
   auto prog = std::make_shared<Program>(compile_body(*body));
@@ -133,8 +117,11 @@ HostKernel make_region(const ir::Node& node, const ir::Graph&) {
     // per input: element strides over the output's dims (0 where broadcast)
     std::vector<std::vector<int64_t>> st(a.in.size());
     for (size_t k = 0; k < a.in.size(); ++k) st[k] = broadcast_strides(a.out[0].shape, a.in[k].shape);
+    // dims every input walks as one merged (a [100000, 16, 3] region: tiles of 512, not rows of 3)
     std::vector<int64_t> shape(a.out[0].shape.begin(), a.out[0].shape.end());
-    coalesce_dims(shape, st);
+    std::vector<std::vector<int64_t>*> walks;
+    for (auto& s : st) walks.push_back(&s);
+    codegen::collapse_dims(shape, walks);
     size_t r = shape.size();
     int64_t inner = r ? shape[r - 1] : 1;
     int64_t rows = inner ? a.out[0].numel / inner : 0;

@@ -27,26 +27,18 @@ __global__ void project_kernel(splat_math::Intrinsics<float> k, const float* vie
 
 constexpr int kGradBlocks = 1024;
 
-// Each thread's Gaussians add into its own 12 viewmat sums; the block's are summed over each
-// warp by shuffles, then over the warps through shared memory, into partial[block].
+// Each thread's Gaussians add into its own 12 viewmat sums; the block's are summed
+// (block_reduce) into partial[block].
 __global__ void project_grad_kernel(splat_math::Intrinsics<float> k, SplatProjectGrad a, float* partial) {
   splat_math::Camera<float> cam = splat_math::make_camera(k, a.viewmat);
   float view[12] = {};
   RLX_GRID_STRIDE(g, a.n)
   splat_math::project_grad_one(cam, g, a.means, a.quats, a.scales, a.sh, a.k_count, a.channels, a.cot_m2, a.cot_conic, a.cot_color, a.cot_depth,
                                a.g_means, a.g_quats, a.g_scales, a.g_sh, view);
-  __shared__ float warps[kThreads / 32][12];
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __shared__ float scratch[32];
   for (int e = 0; e < 12; ++e) {
-    float v = view[e];
-    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
-    if (lane == 0) warps[warp][e] = v;
-  }
-  __syncthreads();
-  if (threadIdx.x < 12) {
-    float sum = 0;
-    for (int w = 0; w < kThreads / 32; ++w) sum += warps[w][threadIdx.x];
-    partial[blockIdx.x * 12 + threadIdx.x] = sum;
+    float sum = block_reduce<false>(view[e], scratch);
+    if (threadIdx.x == 0) partial[blockIdx.x * 12 + e] = sum;
   }
 }
 
@@ -97,11 +89,6 @@ __global__ void ranges_kernel(const unsigned long long* keys, int pairs, int2* r
   }
 }
 
-// v summed over the warp's 32 lanes, in every lane.
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-  return v;
-}
 
 // One batch of a tile's Gaussians in shared memory.
 struct Batch {
