@@ -20,6 +20,7 @@ RLX_SAME(i16)
 RLX_SAME(i32)
 RLX_SAME(i64)
 RLX_SAME(boolean)
+RLX_SAME(c128)
 #undef RLX_SAME
 
 Dt to_dt(DType d) { return static_cast<Dt>(d); }

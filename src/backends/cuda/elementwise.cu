@@ -199,6 +199,7 @@ void launch_select(Dt dt, const void* c, const void* a, const void* b, void* y, 
     case Dt::i16: go(uint16_t{}); break;
     case Dt::f32:
     case Dt::i32: go(uint32_t{}); break;
+    case Dt::c128: go(uint4{}); break;
     default: go(uint64_t{}); break;  // f64, i64, c64
   }
 }

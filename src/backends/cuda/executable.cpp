@@ -253,7 +253,14 @@ class CudaExecutable : public runtime::Executable {
     release(std::move(ctx));
     if (err.code) {
       const ir::Node& n = lir_.node(err.node);
-      throw Error(ErrorKind::runtime, cat(node_label(n), ": index ", err.value, " is out of range [0, ", err.bound, ")"));
+      std::string matrix = cat(node_label(n), ": matrix ", err.value, " of the batch ");
+      switch (err.code) {
+        case kNotPositiveDefinite:
+          throw Error(ErrorKind::runtime, cat(matrix, "is not positive definite (its leading minor of order ", err.bound, " is not positive)"));
+        case kSingular: throw Error(ErrorKind::runtime, cat(matrix, "is singular"));
+        case kNotConverged: throw Error(ErrorKind::runtime, cat(matrix, "did not converge (cuSOLVER info ", err.bound, ")"));
+        default: throw Error(ErrorKind::runtime, cat(node_label(n), ": index ", err.value, " is out of range [0, ", err.bound, ")"));
+      }
     }
   }
 

@@ -60,9 +60,15 @@ void register_region(KernelTable& t);
 void register_collective(KernelTable& t);
 void register_fft(KernelTable& t);
 void register_splat(KernelTable& t);
+void register_linalg(KernelTable& t);
+void register_sparse(KernelTable& t);
+// Last: wraps the real kernels of the elementwise ops, casts and reductions so that nodes with
+// complex tensors reach complex.cpp's kernels.
+void register_complex(KernelTable& t);
 // Ops whose kernels wait for the device and read results back mid-run (the splat rasterizer's
 // pair count): a program with one is never captured into a CUDA graph.
 bool syncs_with_host(ir::Op op);
+bool linalg_syncs(ir::Op op);  // the cuSOLVER factorizations (linalg.cpp)
 const KernelTable& kernel_table();
 
 // ---- helpers shared by the families (common.cpp)

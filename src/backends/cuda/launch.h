@@ -12,7 +12,7 @@
 namespace rlx::backends::cuda {
 
 // Element types as kernels know them; the values equal rlx::DType's (static_assert in common.cpp).
-enum class Dt : uint8_t { f32, f16, bf16, f64, c64, i8, u8, i16, i32, i64, boolean };
+enum class Dt : uint8_t { f32, f16, bf16, f64, c64, i8, u8, i16, i32, i64, boolean, c128 = 12 };
 
 // Elementwise operations are the op table's own (ir::Op); their arithmetic is src/codegen's.
 using ir::Op;
@@ -90,7 +90,48 @@ void launch_cast(Dt from, Dt to, const void* x, void* y, int64_t n, cudaStream_t
 // y[i] = the coordinate of i along an axis: (i / inner) % n
 void launch_iota(Dt dt, void* y, int64_t total, int64_t n, int64_t inner, cudaStream_t s);
 
-// ---- movement.cu (element size 1, 2, 4 or 8 bytes)
+// ---- complex.cu: c64 and c128 (`wide`) through libcu++'s complex arithmetic. Unary ops give a
+// complex result, or a real one for abs (the magnitude), real, imag and angle; binary add, sub,
+// mul, div (complex) and eq, ne (bool) broadcast by strides; cast with either side complex.
+void launch_complex_unary(Op op, bool wide, const void* x, void* y, int64_t n, cudaStream_t s);
+void launch_complex_binary(Op op, bool wide, const void* a, const void* b, void* y, const Space& sp, const Strides& sa, const Strides& sb, cudaStream_t s);
+void launch_make_complex(bool wide, const void* re, const void* im, void* y, int64_t n, cudaStream_t s);
+void launch_complex_cast(Dt from, Dt to, const void* x, void* y, int64_t n, cudaStream_t s);
+// sum or product over the reduced space (one thread an output, accumulated in complex<double>)
+void launch_complex_reduce(bool prod, bool wide, const void* x, void* y, const Space& kept, const Strides& ks, const Space& red, const Strides& rs,
+                           cudaStream_t s);
+
+// ---- linalg.cu: the kernels around cuSOLVER (linalg.cpp), f32 or f64 (`f64`), batches of
+// row-major matrices. Error-word codes of the factorizations (value = the matrix of the batch,
+// bound = cuSOLVER's info):
+enum FactorFailure : int { kNotPositiveDefinite = 2, kSingular = 3, kNotConverged = 4 };
+void launch_lower_triangle(bool f64, void* x, int64_t batch, int64_t n, cudaStream_t s);
+// column c of x [rows, cols] negated (with row c of y [y_rows, y_cols], when y is given) unless
+// its entry of largest magnitude, the first on ties, is positive
+void launch_positive_columns(bool f64, void* x, int64_t batch, int64_t rows, int64_t cols, void* y, int64_t y_rows, int64_t y_cols, cudaStream_t s);
+// R [k, n] from geqrf's column-major m × n factor; then R's negative diagonal flipped with Q's columns
+void launch_take_r(bool f64, const void* col, void* r, int64_t batch, int64_t m, int64_t n, int64_t k, cudaStream_t s);
+void launch_qr_signs(bool f64, void* q, void* r, int64_t batch, int64_t m, int64_t n, int64_t k, cudaStream_t s);
+void launch_lu_pivots(const int64_t* ipiv, int32_t* piv, int64_t* perm, int64_t batch, int64_t m, int64_t k, cudaStream_t s);
+void launch_slogdet(bool f64, const void* lu, const int64_t* ipiv, void* sign, void* logabs, int64_t batch, int64_t n, cudaStream_t s);
+void launch_identity(bool f64, void* x, int64_t batch, int64_t n, cudaStream_t s);
+// X (already holding B, [rows, cols] per matrix) overwritten by the solution of op(A) X = B
+// (left) or X op(A) = B, A [n, n] triangular
+struct TriangularSolve {
+  int64_t batch, n, rows, cols;
+  bool lower, left, transpose, unit;
+};
+void launch_triangular_solve(bool f64, const void* a, void* x, const TriangularSolve& t, cudaStream_t s);
+void launch_factor_info(const int* info, int64_t batch, int code, ErrorWord* err, int node, cudaStream_t s);
+
+// ---- sparse.cu: CSR index arrays (i64) checked before use: *bad set and the error word
+// written when row_ptr is not 0 … nnz non-decreasing or a column is outside [0, n) (cols may be
+// null: row pointers only); safe_ptr (or null) receives row_ptr, or zeros when bad.
+void launch_csr_check(const int64_t* ptr, int64_t m, const int64_t* cols, int64_t nnz, int64_t n, int* bad, int64_t* safe_ptr, ErrorWord* err, int node,
+                      cudaStream_t s);
+void launch_csr_row_ids(const int64_t* ptr, int64_t m, const int* bad, int64_t* rows, cudaStream_t s);
+
+// ---- movement.cu (element size 1, 2, 4, 8 or 16 bytes)
 // dst[dst_base + Σ c_d·ds_d] = src[src_base + Σ c_d·ss_d] over the space: transpose, broadcast,
 // slice and each part of a concat.
 void launch_strided_copy(int elem_bytes, const void* src, int64_t src_base, const Strides& ss, void* dst, int64_t dst_base,

@@ -1,5 +1,5 @@
 // Data movement on the cuda device: every op becomes one strided copy (or pad / gather /
-// scatter kernel) over element sizes, so all whole-byte dtypes are covered, c64 included.
+// scatter kernel) over element sizes, so all whole-byte dtypes are covered, c64 and c128 included.
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernels.h"
 #include <cstring>
@@ -14,22 +14,23 @@ using ir::Op;
 
 bool claims_bytes(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
   for (const auto& t : in)
-    if (t.dtype == DType::i4 || t.dtype == DType::c128) return false;  // elements up to 8 bytes
+    if (t.dtype == DType::i4) return false;  // whole-byte elements of 1 to 16 bytes
   return true;
 }
 
 bool index_dtype(DType d) { return d == DType::i32 || d == DType::i64; }
 
 bool claims_gather(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
-  return in[0].dtype != DType::i4 && in[0].dtype != DType::c128 && index_dtype(in[1].dtype);
+  return in[0].dtype != DType::i4 && index_dtype(in[1].dtype);
 }
 
 bool claims_scatter(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
   return in[0].dtype != DType::i4 && !is_complex(in[0].dtype) && index_dtype(in[1].dtype);
 }
 
+// The pad value travels as 8 bytes: c128 is left out.
 bool claims_pad(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
-  return claims_bytes(op, in, out, a) && in[0].shape.size() <= static_cast<size_t>(kMaxRank);
+  return claims_bytes(op, in, out, a) && in[0].dtype != DType::c128 && in[0].shape.size() <= static_cast<size_t>(kMaxRank);
 }
 
 int elem_bytes(DType d) { return static_cast<int>(dtype_size(d)); }
@@ -118,7 +119,7 @@ Kernel make_pad(const ir::Node& n, const ir::Graph& g) {
     p.in_stride[d] = cs[d];
   }
   // the constant in the element type, as the reference stores it
-  uint8_t bytes[8] = {};
+  uint8_t bytes[16] = {};  // room for any element type; 8 of them travel (c128 is not claimed)
   if (dt == DType::c64) store_c128(bytes, dt, 0, c128(n.attrs.f("value"), 0));
   else store_f64(bytes, dt, 0, n.attrs.f("value"));
   std::memcpy(&p.value, bytes, 8);

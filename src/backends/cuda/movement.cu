@@ -141,7 +141,8 @@ void by_size(int bytes, F&& f) {
     case 1: f(uint8_t{}); break;
     case 2: f(uint16_t{}); break;
     case 4: f(uint32_t{}); break;
-    default: f(uint64_t{}); break;
+    case 8: f(uint64_t{}); break;
+    default: f(uint4{}); break;  // c128: 16 bytes, 16-aligned as every tensor is
   }
 }
 

@@ -25,6 +25,9 @@ const KernelTable& kernel_table() {
     register_collective(k);
     register_fft(k);
     register_splat(k);
+    register_linalg(k);
+    register_sparse(k);
+    register_complex(k);
     return k;
   }();
   return t;

@@ -86,7 +86,7 @@ bool claims_rasterize(Op, const std::vector<ir::Type>& in, const std::vector<ir:
 
 }  // namespace
 
-bool syncs_with_host(Op op) { return op == Op::splat_rasterize || op == Op::splat_rasterize_grad; }
+bool syncs_with_host(Op op) { return op == Op::splat_rasterize || op == Op::splat_rasterize_grad || linalg_syncs(op); }
 
 void register_splat(KernelTable& t) {
   t[static_cast<size_t>(Op::splat_project)] = {claims_project, make_project};

@@ -1,0 +1,388 @@
+// Dense linear algebra on the cuda device through cuSOLVER (cusolver.h), f32 and f64, one call
+// per matrix of the batch on the run's stream. Tensors are row-major and cuSOLVER column-major:
+// a row-major buffer read column-major is the transpose, which each kernel uses where it can and
+// transposes (a strided copy) where it cannot. Results follow the IR's conventions (ops.def) by
+// linalg.cu's kernels; a factorization that fails (not positive definite, singular, no
+// convergence) is reported through the error word, so nothing here waits for the device.
+#include "backends/cuda/cusolver.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/kernels.h"
+#include "rlx/error.h"
+#include "util/strings.h"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+using ir::Op;
+
+// A batch of matrices: the leading dims of a value's static shape are the batch.
+struct Mat {
+  int64_t batch = 1, rows = 1, cols = 1;
+};
+Mat mat_of(const ir::Graph& g, ir::ValueId v) {
+  std::vector<int64_t> s = static_shape(g, v);
+  Mat m;
+  for (size_t d = 0; d + 2 < s.size(); ++d) m.batch *= s[d];
+  m.rows = s[s.size() - 2];
+  m.cols = s.back();
+  return m;
+}
+
+// Offsets of a kernel's scratch areas, each 256-byte aligned.
+struct Layout {
+  size_t bytes = 0;
+  size_t take(size_t n) {
+    size_t at = bytes;
+    bytes += (n + 255) / 256 * 256;
+    return at;
+  }
+};
+char* at(const LaunchArgs& a, size_t offset) { return static_cast<char*>(a.scratch) + offset; }
+char* item_of(void* base, int64_t item, int64_t elems, size_t es) { return static_cast<char*>(base) + static_cast<size_t>(item * elems) * es; }
+
+// The calling thread's host workspace for cuSOLVER's 64-bit API (most routines need none).
+void* host_work(size_t bytes) {
+  thread_local std::vector<char> buffer;
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer.data();
+}
+
+// dst [batch, cols, rows] = src [batch, rows, cols] transposed per matrix.
+void transpose_batch(size_t es, const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols, cudaStream_t s) {
+  Space sp = make_space({batch, rows, cols});
+  launch_strided_copy(static_cast<int>(es), src, 0, make_strides({rows * cols, cols, 1}), dst, 0, make_strides({rows * cols, 1, rows}), sp, s);
+}
+
+void copy_async(void* dst, const void* src, size_t bytes, cudaStream_t s) {
+  if (bytes) check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s), "copying a matrix");
+}
+
+struct Typed {
+  bool f64;
+  size_t es;
+  cudaDataType dt;
+};
+Typed typed(const ir::Graph& g, const ir::Node& n) {
+  bool f64 = in_type(g, n, 0).dtype == DType::f64;
+  return {f64, f64 ? size_t{8} : size_t{4}, f64 ? CUDA_R_64F : CUDA_R_32F};
+}
+
+Kernel make_cholesky(const ir::Node& n, const ir::Graph& g) {
+  Mat m = mat_of(g, n.inputs[0]);
+  Typed t = typed(g, n);
+  int64_t N = m.rows;
+  size_t dev = 0, host = 0;
+  DnHandle h = dn_handle(nullptr);
+  check_solver(cusolver().potrf_size(h.handle, h.params, CUBLAS_FILL_MODE_UPPER, N, t.dt, nullptr, N, t.dt, &dev, &host), "sizing potrf");
+  Layout l;
+  size_t info_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)), work_at = l.take(dev);
+  return Kernel(
+      [=](const LaunchArgs& a) {
+        DnHandle h = dn_handle(a.stream);
+        int* info = reinterpret_cast<int*>(at(a, info_at));
+        copy_async(a.out[0].data, a.in[0].data, static_cast<size_t>(a.out[0].numel) * t.es, a.stream);
+        // the row-major lower triangle is the column-major upper one
+        for (int64_t item = 0; item < m.batch; ++item)
+          check_solver(cusolver().potrf(h.handle, h.params, CUBLAS_FILL_MODE_UPPER, N, t.dt, item_of(a.out[0].data, item, N * N, t.es), N, t.dt,
+                                        at(a, work_at), dev, host_work(host), host, info + item),
+                       "in potrf");
+        launch_factor_info(info, m.batch, kNotPositiveDefinite, a.error, a.node_index, a.stream);
+        launch_lower_triangle(t.f64, a.out[0].data, m.batch, N, a.stream);
+      },
+      l.bytes, "cuSOLVER potrf");
+}
+
+Kernel make_triangular_solve(const ir::Node& n, const ir::Graph& g) {
+  Mat am = mat_of(g, n.inputs[0]), bm = mat_of(g, n.inputs[1]);
+  Typed t = typed(g, n);
+  TriangularSolve ts{bm.batch, am.rows, bm.rows, bm.cols, n.attrs.b("lower"), n.attrs.b("left"), n.attrs.b("transpose"), n.attrs.b("unit_diagonal")};
+  return {[=](const LaunchArgs& a) {
+    copy_async(a.out[0].data, a.in[1].data, static_cast<size_t>(a.out[0].numel) * t.es, a.stream);
+    launch_triangular_solve(t.f64, a.in[0].data, a.out[0].data, ts, a.stream);
+  }};
+}
+
+// getrf's workspace for an m × n matrix of the type.
+size_t getrf_work(const Typed& t, int64_t m, int64_t n, size_t& host) {
+  size_t dev = 0;
+  DnHandle h = dn_handle(nullptr);
+  check_solver(cusolver().getrf_size(h.handle, h.params, m, n, t.dt, nullptr, m, t.dt, &dev, &host), "sizing getrf");
+  return dev;
+}
+
+// The packed L\U of A (transposed in and out: the one kernel that factors A itself), its row
+// swaps and permutation.
+Kernel make_lu(const ir::Node& n, const ir::Graph& g) {
+  Mat m = mat_of(g, n.inputs[0]);
+  Typed t = typed(g, n);
+  int64_t M = m.rows, N = m.cols, K = std::min(M, N);
+  size_t host = 0, dev = getrf_work(t, M, N, host);
+  Layout l;
+  size_t col_at = l.take(static_cast<size_t>(m.batch * M * N) * t.es), ipiv_at = l.take(8 * static_cast<size_t>(m.batch * K)),
+         info_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)), work_at = l.take(dev);
+  return Kernel(
+      [=](const LaunchArgs& a) {
+        DnHandle h = dn_handle(a.stream);
+        void* col = at(a, col_at);
+        int64_t* ipiv = reinterpret_cast<int64_t*>(at(a, ipiv_at));
+        int* info = reinterpret_cast<int*>(at(a, info_at));
+        transpose_batch(t.es, a.in[0].data, col, m.batch, M, N, a.stream);
+        for (int64_t item = 0; item < m.batch; ++item)
+          check_solver(cusolver().getrf(h.handle, h.params, M, N, t.dt, item_of(col, item, M * N, t.es), M, ipiv + item * K, t.dt, at(a, work_at), dev,
+                                        host_work(host), host, info + item),
+                       "in getrf");
+        transpose_batch(t.es, col, a.out[0].data, m.batch, N, M, a.stream);
+        launch_lu_pivots(ipiv, static_cast<int32_t*>(a.out[1].data), static_cast<int64_t*>(a.out[2].data), m.batch, M, K, a.stream);
+      },
+      l.bytes, "cuSOLVER getrf");
+}
+
+// solve, inv and slogdet factor A's buffer as it lies — Aᵀ column-major, the same determinant —
+// into scratch: [factor][pivots][info][work], then `finish` does the rest.
+struct Factored {
+  size_t lu_at, ipiv_at, info_at, work_at, dev, host;
+};
+Factored factored_layout(Layout& l, const Typed& t, const Mat& m) {
+  Factored f{};
+  f.dev = getrf_work(t, m.rows, m.rows, f.host);
+  f.lu_at = l.take(static_cast<size_t>(m.batch * m.rows * m.rows) * t.es);
+  f.ipiv_at = l.take(8 * static_cast<size_t>(m.batch * m.rows));
+  f.info_at = l.take(sizeof(int) * static_cast<size_t>(m.batch));
+  f.work_at = l.take(f.dev);
+  return f;
+}
+void factor(const LaunchArgs& a, const Factored& f, const Typed& t, const Mat& m, bool singular_fails) {
+  DnHandle h = dn_handle(a.stream);
+  int64_t N = m.rows;
+  void* lu = at(a, f.lu_at);
+  copy_async(lu, a.in[0].data, static_cast<size_t>(m.batch * N * N) * t.es, a.stream);
+  int* info = reinterpret_cast<int*>(at(a, f.info_at));
+  for (int64_t item = 0; item < m.batch; ++item)
+    check_solver(cusolver().getrf(h.handle, h.params, N, N, t.dt, item_of(lu, item, N * N, t.es), N, reinterpret_cast<int64_t*>(at(a, f.ipiv_at)) + item * N,
+                                  t.dt, at(a, f.work_at), f.dev, host_work(f.host), f.host, info + item),
+                 "in getrf");
+  if (singular_fails) launch_factor_info(info, m.batch, kSingular, a.error, a.node_index, a.stream);
+}
+// op(LUᵀ-factor) X = B on column-major B of nrhs columns, per matrix
+void solve_factored(const LaunchArgs& a, const Factored& f, const Typed& t, const Mat& m, cublasOperation_t op, void* b, int64_t nrhs) {
+  DnHandle h = dn_handle(a.stream);
+  int64_t N = m.rows;
+  int* info = reinterpret_cast<int*>(at(a, f.info_at));
+  for (int64_t item = 0; item < m.batch; ++item)
+    check_solver(cusolver().getrs(h.handle, h.params, op, N, nrhs, t.dt, item_of(at(a, f.lu_at), item, N * N, t.es), N,
+                                  reinterpret_cast<int64_t*>(at(a, f.ipiv_at)) + item * N, t.dt, item_of(b, item, N * nrhs, t.es), N, info + item),
+                 "in getrs");
+}
+
+// A X = B: with the factors of Aᵀ, getrs(ᵀ) solves A X = B on B transposed to column-major.
+Kernel make_solve(const ir::Node& n, const ir::Graph& g) {
+  Mat m = mat_of(g, n.inputs[0]), bm = mat_of(g, n.inputs[1]);
+  Typed t = typed(g, n);
+  Layout l;
+  Factored f = factored_layout(l, t, m);
+  size_t bc_at = l.take(static_cast<size_t>(bm.batch * bm.rows * bm.cols) * t.es);
+  int64_t K = bm.cols;
+  return Kernel(
+      [=](const LaunchArgs& a) {
+        factor(a, f, t, m, true);
+        void* bc = at(a, bc_at);
+        transpose_batch(t.es, a.in[1].data, bc, bm.batch, bm.rows, K, a.stream);
+        solve_factored(a, f, t, m, CUBLAS_OP_T, bc, K);
+        transpose_batch(t.es, bc, a.out[0].data, bm.batch, K, bm.rows, a.stream);
+      },
+      l.bytes, "cuSOLVER getrf + getrs");
+}
+
+// (Aᵀ)⁻¹ column-major is A⁻¹ row-major: getrs on the identity as it lies.
+Kernel make_inv(const ir::Node& n, const ir::Graph& g) {
+  Mat m = mat_of(g, n.inputs[0]);
+  Typed t = typed(g, n);
+  Layout l;
+  Factored f = factored_layout(l, t, m);
+  return Kernel(
+      [=](const LaunchArgs& a) {
+        factor(a, f, t, m, true);
+        launch_identity(t.f64, a.out[0].data, m.batch, m.rows, a.stream);
+        solve_factored(a, f, t, m, CUBLAS_OP_N, a.out[0].data, m.rows);
+      },
+      l.bytes, "cuSOLVER getrf + getrs");
+}
+
+Kernel make_slogdet(const ir::Node& n, const ir::Graph& g) {
+  Mat m = mat_of(g, n.inputs[0]);
+  Typed t = typed(g, n);
+  Layout l;
+  Factored f = factored_layout(l, t, m);
+  return Kernel(
+      [=](const LaunchArgs& a) {
+        factor(a, f, t, m, false);
+        launch_slogdet(t.f64, at(a, f.lu_at), reinterpret_cast<int64_t*>(at(a, f.ipiv_at)), a.out[0].data, a.out[1].data, m.batch, m.rows, a.stream);
+      },
+      l.bytes, "cuSOLVER getrf");
+}
+
+// geqrf and orgqr on A transposed in; R read off, Q transposed out, then R's diagonal made
+// non-negative.
+Kernel make_qr(const ir::Node& n, const ir::Graph& g) {
+  Mat m = mat_of(g, n.inputs[0]);
+  Typed t = typed(g, n);
+  int64_t M = m.rows, N = m.cols, K = std::min(M, N);
+  const Cusolver& c = cusolver();
+  DnHandle h = dn_handle(nullptr);
+  size_t dev = 0, host = 0;
+  check_solver(c.geqrf_size(h.handle, h.params, M, N, t.dt, nullptr, M, t.dt, nullptr, t.dt, &dev, &host), "sizing geqrf");
+  int lwork = 0;
+  if (t.f64) check_solver(c.dorgqr_size(h.handle, static_cast<int>(M), static_cast<int>(K), static_cast<int>(K), nullptr, static_cast<int>(M), nullptr, &lwork), "sizing orgqr");
+  else check_solver(c.sorgqr_size(h.handle, static_cast<int>(M), static_cast<int>(K), static_cast<int>(K), nullptr, static_cast<int>(M), nullptr, &lwork), "sizing orgqr");
+  size_t work = std::max(dev, static_cast<size_t>(lwork) * t.es);
+  Layout l;
+  size_t col_at = l.take(static_cast<size_t>(m.batch * M * N) * t.es), tau_at = l.take(static_cast<size_t>(m.batch * K) * t.es),
+         info_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)), work_at = l.take(work);
+  return Kernel(
+      [=](const LaunchArgs& a) {
+        const Cusolver& c = cusolver();
+        DnHandle h = dn_handle(a.stream);
+        void* col = at(a, col_at);
+        int* info = reinterpret_cast<int*>(at(a, info_at));
+        transpose_batch(t.es, a.in[0].data, col, m.batch, M, N, a.stream);
+        for (int64_t item = 0; item < m.batch; ++item)
+          check_solver(c.geqrf(h.handle, h.params, M, N, t.dt, item_of(col, item, M * N, t.es), M, t.dt, item_of(at(a, tau_at), item, K, t.es), t.dt,
+                               at(a, work_at), dev, host_work(host), host, info + item),
+                       "in geqrf");
+        launch_take_r(t.f64, col, a.out[1].data, m.batch, M, N, K, a.stream);
+        for (int64_t item = 0; item < m.batch; ++item) {
+          void* q = item_of(col, item, M * N, t.es);
+          void* tau = item_of(at(a, tau_at), item, K, t.es);
+          int mi = static_cast<int>(M), ki = static_cast<int>(K);
+          if (t.f64)
+            check_solver(c.dorgqr(h.handle, mi, ki, ki, static_cast<double*>(q), mi, static_cast<double*>(tau), reinterpret_cast<double*>(at(a, work_at)), lwork, info + item),
+                         "in orgqr");
+          else
+            check_solver(c.sorgqr(h.handle, mi, ki, ki, static_cast<float*>(q), mi, static_cast<float*>(tau), reinterpret_cast<float*>(at(a, work_at)), lwork, info + item),
+                         "in orgqr");
+        }
+        // Q's column-major m × k (leading dim m) inside each m·n block, to row-major [m, k]
+        launch_strided_copy(static_cast<int>(t.es), col, 0, make_strides({M * N, 1, M}), a.out[0].data, 0, make_strides({M * K, K, 1}),
+                            make_space({m.batch, M, K}), a.stream);
+        launch_qr_signs(t.f64, a.out[0].data, a.out[1].data, m.batch, M, N, K, a.stream);
+      },
+      l.bytes, "cuSOLVER geqrf + orgqr");
+}
+
+// syevd on the row-major lower triangle (column-major upper); the vectors come back as
+// column-major columns, i.e. rows of the buffer: one transpose out.
+Kernel make_eigh(const ir::Node& n, const ir::Graph& g) {
+  Mat m = mat_of(g, n.inputs[0]);
+  Typed t = typed(g, n);
+  int64_t N = m.rows;
+  size_t dev = 0, host = 0;
+  DnHandle h = dn_handle(nullptr);
+  check_solver(cusolver().syevd_size(h.handle, h.params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, N, t.dt, nullptr, N, t.dt, nullptr, t.dt, &dev, &host),
+               "sizing syevd");
+  Layout l;
+  size_t z_at = l.take(static_cast<size_t>(m.batch * N * N) * t.es), info_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)), work_at = l.take(dev);
+  return Kernel(
+      [=](const LaunchArgs& a) {
+        DnHandle h = dn_handle(a.stream);
+        void* z = at(a, z_at);
+        int* info = reinterpret_cast<int*>(at(a, info_at));
+        copy_async(z, a.in[0].data, static_cast<size_t>(m.batch * N * N) * t.es, a.stream);
+        for (int64_t item = 0; item < m.batch; ++item)
+          check_solver(cusolver().syevd(h.handle, h.params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, N, t.dt, item_of(z, item, N * N, t.es), N, t.dt,
+                                        item_of(a.out[0].data, item, N, t.es), t.dt, at(a, work_at), dev, host_work(host), host, info + item),
+                       "in syevd");
+        launch_factor_info(info, m.batch, kNotConverged, a.error, a.node_index, a.stream);
+        transpose_batch(t.es, z, a.out[1].data, m.batch, N, N, a.stream);
+        launch_positive_columns(t.f64, a.out[1].data, m.batch, N, N, nullptr, 0, 0, a.stream);
+      },
+      l.bytes, "cuSOLVER syevd");
+}
+
+// gesvd takes rows ≥ columns. A wide or square A's buffer as it lies is Aᵀ (n × m, n ≥ m):
+// Aᵀ = U' S V'ᵀ makes U = V' and Vh = U'ᵀ, whose column-major buffers are exactly our row-major
+// U and Vh. A tall A is transposed to column-major first, and its factors transposed back.
+Kernel make_svd(const ir::Node& n, const ir::Graph& g) {
+  Mat m = mat_of(g, n.inputs[0]);
+  Typed t = typed(g, n);
+  int64_t M = m.rows, N = m.cols, K = std::min(M, N);
+  bool tall = M > N;
+  int64_t rows = tall ? M : N, cols = tall ? N : M;  // the column-major matrix cuSOLVER factors
+  size_t dev = 0, host = 0;
+  DnHandle h = dn_handle(nullptr);
+  check_solver(cusolver().gesvd_size(h.handle, h.params, 'S', 'S', rows, cols, t.dt, nullptr, rows, t.dt, nullptr, t.dt, nullptr, rows, t.dt, nullptr, K, t.dt,
+                                     &dev, &host),
+               "sizing gesvd");
+  Layout l;
+  size_t a_at = l.take(static_cast<size_t>(m.batch * M * N) * t.es), u_at = l.take(tall ? static_cast<size_t>(m.batch * M * K) * t.es : 0),
+         vt_at = l.take(tall ? static_cast<size_t>(m.batch * K * N) * t.es : 0), info_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)),
+         work_at = l.take(dev);
+  return Kernel(
+      [=](const LaunchArgs& a) {
+        DnHandle h = dn_handle(a.stream);
+        void* c = at(a, a_at);
+        int* info = reinterpret_cast<int*>(at(a, info_at));
+        void* u = tall ? at(a, u_at) : a.out[2].data;    // cuSOLVER's U: rows × k
+        void* vt = tall ? at(a, vt_at) : a.out[0].data;  // cuSOLVER's Vᵀ: k × cols
+        if (tall) transpose_batch(t.es, a.in[0].data, c, m.batch, M, N, a.stream);
+        else copy_async(c, a.in[0].data, static_cast<size_t>(m.batch * M * N) * t.es, a.stream);
+        for (int64_t item = 0; item < m.batch; ++item)
+          check_solver(cusolver().gesvd(h.handle, h.params, 'S', 'S', rows, cols, t.dt, item_of(c, item, M * N, t.es), rows, t.dt,
+                                        item_of(a.out[1].data, item, K, t.es), t.dt, item_of(u, item, rows * K, t.es), rows, t.dt,
+                                        item_of(vt, item, K * cols, t.es), K, t.dt, at(a, work_at), dev, host_work(host), host, info + item),
+                       "in gesvd");
+        launch_factor_info(info, m.batch, kNotConverged, a.error, a.node_index, a.stream);
+        if (tall) {
+          transpose_batch(t.es, u, a.out[0].data, m.batch, K, M, a.stream);   // U: column-major m × k → row-major
+          transpose_batch(t.es, vt, a.out[2].data, m.batch, N, K, a.stream);  // Vh: column-major k × n → row-major
+        }
+        launch_positive_columns(t.f64, a.out[0].data, m.batch, M, K, a.out[2].data, K, N, a.stream);
+      },
+      l.bytes, "cuSOLVER gesvd");
+}
+
+// f32 and f64 with static shapes.
+bool claims_static(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
+  if (in[0].dtype != DType::f32 && in[0].dtype != DType::f64) return false;
+  for (const auto& t : in)
+    if (!shape_is_static(t.shape)) return false;
+  for (const auto& t : out)
+    if (!shape_is_static(t.shape)) return false;
+  return true;
+}
+// ... where libcusolver loads
+bool claims_dense(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
+  return claims_static(op, in, out, a) && cusolver().error.empty();
+}
+
+}  // namespace
+
+// cuSOLVER's eigen- and singular-value solvers may wait for the device inside the call, which a
+// CUDA graph capture does not allow: programs with these ops are not captured.
+bool linalg_syncs(Op op) {
+  switch (op) {
+    case Op::cholesky:
+    case Op::lu:
+    case Op::solve:
+    case Op::inv:
+    case Op::slogdet:
+    case Op::qr:
+    case Op::eigh:
+    case Op::svd: return true;
+    default: return false;
+  }
+}
+
+void register_linalg(KernelTable& t) {
+  t[static_cast<size_t>(Op::cholesky)] = {claims_dense, make_cholesky};
+  t[static_cast<size_t>(Op::triangular_solve)] = {claims_static, make_triangular_solve};
+  t[static_cast<size_t>(Op::lu)] = {claims_dense, make_lu};
+  t[static_cast<size_t>(Op::solve)] = {claims_dense, make_solve};
+  t[static_cast<size_t>(Op::inv)] = {claims_dense, make_inv};
+  t[static_cast<size_t>(Op::slogdet)] = {claims_dense, make_slogdet};
+  t[static_cast<size_t>(Op::qr)] = {claims_dense, make_qr};
+  t[static_cast<size_t>(Op::eigh)] = {claims_dense, make_eigh};
+  t[static_cast<size_t>(Op::svd)] = {claims_dense, make_svd};
+}
+
+}  // namespace rlx::backends::cuda

@@ -1,0 +1,223 @@
+// The small kernels around cuSOLVER's factorizations (linalg.cpp): triangles, the IR's sign
+// conventions (ops.def: R's diagonal non-negative, each vector's entry of largest magnitude
+// positive), pivots, log-determinants, the triangular solve, and the factorizations' failures
+// recorded in the error word. Batches of small matrices: a thread a matrix, column or vector.
+#include "backends/cuda/common.cuh"
+
+namespace rlx::backends::cuda {
+
+namespace {
+
+template <class F>
+void by_real(bool f64, F&& f) {
+  if (f64) f(double{});
+  else f(float{});
+}
+
+// Zeroes the row-major upper triangle (j > i) of each n × n matrix.
+template <class T>
+__global__ void lower_triangle_kernel(T* x, int64_t batch, int64_t n) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(g, batch * n * n) {
+    int64_t j = g % n, i = (g / n) % n;
+    if (j > i) x[g] = T(0);
+  }
+}
+
+// Column c of each rows × cols matrix x flipped (and row c of y, cols y_cols) unless its entry
+// of largest magnitude — the first on ties — is positive.
+template <class T>
+__global__ void positive_columns_kernel(T* x, int64_t batch, int64_t rows, int64_t cols, T* y, int64_t y_rows, int64_t y_cols) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(g, batch * cols) {
+    int64_t c = g % cols, item = g / cols;
+    T* m = x + item * rows * cols;
+    int64_t at = 0;
+    for (int64_t i = 1; i < rows; ++i)
+      if (fabs(m[i * cols + c]) > fabs(m[at * cols + c])) at = i;
+    if (m[at * cols + c] >= 0) continue;
+    for (int64_t i = 0; i < rows; ++i) m[i * cols + c] = -m[i * cols + c];
+    if (y) {
+      T* row = y + item * y_rows * y_cols + c * y_cols;
+      for (int64_t j = 0; j < y_cols; ++j) row[j] = -row[j];
+    }
+  }
+}
+
+// R [k, n] row-major read off geqrf's column-major m × n factor, then row i of R and column i of
+// Q [m, k] negated where R's diagonal entry is negative.
+template <class T>
+__global__ void take_r_kernel(const T* col, T* r, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(g, batch * k * n) {
+    int64_t j = g % n, i = (g / n) % k, item = g / (n * k);
+    r[g] = j >= i ? col[item * m * n + j * m + i] : T(0);
+  }
+}
+template <class T>
+__global__ void qr_signs_kernel(T* q, T* r, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(g, batch * k) {
+    int64_t i = g % k, item = g / k;
+    T* ri = r + item * k * n + i * n;
+    if (!(ri[i] < 0)) continue;
+    for (int64_t j = 0; j < n; ++j) ri[j] = -ri[j];
+    T* qi = q + item * m * k;
+    for (int64_t row = 0; row < m; ++row) qi[row * k + i] = -qi[row * k + i];
+  }
+}
+
+// getrf's 1-based row swaps → 0-based i32 swaps and the i64 permutation (row i of P A is row
+// perm[i] of A), a thread a matrix.
+__global__ void lu_pivots_kernel(const int64_t* ipiv, int32_t* piv, int64_t* perm, int64_t batch, int64_t m, int64_t k) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(item, batch) {
+    int64_t* p = perm + item * m;
+    for (int64_t i = 0; i < m; ++i) p[i] = i;
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t s = ipiv[item * k + i] - 1;
+      piv[item * k + i] = static_cast<int32_t>(s);
+      int64_t t = p[i];
+      p[i] = p[s];
+      p[s] = t;
+    }
+  }
+}
+
+// (sign, log |det|) from an n × n LU factor and its pivots; (0, −inf) when a pivot is zero.
+template <class T>
+__global__ void slogdet_kernel(const T* lu, const int64_t* ipiv, T* sign, T* logabs, int64_t batch, int64_t n) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(item, batch) {
+    const T* a = lu + item * n * n;
+    double s = 1, l = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double d = a[i * n + i];
+      if (ipiv[item * n + i] != i + 1) s = -s;
+      s *= d > 0 ? 1 : d < 0 ? -1 : 0;
+      l += log(fabs(d));
+    }
+    if (s == 0) l = -INFINITY;
+    sign[item] = static_cast<T>(s);
+    logabs[item] = static_cast<T>(l);
+  }
+}
+
+template <class T>
+__global__ void identity_kernel(T* x, int64_t batch, int64_t n) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(g, batch * n * n) x[g] = (g % (n * n)) % (n + 1) == 0 ? T(1) : T(0);
+}
+
+// Each vector v of x solved in place by M v = b, M = op(A) (or op(A)ᵀ for a solve from the
+// right) read through `swap`; forward substitution when M is lower triangular.
+template <class T>
+__global__ void triangular_solve_kernel(const T* a, T* x, int64_t batch, int64_t n, int64_t vectors, int64_t vec_step, int64_t elem_step,
+                                        bool swap, bool m_lower, bool unit) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(g, batch * vectors) {
+    int64_t v = g % vectors, item = g / vectors;
+    const T* A = a + item * n * n;
+    T* b = x + item * n * vectors + v * vec_step;
+    auto M = [&](int64_t i, int64_t j) { return swap ? A[j * n + i] : A[i * n + j]; };
+    for (int64_t t = 0; t < n; ++t) {
+      int64_t i = m_lower ? t : n - 1 - t;
+      T s = b[i * elem_step];
+      if (m_lower)
+        for (int64_t j = 0; j < i; ++j) s -= M(i, j) * b[j * elem_step];
+      else
+        for (int64_t j = i + 1; j < n; ++j) s -= M(i, j) * b[j * elem_step];
+      b[i * elem_step] = unit ? s : s / M(i, i);
+    }
+  }
+}
+
+// The first failed matrix of the batch into the error word: code 2 not positive definite, 3
+// singular, 4 did not converge; value = the matrix, bound = cuSOLVER's info.
+__global__ void factor_info_kernel(const int* info, int64_t batch, int code, ErrorWord* err, int node) {
+  RLX_AFTER_PRODUCERS();
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  for (int64_t item = 0; item < batch; ++item)
+    if (info[item] > 0) {
+      if (atomicCAS(&err->code, 0, code) == 0) {
+        err->node = node;
+        err->value = item;
+        err->bound = info[item];
+      }
+      return;
+    }
+}
+
+}  // namespace
+
+void launch_lower_triangle(bool f64, void* x, int64_t batch, int64_t n, cudaStream_t s) {
+  if (batch * n == 0) return;
+  by_real(f64, [&](auto t) {
+    using T = decltype(t);
+    launch_after(lower_triangle_kernel<T>, grid_for(batch * n * n), kThreads, 0, s, static_cast<T*>(x), batch, n);
+  });
+}
+
+void launch_positive_columns(bool f64, void* x, int64_t batch, int64_t rows, int64_t cols, void* y, int64_t y_rows, int64_t y_cols, cudaStream_t s) {
+  if (batch * cols == 0) return;
+  by_real(f64, [&](auto t) {
+    using T = decltype(t);
+    launch_after(positive_columns_kernel<T>, grid_for(batch * cols), kThreads, 0, s, static_cast<T*>(x), batch, rows, cols, static_cast<T*>(y), y_rows, y_cols);
+  });
+}
+
+void launch_take_r(bool f64, const void* col, void* r, int64_t batch, int64_t m, int64_t n, int64_t k, cudaStream_t s) {
+  if (batch * k * n == 0) return;
+  by_real(f64, [&](auto t) {
+    using T = decltype(t);
+    launch_after(take_r_kernel<T>, grid_for(batch * k * n), kThreads, 0, s, static_cast<const T*>(col), static_cast<T*>(r), batch, m, n, k);
+  });
+}
+
+void launch_qr_signs(bool f64, void* q, void* r, int64_t batch, int64_t m, int64_t n, int64_t k, cudaStream_t s) {
+  if (batch * k == 0) return;
+  by_real(f64, [&](auto t) {
+    using T = decltype(t);
+    launch_after(qr_signs_kernel<T>, grid_for(batch * k), kThreads, 0, s, static_cast<T*>(q), static_cast<T*>(r), batch, m, n, k);
+  });
+}
+
+void launch_lu_pivots(const int64_t* ipiv, int32_t* piv, int64_t* perm, int64_t batch, int64_t m, int64_t k, cudaStream_t s) {
+  if (batch == 0) return;
+  launch_after(lu_pivots_kernel, grid_for(batch), kThreads, 0, s, ipiv, piv, perm, batch, m, k);
+}
+
+void launch_slogdet(bool f64, const void* lu, const int64_t* ipiv, void* sign, void* logabs, int64_t batch, int64_t n, cudaStream_t s) {
+  if (batch == 0) return;
+  by_real(f64, [&](auto t) {
+    using T = decltype(t);
+    launch_after(slogdet_kernel<T>, grid_for(batch), kThreads, 0, s, static_cast<const T*>(lu), ipiv, static_cast<T*>(sign), static_cast<T*>(logabs), batch, n);
+  });
+}
+
+void launch_identity(bool f64, void* x, int64_t batch, int64_t n, cudaStream_t s) {
+  if (batch * n == 0) return;
+  by_real(f64, [&](auto t) {
+    using T = decltype(t);
+    launch_after(identity_kernel<T>, grid_for(batch * n * n), kThreads, 0, s, static_cast<T*>(x), batch, n);
+  });
+}
+
+void launch_triangular_solve(bool f64, const void* a, void* x, const TriangularSolve& t, cudaStream_t s) {
+  int64_t vectors = t.left ? t.cols : t.rows, vec_step = t.left ? 1 : t.n, elem_step = t.left ? t.cols : 1;
+  if (t.batch * vectors * t.n == 0) return;
+  bool swap = t.left ? t.transpose : !t.transpose;  // M = op(A) from the left, op(A)ᵀ from the right
+  bool m_lower = t.lower != swap;
+  by_real(f64, [&](auto tag) {
+    using T = decltype(tag);
+    launch_after(triangular_solve_kernel<T>, grid_for(t.batch * vectors, 64), 64, 0, s, static_cast<const T*>(a), static_cast<T*>(x), t.batch, t.n, vectors,
+                 vec_step, elem_step, swap, m_lower, t.unit);
+  });
+}
+
+void launch_factor_info(const int* info, int64_t batch, int code, ErrorWord* err, int node, cudaStream_t s) {
+  if (batch == 0) return;
+  launch_after(factor_info_kernel, 1, 32, 0, s, info, batch, code, err, node);
+}
+
+}  // namespace rlx::backends::cuda
