@@ -5,18 +5,16 @@
 #include <cmath>
 
 #include "backends/cpu/lapack.h"
+#include "ops/matrix_exp_pade.h"
 
 namespace rlx::backends::cpu {
 
 using namespace lapack;
 using ir::Op;
+using ops::kPade13;
+using ops::kTheta13;
 
 namespace {
-
-constexpr double kPade13[] = {64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
-                              10559470521600.0,    670442572800.0,      33522128640.0,      1323241920.0,       40840800.0,
-                              960960.0,            16380.0,             182.0,              1.0};
-constexpr double kTheta13 = 5.371920351148152;  // the largest ‖2⁻ˢA‖ the [13/13] approximant serves in f64
 
 template <class T>
 double norm1(const T* a, int64_t n) {

@@ -123,6 +123,15 @@ struct TriangularSolve {
 };
 void launch_triangular_solve(bool f64, const void* a, void* x, const TriangularSolve& t, cudaStream_t s);
 void launch_factor_info(const int* info, int64_t batch, int code, ErrorWord* err, int node, cudaStream_t s);
+// matrix_exp (scaling and squaring with the [13/13] Padé approximant, as the cpu computes it):
+// c = a·b per n × n matrix (only where s[item] > step when s is given, else c = a); the scaling
+// s per matrix and the batch's largest; out = c^outer_power·(base + Σ k·c·Aʲ + k0·I), k = {k6,
+// k4, k2, k0}; p = v + u, q = v − u.
+void launch_batched_square(bool f64, const void* a, const void* b, void* c, int64_t batch, int64_t n, const int* s, int step, cudaStream_t st);
+void launch_expm_scaling(bool f64, const void* a, const void* a4, const void* a6, int64_t batch, int64_t n, double theta, int* s, int* s_max, cudaStream_t st);
+void launch_expm_combine(bool f64, const void* base, const void* a2, const void* a4, const void* a6, const int* s, void* out, int64_t batch, int64_t n,
+                         const double k[4], int outer_power, cudaStream_t st);
+void launch_sum_diff(bool f64, const void* v, const void* u, void* p, void* q, int64_t total, cudaStream_t st);
 
 // ---- sparse.cu: CSR index arrays (i64) checked before use: *bad set and the error word
 // written when row_ptr is not 0 … nnz non-decreasing or a column is outside [0, n) (cols may be

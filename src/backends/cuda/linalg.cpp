@@ -4,9 +4,12 @@
 // transposes (a strided copy) where it cannot. Results follow the IR's conventions (ops.def) by
 // linalg.cu's kernels; a factorization that fails (not positive definite, singular, no
 // convergence) is reported through the error word, so nothing here waits for the device.
+#include <algorithm>
+
 #include "backends/cuda/cusolver.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernels.h"
+#include "ops/matrix_exp_pade.h"
 #include "rlx/error.h"
 #include "util/strings.h"
 
@@ -341,6 +344,72 @@ Kernel make_svd(const ir::Node& n, const ir::Graph& g) {
       l.bytes, "cuSOLVER gesvd");
 }
 
+// exp(A) as the cpu computes it (scaling and squaring, [13/13] Padé; cpu/matrix_exp.cpp): the
+// powers by batched products, the scaling per matrix on the device, the Padé quotient through
+// getrf/getrs, then the squarings — as many as the batch's largest scaling, read back to the
+// host (the one wait), each matrix squared only its own number of times.
+Kernel make_matrix_exp(const ir::Node& n, const ir::Graph& g) {
+  Mat m = mat_of(g, n.inputs[0]);
+  Typed t = typed(g, n);
+  int64_t N = m.rows, total = m.batch * N * N;
+  size_t host = 0, dev = getrf_work(t, N, N, host), mat = static_cast<size_t>(total) * t.es;
+  Layout l;
+  size_t a2_at = l.take(mat), a4_at = l.take(mat), a6_at = l.take(mat), t_at = l.take(mat), u_at = l.take(mat), v_at = l.take(mat), q_at = l.take(mat),
+         s_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)), smax_at = l.take(sizeof(int)), ipiv_at = l.take(8 * static_cast<size_t>(m.batch * N)),
+         info_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)), work_at = l.take(dev);
+  return Kernel(
+      [=](const LaunchArgs& a) {
+        const double* b = ops::kPade13;
+        const void* x = a.in[0].data;
+        void *a2 = at(a, a2_at), *a4 = at(a, a4_at), *a6 = at(a, a6_at), *tt = at(a, t_at), *u = at(a, u_at), *v = at(a, v_at), *q = at(a, q_at);
+        void* out = a.out[0].data;
+        int* s = reinterpret_cast<int*>(at(a, s_at));
+        int* s_max = reinterpret_cast<int*>(at(a, smax_at));
+        cudaStream_t st = a.stream;
+        auto mul = [&](const void* p, const void* r, void* c) { launch_batched_square(t.f64, p, r, c, m.batch, N, nullptr, 0, st); };
+        auto combine = [&](const void* base, void* o, std::initializer_list<double> k, int outer) {
+          double kk[4];
+          std::copy(k.begin(), k.end(), kk);
+          launch_expm_combine(t.f64, base, a2, a4, a6, s, o, m.batch, N, kk, outer, st);
+        };
+        mul(x, x, a2);
+        mul(a2, a2, a4);
+        mul(a4, a2, a6);
+        launch_expm_scaling(t.f64, x, a4, a6, m.batch, N, ops::kTheta13, s, s_max, st);
+        // U = X [X⁶ (b13 X⁶ + b11 X⁴ + b9 X²) + b7 X⁶ + b5 X⁴ + b3 X² + b1 I], X = 2⁻ˢA
+        combine(nullptr, tt, {b[13], b[11], b[9], 0}, 6);
+        mul(a6, tt, u);
+        combine(u, u, {b[7], b[5], b[3], b[1]}, 1);
+        mul(x, u, tt);  // U
+        // V = X⁶ (b12 X⁶ + b10 X⁴ + b8 X²) + b6 X⁶ + b4 X⁴ + b2 X² + b0 I
+        combine(nullptr, v, {b[12], b[10], b[8], 0}, 6);
+        mul(a6, v, u);
+        combine(u, u, {b[6], b[4], b[2], b[0]}, 0);  // V
+        // R = (V − U)⁻¹ (V + U), solved on the buffers as they lie (they commute)
+        launch_sum_diff(t.f64, u, tt, out, q, total, st);
+        DnHandle h = dn_handle(st);
+        int* info = reinterpret_cast<int*>(at(a, info_at));
+        int64_t* ipiv = reinterpret_cast<int64_t*>(at(a, ipiv_at));
+        for (int64_t item = 0; item < m.batch; ++item)
+          check_solver(cusolver().getrf(h.handle, h.params, N, N, t.dt, item_of(q, item, N * N, t.es), N, ipiv + item * N, t.dt, at(a, work_at), dev,
+                                        host_work(host), host, info + item),
+                       "in getrf");
+        launch_factor_info(info, m.batch, kSingular, a.error, a.node_index, st);
+        for (int64_t item = 0; item < m.batch; ++item)
+          check_solver(cusolver().getrs(h.handle, h.params, CUBLAS_OP_N, N, N, t.dt, item_of(q, item, N * N, t.es), N, ipiv + item * N, t.dt,
+                                        item_of(out, item, N * N, t.es), N, info + item),
+                       "in getrs");
+        int squarings = 0;
+        check(cudaMemcpyAsync(&squarings, s_max, sizeof(int), cudaMemcpyDeviceToHost, st), "reading matrix_exp's scaling");
+        check(cudaStreamSynchronize(st), "waiting for matrix_exp's scaling");
+        for (int step = 0; step < squarings; ++step) {
+          launch_batched_square(t.f64, out, out, tt, m.batch, N, s, step, st);
+          copy_async(out, tt, mat, st);
+        }
+      },
+      l.bytes, "cuSOLVER getrf + getrs, batched products");
+}
+
 // f32 and f64 with static shapes.
 bool claims_static(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
   if (in[0].dtype != DType::f32 && in[0].dtype != DType::f64) return false;
@@ -368,7 +437,8 @@ bool linalg_syncs(Op op) {
     case Op::slogdet:
     case Op::qr:
     case Op::eigh:
-    case Op::svd: return true;
+    case Op::svd:
+    case Op::matrix_exp: return true;
     default: return false;
   }
 }
@@ -383,6 +453,7 @@ void register_linalg(KernelTable& t) {
   t[static_cast<size_t>(Op::qr)] = {claims_dense, make_qr};
   t[static_cast<size_t>(Op::eigh)] = {claims_dense, make_eigh};
   t[static_cast<size_t>(Op::svd)] = {claims_dense, make_svd};
+  t[static_cast<size_t>(Op::matrix_exp)] = {claims_dense, make_matrix_exp};
 }
 
 }  // namespace rlx::backends::cuda

@@ -148,7 +148,115 @@ __global__ void factor_info_kernel(const int* info, int64_t batch, int code, Err
     }
 }
 
+// c = a·b for each n × n matrix of the batch (a thread an entry); with `s`, only the matrices
+// whose s[item] > step, the others copied from a (matrix_exp's squarings).
+template <class T>
+__global__ void batched_square_kernel(const T* a, const T* b, T* c, int64_t batch, int64_t n, const int* s, int step) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(g, batch * n * n) {
+    int64_t j = g % n, i = (g / n) % n, item = g / (n * n);
+    if (s && s[item] <= step) {
+      c[g] = a[g];
+      continue;
+    }
+    const T* ai = a + item * n * n + i * n;
+    const T* bj = b + item * n * n + j;
+    T acc = 0;
+    for (int64_t p = 0; p < n; ++p) acc += ai[p] * bj[p * n];
+    c[g] = acc;
+  }
+}
+
+// matrix_exp's scaling (cpu/matrix_exp.cpp's rule): s = ⌈log2(η/θ₁₃)⌉ for η = min(max(‖A⁴‖₁^¼,
+// ‖A⁶‖₁^⅙), ‖A‖₁), else 0; s_max gathers the batch's largest.
+template <class T>
+__device__ double norm1(const T* a, int64_t n) {
+  double best = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    double col = 0;
+    for (int64_t i = 0; i < n; ++i) col += fabs(static_cast<double>(a[i * n + j]));
+    best = fmax(best, col);
+  }
+  return best;
+}
+template <class T>
+__global__ void expm_scaling_kernel(const T* a, const T* a4, const T* a6, int64_t batch, int64_t n, double theta, int* s, int* s_max) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(item, batch) {
+    int64_t off = item * n * n;
+    double eta = fmax(pow(norm1(a4 + off, n), 0.25), pow(norm1(a6 + off, n), 1.0 / 6));
+    eta = fmin(eta, norm1(a + off, n));
+    int k = eta > theta ? static_cast<int>(ceil(log2(eta / theta))) : 0;
+    s[item] = k;
+    atomicMax(s_max, k);
+  }
+}
+
+// out = outer·(base + k6·c6·A⁶ + k4·c4·A⁴ + k2·c2·A² + k0·I) with c_j = 2^(−j·s[item]) and outer
+// one of 1, c1, c6 (`outer_power` 0, 1, 6); base may be null. The Padé sums, in double.
+template <class T>
+__global__ void expm_combine_kernel(const T* base, const T* a2, const T* a4, const T* a6, const int* s, T* out, int64_t batch, int64_t n, double k6, double k4,
+                                    double k2, double k0, int outer_power) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(g, batch * n * n) {
+    int64_t item = g / (n * n), at = g % (n * n);
+    int si = s[item];
+    double c2 = ldexp(1.0, -2 * si), c4 = ldexp(1.0, -4 * si), c6 = ldexp(1.0, -6 * si);
+    double outer = outer_power == 6 ? c6 : outer_power == 1 ? ldexp(1.0, -si) : 1.0;
+    double v = k6 * c6 * a6[g] + k4 * c4 * a4[g] + k2 * c2 * a2[g] + (at % (n + 1) == 0 ? k0 : 0.0);
+    if (base) v += base[g];
+    out[g] = static_cast<T>(outer * v);
+  }
+}
+
+// p = v + u, q = v − u
+template <class T>
+__global__ void sum_diff_kernel(const T* v, const T* u, T* p, T* q, int64_t total) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(g, total) {
+    p[g] = v[g] + u[g];
+    q[g] = v[g] - u[g];
+  }
+}
+
 }  // namespace
+
+void launch_batched_square(bool f64, const void* a, const void* b, void* c, int64_t batch, int64_t n, const int* s, int step, cudaStream_t st) {
+  if (batch * n == 0) return;
+  by_real(f64, [&](auto t) {
+    using T = decltype(t);
+    launch_after(batched_square_kernel<T>, grid_for(batch * n * n), kThreads, 0, st, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), batch, n, s,
+                 step);
+  });
+}
+
+void launch_expm_scaling(bool f64, const void* a, const void* a4, const void* a6, int64_t batch, int64_t n, double theta, int* s, int* s_max, cudaStream_t st) {
+  if (batch == 0) return;
+  cudaMemsetAsync(s_max, 0, sizeof(int), st);
+  by_real(f64, [&](auto t) {
+    using T = decltype(t);
+    launch_after(expm_scaling_kernel<T>, grid_for(batch), kThreads, 0, st, static_cast<const T*>(a), static_cast<const T*>(a4), static_cast<const T*>(a6), batch, n, theta, s,
+                 s_max);
+  });
+}
+
+void launch_expm_combine(bool f64, const void* base, const void* a2, const void* a4, const void* a6, const int* s, void* out, int64_t batch, int64_t n,
+                         const double k[4], int outer_power, cudaStream_t st) {
+  if (batch * n == 0) return;
+  by_real(f64, [&](auto t) {
+    using T = decltype(t);
+    launch_after(expm_combine_kernel<T>, grid_for(batch * n * n), kThreads, 0, st, static_cast<const T*>(base), static_cast<const T*>(a2), static_cast<const T*>(a4),
+                 static_cast<const T*>(a6), s, static_cast<T*>(out), batch, n, k[0], k[1], k[2], k[3], outer_power);
+  });
+}
+
+void launch_sum_diff(bool f64, const void* v, const void* u, void* p, void* q, int64_t total, cudaStream_t st) {
+  if (total == 0) return;
+  by_real(f64, [&](auto t) {
+    using T = decltype(t);
+    launch_after(sum_diff_kernel<T>, grid_for(total), kThreads, 0, st, static_cast<const T*>(v), static_cast<const T*>(u), static_cast<T*>(p), static_cast<T*>(q), total);
+  });
+}
 
 void launch_lower_triangle(bool f64, void* x, int64_t batch, int64_t n, cudaStream_t s) {
   if (batch * n == 0) return;
