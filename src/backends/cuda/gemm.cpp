@@ -45,6 +45,8 @@ cudaDataType_t cuda_type(DType d) {
     case DType::f16: return CUDA_R_16F;
     case DType::bf16: return CUDA_R_16BF;
     case DType::f64: return CUDA_R_64F;
+    case DType::c64: return CUDA_C_32F;
+    case DType::c128: return CUDA_C_64F;
     case DType::i8: return CUDA_R_8I;
     case DType::i32: return CUDA_R_32I;
     default: return CUDA_R_32F;
@@ -69,7 +71,7 @@ struct GemmPlan::Lt {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
   size_t workspace = 0;  // what the chosen algorithm needs (most small products need none)
-  bool f64 = false, bias = false;
+  bool f64 = false, bias = false;  // f64: double scalars (f64 or c128)
   bool i32 = false;  // i8 · i8 summed in i32 (IMMA tensor cores): integer alpha and beta
   std::mutex mu;  // the bias pointer is set on the shared descriptor right before each call
   ~Lt() {
@@ -80,13 +82,14 @@ struct GemmPlan::Lt {
   }
 };
 
-// alpha or beta in the descriptor's scale type (i32 for IMMA, f64, else f32)
+// alpha or beta in the descriptor's scale type (i32 for IMMA, f64, complex (re, 0), else f32)
 struct ScaleValue {
-  float f;
-  double d;
+  float f[2];
+  double d[2];
   int32_t i;
-  explicit ScaleValue(int v) : f(static_cast<float>(v)), d(v), i(v) {}
-  const void* of(bool i32, bool f64) const { return i32 ? static_cast<const void*>(&i) : f64 ? static_cast<const void*>(&d) : &f; }
+  explicit ScaleValue(int v) : f{static_cast<float>(v), 0.f}, d{static_cast<double>(v), 0.0}, i(v) {}
+  // a complex scale reads the (re, 0) pair from the same address
+  const void* of(bool i32, bool f64) const { return i32 ? static_cast<const void*>(&i) : f64 ? static_cast<const void*>(d) : f; }
 };
 
 GemmPlan::~GemmPlan() = default;
@@ -151,12 +154,13 @@ GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
   scratch_ = workspace_at_ = at;
 
   const bool imma = in == DType::i8 && out == DType::i32 && ep.kind == GemmEpilogue::Kind::none && !ep.residual;
-  if (!is_float(in) && !imma) return;  // other integers: the simple kernel
+  if (!is_float(in) && !is_complex(in) && !imma) return;  // other integers: the simple kernel
   auto lt = std::make_unique<Lt>();
-  lt->f64 = in == DType::f64;
+  lt->f64 = in == DType::f64 || in == DType::c128;
   lt->i32 = imma;
   cublasComputeType_t compute = imma ? CUBLAS_COMPUTE_32I : lt->f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
-  check(cublasLtMatmulDescCreate(&lt->op, compute, imma ? CUDA_R_32I : lt->f64 ? CUDA_R_64F : CUDA_R_32F), "cublasLtMatmulDescCreate");
+  cudaDataType_t scale = imma ? CUDA_R_32I : is_complex(in) ? (lt->f64 ? CUDA_C_64F : CUDA_C_32F) : lt->f64 ? CUDA_R_64F : CUDA_R_32F;
+  check(cublasLtMatmulDescCreate(&lt->op, compute, scale), "cublasLtMatmulDescCreate");
   // cuBLASLt is column-major: row-major C[M,N] = x·wᵀ is column-major Cᵀ[N,M] = w[N,K] · x[M,K]ᵀ.
   const Operand &ra = *b_, &rb_ = *a_;
   cublasOperation_t ta = ra.k_unit ? CUBLAS_OP_T : CUBLAS_OP_N, tb = rb_.k_unit ? CUBLAS_OP_N : CUBLAS_OP_T;
@@ -195,7 +199,7 @@ GemmPlan::GemmPlan(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
   cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(cublaslt(), lt->op, lt->a, lt->b, lt->c, lt->c, pref, 16, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
-    if (ep.kind != GemmEpilogue::Kind::none || ep.residual)
+    if (ep.kind != GemmEpilogue::Kind::none || ep.residual || is_complex(in))  // the simple kernel takes no epilogue nor complex
       throw Error(ErrorKind::unsupported, cat("cuda: cuBLASLt has no algorithm for a ", M_, "×", N_, "×", K_, " ", dtype_name(in), " GEMM with this epilogue"));
     if (debug_at(1)) log_line(cat("cuda: cuBLASLt has no algorithm for ", M_, "×", N_, "×", K_, " (", dtype_name(in), "); using the simple kernel"));
     return;

@@ -15,7 +15,7 @@ bool claims_dot(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>
   if (in[1].dtype != d) return false;
   // compute=T narrower than the inputs: the rewrite into casts to T runs it (casts fuse and fold)
   if (const ir::AttrValue* c = attrs.find("compute"); c && std::get<DType>(*c) != d) return false;
-  if (is_one_of(d, {DType::f32, DType::f64})) return o == d;
+  if (is_one_of(d, {DType::f32, DType::f64, DType::c64, DType::c128})) return o == d;
   if (is_one_of(d, {DType::f16, DType::bf16})) return o == d || o == DType::f32;
   return int_dtype(d) && int_dtype(o);
 }
