@@ -37,6 +37,8 @@ const Cusolver& cusolver() {
     sym(c.syevd, "cusolverDnXsyevd");
     sym(c.gesvd_size, "cusolverDnXgesvd_bufferSize");
     sym(c.gesvd, "cusolverDnXgesvd");
+    sym(c.geev_size, "cusolverDnXgeev_bufferSize");
+    sym(c.geev, "cusolverDnXgeev");
     return c;
   }();
   return api;

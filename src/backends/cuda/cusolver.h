@@ -27,6 +27,8 @@ struct Cusolver {
   decltype(&::cusolverDnXsyevd) syevd;
   decltype(&::cusolverDnXgesvd_bufferSize) gesvd_size;
   decltype(&::cusolverDnXgesvd) gesvd;
+  decltype(&::cusolverDnXgeev_bufferSize) geev_size;
+  decltype(&::cusolverDnXgeev) geev;
   std::string error;  // why it could not be loaded
 };
 

@@ -123,6 +123,11 @@ struct TriangularSolve {
 };
 void launch_triangular_solve(bool f64, const void* a, void* x, const TriangularSolve& t, cudaStream_t s);
 void launch_factor_info(const int* info, int64_t batch, int code, ErrorWord* err, int node, cudaStream_t s);
+// eig: the input as column-major c128 (any real or complex dtype); then util/eig_order's
+// canonical form from cuSOLVER's w [batch, n] and column-major vr (c128) into the outputs (c64 or
+// c128); `order`: batch·n i64 of scratch
+void launch_to_c128_transposed(const void* x, Dt dt, void* out, int64_t batch, int64_t n, cudaStream_t s);
+void launch_canonical_eig(const void* w, const void* vr, void* w_out, void* v_out, bool c64, int64_t batch, int64_t n, int64_t* order, cudaStream_t s);
 // matrix_exp (scaling and squaring with the [13/13] Padé approximant, as the cpu computes it):
 // c = a·b per n × n matrix (only where s[item] > step when s is given, else c = a); the scaling
 // s per matrix and the batch's largest; out = c^outer_power·(base + Σ k·c·Aʲ + k0·I), k = {k6,

@@ -410,6 +410,45 @@ Kernel make_matrix_exp(const ir::Node& n, const ir::Graph& g) {
       l.bytes, "cuSOLVER getrf + getrs, batched products");
 }
 
+// The general eigendecomposition in complex double for every input type (as the cpu computes
+// it): the matrix transposed into column-major c128, cuSOLVER's geev (right vectors only), then
+// util/eig_order's canonical form into the outputs.
+Kernel make_eig(const ir::Node& n, const ir::Graph& g) {
+  Mat m = mat_of(g, n.inputs[0]);
+  int64_t N = m.rows;
+  Dt dt = to_dt(in_type(g, n, 0).dtype);
+  bool c64 = out_type(g, n, 0).dtype == DType::c64;
+  size_t dev = 0, host = 0;
+  DnHandle h = dn_handle(nullptr);
+  int64_t ld = std::max<int64_t>(N, 1);
+  check_solver(cusolver().geev_size(h.handle, h.params, CUSOLVER_EIG_MODE_NOVECTOR, CUSOLVER_EIG_MODE_VECTOR, N, CUDA_C_64F, nullptr, ld, CUDA_C_64F, nullptr,
+                                    CUDA_C_64F, nullptr, ld, CUDA_C_64F, nullptr, ld, CUDA_C_64F, &dev, &host),
+               "sizing geev");
+  size_t mat = static_cast<size_t>(m.batch * N * N) * 16;
+  Layout l;
+  size_t a_at = l.take(mat), vr_at = l.take(mat), w_at = l.take(static_cast<size_t>(m.batch * N) * 16), order_at = l.take(8 * static_cast<size_t>(m.batch * N)),
+         info_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)), work_at = l.take(dev);
+  return Kernel(
+      [=](const LaunchArgs& a) {
+        DnHandle h = dn_handle(a.stream);
+        int* info = reinterpret_cast<int*>(at(a, info_at));
+        launch_to_c128_transposed(a.in[0].data, dt, at(a, a_at), m.batch, N, a.stream);
+        for (int64_t item = 0; item < m.batch; ++item)
+          check_solver(cusolver().geev(h.handle, h.params, CUSOLVER_EIG_MODE_NOVECTOR, CUSOLVER_EIG_MODE_VECTOR, N, CUDA_C_64F, item_of(at(a, a_at), item, N * N, 16), ld,
+                                       CUDA_C_64F, item_of(at(a, w_at), item, N, 16), CUDA_C_64F, nullptr, ld, CUDA_C_64F, item_of(at(a, vr_at), item, N * N, 16), ld,
+                                       CUDA_C_64F, at(a, work_at), dev, host_work(host), host, info + item),
+                       "in geev");
+        launch_factor_info(info, m.batch, kNotConverged, a.error, a.node_index, a.stream);
+        launch_canonical_eig(at(a, w_at), at(a, vr_at), a.out[0].data, a.out[1].data, c64, m.batch, N, reinterpret_cast<int64_t*>(at(a, order_at)), a.stream);
+      },
+      l.bytes, "cuSOLVER geev");
+}
+
+bool claims_eig(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
+  return is_one_of(in[0].dtype, {DType::f32, DType::f64, DType::c64, DType::c128}) && shape_is_static(in[0].shape) && shape_is_static(out[1].shape) &&
+         cusolver().error.empty();
+}
+
 // f32 and f64 with static shapes.
 bool claims_static(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs&) {
   if (in[0].dtype != DType::f32 && in[0].dtype != DType::f64) return false;
@@ -438,7 +477,8 @@ bool linalg_syncs(Op op) {
     case Op::qr:
     case Op::eigh:
     case Op::svd:
-    case Op::matrix_exp: return true;
+    case Op::matrix_exp:
+    case Op::eig: return true;
     default: return false;
   }
 }
@@ -454,6 +494,7 @@ void register_linalg(KernelTable& t) {
   t[static_cast<size_t>(Op::eigh)] = {claims_dense, make_eigh};
   t[static_cast<size_t>(Op::svd)] = {claims_dense, make_svd};
   t[static_cast<size_t>(Op::matrix_exp)] = {claims_dense, make_matrix_exp};
+  t[static_cast<size_t>(Op::eig)] = {claims_eig, make_eig};
 }
 
 }  // namespace rlx::backends::cuda

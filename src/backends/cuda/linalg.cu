@@ -2,6 +2,8 @@
 // conventions (ops.def: R's diagonal non-negative, each vector's entry of largest magnitude
 // positive), pivots, log-determinants, the triangular solve, and the factorizations' failures
 // recorded in the error word. Batches of small matrices: a thread a matrix, column or vector.
+#include <cuda/std/complex>
+
 #include "backends/cuda/common.cuh"
 
 namespace rlx::backends::cuda {
@@ -219,6 +221,77 @@ __global__ void sum_diff_kernel(const T* v, const T* u, T* p, T* q, int64_t tota
   }
 }
 
+using Z = ::cuda::std::complex<double>;
+
+// eig's input as cuSOLVER's column-major c128: out[item][j·n + i] = in[item][i·n + j].
+__global__ void to_c128_transposed_kernel(const void* x, Dt dt, Z* out, int64_t batch, int64_t n) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(g, batch * n * n) {
+    int64_t j = g % n, i = (g / n) % n, item = g / (n * n);
+    Z v;
+    if (dt == Dt::c64) {
+      auto c = static_cast<const ::cuda::std::complex<float>*>(x)[g];
+      v = Z(c.real(), c.imag());
+    } else if (dt == Dt::c128) {
+      v = static_cast<const Z*>(x)[g];
+    } else {
+      v = Z(load_f64(x, dt, g), 0);
+    }
+    out[item * n * n + j * n + i] = v;
+  }
+}
+
+// util/eig_order.cpp's canonical form, a thread a matrix: w sorted by real part then imaginary
+// part (real parts within 1e-9·max|w| tie; a stable insertion sort), each column of V (from
+// cuSOLVER's column-major vr) scaled to unit length with its largest entry (the first within
+// 1e-9) real and positive.
+__global__ void canonical_eig_kernel(const Z* w_src, const Z* vr, void* w_out, void* v_out, bool c64, int64_t batch, int64_t n, int64_t* order_scratch) {
+  RLX_AFTER_PRODUCERS();
+  RLX_GRID_STRIDE(item, batch) {
+    const Z* w = w_src + item * n;
+    const Z* vs = vr + item * n * n;  // vs[from·n + i]: entry i of vector `from`
+    int64_t* order = order_scratch + item * n;
+    double scale = 1;
+    for (int64_t i = 0; i < n; ++i) scale = fmax(scale, ::cuda::std::abs(w[i]));
+    double tie = 1e-9 * scale;
+    auto before = [&](int64_t a, int64_t b) {
+      if (fabs(w[a].real() - w[b].real()) > tie) return w[a].real() < w[b].real();
+      return w[a].imag() < w[b].imag();
+    };
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t j = k;
+      while (j > 0 && before(k, order[j - 1])) {
+        order[j] = order[j - 1];
+        --j;
+      }
+      order[j] = k;
+    }
+    auto store = [&](void* base, int64_t at, Z v) {
+      if (c64) static_cast<::cuda::std::complex<float>*>(base)[at] = ::cuda::std::complex<float>(static_cast<float>(v.real()), static_cast<float>(v.imag()));
+      else static_cast<Z*>(base)[at] = v;
+    };
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t from = order[k];
+      store(w_out, item * n + k, w[from]);
+      const Z* col = vs + from * n;
+      double largest = 0, norm = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        largest = fmax(largest, ::cuda::std::abs(col[i]));
+        norm += ::cuda::std::norm(col[i]);
+      }
+      int64_t at = 0;
+      while (at < n && ::cuda::std::abs(col[at]) < largest * (1 - 1e-9)) ++at;
+      Z pivot = at < n ? col[at] : Z(1);
+      Z f = ::cuda::std::abs(pivot) > 0 ? ::cuda::std::conj(pivot) / (::cuda::std::abs(pivot) * sqrt(norm)) : Z(1);
+      for (int64_t i = 0; i < n; ++i) {
+        Z e = col[i] * f;
+        if (i == at) e = Z(e.real(), 0.0);
+        store(v_out, item * n * n + i * n + k, e);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void launch_batched_square(bool f64, const void* a, const void* b, void* c, int64_t batch, int64_t n, const int* s, int step, cudaStream_t st) {
@@ -256,6 +329,16 @@ void launch_sum_diff(bool f64, const void* v, const void* u, void* p, void* q, i
     using T = decltype(t);
     launch_after(sum_diff_kernel<T>, grid_for(total), kThreads, 0, st, static_cast<const T*>(v), static_cast<const T*>(u), static_cast<T*>(p), static_cast<T*>(q), total);
   });
+}
+
+void launch_to_c128_transposed(const void* x, Dt dt, void* out, int64_t batch, int64_t n, cudaStream_t s) {
+  if (batch * n == 0) return;
+  launch_after(to_c128_transposed_kernel, grid_for(batch * n * n), kThreads, 0, s, x, dt, static_cast<Z*>(out), batch, n);
+}
+
+void launch_canonical_eig(const void* w, const void* vr, void* w_out, void* v_out, bool c64, int64_t batch, int64_t n, int64_t* order, cudaStream_t s) {
+  if (batch * n == 0) return;
+  launch_after(canonical_eig_kernel, grid_for(batch, 64), 64, 0, s, static_cast<const Z*>(w), static_cast<const Z*>(vr), w_out, v_out, c64, batch, n, order);
 }
 
 void launch_lower_triangle(bool f64, void* x, int64_t batch, int64_t n, cudaStream_t s) {
