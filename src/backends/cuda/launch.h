@@ -55,15 +55,15 @@ void launch_splat_project(const splat_math::Intrinsics<float>& k, const float* v
                           const float* sh, int k_count, int64_t channels, float* m2, float* conic, float* color, float* depth, int32_t* radii,
                           cudaStream_t stream);
 // splat_project_grad: a Gaussian a thread; the viewmat's gradient summed per block into
-// `scratch` (splat_project_grad_scratch bytes), then over the blocks in order by one more
-// launch — no atomics, the same sum every run.
+// `scratch` (splat_project_grad_scratch(n) bytes), then over the blocks by one more launch in a
+// fixed order — no atomics, the same sum every run.
 struct SplatProjectGrad {
   const float *means, *quats, *scales, *sh, *viewmat, *cot_m2, *cot_conic, *cot_color, *cot_depth;
   float *g_means, *g_quats, *g_scales, *g_sh, *g_viewmat;
   int64_t n, channels;
   int k_count;
 };
-size_t splat_project_grad_scratch();
+size_t splat_project_grad_scratch(int64_t n);
 void launch_splat_project_grad(const splat_math::Intrinsics<float>& k, const SplatProjectGrad& a, void* scratch, cudaStream_t stream);
 struct SplatInputs {
   const float *m2, *conic, *color, *opacity, *depth, *background;  // background may be null (black)

@@ -43,8 +43,9 @@ Kernel make_project(const ir::Node& node, const ir::Graph&) {
   });
 }
 
-Kernel make_project_grad(const ir::Node& node, const ir::Graph&) {
+Kernel make_project_grad(const ir::Node& node, const ir::Graph& g) {
   auto k = splat_math::intrinsics_of<float>(node.attrs);
+  int64_t n = static_shape(g, node.inputs[0])[0];
   return Kernel(
       [k](const LaunchArgs& a) {
         auto in = [&](size_t i) { return static_cast<const float*>(a.in[i].data); };
@@ -54,7 +55,7 @@ Kernel make_project_grad(const ir::Node& node, const ir::Graph&) {
         launch_splat_project_grad(k, p, a.scratch, a.stream);
         check_launch(a);
       },
-      splat_project_grad_scratch());
+      splat_project_grad_scratch(n));
 }
 
 Kernel make_rasterize(const ir::Node& node, const ir::Graph&) {
@@ -78,6 +79,10 @@ Kernel make_rasterize_grad(const ir::Node&, const ir::Graph&) {
 }
 
 bool claims_project(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) { return in[0].dtype == DType::f32; }
+// its scratch (the per-block pose sums) is sized by the Gaussian count
+bool claims_project_grad(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& a) {
+  return claims_project(op, in, out, a) && shape_is_static(in[0].shape);
+}
 
 bool claims_rasterize(Op, const std::vector<ir::Type>& in, const std::vector<ir::Type>&, const ir::Attrs&) {
   auto channels = in[2].shape[1].try_value();
@@ -90,7 +95,7 @@ bool syncs_with_host(Op op) { return op == Op::splat_rasterize || op == Op::spla
 
 void register_splat(KernelTable& t) {
   t[static_cast<size_t>(Op::splat_project)] = {claims_project, make_project};
-  t[static_cast<size_t>(Op::splat_project_grad)] = {claims_project, make_project_grad};
+  t[static_cast<size_t>(Op::splat_project_grad)] = {claims_project_grad, make_project_grad};
   t[static_cast<size_t>(Op::splat_rasterize)] = {claims_rasterize, make_rasterize};
   t[static_cast<size_t>(Op::splat_rasterize_grad)] = {claims_rasterize, make_rasterize_grad};
 }

@@ -25,16 +25,36 @@ __global__ void project_kernel(splat_math::Intrinsics<float> k, const float* vie
   RLX_GRID_STRIDE(g, n) splat_math::project_one(cam, g, means, quats, scales, sh, k_count, channels, m2, conic, color, depth, radii);
 }
 
-constexpr int kGradBlocks = 1024;
+// The SH floats per Gaussian staged in shared memory (degree 3, three channels).
+constexpr int64_t kShStage = 48;
 
-// Each thread's Gaussians add into its own 12 viewmat sums; the block's are summed
-// (block_reduce) into partial[block].
-__global__ void project_grad_kernel(splat_math::Intrinsics<float> k, SplatProjectGrad a, float* partial) {
+// A Gaussian a thread. With kStage, the block's SH rows go through shared memory both ways —
+// read and written as coalesced runs — instead of each thread reading and writing its own
+// 192-byte row 4 bytes at a time (every access its own L2 sector: most of the kernel's time).
+// Each thread's 12 viewmat sums are summed over the block (block_reduce) into partial[block].
+template <bool kStage>
+__global__ void __launch_bounds__(kThreads, 2) project_grad_kernel(splat_math::Intrinsics<float> k, SplatProjectGrad a, float* partial) {
+  extern __shared__ float sh_stage[];  // kStage: kThreads SH rows, then as many gradient rows
   splat_math::Camera<float> cam = splat_math::make_camera(k, a.viewmat);
+  int64_t g0 = static_cast<int64_t>(blockIdx.x) * kThreads, kc = static_cast<int64_t>(a.k_count) * a.channels;
+  int64_t count = a.n - g0 < kThreads ? a.n - g0 : kThreads;
+  const float* sh = a.sh + g0 * kc;
+  float* g_sh = a.g_sh + g0 * kc;
+  if constexpr (kStage) {
+    for (int64_t i = threadIdx.x; i < count * kc; i += kThreads) sh_stage[i] = sh[i];
+    __syncthreads();
+    sh = sh_stage;
+    g_sh = sh_stage + kThreads * kc;
+  }
   float view[12] = {};
-  RLX_GRID_STRIDE(g, a.n)
-  splat_math::project_grad_one(cam, g, a.means, a.quats, a.scales, a.sh, a.k_count, a.channels, a.cot_m2, a.cot_conic, a.cot_color, a.cot_depth,
-                               a.g_means, a.g_quats, a.g_scales, a.g_sh, view);
+  if (threadIdx.x < count)
+    splat_math::project_grad_one(cam, threadIdx.x, a.means + g0 * 3, a.quats + g0 * 4, a.scales + g0 * 3, sh, a.k_count, a.channels, a.cot_m2 + g0 * 2,
+                                 a.cot_conic + g0 * 3, a.cot_color + g0 * a.channels, a.cot_depth + g0, a.g_means + g0 * 3, a.g_quats + g0 * 4,
+                                 a.g_scales + g0 * 3, g_sh, view);
+  if constexpr (kStage) {
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < count * kc; i += kThreads) a.g_sh[g0 * kc + i] = g_sh[i];
+  }
   __shared__ float scratch[32];
   for (int e = 0; e < 12; ++e) {
     float sum = block_reduce<false>(view[e], scratch);
@@ -42,13 +62,21 @@ __global__ void project_grad_kernel(splat_math::Intrinsics<float> k, SplatProjec
   }
 }
 
+// g_view[e] = Σ over the blocks' partials, a block per entry (the bottom row's four are zero):
+// each thread a strided share in double, then a fixed tree — the same sum every run.
 __global__ void project_grad_view_kernel(const float* partial, int blocks, float* g_view) {
-  int e = threadIdx.x;
-  if (e >= 16) return;
+  int e = blockIdx.x;
   double sum = 0;
   if (e < 12)
-    for (int b = 0; b < blocks; ++b) sum += partial[b * 12 + e];
-  g_view[e] = static_cast<float>(sum);
+    for (int b = threadIdx.x; b < blocks; b += blockDim.x) sum += partial[b * 12 + e];
+  __shared__ double warp_sums[32];
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = sum;
+  __syncthreads();
+  if (threadIdx.x >= 32) return;
+  sum = threadIdx.x < (blockDim.x >> 5) ? warp_sums[threadIdx.x] : 0.0;
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  if (threadIdx.x == 0) g_view[e] = static_cast<float>(sum);
 }
 
 __global__ void boxes_kernel(SplatInputs in, int tiles_x, int4* boxes, int* counts) {
@@ -104,6 +132,27 @@ __device__ void stage(Batch& s, const SplatInputs& in, const int* ids, const int
   s.m[slot] = make_float2(in.m2[g * 2], in.m2[g * 2 + 1]);
   s.conic_o[slot] = make_float4(in.conic[g * 3], in.conic[g * 3 + 1], in.conic[g * 3 + 2], in.opacity[g]);
   s.box[slot] = boxes[g];
+}
+
+// Sixteen values summed across the warp at once: at each step a lane keeps half of its values
+// and takes its partner's sum of them (the other half going the other way), so after the steps
+// of 16, 8, 4 and 2 lanes apart each pair of lanes holds one value's sum over its 16 lanes, and a
+// last shuffle adds the pair. Returns the sum of value (lane >> 1) over the whole warp.
+template <int kHalf, int kDist>
+__device__ __forceinline__ void warp_sum16_step(float (&v)[16], int lane) {
+  bool upper = lane & kDist;
+#pragma unroll
+  for (int i = 0; i < kHalf; ++i) {
+    float keep = upper ? v[i + kHalf] : v[i], send = upper ? v[i] : v[i + kHalf];
+    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, kDist);
+  }
+}
+__device__ __forceinline__ float warp_sum16(float (&v)[16], int lane) {
+  warp_sum16_step<8, 16>(v, lane);
+  warp_sum16_step<4, 8>(v, lane);
+  warp_sum16_step<2, 4>(v, lane);
+  warp_sum16_step<1, 2>(v, lane);
+  return v[0] + __shfl_xor_sync(0xffffffffu, v[0], 1);
 }
 
 // Gaussian `slot`'s α at the pixel, or a value below kMinAlpha when it is skipped there.
@@ -180,15 +229,21 @@ __global__ void __launch_bounds__(kBlock) render_grad_kernel(SplatInputs in, Spl
   int64_t pixel = static_cast<int64_t>(y) * in.width + x;
   float gi[kMaxChannels] = {}, suffix[kMaxChannels] = {};
   float ga_t = 0, t_final = t;
+  // channel loops run to kMaxChannels with the count tested inside: unrolled, so these arrays
+  // stay in registers (a loop to in.channels would index them at run time, from local memory)
   if (inside) {
-    for (int k = 0; k < in.channels; ++k) {
-      gi[k] = g.g_image[pixel * in.channels + k];
-      suffix[k] = in.background ? t_final * in.background[k] : 0.f;
-    }
+#pragma unroll
+    for (int k = 0; k < kMaxChannels; ++k)
+      if (k < in.channels) {
+        gi[k] = g.g_image[pixel * in.channels + k];
+        suffix[k] = in.background ? t_final * in.background[k] : 0.f;
+      }
     ga_t = g.g_alpha[pixel] * t_final;
   }
   // d background = Σ ḡ·T over the pixels: a warp's sum, one atomic
-  for (int k = 0; k < in.channels; ++k) {
+#pragma unroll
+  for (int k = 0; k < kMaxChannels; ++k) {
+    if (k >= in.channels) break;
     float v = inside ? gi[k] * t_final : 0.f;
     for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
     if ((t_id & 31) == 0 && v != 0.f) atomicAdd(g.background + k, v);
@@ -202,50 +257,50 @@ __global__ void __launch_bounds__(kBlock) render_grad_kernel(SplatInputs in, Spl
     if (base + t_id < range.y) stage(s, in, ids, boxes, base + t_id, t_id);
     __syncthreads();
     int count = min(kBlock, range.y - base);
-    // The warp's 32 pixels meet Gaussian j together (j is the same in every lane), so each
-    // gradient is summed across the warp by shuffles and added by one lane: atomics from every
-    // lane to the same address serialized in L2 (7.1 ms of a 1080p/1M step on an H100).
+    // The warp's 32 pixels meet Gaussian j together (j is the same in every lane), so its
+    // gradients are summed across the warp and added by one atomic each: atomics from every lane
+    // to the same address serialized in L2 (7.1 ms of a 1080p/1M step on an H100). The sums are
+    // a transposed butterfly (warp_sum16): 16 shuffles for all of them instead of 5 per value,
+    // each sum ending in its own pair of lanes, whose even lane adds it.
     for (int j = count - 1; j >= 0; --j) {
       float dx = 0, dy = 0, gauss = 0, alpha = 0;
       bool take = base + j <= last;
       if (take) take = (alpha = weigh(s, j, x, y, px, py, dx, dy, gauss)) >= kMinAlpha;
       if (!__any_sync(0xffffffffu, take)) continue;
       int gid = s.id[j];
-      float g_color[kMaxChannels] = {}, g_opacity = 0, g_m0 = 0, g_m1 = 0, g_c0 = 0, g_c1 = 0, g_c2 = 0;
+      // slots: opacity, means2d x y, conic a b c, then the colours
+      float v[16] = {};
       if (take) {
         float inv = 1 / (1 - alpha);
         t *= inv;  // the transmittance before this Gaussian
         float w = alpha * t, d_alpha = ga_t * inv;
         const float* c = in.color + static_cast<int64_t>(gid) * in.channels;
-        for (int k = 0; k < in.channels; ++k) {
-          g_color[k] = gi[k] * w;
-          d_alpha += gi[k] * (t * c[k] - suffix[k] * inv);
-          suffix[k] += w * c[k];
-        }
+#pragma unroll
+        for (int k = 0; k < kMaxChannels; ++k)
+          if (k < in.channels) {
+            v[6 + k] = gi[k] * w;
+            d_alpha += gi[k] * (t * c[k] - suffix[k] * inv);
+            suffix[k] += w * c[k];
+          }
         float4 co = s.conic_o[j];
         if (co.w * gauss < kMaxAlpha) {  // clamped: α does not move
-          g_opacity = d_alpha * gauss;
+          v[0] = d_alpha * gauss;
           float d_sigma = -d_alpha * alpha;
-          g_m0 = -d_sigma * (co.x * dx + co.y * dy);
-          g_m1 = -d_sigma * (co.y * dx + co.z * dy);
-          g_c0 = d_sigma * 0.5f * dx * dx;
-          g_c1 = d_sigma * dx * dy;
-          g_c2 = d_sigma * 0.5f * dy * dy;
+          v[1] = -d_sigma * (co.x * dx + co.y * dy);
+          v[2] = -d_sigma * (co.y * dx + co.z * dy);
+          v[3] = d_sigma * 0.5f * dx * dx;
+          v[4] = d_sigma * dx * dy;
+          v[5] = d_sigma * 0.5f * dy * dy;
         }
       }
-      for (int k = 0; k < in.channels; ++k) g_color[k] = warp_sum(g_color[k]);
-      g_opacity = warp_sum(g_opacity), g_m0 = warp_sum(g_m0), g_m1 = warp_sum(g_m1);
-      g_c0 = warp_sum(g_c0), g_c1 = warp_sum(g_c1), g_c2 = warp_sum(g_c2);
-      if ((t_id & 31) != 0) continue;
-      for (int k = 0; k < in.channels; ++k) atomicAdd(g.color + static_cast<int64_t>(gid) * in.channels + k, g_color[k]);
-      if (g_opacity != 0 || g_m0 != 0 || g_m1 != 0 || g_c0 != 0 || g_c1 != 0 || g_c2 != 0) {
-        atomicAdd(g.opacity + gid, g_opacity);
-        atomicAdd(g.m2 + gid * 2, g_m0);
-        atomicAdd(g.m2 + gid * 2 + 1, g_m1);
-        atomicAdd(g.conic + gid * 3, g_c0);
-        atomicAdd(g.conic + gid * 3 + 1, g_c1);
-        atomicAdd(g.conic + gid * 3 + 2, g_c2);
-      }
+      int lane = t_id & 31, slot = lane >> 1;
+      float sum = warp_sum16(v, lane);
+      if ((lane & 1) || slot >= 6 + in.channels || sum == 0.f) continue;
+      float* at = slot == 0 ? g.opacity + gid
+                  : slot < 3 ? g.m2 + gid * 2 + (slot - 1)
+                  : slot < 6 ? g.conic + gid * 3 + (slot - 3)
+                             : g.color + static_cast<int64_t>(gid) * in.channels + (slot - 6);
+      atomicAdd(at, sum);
     }
   }
 }
@@ -318,13 +373,22 @@ void launch_splat_project(const splat_math::Intrinsics<float>& k, const float* v
   if (n > 0) project_kernel<<<grid_for(n), kThreads, 0, stream>>>(k, viewmat, n, means, quats, scales, sh, k_count, channels, m2, conic, color, depth, radii);
 }
 
-size_t splat_project_grad_scratch() { return sizeof(float) * 12 * kGradBlocks; }
+size_t splat_project_grad_scratch(int64_t n) { return sizeof(float) * 12 * static_cast<size_t>(std::max<int64_t>((n + kThreads - 1) / kThreads, 1)); }
 
 void launch_splat_project_grad(const splat_math::Intrinsics<float>& k, const SplatProjectGrad& a, void* scratch, cudaStream_t stream) {
-  int blocks = static_cast<int>(std::min<unsigned>(grid_for(a.n), kGradBlocks));
+  int blocks = static_cast<int>((a.n + kThreads - 1) / kThreads);
   float* partial = static_cast<float*>(scratch);
-  project_grad_kernel<<<blocks, kThreads, 0, stream>>>(k, a, partial);
-  project_grad_view_kernel<<<1, 32, 0, stream>>>(partial, blocks, a.g_viewmat);
+  int64_t kc = static_cast<int64_t>(a.k_count) * a.channels;
+  if (blocks > 0) {
+    if (kc <= kShStage) {
+      size_t smem = 2 * sizeof(float) * kThreads * static_cast<size_t>(kc);
+      cudaFuncSetAttribute(project_grad_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+      project_grad_kernel<true><<<blocks, kThreads, smem, stream>>>(k, a, partial);
+    } else {
+      project_grad_kernel<false><<<blocks, kThreads, 0, stream>>>(k, a, partial);
+    }
+  }
+  project_grad_view_kernel<<<16, 256, 0, stream>>>(partial, blocks, a.g_viewmat);
 }
 
 bool launch_splat_rasterize(const SplatInputs& in, float* image, float* alpha, cudaStream_t stream) {
