@@ -406,6 +406,55 @@ TEST(CudaDevice, IndexOutOfRangeIsAnError) {
   EXPECT_NO_THROW(m.run({random_tensor({5, 3}, 1), ok}));
 }
 
+// A factorization that fails and a malformed CSR matrix are named errors on the GPU as on the
+// cpu — reported through the error word after the run, the product never reading out of bounds
+// — and the compiled model runs the next, valid input.
+TEST(CudaDevice, FactorizationFailuresAndBadCsrAreNamedErrors) {
+  REQUIRE_GPU();
+  auto compile = [](const std::string& name, const std::vector<Tensor>& in, const std::string& attrs = "") {
+    Graph g(name);
+    std::vector<Value> args;
+    for (size_t i = 0; i < in.size(); ++i) {
+      std::vector<Dim> shape;
+      for (int64_t d : in[i].shape()) shape.push_back(Dim(d));
+      args.push_back(g.input("in" + std::to_string(i), in[i].dtype(), shape));
+    }
+    g.set_outputs(op(name, args, attrs));
+    return Session("cuda").compile(g);
+  };
+  auto fails_with = [](CompiledModel& m, const std::vector<Tensor>& in, const std::string& words) {
+    try {
+      m.run(in);
+      ADD_FAILURE() << "expected an error saying: " << words;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::runtime) << e.what();
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  // a batch of two: the second matrix singular (and not positive definite)
+  Tensor bad = Tensor::from_f64(DType::f64, {2, 2, 2}, {4, 1, 1, 3, 1, 2, 2, 4});
+  Tensor good = Tensor::from_f64(DType::f64, {2, 2, 2}, {4, 1, 1, 3, 5, 2, 2, 4});
+  Tensor rhs = Tensor::from_f64(DType::f64, {2, 2, 1}, {1, 1, 1, 1});
+  for (const char* name : {"cholesky", "inv", "solve"}) {
+    bool solve = std::string(name) == "solve";
+    CompiledModel m = compile(name, solve ? std::vector<Tensor>{bad, rhs} : std::vector<Tensor>{bad});
+    fails_with(m, solve ? std::vector<Tensor>{bad, rhs} : std::vector<Tensor>{bad},
+               std::string("matrix 1 of the batch ") + (std::string(name) == "cholesky" ? "is not positive definite" : "is singular"));
+    EXPECT_NO_THROW(m.run(solve ? std::vector<Tensor>{good, rhs} : std::vector<Tensor>{good})) << name;
+  }
+  // CSR 2 × 3: a column index past n, then a row pointer that goes backwards
+  Tensor ptr = Tensor::from_vector(std::vector<int64_t>{0, 2, 3}, {3});
+  Tensor cols = Tensor::from_vector(std::vector<int64_t>{0, 9, 1}, {3});
+  Tensor vals = Tensor::from_f64(DType::f32, {3}, {1, 2, 3});
+  Tensor x = Tensor::from_f64(DType::f32, {3, 1}, {1, 1, 1});
+  CompiledModel m = compile("csr_matmul", {ptr, cols, vals, x}, "n=3");
+  fails_with(m, {ptr, cols, vals, x}, "index 9 is out of range [0, 3)");
+  fails_with(m, {Tensor::from_vector(std::vector<int64_t>{0, 3, 2}, {3}), Tensor::from_vector(std::vector<int64_t>{0, 1, 2}, {3}), vals, x}, "out of range");
+  std::vector<Tensor> y = m.run({ptr, Tensor::from_vector(std::vector<int64_t>{0, 2, 1}, {3}), vals, x});
+  EXPECT_FLOAT_EQ(y[0].at_f64(0), 3);  // row 0: 1 + 2
+  EXPECT_FLOAT_EQ(y[0].at_f64(1), 3);  // row 1: 3
+}
+
 // Head dims 32/64/128 with compute=bf16 (or 16-bit inputs) take the tensor-core kernel; odd
 // lengths, GQA, every mask kind and a bias check its tiles' edges.
 TEST(CudaDevice, TensorCoreAttentionMatchesReference) {
