@@ -94,6 +94,10 @@ std::vector<Type> infer_rasterize_grad(Op op, const std::vector<Type>& in, const
   require_shape(op, in[8], {Dim(a.i("height")), Dim(a.i("width"))}, "the alpha's cotangent");
   require_float(op, in[7], d, "the image's cotangent");
   require_float(op, in[8], d, "the alpha's cotangent");
+  require_shape(op, in[9], image_shape(a, c), "the forward's image");
+  require_shape(op, in[10], {Dim(a.i("height")), Dim(a.i("width"))}, "the forward's alpha");
+  require_float(op, in[9], d, "the forward's image");
+  require_float(op, in[10], d, "the forward's alpha");
   return {in[0], in[1], in[2], in[3], {d, {c}}};
 }
 
@@ -237,6 +241,8 @@ V vjp_rasterize(Builder& b, const VjpArgs& a) {
   in.push_back(background);
   in.push_back(matrix::or_zeros(b, a.cot[0], a.out[0]));
   in.push_back(matrix::or_zeros(b, a.cot[1], a.out[1]));
+  in.push_back(a.out[0]);  // the forward's image and alpha (see ops.def)
+  in.push_back(a.out[1]);
   V g = b.emit(Op::splat_rasterize_grad, in, size_attrs(a.attrs));
   V out = {g[0], g[1], g[2], g[3], ir::kNoValue, ir::kNoValue};
   if (has_background) out.push_back(g[4]);

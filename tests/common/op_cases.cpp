@@ -9,6 +9,7 @@
 #include "ops/builder.h"
 #include "ops/rules.h"
 #include "rlx/error.h"
+#include "rlx/session.h"
 #include "util/half.h"
 #include "util/quant_blocks.h"
 #include "util/scalar.h"
@@ -196,6 +197,28 @@ bool valid(Op op, const Spec& s) {
 
 // ---- per-family specs
 
+// splat_rasterize of fixed operands (means2d, conics, colors, opacities, depths, radii,
+// background) on the reference device: the forward outputs a gradient case must carry.
+void rasterize_on_reference(DType d, int64_t n, int64_t channels, int64_t width, int64_t height, const std::vector<std::vector<double>>& v,
+                            std::vector<double> (&out)[2]) {
+  auto g = std::make_shared<ir::Graph>();
+  ops::Builder b(*g);
+  std::vector<std::vector<int64_t>> shapes = {{n, 2}, {n, 3}, {n, channels}, {n}, {n}, {n}, {channels}};
+  std::vector<ir::ValueId> in;
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    DType t = i == 5 ? DType::i32 : d;
+    Shape shape;
+    for (int64_t x : shapes[i]) shape.push_back(Dim(x));
+    in.push_back(g->add_input({t, shape}, cat("in", i)));
+    tensors.push_back(Tensor::from_f64(t, shapes[i], v[i]));
+  }
+  g->set_outputs(b.emit(Op::splat_rasterize, in, Attrs{{"width", width}, {"height", height}}));
+  std::vector<Tensor> y = Session("reference").compile(Graph(g)).run(tensors);
+  for (int k = 0; k < 2; ++k)
+    for (int64_t i = 0; i < y[static_cast<size_t>(k)].numel(); ++i) out[k].push_back(y[static_cast<size_t>(k)].at_f64(i));
+}
+
 // Gaussian-splatting scenes: Gaussians in front of a camera (one behind it and one off to the
 // side, both culled) for the projection; 2D footprints over a 40×24 image (two tile rows, the
 // second partial) for the rasterizer, with one zero radius and, in f32, two equal depths.
@@ -265,6 +288,11 @@ std::vector<Spec> splat_specs(Op op, std::mt19937& rng) {
           if (with_background) continue;
           in.push_back({{d, S({height, width, channels})}});
           in.push_back({{d, S({height, width})}});
+          // the forward's image and alpha, as the op requires them: the reference's rasterizer
+          std::vector<double> forward[2];
+          rasterize_on_reference(d, n, channels, width, height, {m, conics, colors, opacities, depths, radii, background}, forward);
+          in.push_back(fixed(d, {height, width, channels}, forward[0]));
+          in.push_back(fixed(d, {height, width}, forward[1]));
         }
         out.push_back({in, Attrs{{"width", width}, {"height", height}}, with_background ? "with a background" : ""});
       }

@@ -72,6 +72,7 @@ struct SplatInputs {
 };
 struct SplatGrads {
   const float *g_image, *g_alpha;
+  const float *image, *alpha;  // the forward's outputs (splat_rasterize_grad's inputs 9 and 10)
   float *m2, *conic, *color, *opacity, *background;
 };
 bool launch_splat_rasterize(const SplatInputs& in, float* image, float* alpha, cudaStream_t stream);

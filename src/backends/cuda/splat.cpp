@@ -70,7 +70,8 @@ Kernel make_rasterize(const ir::Node& node, const ir::Graph&) {
 Kernel make_rasterize_grad(const ir::Node&, const ir::Graph&) {
   return Kernel(
       [](const LaunchArgs& a) {
-        SplatGrads g{static_cast<const float*>(a.in[7].data), static_cast<const float*>(a.in[8].data), static_cast<float*>(a.out[0].data),
+        SplatGrads g{static_cast<const float*>(a.in[7].data),  static_cast<const float*>(a.in[8].data), static_cast<const float*>(a.in[9].data),
+                     static_cast<const float*>(a.in[10].data), static_cast<float*>(a.out[0].data),
                      static_cast<float*>(a.out[1].data),      static_cast<float*>(a.out[2].data),      static_cast<float*>(a.out[3].data),
                      static_cast<float*>(a.out[4].data)};
         if (!launch_splat_rasterize_grad(inputs_of(a, true), g, a.stream)) failed(a);

@@ -3,9 +3,9 @@
 // an inclusive scan for offsets, (tile << 32 | depth) keys in Gaussian order, cub's stable radix
 // sort — so each tile's Gaussians come nearest first, lower index on ties — and each tile's range.
 // Compositing: a 16×16 block per tile, batches of 256 Gaussians staged in shared memory, a thread
-// per pixel stopping where the op's definition does. The gradient replays a pixel's forward pass
-// for its final transmittance and last contributor, then walks back (T recovered by division,
-// α ≤ 0.99), adding each term with atomics (the background's reduced per warp first).
+// per pixel stopping where the op's definition does. The gradient walks front to back once more,
+// reading each pixel's later contributions off the forward's image and its final transmittance
+// off its alpha, adding each term with atomics (summed over the warp first).
 #include <cub/cub.cuh>
 
 #include "backends/cuda/common.cuh"
@@ -212,31 +212,30 @@ __global__ void __launch_bounds__(kBlock) render_kernel(SplatInputs in, const in
   alpha_out[pixel] = 1 - t;
 }
 
+// The gradient in one front-to-back walk: each pixel composites as the forward did (the same
+// arithmetic, so it stops at the same Gaussian) and reads what its later Gaussians and the
+// background added off the forward's image — S = image − Σ so far — and its final
+// transmittance off the forward's alpha, instead of compositing the pixel again first.
 __global__ void __launch_bounds__(kBlock) render_grad_kernel(SplatInputs in, SplatGrads g, const int2* ranges, const int* ids, const int4* boxes,
                                                            int tiles_x) {
   __shared__ Batch s;
-  __shared__ int s_last;
   int x = blockIdx.x * kTile + threadIdx.x, y = blockIdx.y * kTile + threadIdx.y, t_id = threadIdx.y * kTile + threadIdx.x;
+  int lane = t_id & 31;
   bool inside = x < in.width && y < in.height;
   float px = x + 0.5f, py = y + 0.5f;
   int2 range = ranges[blockIdx.y * tiles_x + blockIdx.x];
-  if (t_id == 0) s_last = -1;
-  // the forward pass again: the final transmittance and the last contributor's list index
-  int last = -1;
-  float t = walk_front_to_back(s, in, ids, boxes, range, x, y, !inside, [&](int at, int, float, float) { last = at; });
-  atomicMax(&s_last, last);
-  __syncthreads();
   int64_t pixel = static_cast<int64_t>(y) * in.width + x;
-  float gi[kMaxChannels] = {}, suffix[kMaxChannels] = {};
-  float ga_t = 0, t_final = t;
   // channel loops run to kMaxChannels with the count tested inside: unrolled, so these arrays
   // stay in registers (a loop to in.channels would index them at run time, from local memory)
+  float gi[kMaxChannels] = {}, later[kMaxChannels] = {};  // later: the image still to come, S
+  float t_final = 1, ga_t = 0;
   if (inside) {
+    t_final = 1 - g.alpha[pixel];
 #pragma unroll
     for (int k = 0; k < kMaxChannels; ++k)
       if (k < in.channels) {
         gi[k] = g.g_image[pixel * in.channels + k];
-        suffix[k] = in.background ? t_final * in.background[k] : 0.f;
+        later[k] = g.image[pixel * in.channels + k];
       }
     ga_t = g.g_alpha[pixel] * t_final;
   }
@@ -246,14 +245,12 @@ __global__ void __launch_bounds__(kBlock) render_grad_kernel(SplatInputs in, Spl
     if (k >= in.channels) break;
     float v = inside ? gi[k] * t_final : 0.f;
     for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-    if ((t_id & 31) == 0 && v != 0.f) atomicAdd(g.background + k, v);
+    if (lane == 0 && v != 0.f) atomicAdd(g.background + k, v);
   }
-  int block_last = s_last;
-  if (block_last < 0) return;
-  // back to front over the batches that hold some pixel's contributors
-  int first_base = range.x + ((block_last - range.x) / kBlock) * kBlock;
-  for (int base = first_base; base >= range.x; base -= kBlock) {
-    __syncthreads();
+  bool done = !inside;
+  float t = 1;
+  for (int base = range.x; base < range.y; base += kBlock) {
+    if (__syncthreads_count(done) == kBlock) break;
     if (base + t_id < range.y) stage(s, in, ids, boxes, base + t_id, t_id);
     __syncthreads();
     int count = min(kBlock, range.y - base);
@@ -262,25 +259,28 @@ __global__ void __launch_bounds__(kBlock) render_grad_kernel(SplatInputs in, Spl
     // to the same address serialized in L2 (7.1 ms of a 1080p/1M step on an H100). The sums are
     // a transposed butterfly (warp_sum16): 16 shuffles for all of them instead of 5 per value,
     // each sum ending in its own pair of lanes, whose even lane adds it.
-    for (int j = count - 1; j >= 0; --j) {
+    for (int j = 0; j < count; ++j) {
+      if (__all_sync(0xffffffffu, done)) break;
       float dx = 0, dy = 0, gauss = 0, alpha = 0;
-      bool take = base + j <= last;
-      if (take) take = (alpha = weigh(s, j, x, y, px, py, dx, dy, gauss)) >= kMinAlpha;
+      bool take = !done && (alpha = weigh(s, j, x, y, px, py, dx, dy, gauss)) >= kMinAlpha;
+      float next = t * (1 - alpha);
+      if (take && next < kMinT) {  // where the forward stopped
+        done = true;
+        take = false;
+      }
       if (!__any_sync(0xffffffffu, take)) continue;
       int gid = s.id[j];
       // slots: opacity, means2d x y, conic a b c, then the colours
       float v[16] = {};
       if (take) {
-        float inv = 1 / (1 - alpha);
-        t *= inv;  // the transmittance before this Gaussian
-        float w = alpha * t, d_alpha = ga_t * inv;
+        float inv = 1 / (1 - alpha), w = alpha * t, d_alpha = ga_t * inv;
         const float* c = in.color + static_cast<int64_t>(gid) * in.channels;
 #pragma unroll
         for (int k = 0; k < kMaxChannels; ++k)
           if (k < in.channels) {
             v[6 + k] = gi[k] * w;
-            d_alpha += gi[k] * (t * c[k] - suffix[k] * inv);
-            suffix[k] += w * c[k];
+            later[k] -= w * c[k];
+            d_alpha += gi[k] * (t * c[k] - later[k] * inv);
           }
         float4 co = s.conic_o[j];
         if (co.w * gauss < kMaxAlpha) {  // clamped: α does not move
@@ -292,8 +292,9 @@ __global__ void __launch_bounds__(kBlock) render_grad_kernel(SplatInputs in, Spl
           v[4] = d_sigma * dx * dy;
           v[5] = d_sigma * 0.5f * dy * dy;
         }
+        t = next;
       }
-      int lane = t_id & 31, slot = lane >> 1;
+      int slot = lane >> 1;
       float sum = warp_sum16(v, lane);
       if ((lane & 1) || slot >= 6 + in.channels || sum == 0.f) continue;
       float* at = slot == 0 ? g.opacity + gid
