@@ -186,7 +186,8 @@ print('sampled (T=0.8, seed 7) on tp=2 x pp=2:', 'the same 32 ids as one process
 sys.exit(a != b)" "$tmp/s1.json" "$tmp/s4.json" || { echo "FAIL: sampling differs with tp=2 pp=2"; fail=1; }
 # the Qwen3-0.6B architecture (2 of its layers, seeded random Q8_0 weights — vocab-parallel head,
 # GGUF block-aligned column splits): tp=2, pp=2 and tp=2 x pp=2 give one process's greedy ids
-if timeout 300 "$RLX" bench qwen3 --save "$tmp/q06.gguf" --precision q8_0 --layers 2 >/dev/null 2>&1; then
+# (900 s: under ASan on two busy cores writing the GGUF takes ~3 min of the guard's time)
+if timeout 900 "$RLX" bench qwen3 --save "$tmp/q06.gguf" --precision q8_0 --layers 2 >/dev/null 2>&1; then
   q06="generate --model $tmp/q06.gguf --prompt-ids 1,2,3,4,5,6,7,8,9,10,11,12 --max-tokens 16 --ignore-eos --temperature 0 --json"
   "$RLX" $q06 >"$tmp/q1.json" || fail=1
   for layout in "2 1" "1 2" "2 2"; do
