@@ -17,17 +17,11 @@ import os
 import subprocess
 import sys
 
+from cuda_peers import time_cuda  # CUDA events around each call, p50 after warm-up
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT = "fft:1048576,ifft:1048576,fft:64x4096,fft:256x1000,rfft:1048576,irfft:1048576,fft2:1024x1024,rfft2:1024x1024"
-
-
-def p50(v):
-    v = sorted(v)
-    pos = 0.5 * (len(v) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
 
 
 def torch_ms(torch, case, dtype, runs):
@@ -50,19 +44,7 @@ def torch_ms(torch, case, dtype, runs):
         "fft2": lambda: torch.fft.fft2(x),
         "rfft2": lambda: torch.fft.rfft2(x),
     }[name]
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    ms = []
-    for _ in range(runs):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ms.append(a.elapsed_time(b))
-    return p50(ms)
-
+    return time_cuda(torch, fn, runs)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -2,6 +2,7 @@
 // and magnitudes, casts to and from every real dtype, and sum/prod reductions. As on the cpu,
 // register_complex runs after the real families and routes a node to these kernels when one of
 // its tensors is complex, to the real kernel it replaced otherwise.
+#include "backends/complex_routing.h"
 #include "backends/cuda/kernels.h"
 
 namespace rlx::backends::cuda {
@@ -9,23 +10,6 @@ namespace rlx::backends::cuda {
 namespace {
 
 using ir::Op;
-
-bool any_complex(const std::vector<ir::Type>& in, const std::vector<ir::Type>& out) {
-  for (const auto& t : in)
-    if (is_complex(t.dtype)) return true;
-  for (const auto& t : out)
-    if (is_complex(t.dtype)) return true;
-  return false;
-}
-
-bool complex_claims(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
-  switch (op) {
-    case Op::cast: return in[0].dtype != DType::i4 && out[0].dtype != DType::i4;
-    case Op::reduce: return is_complex(in[0].dtype) && (attrs.s("kind") == "sum" || attrs.s("kind") == "prod");
-    case Op::complex: return true;
-    default: return is_complex(in[0].dtype);  // the op's type rules said which ops take complex
-  }
-}
 
 Kernel make_binary(const ir::Node& n, const ir::Graph& g) {
   Op op = n.op;
@@ -72,35 +56,8 @@ Kernel complex_kernel(const ir::Node& n, const ir::Graph& g) {
   }
 }
 
-// The real kernels these ops had before register_complex, for nodes without complex tensors.
-KernelTable& real_kernels() {
-  static KernelTable t{};
-  return t;
-}
-
-bool routed_claims(Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs) {
-  if (any_complex(in, out)) return complex_claims(op, in, out, attrs);
-  const KernelEntry& e = real_kernels()[static_cast<size_t>(op)];
-  return e.claims && e.claims(op, in, out, attrs);
-}
-
-Kernel routed_make(const ir::Node& n, const ir::Graph& g) {
-  std::vector<ir::Type> in, out;
-  for (ir::ValueId v : n.inputs) in.push_back(g.type(v));
-  for (ir::ValueId v : n.outputs) out.push_back(g.type(v));
-  if (any_complex(in, out)) return complex_kernel(n, g);
-  return real_kernels()[static_cast<size_t>(n.op)].make(n, g);
-}
-
 }  // namespace
 
-void register_complex(KernelTable& t) {
-  for (Op op : {Op::neg, Op::abs, Op::exp, Op::log, Op::sqrt, Op::reciprocal, Op::sin, Op::cos, Op::tanh, Op::add, Op::sub, Op::mul,
-                Op::div, Op::eq, Op::ne, Op::cast, Op::reduce, Op::complex, Op::real, Op::imag, Op::conj, Op::angle}) {
-    size_t i = static_cast<size_t>(op);
-    real_kernels()[i] = t[i];
-    t[i] = {routed_claims, routed_make};
-  }
-}
+void register_complex(KernelTable& t) { route_complex<complex_kernel>(t); }
 
 }  // namespace rlx::backends::cuda

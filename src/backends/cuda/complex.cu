@@ -1,16 +1,11 @@
 // Complex elementwise kernels (c64, c128): the arithmetic is libcu++'s ::cuda::std::complex — the
 // device's counterpart of the std::complex the reference and cpu backends use — so nothing of
 // an op's meaning is written here, only where the values come from and go to.
-#include <cuda/std/complex>
-
-#include "backends/cuda/common.cuh"
+#include "backends/cuda/complex.cuh"
 
 namespace rlx::backends::cuda {
 
 namespace {
-
-template <class R>
-using Cx = ::cuda::std::complex<R>;
 
 template <class R>
 __device__ Cx<R> unary_value(Op op, Cx<R> x) {
@@ -74,18 +69,9 @@ __global__ void make_complex_kernel(const R* re, const R* im, Cx<R>* y, int64_t 
   RLX_GRID_STRIDE(i, n) y[i] = Cx<R>(re[i], im[i]);
 }
 
-// mir.cast with a complex side (util/scalar.h): real → complex is (v, 0); complex → complex
-// rounds both parts; complex → bool is z ≠ 0; complex → any other real type keeps the real part.
-__device__ Cx<double> load_cx(const void* p, Dt t, int64_t i) {
-  if (t == Dt::c64) {
-    Cx<float> v = static_cast<const Cx<float>*>(p)[i];
-    return Cx<double>(v.real(), v.imag());
-  }
-  if (t == Dt::c128) return static_cast<const Cx<double>*>(p)[i];
-  if (is_float_dt(t)) return Cx<double>(load_f64(p, t, i), 0);
-  return Cx<double>(static_cast<double>(load_i64(p, t, i)), 0);
-}
-
+// mir.cast with a complex side (util/scalar.h): real → complex is (v, 0) (load_cx); complex →
+// complex rounds both parts; complex → bool is z ≠ 0; complex → any other real type keeps the
+// real part.
 __global__ void complex_cast_kernel(Dt from, Dt to, const void* x, void* y, int64_t n) {
   RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) {

@@ -1,24 +1,13 @@
 #include "backends/cuda/cusolver.h"
 
-#include <dlfcn.h>
-
+#include "backends/cuda/dynlib.h"
 #include "rlx/error.h"
 #include "util/strings.h"
 
 namespace rlx::backends::cuda {
 
 const Cusolver& cusolver() {
-  static const Cusolver api = [] {
-    Cusolver c{};
-    void* h = dlopen("libcusolver.so.12", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      c.error = cat("libcusolver.so.12 could not be loaded (", dlerror(), ")");
-      return c;
-    }
-    auto sym = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
-      if (!fn && c.error.empty()) c.error = cat("libcusolver.so.12 has no ", name);
-    };
+  static const Cusolver api = load_api<Cusolver>("libcusolver.so.12", [](Cusolver& c, auto sym) {
     sym(c.dn_create, "cusolverDnCreate");
     sym(c.dn_set_stream, "cusolverDnSetStream");
     sym(c.dn_create_params, "cusolverDnCreateParams");
@@ -39,8 +28,7 @@ const Cusolver& cusolver() {
     sym(c.gesvd, "cusolverDnXgesvd");
     sym(c.geev_size, "cusolverDnXgeev_bufferSize");
     sym(c.geev, "cusolverDnXgeev");
-    return c;
-  }();
+  });
   return api;
 }
 

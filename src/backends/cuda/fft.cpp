@@ -4,12 +4,12 @@
 // (make_fft). Each node is planned once when the model compiles, its work area and copies in the
 // run's scratch.
 #include <cufft.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <mutex>
 
 #include "backends/cuda/device.h"
+#include "backends/cuda/dynlib.h"
 #include "backends/cuda/kernels.h"
 #include "ops/fft.h"
 #include "rlx/error.h"
@@ -39,17 +39,7 @@ struct Cufft {
 };
 
 const Cufft& cufft() {
-  static const Cufft api = [] {
-    Cufft c{};
-    void* h = dlopen("libcufft.so.12", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      c.error = cat("libcufft.so.12 could not be loaded (", dlerror(), ")");
-      return c;
-    }
-    auto sym = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
-      if (!fn && c.error.empty()) c.error = cat("libcufft.so.12 has no ", name);
-    };
+  static const Cufft api = load_api<Cufft>("libcufft.so.12", [](Cufft& c, auto sym) {
     sym(c.create, "cufftCreate");
     sym(c.set_auto_allocation, "cufftSetAutoAllocation");
     sym(c.make_plan_many64, "cufftMakePlanMany64");
@@ -61,8 +51,7 @@ const Cufft& cufft() {
     sym(c.exec_d2z, "cufftExecD2Z");
     sym(c.exec_c2r, "cufftExecC2R");
     sym(c.exec_z2d, "cufftExecZ2D");
-    return c;
-  }();
+  });
   return api;
 }
 

@@ -155,17 +155,22 @@ Factored factored_layout(Layout& l, const Typed& t, const Mat& m) {
   f.work_at = l.take(f.dev);
   return f;
 }
-void factor(const LaunchArgs& a, const Factored& f, const Typed& t, const Mat& m, bool singular_fails) {
+// getrf on the factor area as it lies (singular_fails: a zero pivot is reported as an error)
+void factor_in_place(const LaunchArgs& a, const Factored& f, const Typed& t, const Mat& m, bool singular_fails) {
   DnHandle h = dn_handle(a.stream);
   int64_t N = m.rows;
   void* lu = at(a, f.lu_at);
-  copy_async(lu, a.in[0].data, static_cast<size_t>(m.batch * N * N) * t.es, a.stream);
   int* info = reinterpret_cast<int*>(at(a, f.info_at));
   for (int64_t item = 0; item < m.batch; ++item)
     check_solver(cusolver().getrf(h.handle, h.params, N, N, t.dt, item_of(lu, item, N * N, t.es), N, reinterpret_cast<int64_t*>(at(a, f.ipiv_at)) + item * N,
                                   t.dt, at(a, f.work_at), f.dev, host_work(f.host), f.host, info + item),
                  "in getrf");
   if (singular_fails) launch_factor_info(info, m.batch, kSingular, a.error, a.node_index, a.stream);
+}
+// ... of a copy of the node's first input
+void factor(const LaunchArgs& a, const Factored& f, const Typed& t, const Mat& m, bool singular_fails) {
+  copy_async(at(a, f.lu_at), a.in[0].data, static_cast<size_t>(m.batch * m.rows * m.rows) * t.es, a.stream);
+  factor_in_place(a, f, t, m, singular_fails);
 }
 // op(LUᵀ-factor) X = B on column-major B of nrhs columns, per matrix
 void solve_factored(const LaunchArgs& a, const Factored& f, const Typed& t, const Mat& m, cublasOperation_t op, void* b, int64_t nrhs) {
@@ -352,16 +357,16 @@ Kernel make_matrix_exp(const ir::Node& n, const ir::Graph& g) {
   Mat m = mat_of(g, n.inputs[0]);
   Typed t = typed(g, n);
   int64_t N = m.rows, total = m.batch * N * N;
-  size_t host = 0, dev = getrf_work(t, N, N, host), mat = static_cast<size_t>(total) * t.es;
+  size_t mat = static_cast<size_t>(total) * t.es;
   Layout l;
-  size_t a2_at = l.take(mat), a4_at = l.take(mat), a6_at = l.take(mat), t_at = l.take(mat), u_at = l.take(mat), v_at = l.take(mat), q_at = l.take(mat),
-         s_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)), smax_at = l.take(sizeof(int)), ipiv_at = l.take(8 * static_cast<size_t>(m.batch * N)),
-         info_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)), work_at = l.take(dev);
+  Factored f = factored_layout(l, t, m);  // the Padé denominator V − U is factored there
+  size_t a2_at = l.take(mat), a4_at = l.take(mat), a6_at = l.take(mat), t_at = l.take(mat), u_at = l.take(mat), v_at = l.take(mat),
+         s_at = l.take(sizeof(int) * static_cast<size_t>(m.batch)), smax_at = l.take(sizeof(int));
   return Kernel(
       [=](const LaunchArgs& a) {
         const double* b = ops::kPade13;
         const void* x = a.in[0].data;
-        void *a2 = at(a, a2_at), *a4 = at(a, a4_at), *a6 = at(a, a6_at), *tt = at(a, t_at), *u = at(a, u_at), *v = at(a, v_at), *q = at(a, q_at);
+        void *a2 = at(a, a2_at), *a4 = at(a, a4_at), *a6 = at(a, a6_at), *tt = at(a, t_at), *u = at(a, u_at), *v = at(a, v_at), *q = at(a, f.lu_at);
         void* out = a.out[0].data;
         int* s = reinterpret_cast<int*>(at(a, s_at));
         int* s_max = reinterpret_cast<int*>(at(a, smax_at));
@@ -387,18 +392,8 @@ Kernel make_matrix_exp(const ir::Node& n, const ir::Graph& g) {
         combine(u, u, {b[6], b[4], b[2], b[0]}, 0);  // V
         // R = (V − U)⁻¹ (V + U), solved on the buffers as they lie (they commute)
         launch_sum_diff(t.f64, u, tt, out, q, total, st);
-        DnHandle h = dn_handle(st);
-        int* info = reinterpret_cast<int*>(at(a, info_at));
-        int64_t* ipiv = reinterpret_cast<int64_t*>(at(a, ipiv_at));
-        for (int64_t item = 0; item < m.batch; ++item)
-          check_solver(cusolver().getrf(h.handle, h.params, N, N, t.dt, item_of(q, item, N * N, t.es), N, ipiv + item * N, t.dt, at(a, work_at), dev,
-                                        host_work(host), host, info + item),
-                       "in getrf");
-        launch_factor_info(info, m.batch, kSingular, a.error, a.node_index, st);
-        for (int64_t item = 0; item < m.batch; ++item)
-          check_solver(cusolver().getrs(h.handle, h.params, CUBLAS_OP_N, N, N, t.dt, item_of(q, item, N * N, t.es), N, ipiv + item * N, t.dt,
-                                        item_of(out, item, N * N, t.es), N, info + item),
-                       "in getrs");
+        factor_in_place(a, f, t, m, true);
+        solve_factored(a, f, t, m, CUBLAS_OP_N, out, N);
         int squarings = 0;
         check(cudaMemcpyAsync(&squarings, s_max, sizeof(int), cudaMemcpyDeviceToHost, st), "reading matrix_exp's scaling");
         check(cudaStreamSynchronize(st), "waiting for matrix_exp's scaling");

@@ -2,9 +2,7 @@
 // conventions (ops.def: R's diagonal non-negative, each vector's entry of largest magnitude
 // positive), pivots, log-determinants, the triangular solve, and the factorizations' failures
 // recorded in the error word. Batches of small matrices: a thread a matrix, column or vector.
-#include <cuda/std/complex>
-
-#include "backends/cuda/common.cuh"
+#include "backends/cuda/complex.cuh"
 
 namespace rlx::backends::cuda {
 
@@ -221,22 +219,14 @@ __global__ void sum_diff_kernel(const T* v, const T* u, T* p, T* q, int64_t tota
   }
 }
 
-using Z = ::cuda::std::complex<double>;
+using Z = Cx<double>;
 
 // eig's input as cuSOLVER's column-major c128: out[item][j·n + i] = in[item][i·n + j].
 __global__ void to_c128_transposed_kernel(const void* x, Dt dt, Z* out, int64_t batch, int64_t n) {
   RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(g, batch * n * n) {
     int64_t j = g % n, i = (g / n) % n, item = g / (n * n);
-    Z v;
-    if (dt == Dt::c64) {
-      auto c = static_cast<const ::cuda::std::complex<float>*>(x)[g];
-      v = Z(c.real(), c.imag());
-    } else if (dt == Dt::c128) {
-      v = static_cast<const Z*>(x)[g];
-    } else {
-      v = Z(load_f64(x, dt, g), 0);
-    }
+    Z v = load_cx(x, dt, g);
     out[item * n * n + j * n + i] = v;
   }
 }
@@ -267,7 +257,7 @@ __global__ void canonical_eig_kernel(const Z* w_src, const Z* vr, void* w_out, v
       order[j] = k;
     }
     auto store = [&](void* base, int64_t at, Z v) {
-      if (c64) static_cast<::cuda::std::complex<float>*>(base)[at] = ::cuda::std::complex<float>(static_cast<float>(v.real()), static_cast<float>(v.imag()));
+      if (c64) static_cast<Cx<float>*>(base)[at] = Cx<float>(static_cast<float>(v.real()), static_cast<float>(v.imag()));
       else static_cast<Z*>(base)[at] = v;
     };
     for (int64_t k = 0; k < n; ++k) {

@@ -3,9 +3,9 @@
 // arrays are checked on the device first (sparse.cu); A is never densified. csr_solve has no
 // cuda kernel yet: compiling one for cuda names it.
 #include <cusparse.h>
-#include <dlfcn.h>
 
 #include "backends/cuda/device.h"
+#include "backends/cuda/dynlib.h"
 #include "backends/cuda/kernels.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -30,17 +30,7 @@ struct Cusparse {
 };
 
 const Cusparse& cusparse() {
-  static const Cusparse api = [] {
-    Cusparse c{};
-    void* h = dlopen("libcusparse.so.12", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      c.error = cat("libcusparse.so.12 could not be loaded (", dlerror(), ")");
-      return c;
-    }
-    auto sym = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
-      if (!fn && c.error.empty()) c.error = cat("libcusparse.so.12 has no ", name);
-    };
+  static const Cusparse api = load_api<Cusparse>("libcusparse.so.12", [](Cusparse& c, auto sym) {
     sym(c.create, "cusparseCreate");
     sym(c.set_stream, "cusparseSetStream");
     sym(c.const_csr, "cusparseCreateConstCsr");
@@ -50,8 +40,7 @@ const Cusparse& cusparse() {
     sym(c.destroy_dn, "cusparseDestroyDnMat");
     sym(c.spmm_size, "cusparseSpMM_bufferSize");
     sym(c.spmm, "cusparseSpMM");
-    return c;
-  }();
+  });
   return api;
 }
 

@@ -382,8 +382,11 @@ void launch_splat_project_grad(const splat_math::Intrinsics<float>& k, const Spl
   int64_t kc = static_cast<int64_t>(a.k_count) * a.channels;
   if (blocks > 0) {
     if (kc <= kShStage) {
+      // once per process: the most a block stages (SH degree 3, three channels, both ways)
+      static const bool sized = cudaFuncSetAttribute(project_grad_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                     static_cast<int>(2 * sizeof(float) * kThreads * kShStage)) == cudaSuccess;
+      (void)sized;
       size_t smem = 2 * sizeof(float) * kThreads * static_cast<size_t>(kc);
-      cudaFuncSetAttribute(project_grad_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       project_grad_kernel<true><<<blocks, kThreads, smem, stream>>>(k, a, partial);
     } else {
       project_grad_kernel<false><<<blocks, kThreads, 0, stream>>>(k, a, partial);
