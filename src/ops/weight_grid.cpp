@@ -1,8 +1,11 @@
 #include "ops/weight_grid.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "rlx/error.h"
+#include "util/half.h"
 #include "util/scalar.h"
 #include "util/strings.h"
 
@@ -46,9 +49,17 @@ ValueId fake_quant_weight(Builder& b, ValueId w, const WeightGrid& grid) {
   x = b.reshape(x, {Dim(n), Dim(groups), Dim(g)});
   ValueId amax = b.reduce(b.unary(Op::abs, x), "max", {2}, true);
   DType d = b.dtype(w);
-  // an all-zero group: any scale represents it; 1 keeps the division finite
-  ValueId s = b.div(amax, b.scalar(d, qmax(grid)));
-  s = b.select(b.binary(Op::eq, amax, b.scalar(d, 0)), b.scalar(d, 1), s);
+  ValueId s = b.div(b.cast(amax, DType::f32), b.scalar(DType::f32, qmax(grid)));
+  // The scale rounded to f16, its gradient passing straight through: s + (f16(s) − s) with the
+  // difference taken on a copy of s that carries no gradient. floor(s·2^47)·2^−47 is that copy —
+  // exact for every f32 ≥ 2^−24 (multiples of 2^−47), and floor has no gradient.
+  const double lift = std::ldexp(1.0, 47);
+  ValueId detached = b.mul(b.unary(Op::floor, b.mul(s, b.scalar(DType::f32, lift))), b.scalar(DType::f32, 1 / lift));
+  ValueId s16 = b.cast(b.cast(detached, DType::f16), DType::f32);
+  ValueId rounded = b.add(s, b.sub(s16, detached));
+  // a group that is all zeros (or below f16's smallest scale): any scale represents it; 1 keeps
+  // the division finite
+  s = b.cast(b.select(b.binary(Op::eq, s16, b.scalar(DType::f32, 0)), b.scalar(DType::f32, 1), rounded), d);
   x = b.emit1(Op::fake_quant, {x, s, b.scalar(d, 0)}, Attrs{{"lo", static_cast<int64_t>(-qmax(grid) - 1)}, {"hi", static_cast<int64_t>(qmax(grid))}});
   x = b.reshape(x, {Dim(n), Dim(padded)});
   if (padded != k) x = b.slice_axis(x, 1, Dim(0), Dim(k));
@@ -70,8 +81,12 @@ GridCodes weight_grid_codes(const Tensor& w, const WeightGrid& grid) {
       float amax = 0;
       for (int64_t j = gi * out.group; j < std::min(out.k, (gi + 1) * out.group); ++j)
         amax = std::max(amax, std::fabs(static_cast<float>(load_f64(c.data(), c.dtype(), r * out.k + j))));
-      // f32 throughout, as the graph form computes it
-      const float s = amax == 0 ? 1.0f : amax / static_cast<float>(qmax(grid));
+      // f32 throughout, as the graph form computes it; the scale rounded to f16
+      const float s16 = f16_to_f32(f32_to_f16(amax / static_cast<float>(qmax(grid))));
+      if (std::isinf(s16))
+        throw Error(ErrorKind::invalid_argument, cat("weight grid ", grid.str(), ": row ", r, " group ", gi, " has max |w| = ", amax,
+                                                     ", beyond what an f16 scale can hold (", 65504.0 * qmax(grid), ")"));
+      const float s = s16 == 0 ? 1.0f : s16;
       out.scales[static_cast<size_t>(r * out.groups + gi)] = s;
       for (int64_t j = gi * out.group; j < std::min(out.k, (gi + 1) * out.group); ++j) {
         float q = std::nearbyint(static_cast<float>(load_f64(c.data(), c.dtype(), r * out.k + j)) / s);
@@ -88,6 +103,37 @@ ValueId dequantized_weight(Builder& b, const GridCodes& c, const std::vector<int
   w = b.reshape(w, {Dim(c.n), Dim(c.groups * c.group)});
   if (c.groups * c.group != c.k) w = b.slice_axis(w, 1, Dim(0), Dim(c.k));
   return b.reshape(w, shape_of(shape));
+}
+
+GridBlocks packed_grid_blocks(const GridCodes& c, int bits) {
+  constexpr int64_t kBlock = 32;
+  GridBlocks out;
+  if (bits != 4 && bits != 8) return out;
+  if (c.groups != 1 && c.group % kBlock != 0) return out;  // a block would straddle two scales
+  out.type = bits == 4 ? "q4_0" : "q8_0";
+  out.padded_k = (c.k + kBlock - 1) / kBlock * kBlock;
+  const int64_t blocks = out.padded_k / kBlock, block_bytes = bits == 4 ? 18 : 34, row = blocks * block_bytes;
+  out.bytes = Tensor::zeros(DType::u8, {c.n, row});
+  uint8_t* dst = out.bytes.data_as<uint8_t>();
+  for (int64_t r = 0; r < c.n; ++r)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      uint8_t* p = dst + r * row + blk * block_bytes;
+      const int64_t first = blk * kBlock, g = std::min(first / c.group, c.groups - 1);
+      const uint16_t d = f32_to_f16(static_cast<float>(c.scales[static_cast<size_t>(r * c.groups + g)]));
+      std::memcpy(p, &d, 2);
+      // codes past the row (the padding of a per-channel grid's last block) are 0
+      auto code = [&](int64_t j) {
+        const int64_t col = first + j;
+        return col < c.groups * c.group ? static_cast<int>(c.codes[static_cast<size_t>(r * c.groups * c.group + col)]) : 0;
+      };
+      if (bits == 8) {
+        for (int64_t j = 0; j < kBlock; ++j) p[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(code(j)));
+      } else {  // element j in qs[j]'s low nibble, j + 16 in its high one, each stored + 8
+        for (int64_t j = 0; j < kBlock / 2; ++j)
+          p[2 + j] = static_cast<uint8_t>((code(j) + 8) | ((code(j + kBlock / 2) + 8) << 4));
+      }
+    }
+  return out;
 }
 
 }  // namespace rlx::ops

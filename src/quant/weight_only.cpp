@@ -8,6 +8,25 @@
 
 namespace rlx::quant {
 
+namespace {
+
+// linear(x, W, bias?) with W as ggml blocks of a k padded to whole blocks: x padded with zeros to
+// match (the padding codes are 0 too), one dequant_matmul, the bias added after.
+ir::ValueId packed_linear(ops::Builder& b, const std::vector<ir::ValueId>& in, const ops::GridBlocks& w) {
+  ir::ValueId x = in[0];
+  const Shape xs = b.shape(x);
+  const int64_t k = xs.back().value(), n = b.shape(in[1])[0].value();
+  if (w.padded_k != k) {
+    ir::Ints lo(xs.size(), 0), hi(xs.size(), 0);
+    hi.back() = w.padded_k - k;
+    x = b.emit1(ir::Op::pad, {x}, ir::Attrs{{"lo", lo}, {"hi", hi}});
+  }
+  ir::ValueId y = b.emit1(ir::Op::dequant_matmul, {x, in[1]}, ir::Attrs{{"type", w.type}, {"n", n}, {"k", w.padded_k}});
+  return in.size() > 2 ? b.add(y, in[2]) : y;
+}
+
+}  // namespace
+
 WeightOnlyResult quantize_weights(const ir::Graph& g, const std::map<ir::ValueId, Tensor>& weights, ir::ValueId input, ir::ValueId output,
                                   const ops::WeightGrid& grid) {
   const std::set<ir::ValueId> needed = values_needed_by(g, output);
@@ -15,6 +34,19 @@ WeightOnlyResult quantize_weights(const ir::Graph& g, const std::map<ir::ValueId
   r.graph.name = g.name + "_" + grid.str();
   ops::Builder b(r.graph);
   std::map<ir::ValueId, ir::ValueId> map;
+  // Weights whose every use is a linear's weight operand: kept as ggml blocks and multiplied by
+  // dequant_matmul where the grid tiles 32-value blocks; others are decoded once in the graph.
+  std::map<ir::ValueId, bool> linear_only;
+  for (const ir::Node& n : g.nodes()) {
+    bool want = false;
+    for (ir::ValueId o : n.outputs) want = want || needed.count(o);
+    if (!want) continue;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      auto [it, fresh] = linear_only.emplace(n.inputs[i], true);
+      it->second = it->second && n.op == ir::Op::linear && i == 1;
+    }
+  }
+  std::map<ir::ValueId, ops::GridBlocks> packed;  // the result graph's weight values that are blocks
   for (ir::ValueId v : g.inputs()) {
     if (!needed.count(v)) continue;
     if (v == input) {
@@ -26,10 +58,18 @@ WeightOnlyResult quantize_weights(const ir::Graph& g, const std::map<ir::ValueId
     b.set_context(g.value(v).name, "");
     if (w->second.rank() >= 2) {
       ops::GridCodes c = ops::weight_grid_codes(w->second, grid);
-      map[v] = ops::dequantized_weight(b, c, w->second.shape());
+      ops::GridBlocks blocks = ops::packed_grid_blocks(c, grid.bits);
       ++r.weights;
-      r.packed_bytes += (static_cast<int64_t>(c.codes.size()) * grid.bits + 7) / 8 + 4 * static_cast<int64_t>(c.scales.size());
       r.float_bytes += 4 * w->second.numel();
+      if (!blocks.type.empty() && w->second.rank() == 2 && linear_only[v]) {
+        map[v] = b.constant(blocks.bytes);
+        r.packed_bytes += static_cast<int64_t>(blocks.bytes.nbytes());
+        packed.emplace(map[v], std::move(blocks));
+        ++r.packed_weights;
+      } else {
+        map[v] = ops::dequantized_weight(b, c, w->second.shape());
+        r.packed_bytes += (static_cast<int64_t>(c.codes.size()) * grid.bits + 7) / 8 + 4 * static_cast<int64_t>(c.scales.size());
+      }
     } else {
       map[v] = b.constant(w->second.contiguous());
     }
@@ -41,6 +81,10 @@ WeightOnlyResult quantize_weights(const ir::Graph& g, const std::map<ir::ValueId
     std::vector<ir::ValueId> in;
     for (ir::ValueId v : n.inputs) in.push_back(map.at(v));
     b.set_context(n.name, n.origin);
+    if (auto p = packed.find(n.op == ir::Op::linear && in.size() >= 2 ? in[1] : -1); p != packed.end()) {
+      map[n.outputs[0]] = packed_linear(b, in, p->second);
+      continue;
+    }
     std::vector<ir::ValueId> out = b.emit(n.op, in, n.attrs);
     for (size_t i = 0; i < out.size(); ++i) map[n.outputs[i]] = out[i];
   }

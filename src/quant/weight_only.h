@@ -1,7 +1,10 @@
 // Weight-only quantization: a float inference graph whose weights (every bound tensor of rank
 // ≥ 2: linear and conv weights) are stored on an integer grid (ops/weight_grid.h: int4 or int8
-// codes with a scale per group) and dequantized in the graph; biases stay f32. Activations
-// stay float — the model shrinks, its arithmetic does not change type.
+// codes with a scale per group); biases stay f32. Activations stay float — the model shrinks,
+// its arithmetic does not change type. A linear's weight on a grid of whole 32-value blocks stays
+// packed as ggml Q4_0/Q8_0 blocks — in the graph, in memory and in the products (dequant_matmul,
+// the kernels GGUF models run on); other weights (convolutions, odd group sizes) are i8 codes
+// dequantized in the graph.
 #pragma once
 #include <map>
 
@@ -14,7 +17,8 @@ namespace rlx::quant {
 struct WeightOnlyResult {
   ir::Graph graph;            // inputs: [input]; outputs: [output]
   int64_t weights = 0;        // how many weight tensors went on the grid
-  int64_t packed_bytes = 0;   // their codes at `bits` per value plus f32 scales
+  int64_t packed_weights = 0; // of those, how many stay ggml blocks multiplied by dequant_matmul
+  int64_t packed_bytes = 0;   // their stored bytes (blocks, or codes at `bits` per value plus f32 scales)
   int64_t float_bytes = 0;    // the same weights in f32
 };
 

@@ -34,6 +34,11 @@ done
 "$RLX" quantize "$tmp/mlp.safetensors" --to int4 --gate accuracy=1 -o "$tmp/mlp4.rlx" --json >"$tmp/mlp4.json" || { echo "FAIL: int4 of the mlp failed"; fail=1; }
 cat "$tmp/mlp4.json"
 grep -q '"method":"weight-only int4/g32' "$tmp/mlp4.json" || { echo "FAIL: int4 did not use groups of 32"; fail=1; }
+# both linears stay Q4_0 blocks multiplied packed: 784 → 800 columns (25 blocks of 18 bytes) × 128 rows + 10 × 4 blocks
+grep -q '2 of them kept as Q4_0 blocks' "$tmp/mlp4.json" || { echo "FAIL: the int4 linears were not kept packed"; fail=1; }
+[ "$(grep -c 'hir.dequant_matmul.*type=q4_0' "$tmp/mlp4.rlx")" = 2 ] || { echo "FAIL: mlp4.rlx does not multiply two Q4_0 weights"; fail=1; }
+grep -q '"quantized_bytes":58872,' "$tmp/mlp4.json" || { echo "FAIL: the int4 model does not store 128·25·18 + 10·4·18 block bytes and f32 biases"; fail=1; }
+"$RLX" compile "$tmp/mlp4.rlx" --device cpu >/dev/null || { echo "FAIL: mlp4.rlx does not compile again"; fail=1; }
 "$RLX" train mnist --epochs 1 --limit 20000 --qat int4/g128 --json --save "$tmp/qat.safetensors" >/dev/null || { echo "FAIL: QAT training failed"; exit 1; }
 "$RLX" quantize "$tmp/qat.safetensors" --to int4 -o "$tmp/qat.rlx" --json >"$tmp/qat.json" || { echo "FAIL: exporting the QAT model failed"; fail=1; }
 cat "$tmp/qat.json"

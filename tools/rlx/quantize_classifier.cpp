@@ -184,7 +184,8 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
     quant::WeightOnlyResult q = quant::quantize_weights(c.model.forward, c.weights, c.images, c.logits, grid);
     qgraph = std::move(q.graph);
     stored_bytes = q.packed_bytes + (c.float_bytes - q.float_bytes);
-    method = cat("weight-only ", grid.str(), " (", q.weights, " weights; activations stay f32)");
+    method = cat("weight-only ", grid.str(), " (", q.weights, " weights, ", q.packed_weights, " of them kept as ", grid.bits == 4 ? "Q4_0" : "Q8_0",
+                 " blocks multiplied packed; activations stay f32)");
   }
   const auto t1 = std::chrono::steady_clock::now();
 
