@@ -68,7 +68,7 @@ WeightOnlyResult quantize_weights(const ir::Graph& g, const std::map<ir::ValueId
         ++r.packed_weights;
       } else {
         map[v] = ops::dequantized_weight(b, c, w->second.shape());
-        r.packed_bytes += (static_cast<int64_t>(c.codes.size()) * grid.bits + 7) / 8 + 4 * static_cast<int64_t>(c.scales.size());
+        r.packed_bytes += (static_cast<int64_t>(c.codes.size()) * grid.bits + 7) / 8 + 4 * static_cast<int64_t>(c.scales.size() + c.mins.size());
       }
     } else {
       map[v] = b.constant(w->second.contiguous());

@@ -44,6 +44,15 @@ grep -q '"quantized_bytes":58872,' "$tmp/mlp4.json" || { echo "FAIL: the int4 mo
 cat "$tmp/qat.json"
 grep -q '"qat":"int4/g128"' "$tmp/qat.json" || { echo "FAIL: the checkpoint does not remember its QAT grid"; fail=1; }
 grep -q '"agreement":1.000000' "$tmp/qat.json" || { echo "FAIL: the exported int4 model does not predict what the QAT model predicts"; fail=1; }
+# asymmetric grids (min to max, ggml's Q4_1): after training and trained on
+"$RLX" quantize "$tmp/mlp.safetensors" --to int4 --asymmetric --gate accuracy=1 -o "$tmp/mlp4a.rlx" --json >"$tmp/mlp4a.json" || { echo "FAIL: asymmetric int4 of the mlp failed"; fail=1; }
+cat "$tmp/mlp4a.json"
+grep -q '"method":"weight-only int4/g32/asym (2 weights, 2 of them kept as Q4_1 blocks' "$tmp/mlp4a.json" || { echo "FAIL: asymmetric int4 did not keep Q4_1 blocks"; fail=1; }
+[ "$(grep -c 'hir.dequant_matmul.*type=q4_1' "$tmp/mlp4a.rlx")" = 2 ] || { echo "FAIL: mlp4a.rlx does not multiply two Q4_1 weights"; fail=1; }
+"$RLX" train mnist --epochs 1 --limit 20000 --qat int4/g128/asym --json --save "$tmp/qata.safetensors" >/dev/null || { echo "FAIL: asymmetric QAT training failed"; exit 1; }
+"$RLX" quantize "$tmp/qata.safetensors" --to int4 -o "$tmp/qata.rlx" --json >"$tmp/qata.json" || { echo "FAIL: exporting the asymmetric QAT model failed"; fail=1; }
+cat "$tmp/qata.json"
+grep -q '"agreement":1.000000' "$tmp/qata.json" || { echo "FAIL: the exported asymmetric int4 model does not predict what its QAT model predicts"; fail=1; }
 # activation QAT: the int8 export uses the grids learned in training and keeps the trained accuracy
 "$RLX" train mnist --epochs 1 --limit 20000 --qat int8 --qat-activations --json --save "$tmp/qatact.safetensors" >/dev/null ||
   { echo "FAIL: activation QAT training failed"; exit 1; }

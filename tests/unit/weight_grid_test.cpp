@@ -39,13 +39,14 @@ Tensor random_weight(int64_t n, int64_t k, unsigned seed, double sd = 0.2) {
   return Tensor::from_f64(DType::f32, {n, k}, w);
 }
 
-// w[r, j] from the codes and scales, as the export defines it
-double decoded(const ops::GridCodes& c, int64_t r, int64_t j) {
-  const int64_t g = j / c.group;
-  return c.codes[static_cast<size_t>(r * c.groups * c.group + j)] * c.scales[static_cast<size_t>(r * c.groups + g)];
+// w[r, j] from the codes and scales (and mins), as the export defines it: in f32, as the blocks decode
+float decoded(const ops::GridCodes& c, int64_t r, int64_t j) {
+  const size_t g = static_cast<size_t>(r * c.groups + j / c.group);
+  const float q = static_cast<float>(c.codes[static_cast<size_t>(r * c.groups * c.group + j)]) * static_cast<float>(c.scales[g]);
+  return c.mins.empty() ? q : q + static_cast<float>(c.mins[g]);
 }
 
-const char* kGrids[] = {"int4/g32", "int4/g64", "int4/g0", "int8/g0", "int8/g32", "int4/g16"};
+const char* kGrids[] = {"int4/g32", "int4/g64", "int4/g0", "int8/g0", "int8/g32", "int4/g16", "int4/g32/asym", "int4/g0/asym", "int4/g64/asym"};
 
 }  // namespace
 
@@ -59,6 +60,10 @@ TEST(WeightGrid, TrainingFormEqualsTheExportedCodesBitForBit) {
       EXPECT_EQ(static_cast<float>(s), f16_to_f32(f32_to_f16(static_cast<float>(s)))) << text << ": a scale is not an f16 value";
       EXPECT_GT(s, 0) << text;
     }
+    for (double m : c.mins) EXPECT_EQ(static_cast<float>(m), f16_to_f32(f32_to_f16(static_cast<float>(m)))) << text << ": a min is not an f16 value";
+    EXPECT_EQ(c.mins.size(), grid.asymmetric ? c.scales.size() : 0u) << text;
+    const double lowest = grid.asymmetric ? 0 : grid.bits == 4 ? -8 : -128, highest = grid.asymmetric ? 15 : grid.bits == 4 ? 7 : 127;
+    for (double q : c.codes) ASSERT_TRUE(q >= lowest && q <= highest && q == std::nearbyint(q)) << text << ": code " << q;
     ir::Graph g;
     ops::Builder b(g);
     ValueId x = g.add_input({DType::f32, {Dim(N), Dim(K)}}, "w");
@@ -67,7 +72,7 @@ TEST(WeightGrid, TrainingFormEqualsTheExportedCodesBitForBit) {
       Tensor q = run_on(d, g, {w})[0];
       int64_t differ = 0;
       for (int64_t r = 0; r < N; ++r)
-        for (int64_t j = 0; j < K; ++j) differ += static_cast<float>(q.at_f64(r * K + j)) != static_cast<float>(decoded(c, r, j));
+        for (int64_t j = 0; j < K; ++j) differ += static_cast<float>(q.at_f64(r * K + j)) != decoded(c, r, j);
       EXPECT_EQ(differ, 0) << text << " on " << d;
     }
   }
@@ -84,17 +89,25 @@ TEST(WeightGrid, BlocksDecodeToTheGridsWeights) {
       EXPECT_TRUE(blocks.type.empty()) << "groups of 16 cannot share a 32-value block's one scale";
       continue;
     }
-    ASSERT_EQ(blocks.type, grid.bits == 4 ? "q4_0" : "q8_0") << text;
+    ASSERT_EQ(blocks.type, grid.asymmetric ? "q4_1" : grid.bits == 4 ? "q4_0" : "q8_0") << text;
     ASSERT_EQ(blocks.padded_k, 128);
     const quant::BlockType t = *quant::block_type_from_name(blocks.type);
     ASSERT_EQ(blocks.bytes.shape(), (std::vector<int64_t>{N, *quant::row_bytes(t, 128)}));
     std::vector<float> row(128);
     for (int64_t r = 0; r < N; ++r) {
       quant::decode_blocks(t, blocks.bytes.data_as<uint8_t>() + r * blocks.bytes.shape()[1], 4, row.data());
-      for (int64_t j = 0; j < 128; ++j)
-        ASSERT_EQ(row[static_cast<size_t>(j)], j < K ? static_cast<float>(decoded(c, r, j)) : 0.0f) << text << " row " << r << " column " << j;
+      for (int64_t j = 0; j < 128; ++j)  // the padding: 0 in a symmetric grid (an asymmetric one's is multiplied by x's zero padding)
+        if (j < K || !grid.asymmetric) ASSERT_EQ(row[static_cast<size_t>(j)], j < K ? decoded(c, r, j) : 0.0f) << text << " row " << r << " column " << j;
     }
   }
+}
+
+TEST(WeightGrid, ParsesAndNamesItsForms) {
+  EXPECT_EQ(ops::WeightGrid::parse("int4/g32/asym").str(), "int4/g32/asym");
+  EXPECT_TRUE(ops::WeightGrid::parse("int4/asym").asymmetric);
+  EXPECT_EQ(ops::WeightGrid::parse("int4").str(), "int4/g32");
+  EXPECT_EQ(ops::WeightGrid::parse("int8").str(), "int8/g0");
+  for (const char* bad : {"int8/asym", "int3", "int4/gx", "int4/asym/g32"}) EXPECT_THROW(ops::WeightGrid::parse(bad), Error) << bad;
 }
 
 TEST(WeightGrid, ScalesBeyondF16AreRefusedByName) {
@@ -103,7 +116,7 @@ TEST(WeightGrid, ScalesBeyondF16AreRefusedByName) {
     ops::weight_grid_codes(w, ops::WeightGrid::parse("int4"));
     FAIL() << "a scale of 1e6 / 7 does not fit f16";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("f16 scale"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("beyond what f16 can hold"), std::string::npos) << e.what();
   }
 }
 
@@ -117,34 +130,40 @@ TEST(WeightGrid, ScaleRoundingPassesTheGradientStraightThrough) {
   std::normal_distribution<double> normal(0, 1);
   std::vector<double> cs(static_cast<size_t>(N * K));
   for (auto& v : cs) v = normal(rng);
-  ir::Graph g;
-  ops::Builder b(g);
-  ValueId x = g.add_input({DType::f32, {Dim(N), Dim(K)}}, "w");
-  ValueId loss = b.reduce(b.mul(ops::fake_quant_weight(b, x, ops::WeightGrid::parse("int4/g32")), b.constant(Tensor::from_f64(DType::f32, {N, K}, cs))),
-                          "sum", {0, 1}, false);
-  g.set_outputs({loss});
-  ir::Graph grad = passes::value_and_grad(g, 0, {x});
-  for (const char* d : {"reference", "cpu"}) {
-    std::vector<Tensor> out = run_on(d, grad, {w});
-    int64_t straight = 0, lsq = 0;
-    for (int64_t r = 0; r < N; ++r)
-      for (int64_t grp = 0; grp < K / 32; ++grp) {
-        double amax = 0;
-        for (int64_t j = grp * 32; j < grp * 32 + 32; ++j) amax = std::max(amax, std::fabs(w.at_f64(r * K + j)));
-        for (int64_t j = grp * 32; j < grp * 32 + 32; ++j) {
-          const double gw = out[1].at_f64(r * K + j), c = cs[static_cast<size_t>(r * K + j)];
-          ASSERT_TRUE(std::isfinite(gw)) << d;
-          if (amax == 0) continue;
-          if (std::fabs(w.at_f64(r * K + j)) != amax) {
-            EXPECT_NEAR(gw, c, 1e-6 * (1 + std::fabs(c))) << d << " w[" << r << ", " << j << "] is inside the grid";
-            ++straight;
-          } else {
-            ++lsq;  // also carries the scale's LSQ gradient: not c alone
+  for (const char* text : {"int4/g32", "int4/g32/asym"}) {
+    const ops::WeightGrid grid = ops::WeightGrid::parse(text);
+    ir::Graph g;
+    ops::Builder b(g);
+    ValueId x = g.add_input({DType::f32, {Dim(N), Dim(K)}}, "w");
+    ValueId loss = b.reduce(b.mul(ops::fake_quant_weight(b, x, grid), b.constant(Tensor::from_f64(DType::f32, {N, K}, cs))), "sum", {0, 1}, false);
+    g.set_outputs({loss});
+    ir::Graph grad = passes::value_and_grad(g, 0, {x});
+    for (const char* d : {"reference", "cpu"}) {
+      std::vector<Tensor> out = run_on(d, grad, {w});
+      int64_t straight = 0, lsq = 0;
+      for (int64_t r = 0; r < N; ++r)
+        for (int64_t grp = 0; grp < K / 32; ++grp) {
+          double amax = 0, lo = 1e300, hi = -1e300;
+          for (int64_t j = grp * 32; j < grp * 32 + 32; ++j) {
+            const double v = w.at_f64(r * K + j);
+            amax = std::max(amax, std::fabs(v)), lo = std::min(lo, v), hi = std::max(hi, v);
+          }
+          for (int64_t j = grp * 32; j < grp * 32 + 32; ++j) {
+            const double v = w.at_f64(r * K + j), gw = out[1].at_f64(r * K + j), c = cs[static_cast<size_t>(r * K + j)];
+            ASSERT_TRUE(std::isfinite(gw)) << text << " on " << d;
+            if (lo == hi) continue;
+            const bool carries_grid = grid.asymmetric ? v == lo || v == hi : std::fabs(v) == amax;
+            if (!carries_grid) {
+              EXPECT_NEAR(gw, c, 1e-6 * (1 + std::fabs(c))) << text << " on " << d << ": w[" << r << ", " << j << "] is inside the grid";
+              ++straight;
+            } else {
+              ++lsq;  // also carries the grid's LSQ gradient: not c alone
+            }
           }
         }
-      }
-    EXPECT_GT(straight, 100) << d;
-    EXPECT_GE(lsq, 4) << d;
+      EXPECT_GT(straight, 100) << text << " on " << d;
+      EXPECT_GE(lsq, 4) << text << " on " << d;
+    }
   }
 }
 
@@ -177,7 +196,8 @@ TEST(WeightOnly, LinearsStayPackedAndComputeTheDecodedWeightsProduct) {
     EXPECT_EQ(q.packed_weights, want_packed) << text;
     EXPECT_EQ(products, want_packed) << text;
     EXPECT_EQ(q.weights, 2);
-    if (want_packed) EXPECT_EQ(q.packed_bytes, H * 4 * (grid.bits == 4 ? 18 : 34) + O * 2 * (grid.bits == 4 ? 18 : 34)) << text;
+    const int64_t block = grid.asymmetric ? 20 : grid.bits == 4 ? 18 : 34;
+    if (want_packed) EXPECT_EQ(q.packed_bytes, H * 4 * block + O * 2 * block) << text;
     // the same codes decoded in the graph
     ir::Graph d;
     ops::Builder db(d);

@@ -132,6 +132,7 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
   const std::string observer = args.value_or("observer", "minmax");
   const double percentile = args.float_or("percentile", 99.99);
   const auto group = args.value("group");
+  const bool asymmetric = args.flag("asymmetric");
   const std::string gate_text = args.value_or("gate", "");
   const std::string device = args.value_or("device", "cpu");
   if (auto th = args.value("threads")) set_flag("RLX_NUM_THREADS", *th);
@@ -141,7 +142,8 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
   const bool int8 = to == "int8";
   if (files.size() != 1) throw Error(ErrorKind::invalid_argument, cat("rlx quantize --to ", to, " takes one CHECKPOINT.safetensors (from rlx train mnist --save)"));
   if (out.empty()) throw Error(ErrorKind::invalid_argument, cat("rlx quantize --to ", to, " needs -o OUT.rlx"));
-  if (int8 && group) throw Error(ErrorKind::invalid_argument, "--group sets int4's weight groups; int8 PTQ quantizes weights per channel");
+  if (int8 && (group || asymmetric))
+    throw Error(ErrorKind::invalid_argument, "--group and --asymmetric set int4's weight grid; int8 PTQ quantizes weights per channel, symmetric");
   if (calib_count < 1) throw Error(ErrorKind::invalid_argument, cat("--calib must be at least 1 image, got ", calib_count));
   if (!(percentile > 50 && percentile <= 100)) throw Error(ErrorKind::invalid_argument, cat("--percentile must be in (50, 100], got ", percentile));
   const fs::path folder = fs::path(out).parent_path();
@@ -158,7 +160,8 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
   LoadedClassifier c = load_classifier(files[0]);
   // int4: groups of --group (32 by default), or the grid the model was trained on (QAT)
   ops::WeightGrid grid = c.spec.qat && c.spec.qat->bits == 4 ? *c.spec.qat : ops::WeightGrid::parse("int4");
-  if (group) grid = ops::WeightGrid::parse(cat("int4/g", *group));
+  if (group) grid = ops::WeightGrid::parse(cat("int4/g", *group, grid.asymmetric ? "/asym" : ""));
+  if (asymmetric) grid.asymmetric = true;
   train::ImageDataset train_set = train::load_mnist_split(data, "train"), test_set = train::load_mnist_split(data, "t10k");
   ir::Graph qgraph;
   std::vector<quant::PtqLayer> layers;
@@ -184,7 +187,7 @@ int cmd_quantize_classifier(Args& args, const std::string& to, const std::string
     quant::WeightOnlyResult q = quant::quantize_weights(c.model.forward, c.weights, c.images, c.logits, grid);
     qgraph = std::move(q.graph);
     stored_bytes = q.packed_bytes + (c.float_bytes - q.float_bytes);
-    method = cat("weight-only ", grid.str(), " (", q.weights, " weights, ", q.packed_weights, " of them kept as ", grid.bits == 4 ? "Q4_0" : "Q8_0",
+    method = cat("weight-only ", grid.str(), " (", q.weights, " weights, ", q.packed_weights, " of them kept as ", grid.asymmetric ? "Q4_1" : grid.bits == 4 ? "Q4_0" : "Q8_0",
                  " blocks multiplied packed; activations stay f32)");
   }
   const auto t1 = std::chrono::steady_clock::now();
