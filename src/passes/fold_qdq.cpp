@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "passes/integer_ops.h"
 #include "passes/rewrite.h"
 #include "passes/simplify.h"
 #include "util/strings.h"
@@ -85,21 +86,6 @@ ValueId on_ints(RewriteBuilder& b, ValueId v, const Affine& a) {
   return b.emit_plain(op, q, attrs)[0];
 }
 
-// M · 2^−s = m with M in [2^30, 2^31); nullopt when s would leave [0, 62].
-std::optional<std::pair<int32_t, int32_t>> fixed_point(double m) {
-  if (!(m > 0) || !std::isfinite(m)) return std::nullopt;
-  int e = 0;
-  double f = std::frexp(m, &e);  // m = f · 2^e, f in [0.5, 1)
-  int64_t M = std::llround(f * 2147483648.0);
-  int s = 31 - e;
-  if (M == 2147483648LL) {
-    M /= 2;
-    --s;
-  }
-  if (s < 0 || s > 62) return std::nullopt;
-  return std::make_pair(static_cast<int32_t>(M), s);
-}
-
 struct Folder {
   QdqFoldReport report;
 
@@ -133,15 +119,7 @@ struct Folder {
     return std::nullopt;
   }
 
-  // requantize(acc, M, s) with one multiplier and shift, into `out` (i32 keeps the whole range).
-  static ValueId rescale(RewriteBuilder& b, ValueId acc, std::pair<int32_t, int32_t> fp, int64_t zero_point, int64_t lo, int64_t hi, DType out) {
-    ir::Attrs a{{"zero_point", zero_point}, {"lo", lo}, {"hi", hi}, {"out", out}};
-    return b.emit_plain(Op::requantize, {acc, b.scalar(DType::i32, fp.first), b.scalar(DType::i32, fp.second)}, a)[0];
-  }
-
-  // Q(relu?(DQ(a) + DQ(b))): each side to a common fine scale sc = 2·max(sa, sb)/2^20 (20 bits
-  // below the coarser input's step, so the sum keeps every step of both), summed in i32, then
-  // to the output's scale — a residual connection's integer add.
+  // Q(relu?(DQ(a) + DQ(b))): a residual connection's integer add (passes/integer_ops.h).
   std::optional<ValueId> add_layer(RewriteBuilder& b, ValueId y, const Affine& out) {
     const Graph& g = b.graph();
     bool relu = false;
@@ -154,25 +132,15 @@ struct Folder {
     const Node add = *p;  // a copy: emitting moves the graph's storage
     auto aa = leaf_affine(g, add.inputs[0]), ba = leaf_affine(g, add.inputs[1]);
     if (!aa || !ba || !(aa->scale > 0) || !(ba->scale > 0)) return std::nullopt;
-    const double sc = 2.0 * std::max(aa->scale, ba->scale) / 1048576.0;
-    auto fa = fixed_point(aa->scale / sc), fb = fixed_point(ba->scale / sc), fo = fixed_point(sc / out.scale);
-    if (!fa || !fb || !fo) return std::nullopt;
+    auto plan = plan_integer_add({aa->scale, aa->zero_point}, {ba->scale, ba->zero_point}, {out.scale, out.zero_point});
+    if (!plan) return std::nullopt;
     b.set_context(add.name, add.origin);
     ValueId xa = on_ints(b, add.inputs[0], *aa), xb = on_ints(b, add.inputs[1], *ba);
     if (xa == ir::kNoValue || xb == ir::kNoValue) return std::nullopt;
-    auto side = [&](ValueId q, const Affine& a, std::pair<int32_t, int32_t> f) {
-      ValueId v = b.cast(q, DType::i32);
-      if (a.zero_point != 0) v = b.add(v, b.scalar(DType::i32, static_cast<double>(-a.zero_point)));
-      return rescale(b, v, f, 0, INT32_MIN, INT32_MAX, DType::i32);  // |(q − z)·sa/sc| ≤ 255·2^19
-    };
-    ValueId sum = b.add(side(xa, *aa, *fa), side(xb, *ba, *fb));
-    return rescale(b, sum, *fo, out.zero_point, relu ? std::max<int64_t>(out.zero_point, -128) : -128, 127, DType::i8);
+    return emit_integer_add(b, xa, {aa->scale, aa->zero_point}, xb, {ba->scale, ba->zero_point}, {out.scale, out.zero_point}, *plan, relu);
   }
 
-  // Q(softmax(DQ(x)) over the last axis): with d = max(x) − x in 0…255, e = T[d] where
-  // T[d] = round(2^K·exp(−sx·d)) is a 256-entry table made here, Σe per row in i32, and
-  // q = requantize(e, ⌊C / Σe⌋, S) with C = round(2^S / sy) < 2^31: one division per row and a
-  // fixed-point multiply per value, what a microcontroller's kernel does.
+  // Q(softmax(DQ(x)) over the last axis): the integer softmax of passes/integer_ops.h.
   std::optional<ValueId> softmax_layer(RewriteBuilder& b, ValueId y, const Affine& out) {
     const Graph& g = b.graph();
     const Node* p = g.producer(y);
@@ -185,25 +153,12 @@ struct Folder {
     if (rank == 0 || axis != rank - 1 || !shape.back().is_static()) return std::nullopt;
     auto xa = leaf_affine(g, sm.inputs[0]);
     if (!xa || !(xa->scale > 0)) return std::nullopt;
-    // K: Σe ≤ n·2^K stays below 2^30; S: the largest shift with C < 2^31.
-    const int64_t n = shape.back().value();
-    int K = 14;
-    while (K > 0 && static_cast<double>(n) * std::ldexp(1.0, K) >= std::ldexp(1.0, 30)) --K;
-    int S = 62;
-    while (S > 0 && std::ldexp(1.0, S) / out.scale >= 2147483647.0) --S;  // in double: llround of 2^70 overflows
-    const int64_t C = std::llround(std::ldexp(1.0, S) / out.scale);
-    if (C < (int64_t{1} << 16)) return std::nullopt;  // too coarse a division to be worth folding
-    std::vector<int32_t> table(256);
-    for (int d = 0; d < 256; ++d) table[static_cast<size_t>(d)] = static_cast<int32_t>(std::llround(std::ldexp(std::exp(-xa->scale * d), K)));
+    auto plan = plan_integer_softmax(shape.back().value(), {out.scale, out.zero_point});
+    if (!plan) return std::nullopt;  // too coarse a division to be worth folding
     b.set_context(sm.name, sm.origin);
     ValueId x = on_ints(b, sm.inputs[0], *xa);
     if (x == ir::kNoValue) return std::nullopt;
-    ValueId m = b.reduce(x, "max", {axis}, true);
-    ValueId d = b.sub(b.cast(m, DType::i32), b.cast(x, DType::i32));
-    ValueId e = b.gather(b.constant(Tensor::from_vector(table, {256})), d, 0);
-    ValueId r = b.div(b.scalar(DType::i32, static_cast<double>(C)), b.reduce(e, "sum", {axis}, true));
-    ir::Attrs a{{"zero_point", out.zero_point}, {"lo", int64_t{-128}}, {"hi", int64_t{127}}, {"out", DType::i8}};
-    return b.emit_plain(Op::requantize, {e, r, b.scalar(DType::i32, S)}, a)[0];
+    return emit_integer_softmax(b, x, {xa->scale, xa->zero_point}, axis, {out.scale, out.zero_point}, *plan);
   }
 
   std::optional<ValueId> layer(RewriteBuilder& b, ValueId y, const Affine& out) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ops/builder.h"
+#include "passes/integer_ops.h"
 #include "quant/needed.h"
 #include "rlx/error.h"
 #include "rlx/graph.h"
@@ -109,6 +110,33 @@ PtqPlan plan_ptq(const ir::Graph& g, ValueId input, ValueId output) {
     p.observed.push_back(out);
   }
   if (p.layers.empty()) throw Error(ErrorKind::invalid_argument, "PTQ: the graph has no linear or conv2d layer to quantize");
+  // then each add's output (after a ReLU that is its only use) and each softmax's: after the
+  // layers, so a list of grids for the input and the layers (activation QAT's) keeps its order.
+  // Only those on the data path (every operand computed from the input): an add of parameters
+  // (a grid's scale, say) is not.
+  std::set<ValueId> on_path = {input};
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const ir::Node& n = g.node(i);
+    bool reached = false;
+    for (ValueId v : n.inputs) reached = reached || on_path.count(v);
+    if (reached) on_path.insert(n.outputs.begin(), n.outputs.end());
+  }
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const ir::Node& n = g.node(i);
+    if (!needed.count(n.outputs[0]) || (n.op != Op::add && n.op != Op::softmax)) continue;
+    bool all_on_path = true;
+    for (ValueId v : n.inputs) all_on_path = all_on_path && on_path.count(v);
+    if (!all_on_path) continue;
+    ValueId out = n.outputs[0];
+    if (n.op == Op::add)
+      for (int j = i + 1; j < g.num_nodes() && uses[static_cast<size_t>(out)] == 1; ++j)
+        if (g.node(j).op == Op::relu && g.node(j).inputs[0] == out) {
+          p.folded_relu[i] = j;
+          out = g.node(j).outputs[0];
+          break;
+        }
+    p.observed.push_back(out);
+  }
   return p;
 }
 
@@ -266,7 +294,7 @@ class Quantizer {
     for (auto [layer_node, relu_node] : folded_relu_) folded.insert(relu_node);
     for (int i = 0; i < g_.num_nodes(); ++i) {
       const ir::Node& n = g_.node(i);
-      if (!needed_.count(n.outputs[0]) || folded.count(i)) continue;
+      if (!needed_.count(n.outputs[0]) || folded.count(i) || n.inputs.empty()) continue;  // a constant is not on the data path
       auto in = q.find(n.inputs[0]);
       if (in == q.end()) {
         // a node computing a constant or a weight (a transpose of one, say) is not on the data path
@@ -281,6 +309,39 @@ class Quantizer {
           auto f = folded_relu_.find(i);
           ValueId out = f == folded_relu_.end() ? n.outputs[0] : g_.node(f->second).outputs[0];
           q[out] = layer(n, in->second, f != folded_relu_.end(), qparams_.at(out));
+          break;
+        }
+        case Op::add: {  // a residual connection: both sides on the data path, to a common scale
+          auto other = q.find(n.inputs[1]);
+          if (other == q.end())
+            throw Error(ErrorKind::invalid_argument, cat("PTQ: add '", n.name, "' adds a value that is not on the data path (a constant?); not handled"));
+          auto f = folded_relu_.find(i);
+          ValueId out = f == folded_relu_.end() ? n.outputs[0] : g_.node(f->second).outputs[0];
+          const QParams& to = qparams_.at(out);
+          const passes::Int8Grid ga{in->second.q.scale, in->second.q.zero_point}, gb{other->second.q.scale, other->second.q.zero_point},
+              gy{to.scale, to.zero_point};
+          auto plan = passes::plan_integer_add(ga, gb, gy);
+          if (!plan)
+            throw Error(ErrorKind::invalid_argument, cat("PTQ: add '", n.name, "': the scales ", ga.scale, ", ", gb.scale, " → ", gy.scale,
+                                                         " are too far apart for a fixed-point rescaling"));
+          b_.set_context(n.name, "hir.add");
+          q[out] = {passes::emit_integer_add(b_, in->second.v, ga, other->second.v, gb, gy, *plan, f != folded_relu_.end()), to};
+          ++result_.adds;
+          break;
+        }
+        case Op::softmax: {
+          const int64_t rank = static_cast<int64_t>(g_.type(n.outputs[0]).shape.size());
+          int64_t axis = n.attrs.i("axis");
+          if (axis < 0) axis += rank;
+          const Dim last = rank ? g_.type(n.outputs[0]).shape.back() : Dim(1);
+          if (axis != rank - 1 || !last.is_static())
+            throw Error(ErrorKind::invalid_argument, cat("PTQ: softmax '", n.name, "' runs over axis ", n.attrs.i("axis"), "; the integer softmax takes the last, static one"));
+          const QParams& to = qparams_.at(n.outputs[0]);
+          auto plan = passes::plan_integer_softmax(last.value(), {to.scale, to.zero_point});
+          if (!plan) throw Error(ErrorKind::invalid_argument, cat("PTQ: softmax '", n.name, "': its output grid (scale ", to.scale, ") is too coarse for the integer softmax"));
+          b_.set_context(n.name, "hir.softmax");
+          q[n.outputs[0]] = {passes::emit_integer_softmax(b_, in->second.v, {in->second.q.scale, in->second.q.zero_point}, axis, {to.scale, to.zero_point}, *plan), to};
+          ++result_.softmaxes;
           break;
         }
         case Op::relu: {  // a relu not right after a layer: clamp at the zero point's code
@@ -298,7 +359,7 @@ class Quantizer {
           break;
         default:
           throw Error(ErrorKind::invalid_argument, cat("PTQ: ", ir::op_name(n.op), " '", n.name, "' between the input and the output is not handled yet",
-                                                       " (int8 PTQ takes linear, conv2d, relu, max_pool and reshape)"));
+                                                       " (int8 PTQ takes linear, conv2d, add, softmax, relu, max_pool and reshape)"));
       }
     }
     auto out = q.find(output_);

@@ -6,8 +6,11 @@
 // dequantize_linear on the output. Every integer between is what an int8 kernel, a
 // microcontroller or an FPGA computes bit for bit.
 //
-// Layers handled: linear and conv2d (groups 1) with constant weights, relu, max_pool, reshape.
-// Any other op between the input and the output is refused by name.
+// Layers handled: linear and conv2d (groups 1) with constant weights, relu, max_pool, reshape,
+// adds of two values on the data path (residual connections: the integer add of
+// passes/integer_ops.h, a ReLU after it folded into its clamp) and softmax over the last axis
+// (the integer softmax: a table of exponentials). Any other op between the input and the output
+// is refused by name.
 #pragma once
 #include <map>
 #include <optional>
@@ -31,10 +34,11 @@ struct PtqOptions {
 
 // Where the grids change: the linear/conv nodes between the input and the output, the ReLU
 // folded into each (the only use of its result), and the values whose grids are chosen — the
-// input, then each layer's output (after its folded ReLU). Throws rlx::Error when there is none.
+// input, then each layer's output (after its folded ReLU), then each add's (after its folded
+// ReLU) and softmax's output. Throws rlx::Error when there is no layer.
 struct PtqPlan {
   std::vector<int> layers;
-  std::map<int, int> folded_relu;  // layer node → its ReLU node
+  std::map<int, int> folded_relu;  // layer or add node → its ReLU node
   std::vector<ir::ValueId> observed;
 };
 PtqPlan plan_ptq(const ir::Graph& g, ir::ValueId input, ir::ValueId output);
@@ -51,6 +55,7 @@ struct PtqLayer {
 struct PtqResult {
   ir::Graph graph;  // inputs: [the float input]; outputs: [the float output, dequantized]
   std::vector<PtqLayer> layers;
+  int adds = 0, softmaxes = 0;  // integer adds and softmaxes in the graph
   QParams input, output;
 };
 

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "models/classifier.h"
+#include "ops/builder.h"
 #include "quant/observer.h"
 #include "quant/ptq.h"
 #include "rlx/error.h"
@@ -156,4 +157,104 @@ TEST(Observers, ClipOutliersThatMinMaxKeeps) {
   EXPECT_EQ(q.zero_point, -128);
   q = quant::int8_qparams(-1.0, 3.0);
   EXPECT_NEAR(-static_cast<double>(q.zero_point + 128) * q.scale, -1.0, q.scale);
+}
+
+// A residual MLP ending in a softmax: relu(linear(h) + h) and the probabilities become the integer
+// add and the integer softmax (passes/integer_ops.h) — still integers between the edges, the same
+// on the cpu as on the reference, and near the float probabilities.
+TEST(Ptq, ResidualAddsAndSoftmaxBecomeIntegerOps) {
+  const int64_t B = 32, K = 64, H = 48, O = 10;
+  std::mt19937 rng(4);
+  std::normal_distribution<double> normal(0, 1);
+  auto tensor = [&](std::vector<int64_t> shape, double sd) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<double> v(static_cast<size_t>(n));
+    for (auto& x : v) x = normal(rng) * sd;
+    return Tensor::from_f64(DType::f32, shape, v);
+  };
+  ir::Graph g;
+  ops::Builder b(g);
+  ir::ValueId x = g.add_input({DType::f32, {Dim(B), Dim(K)}}, "x");
+  std::map<ir::ValueId, Tensor> weights;
+  auto param = [&](const char* name, Tensor t) {
+    ir::ValueId v = g.add_input({DType::f32, shape_of(t.shape())}, name);
+    weights[v] = std::move(t);
+    return v;
+  };
+  ir::ValueId w1 = param("w1", tensor({H, K}, 0.15)), b1 = param("b1", tensor({H}, 0.1));
+  // a negative bias: the residual sum is often below zero, so the ReLU after the add matters
+  ir::ValueId w2 = param("w2", tensor({H, H}, 0.4)), b2 = param("b2", Tensor::from_f64(DType::f32, {H}, std::vector<double>(H, -0.8)));
+  ir::ValueId w3 = param("w3", tensor({O, H}, 0.3)), b3 = param("b3", tensor({O}, 0.1));
+  ir::ValueId h1 = b.emit1(ir::Op::relu, {b.emit1(ir::Op::linear, {x, w1, b1})});
+  ir::ValueId h2 = b.emit1(ir::Op::relu, {b.add(b.emit1(ir::Op::linear, {h1, w2, b2}), h1)});
+  ir::ValueId p = b.emit1(ir::Op::softmax, {b.emit1(ir::Op::linear, {h2, w3, b3})});
+  g.set_outputs({p});
+  std::vector<Tensor> calib = {tensor({B, K}, 1), tensor({B, K}, 1), tensor({B, K}, 1)};
+  quant::PtqResult q = quant::quantize_int8(g, weights, x, p, calib);
+  EXPECT_EQ(q.layers.size(), 3u);
+  EXPECT_EQ(q.adds, 1);
+  EXPECT_EQ(q.softmaxes, 1);
+  int float_values = 0, relus = 0;
+  for (const ir::Node& n : q.graph.nodes()) {
+    relus += n.op == ir::Op::relu || n.op == ir::Op::max;
+    for (ir::ValueId v : n.outputs)
+      if (is_float(q.graph.type(v).dtype)) ++float_values;
+  }
+  EXPECT_LE(float_values, 3) << "float arithmetic inside the int8 graph";
+  EXPECT_EQ(relus, 0) << "the ReLUs after the first layer and after the add are their clamps' lower ends";
+
+  // a batch the grids were calibrated on: what is judged is the integer arithmetic, not how often
+  // a new batch leaves the calibrated ranges (min-max over 96 Gaussian rows)
+  const Tensor& in = calib[0];
+  Tensor ref = run_on("reference", q.graph, {in})[0], cpu = run_on("cpu", q.graph, {in})[0];
+  ASSERT_EQ(ref.numel(), B * O);
+  for (int64_t i = 0; i < ref.numel(); ++i) ASSERT_EQ(ref.at_f64(i), cpu.at_f64(i)) << "probability " << i << " differs between reference and cpu";
+  std::vector<Tensor> fin;
+  for (ir::ValueId v : g.inputs()) fin.push_back(v == x ? in : weights.at(v));
+  Tensor f = run_on("reference", g, fin)[0];
+  double worst = 0;
+  int64_t same_top = 0;
+  for (int64_t r = 0; r < B; ++r) {
+    int64_t tf = 0, tq = 0;
+    for (int64_t c = 0; c < O; ++c) {
+      worst = std::max(worst, std::fabs(f.at_f64(r * O + c) - ref.at_f64(r * O + c)));
+      if (f.at_f64(r * O + c) > f.at_f64(r * O + tf)) tf = c;
+      if (ref.at_f64(r * O + c) > ref.at_f64(r * O + tq)) tq = c;
+    }
+    same_top += tf == tq;
+  }
+  std::printf("[ptq] residual MLP: worst probability error %.4f, top class kept for %lld of %lld rows\n", worst, static_cast<long long>(same_top), static_cast<long long>(B));
+  EXPECT_LT(worst, 0.06) << "the int8 probabilities are far from the float ones (output step " << q.output.scale << ")";
+  EXPECT_GE(same_top, B - 3) << "top classes";
+
+  // the residual block alone, its branch's range ~4× the skip's: within a few output steps
+  ir::Graph block = g;
+  block.set_outputs({h2});
+  quant::PtqResult qb = quant::quantize_int8(block, weights, x, h2, calib);
+  EXPECT_EQ(qb.adds, 1);
+  Tensor yq = run_on("cpu", qb.graph, {in})[0];
+  ir::Graph fblock = g;
+  fblock.set_outputs({h2});
+  Tensor yf = run_on("reference", fblock, fin)[0];
+  double err = 0;
+  for (int64_t i = 0; i < yf.numel(); ++i) err = std::max(err, std::fabs(yf.at_f64(i) - yq.at_f64(i)));
+  std::printf("[ptq] residual block: worst error %.4f, output step %.4f\n", err, qb.output.scale);
+  EXPECT_LT(err, 4 * qb.output.scale) << "the integer add is off by more than a few steps";
+}
+
+TEST(Ptq, RefusesAnAddOfAConstantByName) {
+  ir::Graph g;
+  ops::Builder b(g);
+  ir::ValueId x = g.add_input({DType::f32, {Dim(4), Dim(8)}}, "x");
+  ir::ValueId w = g.add_input({DType::f32, {Dim(8), Dim(8)}}, "w");
+  ir::ValueId y = b.add(b.emit1(ir::Op::linear, {x, w}), b.constant(Tensor::from_f64(DType::f32, {8}, std::vector<double>(8, 0.5))));
+  g.set_outputs({y});
+  std::mt19937 rng(3);
+  try {
+    quant::quantize_int8(g, {{w, Tensor::from_f64(DType::f32, {8, 8}, std::vector<double>(64, 0.1))}}, x, y, {images(rng, {4, 8})});
+    FAIL() << "an add of a constant was quantized";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not on the data path"), std::string::npos) << e.what();
+  }
 }
