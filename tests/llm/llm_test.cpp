@@ -203,7 +203,7 @@ TEST(Gguf, Q4_KAgreesOnNinetyPercentOfTopOneTokens) {
     std::string path = temp_path("wide.gguf");
     GgufExportOptions o;
     o.matrix_type = c.type;
-    o.k_quant_mix = c.mix;
+    o.k_quant_mix = c.mix ? KQuantMix::q4_k_m : KQuantMix::none;
     write_llama_gguf(path, m.spec, m.weights, o);
     LlamaModel g = load_llama_model(path);
     LlamaRunner r(g.spec, g.weights);

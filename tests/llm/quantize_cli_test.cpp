@@ -10,8 +10,10 @@
 #include <iterator>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
+#include "formats/gguf.h"
 #include "models/qwen3_model.h"
 #include "quant/importance.h"
 #include "rlx/error.h"
@@ -76,6 +78,24 @@ TEST(QuantizeCli, GatePassesAGoodQuantizationAndRefusesABadOne) {
   EXPECT_LT(a["kld_mean"].get<double>(), 0.002);
   EXPECT_TRUE(fs::exists(good));
   EXPECT_FALSE(fs::exists(good.string() + ".pending.gguf"));
+
+  // a llama.cpp mix: Q3_K_M's types in the file (2 layers: ffn_down below n/16 = 0 layers gets Q4_K)
+  {
+    const fs::path mixed = fs::temp_directory_path() / "rlx_wide_q3_k_m.gguf";
+    Ran q3 = run(cat_args({"quantize", dir, "--to", "gguf:Q3_K_M", "-o", mixed.string(), "--eval", eval, "--tokens", "64", "--json"}));
+    ASSERT_EQ(q3.code, 0) << q3.out << q3.err;
+    formats::GgufFile f = formats::read_gguf(mixed.string());
+    std::map<std::string, std::string> types;
+    for (const auto& t : f.tensors) types[t.name] = t.type_name();
+    EXPECT_EQ(types["token_embd.weight"], "Q6_K");  // tied: the output matrix
+    EXPECT_EQ(types["blk.0.attn_v.weight"], "Q5_K");
+    EXPECT_EQ(types["blk.1.attn_v.weight"], "Q5_K");
+    EXPECT_EQ(types["blk.0.ffn_down.weight"], "Q4_K");
+    EXPECT_EQ(types["blk.1.attn_output.weight"], "Q4_K");
+    EXPECT_EQ(types["blk.1.attn_q.weight"], "Q3_K");
+    EXPECT_EQ(types["blk.0.ffn_gate.weight"], "Q3_K");
+    fs::remove(mixed);
+  }
 
   // Q4_0 costs this model far more than Q8_0: a gate at Q8_0's level refuses it
   Ran q4 = run(cat_args({"quantize", dir, "--to", "gguf:Q4_0", "-o", bad.string(), "--eval", eval, "--tokens", "192", "--gate", "kld=0.002"}));

@@ -155,7 +155,7 @@ void write_random_gguf(const std::string& path, const models::LlamaSpec& spec, c
                        const std::optional<std::string>& tokenizer_json) {
   models::GgufExportOptions o;
   o.matrix_type = gguf_type(precision);
-  o.k_quant_mix = precision == "q4_k_m" || precision == "q5_k_m";
+  if (auto mix = models::k_quant_mix_from_name(precision)) o.k_quant_mix = mix->first;
   o.tokenizer_json = tokenizer_json;
   o.name = spec.num_experts ? "qwen3-30b-a3b-architecture-random" : "qwen3-architecture-random";
   std::string tmp = path + ".partial";

@@ -43,18 +43,17 @@ const char* kDefaultEvalText =
 
 struct Target {
   formats::WeightType type;
-  bool mix = false;  // llama.cpp's _M recipe
+  models::KQuantMix mix = models::KQuantMix::none;  // a llama.cpp recipe (Q4_K_M, Q3_K_S, …)
   std::string name;
 };
 
 Target parse_target(const std::string& to) {
   const std::string prefix = "gguf:";
   if (to.rfind(prefix, 0) != 0)
-    throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": RLX quantizes to GGUF types so far (gguf:Q8_0, Q6_K, Q5_K_M, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K, Q4_1, Q4_0, IQ4_NL, IQ4_XS, Q3_K, Q2_K, F32, F16, BF16)"));
+    throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": RLX quantizes to GGUF types so far (gguf:Q8_0, Q6_K, Q5_K_M, Q5_K_S, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K_S, Q4_K, Q4_1, Q4_0, IQ4_NL, IQ4_XS, Q3_K_L, Q3_K_M, Q3_K_S, Q3_K, Q2_K_S, Q2_K, F32, F16, BF16)"));
   std::string t = to.substr(prefix.size());
   for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (t == "Q4_K_M") return {formats::WeightType::q4_k, true, t};
-  if (t == "Q5_K_M") return {formats::WeightType::q5_k, true, t};
+  if (auto mix = models::k_quant_mix_from_name(t)) return {mix->second, mix->first, t};
   const std::map<std::string, formats::WeightType> types = {{"Q8_0", formats::WeightType::q8_0}, {"Q6_K", formats::WeightType::q6_k},
                                                             {"Q5_K", formats::WeightType::q5_k}, {"Q4_K", formats::WeightType::q4_k},
                                                             {"Q3_K", formats::WeightType::q3_k}, {"Q2_K", formats::WeightType::q2_k},
@@ -64,8 +63,8 @@ Target parse_target(const std::string& to) {
                                                             {"F16", formats::WeightType::f16},   {"BF16", formats::WeightType::bf16},
                                                             {"F32", formats::WeightType::f32}};
   auto it = types.find(t);
-  if (it == types.end()) throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": not a type RLX's quantizer writes (Q8_0, Q6_K, Q5_K_M, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K, Q4_1, Q4_0, IQ4_NL, IQ4_XS, Q3_K, Q2_K, F32, F16, BF16)"));
-  return {it->second, false, t};
+  if (it == types.end()) throw Error(ErrorKind::invalid_argument, cat("--to ", to, ": not a type RLX's quantizer writes (Q8_0, Q6_K, Q5_K_M, Q5_K_S, Q5_K, Q5_1, Q5_0, Q4_K_M, Q4_K_S, Q4_K, Q4_1, Q4_0, IQ4_NL, IQ4_XS, Q3_K_L, Q3_K_M, Q3_K_S, Q3_K, Q2_K_S, Q2_K, F32, F16, BF16)"));
+  return {it->second, models::KQuantMix::none, t};
 }
 
 std::string read_text(const std::string& path) {
@@ -128,7 +127,7 @@ int cmd_quantize(Args& args) {
     const fs::path folder = fs::path(out).parent_path();
     if (!folder.empty() && !fs::is_directory(folder)) throw Error(ErrorKind::io, cat("-o ", out, ": the folder ", folder.string(), " does not exist"));
   }
-  const Target target = compare ? Target{formats::WeightType::f32, false, fs::path(*compare).filename().string()} : parse_target(to);
+  const Target target = compare ? Target{formats::WeightType::f32, models::KQuantMix::none, fs::path(*compare).filename().string()} : parse_target(to);
   const quant::Gate gate = quant::Gate::parse(gate_text);
   if (gate.accuracy >= 0)
     throw Error(ErrorKind::invalid_argument, "--gate accuracy judges classifiers (--to int8|int4); a language model is judged by kld, kld_p99, top1 and ppl");
