@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ops/builder.h"
+#include "ops/weight_grid.h"
 #include "passes/rewrite.h"
 #include "rlx/error.h"
 #include "util/strings.h"
@@ -16,7 +17,8 @@ Precision precision_from_name(const std::string& name) {
   if (name == "amp") return Precision::amp;
   if (name == "amp-f16") return Precision::amp_f16;
   if (name == "int8") return Precision::int8;
-  throw Error(ErrorKind::invalid_argument, cat("unknown precision '", name, "' (choose f32, bf16, f16, amp, amp-f16 or int8)"));
+  if (name == "int4") return Precision::int4;
+  throw Error(ErrorKind::invalid_argument, cat("unknown precision '", name, "' (choose f32, bf16, f16, amp, amp-f16, int8 or int4)"));
 }
 
 const char* precision_name(Precision p) {
@@ -27,11 +29,31 @@ const char* precision_name(Precision p) {
     case Precision::amp: return "amp";
     case Precision::amp_f16: return "amp-f16";
     case Precision::int8: return "int8";
+    case Precision::int4: return "int4";
   }
   return "?";
 }
 
 namespace {
+
+// The constant weight of x[..., k] · W as [n, k] rows (a linear's, or a dot_general's contracted
+// on one axis with no batch); nullopt for any other product.
+std::optional<Tensor> constant_weight_rows(RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) {
+  const bool linear = op == Op::linear;
+  if ((op != Op::dot_general && !linear) || b.dtype(in[0]) != DType::f32 || attrs.has("out") || attrs.has("compute")) return std::nullopt;
+  const ir::Node* w = b.graph().producer(in[1]);
+  if (!w || w->op != Op::constant) return std::nullopt;
+  const int64_t r = static_cast<int64_t>(b.rank(in[0]));
+  Tensor wt = w->attrs.tensor("value");
+  if (wt.dtype() != DType::f32 || wt.rank() != 2) return std::nullopt;
+  if (!linear) {
+    const ir::Intss& batch = attrs.intss("batch");
+    const ir::Intss& contract = attrs.intss("contract");
+    if (!batch[0].empty() || contract[0] != ir::Ints{r - 1} || contract[1].size() != 1) return std::nullopt;
+    if (contract[1][0] == 0) wt = wt.transpose({1, 0});
+  }
+  return wt.contiguous();
+}
 
 // x[..., k] · W with W a constant f32 — [n, k] contracted on its dim 1 (a linear's weight) or
 // [k, n] on dim 0 — becomes an integer product: W per output channel to int8 (symmetric, once,
@@ -42,22 +64,13 @@ Rule int8_matmul_rule() {
   return {"int8-matmul", [](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
     // a device that runs hir.linear itself (the reference) still has it here
     const bool linear = op == Op::linear;
-    if ((op != Op::dot_general && !linear) || b.dtype(in[0]) != DType::f32 || attrs.has("out") || attrs.has("compute")) return std::nullopt;
-    const ir::Node* w = b.graph().producer(in[1]);
-    if (!w || w->op != Op::constant) return std::nullopt;
+    auto rows = constant_weight_rows(b, op, in, attrs);
+    if (!rows) return std::nullopt;
     const int64_t r = static_cast<int64_t>(b.rank(in[0]));
-    Tensor wt = w->attrs.tensor("value");
-    if (wt.dtype() != DType::f32 || wt.rank() != 2) return std::nullopt;
-    if (!linear) {
-      const ir::Intss& batch = attrs.intss("batch");
-      const ir::Intss& contract = attrs.intss("contract");
-      if (!batch[0].empty() || contract[0] != ir::Ints{r - 1} || contract[1].size() != 1) return std::nullopt;
-      if (contract[1][0] == 0) wt = wt.transpose({1, 0});
-    }
+    const Tensor& wt = *rows;
     const int64_t n = wt.shape()[0], k = wt.shape()[1];
     if (n == 0 || k < 16) return std::nullopt;  // too small to gain anything
-    Tensor c = wt.contiguous();
-    const float* p = c.data_as<float>();
+    const float* p = wt.data_as<float>();
     std::vector<double> codes(static_cast<size_t>(n * k)), scales(static_cast<size_t>(n));
     for (int64_t j = 0; j < n; ++j) {
       double amax = 0;
@@ -81,11 +94,35 @@ Rule int8_matmul_rule() {
   }};
 }
 
+// Weight-only int4: W on ops/weight_grid.h's int4 grid in groups of 32 (f16 scales), which is
+// ggml's Q4_0, kept as those blocks and multiplied by dequant_matmul with f32 activations; x is
+// padded with zeros where k is not whole blocks.
+Rule int4_matmul_rule() {
+  return {"int4-weights", [](RewriteBuilder& b, Op op, const std::vector<ValueId>& in, const Attrs& attrs) -> std::optional<std::vector<ValueId>> {
+    auto wt = constant_weight_rows(b, op, in, attrs);
+    if (!wt || wt->shape()[0] == 0 || wt->shape()[1] < 32) return std::nullopt;  // below one block: nothing to gain
+    const ops::WeightGrid grid = ops::WeightGrid::parse("int4/g32");
+    const ops::GridBlocks blocks = ops::packed_grid_blocks(ops::weight_grid_codes(*wt, grid), grid.bits);
+    const int64_t n = wt->shape()[0], k = wt->shape()[1];
+    ValueId x = in[0];
+    if (blocks.padded_k != k) {
+      const size_t r = b.rank(x);
+      ir::Ints lo(r, 0), hi(r, 0);
+      hi.back() = blocks.padded_k - k;
+      x = b.emit1(Op::pad, {x}, Attrs{{"lo", lo}, {"hi", hi}});
+    }
+    ValueId y = b.emit_plain(Op::dequant_matmul, {x, b.constant(blocks.bytes)}, Attrs{{"type", blocks.type}, {"n", n}, {"k", blocks.padded_k}})[0];
+    if (op == Op::linear && in.size() > 2) y = b.add(y, in[2]);
+    return std::vector<ValueId>{y};
+  }};
+}
+
 }  // namespace
 
 ir::Graph apply_precision(const ir::Graph& g, Precision p) {
   if (p == Precision::f32) return g;
   if (p == Precision::int8) return rewrite(g, {int8_matmul_rule()}, "precision");
+  if (p == Precision::int4) return rewrite(g, {int4_matmul_rule()}, "precision");
   // amp keeps f32 master weights and reductions; its matmuls run like bf16's (amp-f16: f16's)
   const bool half = p == Precision::f16 || p == Precision::amp_f16;
   const DType low = half ? DType::f16 : DType::bf16;

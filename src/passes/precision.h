@@ -11,6 +11,9 @@
 //         weights (per output channel, symmetric) and int8 activations (each row by its own
 //         max|x|, quantized as it is read), summed in i32 (AVX512-VNNI through oneDNN), scaled
 //         back to f32; everything else stays f32
+//   int4  weight-only int4: those products keep their weights as ggml Q4_0 blocks (groups of
+//         32, f16 scales; ops/weight_grid.h) in memory and multiply them with f32 activations
+//         (dequant_matmul); everything else stays f32
 #pragma once
 #include <string>
 
@@ -18,7 +21,7 @@
 
 namespace rlx::passes {
 
-enum class Precision { f32, bf16, f16, amp, amp_f16, int8 };
+enum class Precision { f32, bf16, f16, amp, amp_f16, int8, int4 };
 // Throws rlx::Error naming the choices.
 Precision precision_from_name(const std::string& name);
 const char* precision_name(Precision p);

@@ -37,7 +37,7 @@ skipped=$(grep -oE '"skipped_steps":[0-9]+' "$tmp/f16.json" | cut -d: -f2)
 acc5=$(grep -oE '"test_accuracy":[0-9.]+' "$tmp/f16.json" | head -1 | cut -d: -f2)
 awk -v a="$acc5" 'BEGIN { exit !(a >= 0.65) }' || { echo "FAIL: amp-f16 training reaches only $acc5 after one epoch on 8000 images"; fail=1; }
 "$RLX" train mnist --epochs 1 --precision fp4 >/dev/null 2>"$tmp/err"; [ $? = 2 ] || { echo "FAIL: an unknown precision must exit 2"; fail=1; }
-grep -q "amp-f16 or int8" "$tmp/err" || { echo "FAIL: the unknown-precision error does not list the choices"; fail=1; }
+grep -q "amp-f16, int8 or int4" "$tmp/err" || { echo "FAIL: the unknown-precision error does not list the choices"; fail=1; }
 "$RLX" train mnist --data /nonexistent --epochs 1 >/dev/null 2>"$tmp/err"; [ $? = 1 ] || { echo "FAIL: a missing dataset must exit 1"; fail=1; }
 grep -q "dataset-fashion-mnist" "$tmp/err" || { echo "FAIL: the missing-dataset error does not say how to get one"; fail=1; }
 exit $fail

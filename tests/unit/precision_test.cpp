@@ -86,6 +86,6 @@ TEST(Precision, UnknownPolicyIsAClearError) {
     Session("cpu", o).compile(block(rng));
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("f32, bf16, f16, amp, amp-f16 or int8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("f32, bf16, f16, amp, amp-f16, int8 or int4"), std::string::npos) << e.what();
   }
 }

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "ops/builder.h"
+#include "ops/weight_grid.h"
 #include "passes/autodiff.h"
 #include "rlx/error.h"
 #include "rlx/graph.h"
@@ -169,6 +170,55 @@ TEST(Int8Precision, LinearsBecomeIntegerProductsCloseToF32) {
   }
   EXPECT_GT(err, 0) << "the int8 policy left the product in f32";
   EXPECT_LT(std::sqrt(err / norm), 0.02) << "relative error of the int8 product";
+}
+
+// --precision int4: a linear with constant weights keeps them as Q4_0 blocks (weight-only; k = 100
+// padded to 128) — the product with the int4 grid's weights, on the reference and the cpu.
+TEST(Int4Precision, LinearsMultiplyTheGridsWeightsKeptPacked) {
+  // 24 rows: decoded tiles times x; 300: the whole matrix decoded, one threaded product
+  for (const int64_t M : {int64_t{24}, int64_t{300}}) {
+  std::mt19937 rng(13);
+  std::normal_distribution<double> normal(0, 1);
+  const int64_t K = 100, N = 40;
+  std::vector<double> w(K * N), xs(M * K), bias(N);
+  for (auto& v : w) v = normal(rng) * 0.1;
+  for (auto& v : xs) v = normal(rng);
+  for (auto& v : bias) v = normal(rng);
+  const Tensor wt = Tensor::from_f64(DType::f32, {N, K}, w);
+  ir::Graph g;
+  ops::Builder b(g);
+  ValueId x = g.add_input({DType::f32, {Dim(M), Dim(K)}}, "x");
+  ValueId y = b.emit1(Op::linear, {x, b.constant(wt), b.constant(Tensor::from_f64(DType::f32, {N}, bias))});
+  g.set_outputs({y});
+  const Tensor in = Tensor::from_f64(DType::f32, {M, K}, xs);
+  // the product with the grid's weights, in double
+  const ops::GridCodes c = ops::weight_grid_codes(wt, ops::WeightGrid::parse("int4/g32"));
+  std::vector<double> want(static_cast<size_t>(M * N));
+  double err = 0, norm = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double acc = bias[static_cast<size_t>(j)], exact = acc;
+      for (int64_t t = 0; t < K; ++t) {
+        const double q = c.codes[static_cast<size_t>(j * c.groups * c.group + t)] * c.scales[static_cast<size_t>(j * c.groups + t / c.group)];
+        acc += static_cast<float>(xs[static_cast<size_t>(i * K + t)]) * q;
+        exact += static_cast<float>(xs[static_cast<size_t>(i * K + t)]) * static_cast<float>(w[static_cast<size_t>(j * K + t)]);
+      }
+      want[static_cast<size_t>(i * N + j)] = acc;
+      err += (acc - exact) * (acc - exact);
+      norm += exact * exact;
+    }
+  EXPECT_GT(std::sqrt(err / norm), 1e-3) << "the grid left the weights unchanged";
+  EXPECT_LT(std::sqrt(err / norm), 0.15) << "relative error of int4 weights";
+  SessionOptions o;
+  o.precision = "int4";
+  for (const char* d : kDevices) {
+    Session s(d, o);
+    CompiledModel m = s.compile(Graph(std::make_shared<ir::Graph>(g)));
+    const Tensor got = m.run({in})[0];
+    for (int64_t i = 0; i < M * N; ++i)
+      ASSERT_NEAR(got.at_f64(i), want[static_cast<size_t>(i)], 1e-4 * (1 + std::fabs(want[static_cast<size_t>(i)]))) << d << " M=" << M << " at " << i;
+  }
+  }
 }
 
 TEST(QuantizeLinear, PerRowScalesMatchTheReference) {

@@ -35,7 +35,7 @@ const std::vector<Command>& commands() {
       {"bench", "WORKLOAD [options] (minilm; `rlx bench` lists them)", "benchmarks: p50/p90 latency of a workload", cmd_bench},
       {"generate", "--model DIR|FILE.gguf (--prompt T | --prompt-ids 1,2,3) [--max-tokens N] [--temperature 0] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--chat [--chat-template FILE.jinja]] [--no-think] [--ignore-eos] [--device D] [--precision f32|bf16] [--activations auto|q8|f32] [--threads N] [--tp N] [--pp N] (one rank of rlx launch -n TP·PP) [--report (every rank's dispatch report and share of the model)] [--json]",
        "text generation with a Qwen3 / llama-family model, streamed (greedy unless the model's generation_config samples)", cmd_generate},
-      {"run", "MODEL.onnx|GRAPH.rlx --input NAME=FILE.npy … [--output DIR] [--device D] [--precision f32|bf16|f16|amp|int8] [--threads N] [--json]", "run an ONNX model or a .rlx graph on .npy inputs, write its outputs as .npy", cmd_run},
+      {"run", "MODEL.onnx|GRAPH.rlx --input NAME=FILE.npy … [--output DIR] [--device D] [--precision f32|bf16|f16|amp|int8|int4] [--threads N] [--json]", "run an ONNX model or a .rlx graph on .npy inputs, write its outputs as .npy", cmd_run},
       {"onnx-suite", "DIR [--filter REGEX] [--device D] [--json]", "ONNX backend test data: pass/fail per test, ends with `N passed, M failed`", cmd_onnx_suite},
       {"diff", "MODEL.onnx|FILE.rlx [--device D] [--against reference] [--input NAME=FILE.npy]… [--bind S=N,…] [--seed N] [--rtol R] [--atol A] [--top N] [--flip-weight NAME] [--json]",
        "the first node whose output differs between a device and the reference, and the largest errors (exit 3 when one does)", cmd_diff},

@@ -355,30 +355,33 @@ RowFns row_fns(BlockType t, int64_t k) {
 // Rows of x at which decoding tiles of W for a GEMM beats decoding per dot product.
 constexpr int64_t kGemmRows = 16;
 constexpr int64_t kTileRows = 256;
+// f32 tiles are narrower: more of them to share among the threads where N is a few hundred
+constexpr int64_t kF32TileRows = 64;
+constexpr int64_t kWholeDecodeRows = 256;
 
 bool has_bf16_gemm() {
   static const bool yes = onednn_available() && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
   return yes;
 }
 
-// bf16 × bf16 → f32 products of x[M, K] with one decoded tile W[nt, K], written into columns
-// [n0, n0 + nt) of y[M, N]: one oneDNN primitive per tile width, run single-threaded inside
-// each pool thread with its own scratchpad.
+// Products of x[M, K] with one decoded tile W[nt, K] (both bf16, or both f32), f32 results
+// written into columns [n0, n0 + nt) of y[M, N]: one oneDNN primitive per tile width, run
+// single-threaded inside each pool thread with its own scratchpad.
 struct TileGemm {
   struct Prim {
     dnnl::matmul prim;
     dnnl::memory::desc a, b, c, scratch;
   };
   std::vector<Prim> prims;  // [0]: full tiles, [1]: the last, narrower one (if any)
-  int64_t M = 0, K = 0, N = 0;
+  int64_t M = 0, K = 0, N = 0, tile = kTileRows;
 
-  TileGemm(int64_t m, int64_t k, int64_t n) : M(m), K(k), N(n) {
+  TileGemm(int64_t m, int64_t k, int64_t n, dnnl::memory::data_type operands, int64_t tile_rows = kTileRows) : M(m), K(k), N(n), tile(tile_rows) {
     using dt = dnnl::memory::data_type;
-    for (int64_t nt : {std::min(kTileRows, N), N % kTileRows}) {
-      if (nt == 0 || (!prims.empty() && N <= kTileRows)) break;
+    for (int64_t nt : {std::min(tile, N), N % tile}) {
+      if (nt == 0 || (!prims.empty() && N <= tile)) break;
       Prim p;
-      p.a = dnnl::memory::desc({M, K}, dt::bf16, dnnl::memory::dims{K, 1});
-      p.b = dnnl::memory::desc({K, nt}, dt::bf16, dnnl::memory::dims{1, K});
+      p.a = dnnl::memory::desc({M, K}, operands, dnnl::memory::dims{K, 1});
+      p.b = dnnl::memory::desc({K, nt}, operands, dnnl::memory::dims{1, K});
       p.c = dnnl::memory::desc({M, nt}, dt::f32, dnnl::memory::dims{N, 1});
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -389,15 +392,15 @@ struct TileGemm {
     }
   }
 
-  void run(const uint16_t* x16, const uint16_t* tile16, int64_t nt, float* y_cols) const {
+  void run(const void* x, const void* w_tile, int64_t nt, float* y_cols) const {
     omp_set_num_threads(1);  // oneDNN's OpenMP stays single-threaded inside our pool threads
-    const Prim& p = nt == std::min(kTileRows, N) ? prims[0] : prims.back();
+    const Prim& p = nt == std::min(tile, N) ? prims[0] : prims.back();
     thread_local dnnl::stream stream(onednn_engine());
     thread_local std::vector<uint8_t> scratch;
     if (scratch.size() < p.scratch.get_size()) scratch.resize(p.scratch.get_size());
     dnnl::engine& e = onednn_engine();
-    p.prim.execute(stream, {{DNNL_ARG_SRC, dnnl::memory(p.a, e, const_cast<uint16_t*>(x16))},
-                            {DNNL_ARG_WEIGHTS, dnnl::memory(p.b, e, const_cast<uint16_t*>(tile16))},
+    p.prim.execute(stream, {{DNNL_ARG_SRC, dnnl::memory(p.a, e, const_cast<void*>(x))},
+                            {DNNL_ARG_WEIGHTS, dnnl::memory(p.b, e, const_cast<void*>(w_tile))},
                             {DNNL_ARG_DST, dnnl::memory(p.c, e, y_cols)},
                             {DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratch, e, scratch.data())}});
   }
@@ -426,8 +429,21 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
       if (value.nbytes() == static_cast<size_t>(N * rb)) repacked = q8::repack(t, static_cast<const uint8_t*>(value.data()), N, K);
     }
   }
-  std::shared_ptr<TileGemm> bf16_gemm;
-  if (half_x && !act_q8 && rows >= kGemmRows && has_bf16_gemm()) bf16_gemm = std::make_shared<TileGemm>(rows, K, N);
+  std::shared_ptr<TileGemm> bf16_gemm, f32_gemm;
+  if (half_x && !act_q8 && rows >= kGemmRows && has_bf16_gemm()) bf16_gemm = std::make_shared<TileGemm>(rows, K, N, dnnl::memory::data_type::bf16);
+  // f32 rows (weight-only quantized models, f32-activation prefill): oneDNN's f32 GEMM on the
+  // decoded tile, single-threaded in each pool thread (OpenBLAS's below, where oneDNN is absent);
+  // from kWholeDecodeRows rows the whole matrix is decoded into a scratch first and multiplied
+  // by one threaded oneDNN product — the decode is then a small part of the work, and the
+  // weights still stay packed between calls.
+  HostKernel whole;
+  if (!half_x && !act_q8 && rows >= kWholeDecodeRows && onednn_available()) {
+    MatmulShape ms;
+    ms.M = rows, ms.K = K, ms.N = N;
+    if (onednn_matmul_buildable(ms)) whole = make_onednn_matmul(ms, nullptr);
+  }
+  if (!half_x && !act_q8 && rows >= kGemmRows && !whole && onednn_available())
+    f32_gemm = std::make_shared<TileGemm>(rows, K, N, dnnl::memory::data_type::f32, kF32TileRows);
   return [=](const KernelArgs& a) {
     const auto* w = static_cast<const uint8_t*>(a.in[1].data);
     int64_t M = a.in[0].numel / K;
@@ -472,6 +488,22 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
       }
       if (!integer) x = xdeq.data();
     }
+    if (whole && M == rows && x == a.in[0].as<float>() && !half_out) {
+      thread_local std::vector<float> wf;
+      wf.resize(static_cast<size_t>(2 * N * K));
+      float* wd = wf.data();  // the pool's threads name their own thread_local: pass the pointer
+      float* wt = wd + N * K;
+      // rows decoded, then transposed to [K, N] in 32×32 blocks: oneDNN's f32 kernels take B that way
+      parallel_items(N, std::max<int64_t>(1, 65536 / K), [&](int64_t r) { fns.decode(t, w + r * rb, K, wd + r * K); });
+      parallel_items((K + 31) / 32, 1, [&](int64_t kb) {
+        for (int64_t n0 = 0; n0 < N; n0 += 32)
+          for (int64_t k = kb * 32; k < std::min(K, kb * 32 + 32); ++k)
+            for (int64_t n = n0; n < std::min(N, n0 + 32); ++n) wt[k * N + n] = wd[n * K + k];
+      });
+      const std::vector<runtime::HostView> in = {a.in[0], runtime::HostView{wt, DType::f32, {K, N}, N * K}};
+      whole(KernelArgs{a.node, in, a.out});
+      return;
+    }
     int64_t tiles = (N + kTileRows - 1) / kTileRows;
     int64_t tile_grain = std::max<int64_t>(1, tiles / num_threads());
     if (repacked) {
@@ -512,13 +544,19 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
         }
       });
     } else {
-      rlx::parallel_for(tiles, tile_grain, [&](int64_t lo, int64_t hi) {
+      const bool f32_tiles = f32_gemm && M == f32_gemm->M && x == a.in[0].as<float>();
+      const int64_t width = f32_tiles ? f32_gemm->tile : kTileRows, count = (N + width - 1) / width;
+      rlx::parallel_for(count, std::max<int64_t>(1, count / num_threads()), [&](int64_t lo, int64_t hi) {
         thread_local std::vector<float> tile;
-        tile.resize(static_cast<size_t>(kTileRows * K));
+        tile.resize(static_cast<size_t>(width * K));
         for (int64_t ti = lo; ti < hi; ++ti) {
-          int64_t n0 = ti * kTileRows, nt = std::min(kTileRows, N - n0);
+          int64_t n0 = ti * width, nt = std::min(width, N - n0);
           for (int64_t r = 0; r < nt; ++r) fns.decode(t, w + (n0 + r) * rb, K, tile.data() + r * K);
           if (half_x) round_to_bf16(tile.data(), nt * K);
+          if (f32_tiles) {
+            f32_gemm->run(x, tile.data(), nt, y + n0);
+            continue;
+          }
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(M), static_cast<int>(nt), static_cast<int>(K), 1.0f, x,
                       static_cast<int>(K), tile.data(), static_cast<int>(K), 0.0f, y + n0, static_cast<int>(N));
         }
