@@ -355,9 +355,15 @@ RowFns row_fns(BlockType t, int64_t k) {
 // Rows of x at which decoding tiles of W for a GEMM beats decoding per dot product.
 constexpr int64_t kGemmRows = 16;
 constexpr int64_t kTileRows = 256;
-// f32 tiles are narrower: more of them to share among the threads where N is a few hundred
+// f32 tiles: a quarter of a thread's share of N, 64 to 256 rows — enough tiles to balance the
+// threads where N is a few hundred, few enough that x is not repacked for every narrow tile
 constexpr int64_t kF32TileRows = 64;
 constexpr int64_t kWholeDecodeRows = 256;
+
+bool has_amx() {
+  static const bool yes = onednn_available() && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_amx;
+  return yes;
+}
 
 bool has_bf16_gemm() {
   static const bool yes = onednn_available() && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
@@ -430,7 +436,8 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
     }
   }
   std::shared_ptr<TileGemm> bf16_gemm, f32_gemm;
-  if (half_x && !act_q8 && rows >= kGemmRows && has_bf16_gemm()) bf16_gemm = std::make_shared<TileGemm>(rows, K, N, dnnl::memory::data_type::bf16);
+  if (half_x && !act_q8 && rows >= kGemmRows && has_bf16_gemm() && has_amx())
+    bf16_gemm = std::make_shared<TileGemm>(rows, K, N, dnnl::memory::data_type::bf16);
   // f32 rows (weight-only quantized models, f32-activation prefill): oneDNN's f32 GEMM on the
   // decoded tile, single-threaded in each pool thread (OpenBLAS's below, where oneDNN is absent);
   // from kWholeDecodeRows rows the whole matrix is decoded into a scratch first and multiplied
@@ -442,8 +449,9 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
     ms.M = rows, ms.K = K, ms.N = N;
     if (onednn_matmul_buildable(ms)) whole = make_onednn_matmul(ms, nullptr);
   }
-  if (!half_x && !act_q8 && rows >= kGemmRows && !whole && onednn_available())
-    f32_gemm = std::make_shared<TileGemm>(rows, K, N, dnnl::memory::data_type::f32, kF32TileRows);
+  if (!bf16_gemm && !act_q8 && rows >= kGemmRows && !whole && onednn_available())
+    f32_gemm = std::make_shared<TileGemm>(rows, K, N, dnnl::memory::data_type::f32,
+                                          std::clamp<int64_t>(N / (4 * num_threads()) / 32 * 32, kF32TileRows, kTileRows));
   return [=](const KernelArgs& a) {
     const auto* w = static_cast<const uint8_t*>(a.in[1].data);
     int64_t M = a.in[0].numel / K;
@@ -544,7 +552,7 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
         }
       });
     } else {
-      const bool f32_tiles = f32_gemm && M == f32_gemm->M && x == a.in[0].as<float>();
+      const bool f32_tiles = f32_gemm && M == f32_gemm->M;
       const int64_t width = f32_tiles ? f32_gemm->tile : kTileRows, count = (N + width - 1) / width;
       rlx::parallel_for(count, std::max<int64_t>(1, count / num_threads()), [&](int64_t lo, int64_t hi) {
         thread_local std::vector<float> tile;
