@@ -176,4 +176,15 @@ GridBlocks packed_grid_blocks(const GridCodes& c, int bits) {
   return out;
 }
 
+ValueId packed_grid_product(Builder& b, ValueId x, ValueId blocks, const GridBlocks& w, int64_t n) {
+  const Shape xs = b.shape(x);
+  const int64_t k = xs.back().value();
+  if (w.padded_k != k) {
+    Ints lo(xs.size(), 0), hi(xs.size(), 0);
+    hi.back() = w.padded_k - k;
+    x = b.emit1(Op::pad, {x}, Attrs{{"lo", lo}, {"hi", hi}});
+  }
+  return b.emit1(Op::dequant_matmul, {x, blocks}, Attrs{{"type", w.type}, {"n", n}, {"k", w.padded_k}});
+}
+
 }  // namespace rlx::ops

@@ -51,5 +51,8 @@ struct GridBlocks {
   Tensor bytes;
 };
 GridBlocks packed_grid_blocks(const GridCodes& c, int bits);
+// x[..., k] · Wᵀ with W [n, k] as those blocks: x padded with zeros to padded_k (the padding
+// codes multiply zeros), one dequant_matmul.
+ValueId packed_grid_product(Builder& b, ValueId x, ValueId blocks, const GridBlocks& w, int64_t n);
 
 }  // namespace rlx::ops

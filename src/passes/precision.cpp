@@ -103,15 +103,7 @@ Rule int4_matmul_rule() {
     if (!wt || wt->shape()[0] == 0 || wt->shape()[1] < 32) return std::nullopt;  // below one block: nothing to gain
     const ops::WeightGrid grid = ops::WeightGrid::parse("int4/g32");
     const ops::GridBlocks blocks = ops::packed_grid_blocks(ops::weight_grid_codes(*wt, grid), grid.bits);
-    const int64_t n = wt->shape()[0], k = wt->shape()[1];
-    ValueId x = in[0];
-    if (blocks.padded_k != k) {
-      const size_t r = b.rank(x);
-      ir::Ints lo(r, 0), hi(r, 0);
-      hi.back() = blocks.padded_k - k;
-      x = b.emit1(Op::pad, {x}, Attrs{{"lo", lo}, {"hi", hi}});
-    }
-    ValueId y = b.emit_plain(Op::dequant_matmul, {x, b.constant(blocks.bytes)}, Attrs{{"type", blocks.type}, {"n", n}, {"k", blocks.padded_k}})[0];
+    ValueId y = ops::packed_grid_product(b, in[0], b.constant(blocks.bytes), blocks, wt->shape()[0]);
     if (op == Op::linear && in.size() > 2) y = b.add(y, in[2]);
     return std::vector<ValueId>{y};
   }};

@@ -8,25 +8,6 @@
 
 namespace rlx::quant {
 
-namespace {
-
-// linear(x, W, bias?) with W as ggml blocks of a k padded to whole blocks: x padded with zeros to
-// match (the padding codes are 0 too), one dequant_matmul, the bias added after.
-ir::ValueId packed_linear(ops::Builder& b, const std::vector<ir::ValueId>& in, const ops::GridBlocks& w) {
-  ir::ValueId x = in[0];
-  const Shape xs = b.shape(x);
-  const int64_t k = xs.back().value(), n = b.shape(in[1])[0].value();
-  if (w.padded_k != k) {
-    ir::Ints lo(xs.size(), 0), hi(xs.size(), 0);
-    hi.back() = w.padded_k - k;
-    x = b.emit1(ir::Op::pad, {x}, ir::Attrs{{"lo", lo}, {"hi", hi}});
-  }
-  ir::ValueId y = b.emit1(ir::Op::dequant_matmul, {x, in[1]}, ir::Attrs{{"type", w.type}, {"n", n}, {"k", w.padded_k}});
-  return in.size() > 2 ? b.add(y, in[2]) : y;
-}
-
-}  // namespace
-
 WeightOnlyResult quantize_weights(const ir::Graph& g, const std::map<ir::ValueId, Tensor>& weights, ir::ValueId input, ir::ValueId output,
                                   const ops::WeightGrid& grid) {
   const std::set<ir::ValueId> needed = values_needed_by(g, output);
@@ -82,7 +63,9 @@ WeightOnlyResult quantize_weights(const ir::Graph& g, const std::map<ir::ValueId
     for (ir::ValueId v : n.inputs) in.push_back(map.at(v));
     b.set_context(n.name, n.origin);
     if (auto p = packed.find(n.op == ir::Op::linear && in.size() >= 2 ? in[1] : -1); p != packed.end()) {
-      map[n.outputs[0]] = packed_linear(b, in, p->second);
+      // linear(x, W, bias?) with W as blocks: the product, then the bias
+      ir::ValueId y = ops::packed_grid_product(b, in[0], in[1], p->second, b.shape(in[1])[0].value());
+      map[n.outputs[0]] = in.size() > 2 ? b.add(y, in[2]) : y;
       continue;
     }
     std::vector<ir::ValueId> out = b.emit(n.op, in, n.attrs);
