@@ -88,6 +88,22 @@ ChannelQuant quantize_channels(const Tensor& w) {
 
 }  // namespace
 
+namespace {
+
+// A ReLU as the only use of node i's result becomes the lower end of its requantize's clamp:
+// recorded in the plan; returns the value whose grid is chosen (the ReLU's output, or i's).
+ValueId fold_relu(const ir::Graph& g, const std::vector<int>& uses, int i, PtqPlan& p) {
+  ValueId out = g.node(i).outputs[0];
+  for (int j = i + 1; j < g.num_nodes() && uses[static_cast<size_t>(out)] == 1; ++j)
+    if (g.node(j).op == Op::relu && g.node(j).inputs[0] == out) {
+      p.folded_relu[i] = j;
+      return g.node(j).outputs[0];
+    }
+  return out;
+}
+
+}  // namespace
+
 PtqPlan plan_ptq(const ir::Graph& g, ValueId input, ValueId output) {
   std::set<ValueId> needed = values_needed_by(g, output);
   if (!needed.count(input)) throw Error(ErrorKind::invalid_argument, "PTQ: the output does not depend on the input");
@@ -99,15 +115,7 @@ PtqPlan plan_ptq(const ir::Graph& g, ValueId input, ValueId output) {
     if (!needed.count(n.outputs[0])) continue;
     if (n.op != Op::linear && n.op != Op::conv2d) continue;
     p.layers.push_back(i);
-    ValueId out = n.outputs[0];
-    // a relu as the only use of the layer's result becomes the lower end of its clamp
-    for (int j = i + 1; j < g.num_nodes() && uses[static_cast<size_t>(out)] == 1; ++j)
-      if (g.node(j).op == Op::relu && g.node(j).inputs[0] == out) {
-        p.folded_relu[i] = j;
-        out = g.node(j).outputs[0];
-        break;
-      }
-    p.observed.push_back(out);
+    p.observed.push_back(fold_relu(g, uses, i, p));
   }
   if (p.layers.empty()) throw Error(ErrorKind::invalid_argument, "PTQ: the graph has no linear or conv2d layer to quantize");
   // then each add's output (after a ReLU that is its only use) and each softmax's: after the
@@ -127,15 +135,7 @@ PtqPlan plan_ptq(const ir::Graph& g, ValueId input, ValueId output) {
     bool all_on_path = true;
     for (ValueId v : n.inputs) all_on_path = all_on_path && on_path.count(v);
     if (!all_on_path) continue;
-    ValueId out = n.outputs[0];
-    if (n.op == Op::add)
-      for (int j = i + 1; j < g.num_nodes() && uses[static_cast<size_t>(out)] == 1; ++j)
-        if (g.node(j).op == Op::relu && g.node(j).inputs[0] == out) {
-          p.folded_relu[i] = j;
-          out = g.node(j).outputs[0];
-          break;
-        }
-    p.observed.push_back(out);
+    p.observed.push_back(n.op == Op::add ? fold_relu(g, uses, i, p) : n.outputs[0]);
   }
   return p;
 }
