@@ -106,6 +106,15 @@ bool compile_to_mir(ir::Graph& g, const KernelClaims& device, const PipelineOpti
     // The new casts and reduced-precision matmuls resolve like any other node.
     DispatchReport again;
     g = legalize(apply_precision(g, prec), device, opts.dispatch, again);
+    // the report shows the ops the policy brought in (int8/int4 products, quantize_rows, casts)
+    // beside the model's own; the rest of `again` is the model's ops resolved a second time
+    std::vector<std::string> added;
+    for (const auto& [op, row] : again.rows)
+      if (!report.rows.count(op)) {
+        report.rows[op] = row;
+        added.push_back(op);
+      }
+    if (!added.empty()) report.rewrites.push_back(cat("--precision ", opts.precision, " brings in ", join(added, ", ")));
   }
   if (stop("precision")) return true;
   g = fold_constants(g, eval);
