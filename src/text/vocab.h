@@ -26,6 +26,9 @@ class Vocab {
  private:
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> to_id_;
   std::vector<const std::string*> to_token_;  // by id; points into to_id_'s stable keys
+  // ids far past the dense range (a file may name any 32-bit id): kept here, so a stray
+  // 2,000,000,000 costs one entry rather than a 16 GB table
+  std::unordered_map<int32_t, const std::string*> sparse_;
 };
 
 }  // namespace rlx::text

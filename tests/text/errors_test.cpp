@@ -7,6 +7,7 @@
 #include "fixtures.h"
 #include "rlx/error.h"
 #include "text/tokenizer_loader.h"
+#include "text/vocab.h"
 
 namespace rlx::text {
 namespace {
@@ -19,6 +20,22 @@ void expect_error(const std::function<void()>& f, ErrorKind kind, const std::vec
     EXPECT_EQ(e.kind(), kind) << e.what();
     for (const auto& m : mentions) EXPECT_NE(std::string(e.what()).find(m), std::string::npos) << e.what() << " lacks " << m;
   }
+}
+
+// A file may give a token any 32-bit id: one far past the rest is kept aside, not by growing the
+// id table to it (a fuzzed tokenizer.json with id ~1e9 asked for a 3.8 GB table).
+TEST(Vocab, AnIdFarPastTheOthersCostsOneEntry) {
+  Vocab v;
+  v.add("a", 0);
+  v.add("b", 2000000000);
+  v.add("c", 1);
+  ASSERT_NE(v.token(2000000000), nullptr);
+  EXPECT_EQ(*v.token(2000000000), "b");
+  EXPECT_EQ(*v.token(1), "c");
+  EXPECT_EQ(v.token(2), nullptr);
+  EXPECT_EQ(v.token(1999999999), nullptr);
+  EXPECT_EQ(v.find("b"), 2000000000);
+  EXPECT_EQ(v.size(), 3u);
 }
 
 TEST(TokenizerErrors, MissingDirectory) {
