@@ -444,9 +444,9 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
   // by one threaded oneDNN product — the decode is then a small part of the work, and the
   // weights still stay packed between calls.
   HostKernel whole;
-  if (!half_x && !act_q8 && rows >= kWholeDecodeRows && onednn_available()) {
+  if (!half_x && !half_out && !act_q8 && rows >= kWholeDecodeRows && onednn_available()) {
     MatmulShape ms;
-    ms.M = rows, ms.K = K, ms.N = N;
+    ms.M = rows, ms.K = K, ms.N = N, ms.b_nk = true;  // B as decoded: [N, K] rows
     if (onednn_matmul_buildable(ms)) whole = make_onednn_matmul(ms, nullptr);
   }
   if (!bf16_gemm && !act_q8 && rows >= kGemmRows && !whole && onednn_available())
@@ -496,19 +496,12 @@ HostKernel make_dequant_matmul(const ir::Node& node, const ir::Graph& lir) {
       }
       if (!integer) x = xdeq.data();
     }
-    if (whole && M == rows && x == a.in[0].as<float>() && !half_out) {
+    if (whole && M == rows) {
       thread_local std::vector<float> wf;
-      wf.resize(static_cast<size_t>(2 * N * K));
+      wf.resize(static_cast<size_t>(N * K));
       float* wd = wf.data();  // the pool's threads name their own thread_local: pass the pointer
-      float* wt = wd + N * K;
-      // rows decoded, then transposed to [K, N] in 32×32 blocks: oneDNN's f32 kernels take B that way
       parallel_items(N, std::max<int64_t>(1, 65536 / K), [&](int64_t r) { fns.decode(t, w + r * rb, K, wd + r * K); });
-      parallel_items((K + 31) / 32, 1, [&](int64_t kb) {
-        for (int64_t n0 = 0; n0 < N; n0 += 32)
-          for (int64_t k = kb * 32; k < std::min(K, kb * 32 + 32); ++k)
-            for (int64_t n = n0; n < std::min(N, n0 + 32); ++n) wt[k * N + n] = wd[n * K + k];
-      });
-      const std::vector<runtime::HostView> in = {a.in[0], runtime::HostView{wt, DType::f32, {K, N}, N * K}};
+      const std::vector<runtime::HostView> in = {a.in[0], runtime::HostView{wd, DType::f32, {N, K}, N * K}};
       whole(KernelArgs{a.node, in, a.out});
       return;
     }
