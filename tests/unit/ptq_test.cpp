@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "common/run_graph.h"
 #include "models/classifier.h"
 #include "ops/builder.h"
 #include "quant/observer.h"
@@ -15,13 +16,9 @@
 #include "rlx/session.h"
 
 using namespace rlx;
+using rlx::testing::run_on;
 
 namespace {
-
-std::vector<Tensor> run_on(const std::string& device, const ir::Graph& g, const std::vector<Tensor>& in) {
-  Session s(device);
-  return s.compile(Graph(std::make_shared<ir::Graph>(g))).run(in);
-}
 
 Tensor images(std::mt19937& rng, std::vector<int64_t> shape) {
   int64_t n = 1;

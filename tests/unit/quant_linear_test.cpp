@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "common/run_graph.h"
 #include "ops/builder.h"
 #include "ops/weight_grid.h"
 #include "passes/autodiff.h"
@@ -15,15 +16,11 @@
 #include "rlx/session.h"
 
 using namespace rlx;
+using rlx::testing::run_on;
 using ir::Op;
 using ir::ValueId;
 
 namespace {
-
-std::vector<Tensor> run_on(const std::string& device, const ir::Graph& g, const std::vector<Tensor>& in) {
-  Session s(device);
-  return s.compile(Graph(std::make_shared<ir::Graph>(g))).run(in);
-}
 
 const char* kDevices[] = {"reference", "cpu"};
 

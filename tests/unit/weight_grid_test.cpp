@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 
+#include "common/run_graph.h"
 #include "ops/builder.h"
 #include "ops/weight_grid.h"
 #include "passes/autodiff.h"
@@ -19,15 +20,11 @@
 #include "util/quant_blocks.h"
 
 using namespace rlx;
+using rlx::testing::run_on;
 using ir::Op;
 using ir::ValueId;
 
 namespace {
-
-std::vector<Tensor> run_on(const std::string& device, const ir::Graph& g, const std::vector<Tensor>& in) {
-  Session s(device);
-  return s.compile(Graph(std::make_shared<ir::Graph>(g))).run(in);
-}
 
 Tensor random_weight(int64_t n, int64_t k, unsigned seed, double sd = 0.2) {
   std::mt19937 rng(seed);
