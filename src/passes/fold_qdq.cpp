@@ -36,10 +36,7 @@ std::optional<double> scalar_of(const Graph& g, ValueId v) {
   return t->to_f64()[0];
 }
 
-struct Affine {  // a dequantization: real = scale · (q − zero_point)
-  double scale;
-  int64_t zero_point;
-};
+using Affine = Int8Grid;  // a dequantization: real = scale · (q − zero_point)
 
 // DQ(xq, s, z) with one f32 scale and zero point over i8 values.
 std::optional<std::pair<ValueId, Affine>> dequantized(const Graph& g, ValueId v) {
@@ -132,12 +129,12 @@ struct Folder {
     const Node add = *p;  // a copy: emitting moves the graph's storage
     auto aa = leaf_affine(g, add.inputs[0]), ba = leaf_affine(g, add.inputs[1]);
     if (!aa || !ba || !(aa->scale > 0) || !(ba->scale > 0)) return std::nullopt;
-    auto plan = plan_integer_add({aa->scale, aa->zero_point}, {ba->scale, ba->zero_point}, {out.scale, out.zero_point});
+    auto plan = plan_integer_add(*aa, *ba, out);
     if (!plan) return std::nullopt;
     b.set_context(add.name, add.origin);
     ValueId xa = on_ints(b, add.inputs[0], *aa), xb = on_ints(b, add.inputs[1], *ba);
     if (xa == ir::kNoValue || xb == ir::kNoValue) return std::nullopt;
-    return emit_integer_add(b, xa, {aa->scale, aa->zero_point}, xb, {ba->scale, ba->zero_point}, {out.scale, out.zero_point}, *plan, relu);
+    return emit_integer_add(b, xa, *aa, xb, *ba, out, *plan, relu);
   }
 
   // Q(softmax(DQ(x)) over the last axis): the integer softmax of passes/integer_ops.h.
@@ -153,12 +150,12 @@ struct Folder {
     if (rank == 0 || axis != rank - 1 || !shape.back().is_static()) return std::nullopt;
     auto xa = leaf_affine(g, sm.inputs[0]);
     if (!xa || !(xa->scale > 0)) return std::nullopt;
-    auto plan = plan_integer_softmax(shape.back().value(), {out.scale, out.zero_point});
+    auto plan = plan_integer_softmax(shape.back().value(), out);
     if (!plan) return std::nullopt;  // too coarse a division to be worth folding
     b.set_context(sm.name, sm.origin);
     ValueId x = on_ints(b, sm.inputs[0], *xa);
     if (x == ir::kNoValue) return std::nullopt;
-    return emit_integer_softmax(b, x, {xa->scale, xa->zero_point}, axis, {out.scale, out.zero_point}, *plan);
+    return emit_integer_softmax(b, x, *xa, axis, out, *plan);
   }
 
   std::optional<ValueId> layer(RewriteBuilder& b, ValueId y, const Affine& out) {
