@@ -4,6 +4,7 @@
 
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/megakernel.h"
 #include "util/strings.h"
 
 namespace rlx::backends::cuda {
@@ -67,7 +68,7 @@ Kernel make_attention(const ir::Node& n, const ir::Graph& g) {
   s.splits = 1;
   if (!attention_uses_decode(s) && attention_uses_mma(dt, s)) s.splits = attention_mma_splits(dt, s, gpu_info().sm_count);
   s.cluster = attention_uses_decode(s) ? attention_decode_cluster(s, gpu_info().major) : 1;
-  return {[=](const LaunchArgs& a) {
+  Kernel kernel{[=](const LaunchArgs& a) {
             launch_attention(dt, a.in[0].data, a.in[1].data, a.in[2].data, a.in.size() > 3 ? a.in[3].data : nullptr, bias_dt, a.out[0].data, s,
                              a.scratch, a.stream);
           },
@@ -75,6 +76,22 @@ Kernel make_attention(const ir::Node& n, const ir::Graph& g) {
           attention_uses_decode(s) ? (s.cluster > 1 ? cat("decode, keys split over a cluster of ", s.cluster, " blocks") : std::string("decode, keys split over warps"))
           : attention_uses_mma(dt, s) ? (s.splits > 1 ? cat("tensor cores, keys split ", s.splits, " ways") : std::string("tensor cores"))
                                       : "f32 cores"};
+  if (attention_uses_decode(s) && megakernel_takes_attention(s))
+    kernel.mega = [=](const LaunchArgs& a, MegaOp& op) {
+      MegaAttention& m = op.attention;
+      op.kind = MegaKind::attention;
+      m.q = a.in[0].data;
+      m.k = a.in[1].data;
+      m.v = a.in[2].data;
+      m.bias = a.in.size() > 3 ? a.in[3].data : nullptr;
+      m.y = a.out[0].data;
+      m.dt = dt;
+      m.bias_dt = bias_dt;
+      m.a = s;
+      op.tiles = s.Sq * s.H * s.B;
+      return true;
+    };
+  return kernel;
 }
 
 }  // namespace

@@ -11,164 +11,20 @@
 // loads kDecodeKeys keys (their values and bias entries too) before it uses any of them.
 #include <cooperative_groups.h>
 
-#include "backends/cuda/common.cuh"
+#include "backends/cuda/attention_decode_tile.cuh"
 
 namespace rlx::backends::cuda {
 
 namespace {
 
-constexpr int kDecodeWarps = 16, kDecodeKeys = 4, kDecodeMaxRows = 4;
+constexpr int kDecodeWarps = 16;
 constexpr int kClusterWarps = 8, kMaxCluster = 8;
-
-// One warp's online softmax over keys j0, j0 + stride, … (kDecodeKeys at a time) of [lo, hi).
-template <class T, int SD, int SV>
-struct DecodeWarp {
-  float qv[SD];
-  float m = -INFINITY, l = 0;
-  float acc[SV];
-
-  __device__ void run(const T* q, const T* kb, const T* vb, const void* bias, Dt bias_dt, int64_t bias_row, const AttentionSpec& a,
-                      int64_t j0, int64_t stride, int64_t hi) {
-    // the rounding of compute=bf16/f16 decided once, not per element (the common f32 path
-    // then carries no per-element selects)
-    if (a.round_bf16 || a.round_f16) walk<true>(q, kb, vb, bias, bias_dt, bias_row, a, j0, stride, hi);
-    else walk<false>(q, kb, vb, bias, bias_dt, bias_row, a, j0, stride, hi);
-  }
-
-  template <bool ROUND>
-  __device__ __forceinline__ void walk(const T* q, const T* kb, const T* vb, const void* bias, Dt bias_dt, int64_t bias_row, const AttentionSpec& a,
-                                       int64_t j0, int64_t stride, int64_t hi) {
-    const int lane = threadIdx.x & 31;
-    const int D = static_cast<int>(a.D), Dv = static_cast<int>(a.Dv);
-    auto rnd = [&](float x) {
-      if constexpr (ROUND) return a.round_bf16 ? round_bf16(x) : round_f16(x);
-      else return x;
-    };
-    const float* bias_f32 = bias_dt == Dt::f32 ? static_cast<const float*>(bias) : nullptr;
-#pragma unroll
-    for (int t = 0; t < SD; ++t) {
-      int d = t * 32 + lane;
-      qv[t] = d < D ? rnd(to_f32(q[d])) : 0.0f;
-    }
-#pragma unroll
-    for (int t = 0; t < SV; ++t) acc[t] = 0;
-    for (; j0 < hi; j0 += stride) {
-      float kv[kDecodeKeys][SD], vv[kDecodeKeys][SV], bv[kDecodeKeys];
-#pragma unroll
-      for (int u = 0; u < kDecodeKeys; ++u) {
-        const int64_t j = j0 + u;
-        const bool ok = j < hi;
-        const T* kr = kb + j * a.k_s;  // one 64-bit offset a key; the lanes' are 32-bit
-        const T* vr = vb + j * a.v_s;
-#pragma unroll
-        for (int t = 0; t < SD; ++t) {
-          int d = t * 32 + lane;
-          kv[u][t] = ok && d < D ? to_f32(kr[d]) : 0.0f;
-        }
-#pragma unroll
-        for (int t = 0; t < SV; ++t) {
-          int d = t * 32 + lane;
-          vv[u][t] = ok && d < Dv ? to_f32(vr[d]) : 0.0f;
-        }
-        const int64_t bi = bias_row + j * a.bias_s[3];
-        bv[u] = !ok || !bias ? 0.0f : bias_f32 ? bias_f32[bi] : static_cast<float>(load_f64(bias, bias_dt, bi));
-      }
-      float sc[kDecodeKeys], mx = m;
-#pragma unroll
-      for (int u = 0; u < kDecodeKeys; ++u) {
-        float dot = 0;
-#pragma unroll
-        for (int t = 0; t < SD; ++t) dot = fmaf(qv[t], rnd(kv[u][t]), dot);
-        sc[u] = dot;
-      }
-#pragma unroll
-      for (int u = 0; u < kDecodeKeys; ++u) sc[u] = warp_sum(sc[u]);
-#pragma unroll
-      for (int u = 0; u < kDecodeKeys; ++u) {
-        float s = -INFINITY;
-        if (j0 + u < hi) {
-          s = sc[u] * a.scale;
-          if (a.softcap > 0) s = a.softcap * tanhf(s / a.softcap);
-          s += bv[u];
-        }
-        sc[u] = s;
-        mx = fmaxf(mx, s);
-      }
-      if (mx == -INFINITY) continue;  // nothing allowed yet
-      float corr = m == -INFINITY ? 0.0f : __expf(m - mx);
-      l *= corr;
-#pragma unroll
-      for (int t = 0; t < SV; ++t) acc[t] *= corr;
-#pragma unroll
-      for (int u = 0; u < kDecodeKeys; ++u) {
-        float p = sc[u] == -INFINITY ? 0.0f : __expf(sc[u] - mx);
-        l += p;
-        float pr = rnd(p);
-#pragma unroll
-        for (int t = 0; t < SV; ++t) acc[t] = fmaf(pr, rnd(vv[u][t]), acc[t]);
-      }
-      m = mx;
-    }
-  }
-};
-
-// The keys row i of the query may see.
-__device__ __forceinline__ void key_range(const AttentionSpec& a, int64_t i, int64_t& lo, int64_t& hi) {
-  const int64_t pos = i + a.Sk - a.Sq;
-  lo = 0;
-  hi = a.Sk;
-  if (a.mask == 1 || a.mask == 2) hi = min(a.Sk, pos + 1);
-  if (a.mask == 2) lo = max(int64_t{0}, pos - a.window + 1);
-}
-
-// Every warp's (m, l, acc) through shared memory → this block's merged (m, l) and acc[Dv] in `o`.
-template <class Warp, int W, int Lanes>
-__device__ void merge_warps(const Warp& w, float (&sm)[W], float (&sl)[W], float (&sacc)[W][Lanes], int64_t Dv, float* om, float* ol, float* oacc) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  if (lane == 0) {
-    sm[warp] = w.m;
-    sl[warp] = w.l;
-  }
-#pragma unroll
-  for (int t = 0; t < Lanes / 32; ++t) sacc[warp][t * 32 + lane] = w.acc[t];
-  __syncthreads();
-  float M = -INFINITY;
-  for (int w = 0; w < W; ++w) M = fmaxf(M, sm[w]);
-  for (int64_t d = threadIdx.x; d < Dv; d += blockDim.x) {
-    float o = 0;
-    if (M != -INFINITY)
-      for (int w = 0; w < W; ++w)
-        if (sm[w] != -INFINITY) o += __expf(sm[w] - M) * sacc[w][d];
-    oacc[d] = o;
-  }
-  if (threadIdx.x == 0) {
-    float L = 0;
-    if (M != -INFINITY)
-      for (int w = 0; w < W; ++w)
-        if (sm[w] != -INFINITY) L += __expf(sm[w] - M) * sl[w];
-    *om = M;
-    *ol = L;
-  }
-}
 
 // One block per (row, head, batch); its warps split the keys.
 template <class T, int SD, int SV>
 __global__ void attention_decode_kernel(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y, const __grid_constant__ AttentionSpec a) {
   RLX_AFTER_PRODUCERS();
-  __shared__ float sm[kDecodeWarps], sl[kDecodeWarps];
-  __shared__ float sacc[kDecodeWarps][SV * 32];
-  __shared__ float bm, bl, bacc[SV * 32];
-  const int warp = threadIdx.x >> 5;
-  const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / (a.H / a.Hk);
-  int64_t lo, hi;
-  key_range(a, i, lo, hi);
-  DecodeWarp<T, SD, SV> w;
-  w.run(q + b * a.q_b + h * a.q_h + i * a.q_s, k + b * a.k_b + hk * a.k_h, v + b * a.v_b + hk * a.v_h, bias, bias_dt,
-        b * a.bias_s[0] + h * a.bias_s[1] + i * a.bias_s[2], a, lo + warp * kDecodeKeys, kDecodeWarps * kDecodeKeys, hi);
-  merge_warps(w, sm, sl, sacc, a.Dv, &bm, &bl, bacc);
-  __syncthreads();
-  // a row with no allowed key is NaN, like the definition's softmax over nothing
-  for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) store_as(y, b * a.y_b + h * a.y_h + i * a.y_s + d, bl > 0 ? bacc[d] / bl : __int_as_float(0x7fc00000), a.y_dt);
+  attention_decode_row<T, SD, SV, kDecodeWarps>(q, k, v, bias, bias_dt, y, a, blockIdx.x, blockIdx.y, blockIdx.z);
 }
 
 // A cluster of blockDim.x blocks per (row, head, batch): grid (cluster, H, B·Sq).

@@ -2,6 +2,7 @@
 // HIR activations among them; binary ones broadcast by strides), select, cast and iota, for
 // every dtype but c64 and i4.
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/megakernel.h"
 #include "codegen/elementwise.h"
 
 namespace rlx::backends::cuda {
@@ -45,7 +46,25 @@ Kernel make_binary(const ir::Node& n, const ir::Graph& g) {
   Space sp = make_space(shape);
   Strides ta = make_strides(sa), tb = make_strides(sb);
   Dt dt = to_dt(in_type(g, n, 0).dtype), od = to_dt(out_type(g, n, 0).dtype);
-  return {[=](const LaunchArgs& a) { launch_binary(op, dt, od, a.in[0].data, a.in[1].data, a.out[0].data, sp, ta, tb, a.stream); }};
+  Kernel k{[=](const LaunchArgs& a) { launch_binary(op, dt, od, a.in[0].data, a.in[1].data, a.out[0].data, sp, ta, tb, a.stream); }};
+  if (dt == Dt::f32 || dt == Dt::bf16 || dt == Dt::f16)
+    k.mega = [=](const LaunchArgs& a, MegaOp& m) {
+      MegaBinary& e = m.binary;
+      m.kind = MegaKind::binary;
+      e.a = a.in[0].data;
+      e.b = a.in[1].data;
+      e.y = a.out[0].data;
+      e.n = a.out[0].numel;
+      e.op = op;
+      e.dt = dt;
+      e.to_bool = od == Dt::boolean;
+      e.sp = sp;
+      e.sa = ta;
+      e.sb = tb;
+      m.tiles = (e.n + kMegaThreads - 1) / kMegaThreads;
+      return true;
+    };
+  return k;
 }
 
 Kernel make_select(const ir::Node& n, const ir::Graph& g) {

@@ -1,55 +1,11 @@
 // Elementwise kernels: unary and binary ops (numpy broadcasting through strides), select, cast
 // and iota. One template per storage type; the op is a run-time switch over src/codegen's
 // definitions, uniform across a warp, which costs nothing next to the memory traffic.
-#include "backends/cuda/common.cuh"
-#include "codegen/cuda_math.cuh"
+#include "backends/cuda/elementwise_tile.cuh"
 
 namespace rlx::backends::cuda {
 
 namespace {
-
-template <class T>
-struct Math {  // the compute class of a storage type
-  using F = float;
-  static constexpr bool kInt = false;
-};
-template <>
-struct Math<double> {
-  using F = double;
-  static constexpr bool kInt = false;
-};
-#define RLX_INT_MATH(T)                  \
-  template <>                            \
-  struct Math<T> {                       \
-    using F = int64_t;                   \
-    static constexpr bool kInt = true;   \
-  };
-RLX_INT_MATH(int8_t)
-RLX_INT_MATH(uint8_t)
-RLX_INT_MATH(int16_t)
-RLX_INT_MATH(int32_t)
-RLX_INT_MATH(int64_t)
-#undef RLX_INT_MATH
-
-template <class T>
-__device__ __forceinline__ typename Math<T>::F widen(T x) {
-  if constexpr (Math<T>::kInt) return static_cast<int64_t>(x);
-  else if constexpr (sizeof(T) == 2) return to_f32(x);
-  else return x;
-}
-template <class T>
-__device__ __forceinline__ T narrow(typename Math<T>::F x) {
-  if constexpr (Math<T>::kInt) return static_cast<T>(x);
-  else if constexpr (sizeof(T) == 2) return from_f32<T>(x);
-  else return x;
-}
-
-// The value of op in T's compute class.
-template <class T>
-__device__ __forceinline__ typename Math<T>::F apply(Op op, typename Math<T>::F a, typename Math<T>::F b) {
-  if constexpr (Math<T>::kInt) return codegen::int_op(codegen::DeviceInt{}, op, a, b, b);
-  else return codegen::float_op(codegen::DeviceFloat<typename Math<T>::F>{}, op, a, b, b);
-}
 
 template <class T>
 __global__ void unary_kernel(Op op, const T* __restrict__ x, T* __restrict__ y, int64_t n) {
@@ -66,18 +22,7 @@ __global__ void unary_bool_kernel(Op op, const uint8_t* x, uint8_t* y, int64_t n
 template <class T>
 __global__ void binary_kernel(Op op, const T* a, const T* b, void* y, bool to_bool, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
   RLX_AFTER_PRODUCERS();
-  RLX_GRID_STRIDE(i, n) {
-    int64_t ia = 0, ib = 0, r = i;
-    for (int d = sp.rank - 1; d > 0; --d) {
-      int64_t c = coord_step(r, sp.shape[d]);
-      ia += c * sa.s[d];
-      ib += c * sb.s[d];
-    }
-    if (sp.rank > 0) ia += r * sa.s[0], ib += r * sb.s[0];
-    typename Math<T>::F w = apply<T>(op, widen(a[ia]), widen(b[ib]));
-    if (to_bool) static_cast<uint8_t*>(y)[i] = w != 0;
-    else static_cast<T*>(y)[i] = narrow<T>(w);
-  }
+  binary_elems<T>(op, a, b, y, to_bool, sp, sa, sb, n, static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x, static_cast<int64_t>(gridDim.x) * blockDim.x);
 }
 
 __global__ void binary_bool_kernel(Op op, const uint8_t* a, const uint8_t* b, uint8_t* y, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {

@@ -25,6 +25,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/host_pins.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/megakernel.h"
 #include "backends/cuda/resident.h"
 #include "backends/cuda/step_order.h"
 #include "util/profile.h"
@@ -46,6 +47,7 @@ size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 struct Step {
   int node;
   Launch launch;
+  MegaFill mega;          // the step as an op of the megakernel, where it can be one
   size_t scratch = 0;     // bytes of the run's scratch it uses
   size_t scratch_at = 0;  // where they start in the context's scratch
   std::string label;   // for RLX_CUDA_PROFILE
@@ -60,6 +62,14 @@ constexpr size_t kMaxConcurrentSteps = 20000;  // the order analysis is quadrati
 // Steps that share scratch bytes must run one after the other, so consecutive users of scratch
 // take turns over up to kCaptureStreams copies of it, as long as the copies cost at most this.
 constexpr size_t kScratchCopiesMax = size_t{256} << 20;
+
+// A stretch of consecutive steps run as one megakernel (megakernel.h): ops and counters in the
+// context's device memory.
+struct MegaRun {
+  size_t first = 0, end = 0;  // steps [first, end)
+  const MegaOp* ops = nullptr;
+  unsigned* counters = nullptr;
+};
 
 struct RunContext {
   std::unique_ptr<DeviceBuffer> mem;
@@ -79,6 +89,9 @@ struct RunContext {
   std::vector<cudaEvent_t> comm_events;  // per step: the compute before a collective / the collective done
   std::vector<std::vector<size_t>> joins;  // per step (and one past the last): the collectives to wait for first
   int* flag = nullptr;              // RLX_CUDA_PROFILE: mapped host word the stream waits on
+  std::vector<MegaRun> mega;        // RLX_CUDA_MEGAKERNEL: the stretches of steps run as one kernel
+  std::vector<int> mega_at;         // per step: the stretch it starts, or -1
+  std::unique_ptr<DeviceBuffer> mega_mem;  // their ops and counters
   ~RunContext() {
     if (flag) cudaFreeHost(flag);
     for (cudaEvent_t e : events) cudaEventDestroy(e);
@@ -122,8 +135,9 @@ class CudaExecutable : public runtime::Executable {
       if (!k.launch) throw Error(ErrorKind::internal, cat("device cuda has no kernel for ", node_label(n), " although it claimed it"));
       scratch_ = std::max(scratch_, k.scratch);
       std::string label = cat(ir::op_keyword(n.op), " ", ir::type_str(lir_.type(n.outputs[0])), k.label.empty() ? "" : " (" + k.label + ")");
-      steps_.push_back({i, std::move(k.launch), k.scratch, 0, std::move(label)});
+      steps_.push_back({i, std::move(k.launch), std::move(k.mega), k.scratch, 0, std::move(label)});
     }
+    if (flags().RLX_CUDA_MEGAKERNEL > 0) mega_grid_ = megakernel_grid();
     size_t slot = align_up(scratch_), slots = 1;
     if (slot) slots = std::min<size_t>(kCaptureStreams, 1 + kScratchCopiesMax / slot);
     size_t turn = 0;
@@ -297,6 +311,15 @@ class CudaExecutable : public runtime::Executable {
   void launch_steps(RunContext& ctx) {
     if (collectives_ && flags().RLX_COLLECTIVE_OVERLAP) return launch_overlapped(ctx);
     for (size_t i = 0; i < steps_.size(); ++i) {
+      if (!ctx.mega_at.empty() && ctx.mega_at[i] >= 0) {
+        const MegaRun& r = ctx.mega[static_cast<size_t>(ctx.mega_at[i])];
+        launch_megakernel(r.ops, static_cast<int>(r.end - r.first), r.counters, mega_grid_, ctx.error, ctx.stream);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess)
+          throw Error(ErrorKind::runtime, cat("graph @", lir_.name, ": the megakernel over steps ", r.first, "–", r.end - 1, " did not launch: ", cudaGetErrorString(e)));
+        i = r.end - 1;
+        continue;
+      }
       LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream, scratch_of(ctx, i), ctx.error};
       steps_[i].launch(a);
       check_launch(a);
@@ -422,7 +445,7 @@ class CudaExecutable : public runtime::Executable {
     check(cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal), "beginning a stream capture");
     try {
       stage_in(ctx);
-      if (flags().RLX_CUDA_CONCURRENT && steps_.size() <= kMaxConcurrentSteps) launch_concurrent(ctx);
+      if (flags().RLX_CUDA_CONCURRENT && steps_.size() <= kMaxConcurrentSteps && ctx.mega.empty()) launch_concurrent(ctx);
       else launch_steps(ctx);
       stage_out(ctx);
     } catch (...) {
@@ -578,6 +601,82 @@ class CudaExecutable : public runtime::Executable {
       c.in.push_back(std::move(in));
       c.out.push_back(std::move(out));
     }
+    plan_megakernel(c);
+  }
+
+  // RLX_CUDA_MEGAKERNEL = n: every stretch of at least n consecutive steps that can be megakernel
+  // ops becomes one, each op listing the earlier ops of its stretch whose bytes it touches.
+  void plan_megakernel(RunContext& c) const {
+    c.mega.clear();
+    c.mega_at.clear();
+    c.mega_mem.reset();
+    const int min_run = flags().RLX_CUDA_MEGAKERNEL;
+    if (min_run <= 0 || collectives_ || host_synced_ || mega_grid_ <= 0) return;
+    const size_t n = steps_.size();
+    std::vector<MegaOp> ops(n);
+    std::vector<bool> ok(n, false);
+    for (size_t i = 0; i < n; ++i) {
+      if (!steps_[i].mega) continue;
+      LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, c.in[i], c.out[i], c.stream, nullptr, c.error};
+      ok[i] = steps_[i].mega(a, ops[i]) && ops[i].tiles > 0;
+      ops[i].node = steps_[i].node;
+    }
+    auto range = [](const DeviceView& v) {
+      auto lo = reinterpret_cast<uintptr_t>(v.data);
+      return ByteRange{lo, lo + dtype_bytes(v.dtype, v.numel)};
+    };
+    std::vector<std::pair<size_t, size_t>> runs;
+    for (size_t i = 0; i < n;) {
+      if (!ok[i]) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      std::vector<StepAccess> acc;  // the ops' own bytes (they use no scratch)
+      for (; j < n && ok[j]; ++j) {
+        StepAccess s;
+        for (const DeviceView& v : c.in[j]) s.reads.push_back(range(v));
+        for (const DeviceView& v : c.out[j]) s.writes.push_back(range(v));
+        acc.push_back(std::move(s));
+        std::vector<std::vector<int>> deps = step_dependencies(acc);
+        const std::vector<int>& d = deps.back();
+        if (d.size() > static_cast<size_t>(kMegaDeps)) break;  // a new stretch from here
+        MegaOp& op = ops[j];
+        op.n_deps = static_cast<int>(d.size());
+        for (size_t k = 0; k < d.size(); ++k) {
+          op.deps[k] = d[k];
+          op.need[k] = static_cast<unsigned>(std::min<int64_t>(ops[i + static_cast<size_t>(d[k])].tiles, mega_grid_));
+        }
+      }
+      if (j - i >= static_cast<size_t>(min_run)) runs.push_back({i, j});
+      i = std::max(j, i + 1);
+    }
+    if (runs.empty()) return;
+    size_t total = 0;
+    for (auto& r : runs) total += r.second - r.first;
+    const size_t ops_bytes = align_up(total * sizeof(MegaOp)), count_bytes = (total + runs.size()) * sizeof(unsigned);
+    c.mega_mem = std::make_unique<DeviceBuffer>(ops_bytes + count_bytes, "the megakernel's ops");
+    auto* base = static_cast<uint8_t*>(c.mega_mem->data());
+    check(cudaMemset(base + ops_bytes, 0, count_bytes), "zeroing the megakernel's counters");
+    c.mega_at.assign(n, -1);
+    size_t at = 0, counter = 0;
+    for (auto& [first, end] : runs) {
+      MegaRun r;
+      r.first = first;
+      r.end = end;
+      r.ops = reinterpret_cast<const MegaOp*>(base) + at;
+      r.counters = reinterpret_cast<unsigned*>(base + ops_bytes) + counter;
+      check(cudaMemcpy(const_cast<MegaOp*>(r.ops), ops.data() + first, (end - first) * sizeof(MegaOp), cudaMemcpyHostToDevice), "uploading the megakernel's ops");
+      c.mega_at[first] = static_cast<int>(c.mega.size());
+      c.mega.push_back(r);
+      at += end - first;
+      counter += end - first + 1;
+    }
+    if (debug_at(1)) {
+      std::string list;
+      for (const MegaRun& r : c.mega) list += cat(list.empty() ? "" : ", ", r.first, "–", r.end - 1);
+      log_line(cat("cuda: graph @", lir_.name, ": ", total, " of ", n, " steps in ", c.mega.size(), " megakernel run(s) (steps ", list, ") on ", mega_grid_, " blocks"));
+    }
   }
 
   // Other inputs are resident now (or no longer): new addresses, so a new CUDA graph too.
@@ -607,6 +706,7 @@ class CudaExecutable : public runtime::Executable {
   ir::Graph lir_;
   bool collectives_ = false;  // the program has all_reduce / all_gather nodes
   bool host_synced_ = false;  // the program has nodes that wait for the device mid-run (syncs_with_host)
+  int mega_grid_ = 0;         // the megakernel's resident blocks (RLX_CUDA_MEGAKERNEL), 0: none
   std::vector<Step> steps_;
   std::vector<std::vector<int64_t>> shapes_;
   std::vector<std::shared_ptr<DeviceConstant>> constants_;

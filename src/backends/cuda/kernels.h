@@ -34,12 +34,18 @@ struct LaunchArgs {
 
 using Launch = std::function<void(const LaunchArgs&)>;
 
+// The same work as one op of the decode megakernel (megakernel.h): fills `op` from the run's
+// views and says whether it can (false: run the kernel, e.g. for an update not done in place).
+struct MegaOp;
+using MegaFill = std::function<bool(const LaunchArgs&, MegaOp&)>;
+
 struct Kernel {
   Kernel() = default;
   Kernel(Launch l, size_t scratch_bytes = 0, std::string what = {}) : launch(std::move(l)), scratch(scratch_bytes), label(std::move(what)) {}
   Launch launch;
   size_t scratch = 0;  // device bytes the launch needs besides its inputs and outputs
   std::string label;   // what RLX_CUDA_PROFILE reports besides the op and type ("1024×128×784 cuBLASLt")
+  MegaFill mega;       // empty: the op never runs inside the megakernel
 };
 
 using ClaimFn = bool (*)(ir::Op op, const std::vector<ir::Type>& in, const std::vector<ir::Type>& out, const ir::Attrs& attrs);

@@ -286,6 +286,10 @@ void launch_dequantize_bf16(int block_type, const void* src, void* y, int64_t bl
 constexpr int kGemvMaxRows = 8;
 void launch_dequant_gemv(int block_type, Dt xdt, const void* x, const void* w, Dt ydt, void* y, const void* addend, int64_t M, int64_t N, int64_t K, int64_t block_bytes,
                          int64_t block_elems, bool glu, const void* norm_g, float eps, cudaStream_t s);
+// The GEMV's warps per column of W (1, 2, 4 or 8) for N columns of `chunks` 16-byte chunks (or
+// blocks) each: its blocks are ceil(N / (8 / split)), each a tile of gemv_tile.cuh.
+int gemv_split(int64_t N, int64_t chunks);
+constexpr int kGemvWarpsPerBlock = 8;
 // expert_matmul: y[c, n] = x[c or c / A] · W[idx[c], n] for the `choices` = T·A choices, W f32
 // [E, N, K] (block_type −1) or packed; f32 or bf16 x (W rounded to bf16 then), f32 y. An index
 // outside [0, E) is reported in `err`.

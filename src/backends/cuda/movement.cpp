@@ -2,6 +2,7 @@
 // scatter kernel) over element sizes, so all whole-byte dtypes are covered, c64 and c128 included.
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/megakernel.h"
 #include <cstring>
 
 #include "util/scalar.h"
@@ -158,14 +159,34 @@ Kernel make_scatter(const ir::Node& n, const ir::Graph& g) {
   Dt dt = to_dt(in_type(g, n, 0).dtype), idt = to_dt(in_type(g, n, 1).dtype);
   int64_t K = 1;
   for (int64_t d : static_shape(g, n.inputs[1])) K *= d;
-  return {[=](const LaunchArgs& a) {
-            size_t bytes = dtype_bytes(a.in[0].dtype, a.in[0].numel);
-            if (bytes && a.out[0].data != a.in[0].data)
-              check(cudaMemcpyAsync(a.out[0].data, a.in[0].data, bytes, cudaMemcpyDeviceToDevice, a.stream), "copying a scatter's input");
-            launch_scatter(dt, reduce, a.out[0].data, a.in[1].data, idt, a.in[2].data, outer, len, a.in[1].numel, inner, a.error, a.node_index,
-                           a.stream, static_cast<uint8_t*>(a.scratch));
-          },
-          static_cast<size_t>(std::max<int64_t>(K, 1))};
+  Kernel k{[=](const LaunchArgs& a) {
+              size_t bytes = dtype_bytes(a.in[0].dtype, a.in[0].numel);
+              if (bytes && a.out[0].data != a.in[0].data)
+                check(cudaMemcpyAsync(a.out[0].data, a.in[0].data, bytes, cudaMemcpyDeviceToDevice, a.stream), "copying a scatter's input");
+              launch_scatter(dt, reduce, a.out[0].data, a.in[1].data, idt, a.in[2].data, outer, len, a.in[1].numel, inner, a.error, a.node_index,
+                             a.stream, static_cast<uint8_t*>(a.scratch));
+            },
+            static_cast<size_t>(std::max<int64_t>(K, 1))};
+  // a KV cache's new rows, updated in place: one column of the update a thread
+  if (K <= 4)
+    k.mega = [=](const LaunchArgs& a, MegaOp& op) {
+      if (a.out[0].data != a.in[0].data && a.in[0].numel) return false;  // the copy first: a kernel's job
+      MegaScatter& m = op.scatter;
+      op.kind = MegaKind::scatter;
+      m.y = a.out[0].data;
+      m.idx = a.in[1].data;
+      m.upd = a.in[2].data;
+      m.outer = outer;
+      m.n = len;
+      m.K = a.in[1].numel;
+      m.inner = inner;
+      m.dt = dt;
+      m.idx_dt = idt;
+      m.reduce = reduce;
+      op.tiles = (outer * inner + kMegaThreads - 1) / kMegaThreads;
+      return true;
+    };
+  return k;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Data movement: one strided copy for transpose / broadcast / slice / concat, pad, gather and
 // scatter. Elements are moved by size (1, 2, 4 or 8 bytes), so every dtype but i4 is covered.
-#include "backends/cuda/common.cuh"
+#include "backends/cuda/scatter_tile.cuh"
 
 namespace rlx::backends::cuda {
 
@@ -47,10 +47,6 @@ __global__ void pad_kernel(const T* x, T* y, const __grid_constant__ Space out, 
   }
 }
 
-__device__ __forceinline__ int64_t load_index(const void* idx, Dt dt, int64_t k) {
-  return dt == Dt::i32 ? static_cast<const int32_t*>(idx)[k] : static_cast<const int64_t*>(idx)[k];
-}
-
 template <class T>
 __global__ void gather_kernel(const T* x, const void* idx, Dt idx_dt, T* y, int64_t outer, int64_t n, int64_t K, int64_t inner,
                               ErrorWord* err, int node) {
@@ -68,32 +64,11 @@ __global__ void gather_kernel(const T* x, const void* idx, Dt idx_dt, T* y, int6
   }
 }
 
-// reduce: 0 none, 1 add, 2 max, 3 min — applied in index order, as the reference does.
 __global__ void scatter_kernel(Dt dt, int reduce, void* y, const void* idx, Dt idx_dt, const void* upd, int64_t outer, int64_t n, int64_t K,
                                int64_t inner, ErrorWord* err, int node) {
   RLX_AFTER_PRODUCERS();
-  bool fl = is_float_dt(dt);
-  RLX_GRID_STRIDE(col, outer * inner) {
-    int64_t o = col / inner, i = col % inner;
-    for (int64_t k = 0; k < K; ++k) {
-      int64_t j = load_index(idx, idx_dt, k);
-      if (j < 0 || j >= n) {
-        report_index_error(err, node, j, n);
-        return;
-      }
-      int64_t d = (o * n + j) * inner + i, g = (o * K + k) * inner + i;
-      if (reduce == 0) {
-        if (fl) store_f64(y, dt, d, load_f64(upd, dt, g));
-        else store_i64(y, dt, d, load_i64(upd, dt, g));
-      } else if (fl) {
-        double cur = load_f64(y, dt, d), v = load_f64(upd, dt, g);
-        store_f64(y, dt, d, reduce == 1 ? cur + v : reduce == 2 ? (cur < v ? v : cur) : (v < cur ? v : cur));  // std::max / std::min
-      } else {
-        int64_t cur = load_i64(y, dt, d), v = load_i64(upd, dt, g);
-        store_i64(y, dt, d, reduce == 1 ? wrap_add(cur, v) : reduce == 2 ? (cur > v ? cur : v) : (cur < v ? cur : v));
-      }
-    }
-  }
+  scatter_cols(dt, reduce, y, idx, idx_dt, upd, outer, n, K, inner, err, node, static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+               static_cast<int64_t>(gridDim.x) * blockDim.x);
 }
 
 // last[k] = 1 when no later index repeats idx[k]: of updates to the same index the last one

@@ -6,6 +6,7 @@
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/megakernel.h"
 #include "util/quant_blocks.h"
 #include "util/strings.h"
 
@@ -95,13 +96,30 @@ Kernel make_rope(const ir::Node& n, const ir::Graph& g) {
   std::string label = normed ? "rms-normed first" : "";
   if (append) label += label.empty() ? "into the cache" : ", into the cache";
   const size_t cache_bytes = append ? dtype_bytes(in_type(g, n, 0).dtype, static_cast<size_t>(r.total / r.S * r.C)) : 0;
-  return {[=](const LaunchArgs& a) {
+  Kernel k{[=](const LaunchArgs& a) {
             // appending not in place (the cache was not donated): its other rows first
             if (append && a.in.back().data != a.out[0].data)
               check(cudaMemcpyAsync(a.out[0].data, a.in.back().data, cache_bytes, cudaMemcpyDeviceToDevice, a.stream), "copying the cache a rope appends to");
             launch_rope(dt, a.in[0].data, a.in[1].data, pdt, a.out[0].data, r, normed ? a.in[2].data : nullptr, eps, a.error, a.node_index, a.stream);
           },
           0, label};
+  k.mega = [=](const LaunchArgs& a, MegaOp& op) {
+    if (append && a.in.back().data != a.out[0].data) return false;  // the copy first: a kernel's job
+    MegaRope& m = op.rope;
+    op.kind = normed ? MegaKind::norm_rope : MegaKind::rope;
+    m.x = a.in[0].data;
+    m.pos = a.in[1].data;
+    m.norm_g = normed ? a.in[2].data : nullptr;
+    m.y = a.out[0].data;
+    m.dt = dt;
+    m.pos_dt = pdt;
+    m.eps = eps;
+    m.r = r;
+    const int64_t rows = r.total / r.D;
+    op.tiles = normed ? (rows + kMegaThreads / 32 - 1) / (kMegaThreads / 32) : (rows * (r.D - r.dims / 2) + kMegaThreads - 1) / kMegaThreads;
+    return true;
+  };
+  return k;
 }
 
 Kernel make_embedding(const ir::Node& n, const ir::Graph& g) {
@@ -155,12 +173,42 @@ Kernel make_dequant_matmul(const ir::Node& n, const ir::Graph& g) {
   M /= K;
   const bool norm = n.attrs.has("norm_eps"), addend = n.inputs.size() == 3 && !norm, glu = n.attrs.has("glu");
   const float eps = norm ? static_cast<float>(n.attrs.f("norm_eps")) : 0.0f;
-  if (M <= kGemvMaxRows)
-    return {[=](const LaunchArgs& a) {
-              launch_dequant_gemv(type, xdt, a.in[0].data, a.in[1].data, ydt, a.out[0].data, addend ? a.in[2].data : nullptr, M, N, K, bb, be, glu,
-                                  norm ? a.in[2].data : nullptr, eps, a.stream);
-            },
-            0, cat(M, "×", N, "×", K, " ", n.attrs.s("type"), " gemv", norm ? " (rms-normed x)" : "", glu ? " (silu-gated)" : "", addend ? " + addend" : "")};
+  if (M <= kGemvMaxRows) {
+    Kernel k{[=](const LaunchArgs& a) {
+               launch_dequant_gemv(type, xdt, a.in[0].data, a.in[1].data, ydt, a.out[0].data, addend ? a.in[2].data : nullptr, M, N, K, bb, be, glu,
+                                   norm ? a.in[2].data : nullptr, eps, a.stream);
+             },
+             0, cat(M, "×", N, "×", K, " ", n.attrs.s("type"), " gemv", norm ? " (rms-normed x)" : "", glu ? " (silu-gated)" : "", addend ? " + addend" : "")};
+    if (M == 1)
+      k.mega = [=](const LaunchArgs& a, MegaOp& op) {
+        const bool half = (t == quant::BlockType::bf16 || t == quant::BlockType::f16) && K % 8 == 0;
+        MegaGemv& m = op.gemv;
+        op.kind = half ? MegaKind::gemv_half : MegaKind::gemv_blocks;
+        m.x = a.in[0].data;
+        m.w = a.in[1].data;
+        m.y = a.out[0].data;
+        m.addend = addend ? a.in[2].data : nullptr;
+        m.norm_g = norm ? a.in[2].data : nullptr;
+        m.eps = eps;
+        m.M = 1;
+        m.N = N;
+        m.K = static_cast<int>(K);
+        m.x_bf16 = xdt == Dt::bf16;
+        m.y_bf16 = ydt == Dt::bf16;
+        m.w_bf16 = t == quant::BlockType::bf16;
+        m.glu = glu;
+        m.round_w = m.x_bf16 && t != quant::BlockType::bf16;  // as launch_dequant_gemv decides
+        m.block_type = type;
+        m.bb = static_cast<int>(bb);
+        m.be = static_cast<int>(be);
+        m.row_bytes = K / be * bb;
+        m.split = gemv_split(N, half ? K / 8 : K / be);
+        const int64_t cols = kGemvWarpsPerBlock / m.split;
+        op.tiles = (N + cols - 1) / cols;
+        return true;
+      };
+    return k;
+  }
   bool direct = xd == DType::bf16 && t == quant::BlockType::bf16;
   DType wd = xd;  // the weights' dtype in the GEMM
   const int64_t rows = glu ? 2 * N : N;  // glu: gate and up rows in one GEMM, then silu(gate)·up

@@ -8,6 +8,7 @@
 
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/megakernel.h"
 #include "backends/cuda/region_jit.h"
 #include "backends/cuda/device.h"
 #include "codegen/scalar.h"
@@ -149,13 +150,26 @@ Kernel make_region(const ir::Node& n, const ir::Graph& g) {
   for (ValueId v : n.inputs) in_shapes.push_back(static_shape(g, v));
   if (!p || !set_geometry(*p, static_shape(g, n.outputs[0]), in_shapes)) return {};
   auto run = make_run(*p);
-  return {[run](const LaunchArgs& a) {
-    const void* in[kRegionMaxInputs];
-    void* out[kRegionMaxOutputs];
-    for (size_t k = 0; k < a.in.size(); ++k) in[k] = a.in[k].data;
-    for (size_t k = 0; k < a.out.size(); ++k) out[k] = a.out[k].data;
-    (*run)(in, out, a.out[0].numel, a.stream);
-  }, 0, run->jit ? "NVRTC" : "interpreted"};
+  Kernel k{[run](const LaunchArgs& a) {
+             const void* in[kRegionMaxInputs];
+             void* out[kRegionMaxOutputs];
+             for (size_t k = 0; k < a.in.size(); ++k) in[k] = a.in[k].data;
+             for (size_t k = 0; k < a.out.size(); ++k) out[k] = a.out[k].data;
+             (*run)(in, out, a.out[0].numel, a.stream);
+           },
+           0, run->jit ? "NVRTC" : "interpreted"};
+  // in the megakernel on the register machine (the NVRTC kernel computes the same values)
+  k.mega = [run](const LaunchArgs& a, MegaOp& op) {
+    MegaRegion& m = op.region;
+    op.kind = MegaKind::region;
+    m.p = run->p;
+    for (size_t k = 0; k < a.in.size(); ++k) m.in[k] = a.in[k].data;
+    for (size_t k = 0; k < a.out.size(); ++k) m.out[k] = a.out[k].data;
+    m.n = a.out[0].numel;
+    op.tiles = (m.n + kMegaThreads - 1) / kMegaThreads;
+    return true;
+  };
+  return k;
 }
 
 // ---- fused_dot

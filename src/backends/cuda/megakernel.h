@@ -1,0 +1,99 @@
+// The decode megakernel: a run of consecutive steps of an LIR program executed as one persistent
+// kernel instead of one kernel each. A decode step is ~28 layers × 8 small kernels; each kernel
+// boundary costs a launch, a ramp-up and a drained tail, which at batch 1 is most of the step.
+//
+// The host turns each step into a MegaOp — the op's tiles (the blocks its own kernel would
+// launch) with every pointer resolved — and lists, per op, the earlier ops whose bytes it must
+// wait for (step_order.h). The kernel's blocks stay resident (a cooperative launch) and walk the
+// ops in order, block b taking tiles b, b + G, …; before its first tile of an op a block waits
+// until every op it depends on has been finished by all of that op's blocks (a counter per op),
+// and a GEMV tile issues its first weight loads before it waits, so the next layer's weights
+// stream in while the op ahead finishes. Because the tiles are the separate kernels' own
+// functions (gemv_tile.cuh, rope_tile.cuh, …), a run computes what the kernels would.
+//
+// Deadlock-free by construction: the earliest unfinished op has every dependency finished, and
+// each of its tiles belongs to a resident block that has finished all its earlier tiles.
+#pragma once
+#include <cstdint>
+
+#include "backends/cuda/launch.h"
+
+namespace rlx::backends::cuda {
+
+enum class MegaKind : uint8_t { gemv_half, gemv_blocks, rope, norm_rope, scatter, attention, binary, region };
+
+struct MegaGemv {
+  const void *x, *w, *addend, *norm_g;
+  void* y;
+  int64_t N, row_bytes;
+  int M, K, split, block_type, bb, be;
+  float eps;
+  bool x_bf16, y_bf16, w_bf16, glu, round_w;
+};
+struct MegaRope {
+  const void *x, *pos, *norm_g;
+  void* y;
+  Dt dt, pos_dt;
+  float eps;
+  RopeSpec r;
+};
+struct MegaScatter {
+  void* y;
+  const void *idx, *upd;
+  int64_t outer, n, K, inner;
+  Dt dt, idx_dt;
+  int reduce;
+};
+struct MegaAttention {
+  const void *q, *k, *v, *bias;
+  void* y;
+  Dt dt, bias_dt;
+  AttentionSpec a;
+};
+struct MegaBinary {
+  const void *a, *b;
+  void* y;
+  int64_t n;
+  Op op;
+  Dt dt;
+  bool to_bool;
+  Space sp;
+  Strides sa, sb;
+};
+struct MegaRegion {
+  const void* in[kRegionMaxInputs];
+  void* out[kRegionMaxOutputs];
+  int64_t n;
+  RegionProgram p;
+};
+
+constexpr int kMegaDeps = 8;      // dependencies an op lists (more: it waits for every earlier op)
+constexpr int kMegaThreads = 256;  // every tile's block size (the GEMV's 8 warps)
+
+struct MegaOp {
+  MegaKind kind = MegaKind::binary;
+  int node = 0;        // the LIR node, for the error word
+  int64_t tiles = 0;   // its blocks' worth of work
+  int n_deps = 0;
+  int deps[kMegaDeps] = {};      // earlier ops of the run it waits for
+  unsigned need[kMegaDeps] = {};  // … until this many blocks have finished each
+  MegaGemv gemv{};
+  MegaRope rope{};
+  MegaScatter scatter{};
+  MegaAttention attention{};
+  MegaBinary binary{};
+  MegaRegion region{};
+};
+
+// The most blocks of the megakernel that are resident at once (its grid); 0 where the GPU cannot
+// launch it cooperatively.
+int megakernel_grid();
+// Whether the megakernel has a tile for this attention (a decode one with head dims ≤ 128).
+bool megakernel_takes_attention(const AttentionSpec& a);
+// Runs ops[0, n) (device memory) on `grid` blocks; counters: n + 1 zeroed device words, left
+// zeroed again when the kernel ends.
+void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, ErrorWord* err, cudaStream_t s);
+// Megakernel launches by this process so far (tests: the megakernel really ran).
+int64_t megakernel_launches();
+
+}  // namespace rlx::backends::cuda
