@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -471,6 +472,7 @@ class CudaExecutable : public runtime::Executable {
   // then run back to back and the event times are device time, not launch gaps. In chunks, so
   // that the queue of pending launches never fills while the GPU waits (that would deadlock).
   void launch_profiled(RunContext& ctx) {
+    if (!ctx.mega.empty()) return launch_profiled_mega(ctx);
     constexpr size_t kChunk = 128;
     size_t n = steps_.size();
     if (ctx.events.empty()) {
@@ -511,6 +513,64 @@ class CudaExecutable : public runtime::Executable {
       profile_add("cuda", steps_[i].label, t);
     }
     profile_critical_path(ctx, ms);
+  }
+
+  // Profiling with megakernels: the other steps between events, each megakernel with device
+  // timestamps per op — its ops' rows in the profile are the time from the first block having
+  // the op's inputs to the last block finishing it (ops overlap), and RLX_DEBUG=1 prints the
+  // timeline of the first run profiled: when each op began and ended after the kernel began.
+  void launch_profiled_mega(RunContext& ctx) {
+    const size_t n = steps_.size();
+    if (ctx.events.empty()) {
+      ctx.events.resize(2 * n);
+      for (auto& e : ctx.events) check(cudaEventCreate(&e), "creating an event");
+    }
+    size_t longest = 0;
+    for (const MegaRun& r : ctx.mega) longest = std::max(longest, r.end - r.first);
+    DeviceBuffer times(sizeof(unsigned long long) * (2 * longest + 2), "the megakernel's timeline");
+    std::vector<unsigned long long> t(2 * longest + 2);
+    for (size_t i = 0; i < n; ++i) {
+      if (ctx.mega_at[i] < 0) {
+        check(cudaEventRecord(ctx.events[2 * i], ctx.stream), "recording an event");
+        LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, ctx.in[i], ctx.out[i], ctx.stream, scratch_of(ctx, i), ctx.error};
+        steps_[i].launch(a);
+        check_launch(a);
+        check(cudaEventRecord(ctx.events[2 * i + 1], ctx.stream), "recording an event");
+        cudaEvent_t done = ctx.events[2 * i + 1];
+        check(cudaEventSynchronize(done), "profiling");
+        float ms = 0;
+        cudaEventElapsedTime(&ms, ctx.events[2 * i], done);
+        profile_add("cuda", steps_[i].label, ms);
+        continue;
+      }
+      const MegaRun& r = ctx.mega[static_cast<size_t>(ctx.mega_at[i])];
+      const size_t ops = r.end - r.first;
+      for (size_t k = 0; k <= ops; ++k) {
+        t[2 * k] = ~0ull;
+        t[2 * k + 1] = 0;
+      }
+      check(cudaStreamSynchronize(ctx.stream), "profiling");
+      check(cudaMemcpy(times.data(), t.data(), sizeof(unsigned long long) * (2 * ops + 2), cudaMemcpyHostToDevice), "profiling");
+      launch_megakernel(r.ops, static_cast<int>(ops), r.counters, mega_grid_, ctx.error, ctx.stream, static_cast<unsigned long long*>(times.data()));
+      check(cudaGetLastError(), "launching the megakernel");
+      check(cudaStreamSynchronize(ctx.stream), "profiling");
+      check(cudaMemcpy(t.data(), times.data(), sizeof(unsigned long long) * (2 * ops + 2), cudaMemcpyDeviceToHost), "profiling");
+      const unsigned long long t0 = t[2 * ops];
+      profile_add("cuda", cat("megakernel of ", ops, " ops (first block in to last block out)"), static_cast<double>(t[2 * ops + 1] - t0) * 1e-6);
+      std::string timeline;
+      for (size_t k = 0; k < ops; ++k) {
+        const Step& st = steps_[r.first + k];
+        const double began = static_cast<double>(t[2 * k] - t0) * 1e-3, ended = static_cast<double>(t[2 * k + 1] - t0) * 1e-3;
+        profile_add("cuda", cat("megakernel: ", st.label), (ended - began) * 1e-3);
+        char span[64];
+        std::snprintf(span, sizeof span, "%8.1f → %8.1f us  ", began, ended);
+        timeline += cat("\n  ", span, st.label);
+      }
+      if (debug_at(1) && !timeline_logged_.exchange(true))
+        log_line(cat("cuda: graph @", lir_.name, ": megakernel timeline of steps ", r.first, "–", r.end - 1, " (µs after its first block began; ",
+                     "from the first block having the op's inputs to the last block finishing it):", timeline));
+      i = r.end - 1;
+    }
   }
 
   // The graph's kernels overlap (launch_concurrent), so their sum is not what a run waits for:
@@ -718,6 +778,7 @@ class CudaExecutable : public runtime::Executable {
   std::mutex mu_;
   std::vector<std::unique_ptr<RunContext>> pool_;
   std::atomic<bool> critical_logged_{false};
+  std::atomic<bool> timeline_logged_{false};
 };
 
 }  // namespace

@@ -78,11 +78,18 @@ __device__ __forceinline__ void gemv_tile(const MegaGemv& g, bool packed, int64_
 // Element-parallel ops: tile t is the elements [t·256, (t + 1)·256) and every G·256th after.
 __device__ __forceinline__ int64_t elem_start(int64_t t) { return t * kMegaThreads + threadIdx.x; }
 
-__device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& waited, const unsigned* counters, ErrorWord* err) {
+__device__ __forceinline__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& waited, const unsigned* counters, ErrorWord* err, unsigned long long* began) {
   auto wait = [&] {
     if (!waited) {
       wait_for_deps(op, counters);
       waited = true;
+      if (began && threadIdx.x == 0) atomicMin(began, now_ns());
     }
   };
   switch (op.kind) {
@@ -146,24 +153,30 @@ __device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& wait
   }
 }
 
-__global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(const MegaOp* __restrict__ ops, int n, unsigned* counters, ErrorWord* err) {
+// times (profiling, else null): per op the first moment a block had its inputs and the last
+// moment a block finished it, then the kernel's first and last moments; in globaltimer ns.
+__global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(const MegaOp* __restrict__ ops, int n, unsigned* counters, ErrorWord* err,
+                                                                             unsigned long long* times) {
   const int64_t G = gridDim.x;
+  if (times && threadIdx.x == 0) atomicMin(times + 2 * n, now_ns());
   for (int j = 0; j < n; ++j) {
     const MegaOp& op = ops[j];
     const int64_t tiles = op.tiles;
     if (blockIdx.x >= tiles) continue;  // nothing of this op here: no arrival expected
     bool waited = false;
     for (int64_t t = blockIdx.x; t < tiles; t += G) {
-      run_tile(op, t, G, waited, counters, err);
+      run_tile(op, t, G, waited, counters, err, times ? times + 2 * j : nullptr);
       __syncthreads();  // the tile's shared memory is free, and its stores are done
     }
     if (threadIdx.x == 0) {
       __threadfence();
       atomicAdd(counters + j, 1u);
+      if (times) atomicMax(times + 2 * j + 1, now_ns());
     }
   }
   // the last block out leaves the counters zeroed for the next launch (stream-ordered after this)
   if (threadIdx.x == 0) {
+    if (times) atomicMax(times + 2 * n + 1, now_ns());
     __threadfence();
     if (atomicAdd(counters + n, 1u) == static_cast<unsigned>(G - 1)) {
       for (int j = 0; j <= n; ++j) counters[j] = 0;
@@ -192,7 +205,7 @@ int megakernel_grid() {
 
 bool megakernel_takes_attention(const AttentionSpec& a) { return a.Sq <= kDecodeMaxRows && a.D <= 128 && a.Dv <= 128; }
 
-void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, ErrorWord* err, cudaStream_t s) {
+void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, ErrorWord* err, cudaStream_t s, unsigned long long* times) {
   if (n == 0) return;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(grid));
@@ -203,7 +216,7 @@ void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, E
   attr[0].val.cooperative = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  cudaLaunchKernelEx(&cfg, megakernel, ops, n, counters, err);
+  cudaLaunchKernelEx(&cfg, megakernel, ops, n, counters, err, times);
   ++g_launches;
 }
 

@@ -91,8 +91,10 @@ int megakernel_grid();
 // Whether the megakernel has a tile for this attention (a decode one with head dims ≤ 128).
 bool megakernel_takes_attention(const AttentionSpec& a);
 // Runs ops[0, n) (device memory) on `grid` blocks; counters: n + 1 zeroed device words, left
-// zeroed again when the kernel ends.
-void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, ErrorWord* err, cudaStream_t s);
+// zeroed again when the kernel ends. times (profiling; null otherwise): 2n + 2 device words,
+// (~0, 0) pairs before the launch, then per op the globaltimer ns at which its first block had
+// its inputs and its last block finished, and last the kernel's first and last moments.
+void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, ErrorWord* err, cudaStream_t s, unsigned long long* times = nullptr);
 // Megakernel launches by this process so far (tests: the megakernel really ran).
 int64_t megakernel_launches();
 
