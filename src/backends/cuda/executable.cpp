@@ -316,6 +316,9 @@ class CudaExecutable : public runtime::Executable {
         const MegaRun& r = ctx.mega[static_cast<size_t>(ctx.mega_at[i])];
         launch_megakernel(r.ops, static_cast<int>(r.end - r.first), r.counters, mega_grid_, ctx.error, ctx.stream);
         cudaError_t e = cudaGetLastError();
+        cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+        // in a capture that cannot take it, the capture fails and capture() runs the steps eagerly
+        if (e != cudaSuccess && cudaStreamIsCapturing(ctx.stream, &capturing) == cudaSuccess && capturing != cudaStreamCaptureStatusNone) return;
         if (e != cudaSuccess)
           throw Error(ErrorKind::runtime, cat("graph @", lir_.name, ": the megakernel over steps ", r.first, "–", r.end - 1, " did not launch: ", cudaGetErrorString(e)));
         i = r.end - 1;
@@ -452,7 +455,13 @@ class CudaExecutable : public runtime::Executable {
     } catch (...) {
       cudaStreamEndCapture(ctx.stream, &graph);
       if (graph) cudaGraphDestroy(graph);
-      throw;
+      if (ctx.mega.empty()) throw;
+      // a capture that could not take the (cooperative) megakernel: the steps run eagerly
+      cudaGetLastError();
+      ctx.graph_failed = true;
+      if (debug_at(1)) log_line(cat("cuda: graph @", lir_.name, ": the megakernel could not be captured; launching eagerly"));
+      launch_eagerly(ctx, false);
+      return;
     }
     cudaError_t e = cudaStreamEndCapture(ctx.stream, &graph);
     if (e == cudaSuccess) e = cudaGraphInstantiate(&ctx.graph, graph, 0);
