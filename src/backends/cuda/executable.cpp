@@ -723,7 +723,7 @@ class CudaExecutable : public runtime::Executable {
     if (runs.empty()) return;
     size_t total = 0;
     for (auto& r : runs) total += r.second - r.first;
-    const size_t ops_bytes = align_up(total * sizeof(MegaOp)), count_bytes = (total + runs.size()) * sizeof(unsigned);
+    const size_t ops_bytes = align_up(total * sizeof(MegaOp)), count_bytes = (total + runs.size()) * kMegaCounterStride * sizeof(unsigned);
     c.mega_mem = std::make_unique<DeviceBuffer>(ops_bytes + count_bytes, "the megakernel's ops");
     auto* base = static_cast<uint8_t*>(c.mega_mem->data());
     check(cudaMemset(base + ops_bytes, 0, count_bytes), "zeroing the megakernel's counters");
@@ -734,7 +734,12 @@ class CudaExecutable : public runtime::Executable {
       r.first = first;
       r.end = end;
       r.ops = reinterpret_cast<const MegaOp*>(base) + at;
-      r.counters = reinterpret_cast<unsigned*>(base + ops_bytes) + counter;
+      r.counters = reinterpret_cast<unsigned*>(base + ops_bytes) + counter * kMegaCounterStride;
+      int64_t first_block = 0;  // each op's tiles start on the block after the last op's
+      for (size_t k = first; k < end; ++k) {
+        ops[k].first_block = first_block;
+        first_block = (first_block + ops[k].tiles) % mega_grid_;
+      }
       check(cudaMemcpy(const_cast<MegaOp*>(r.ops), ops.data() + first, (end - first) * sizeof(MegaOp), cudaMemcpyHostToDevice), "uploading the megakernel's ops");
       c.mega_at[first] = static_cast<int>(c.mega.size());
       c.mega.push_back(r);

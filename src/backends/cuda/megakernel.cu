@@ -18,19 +18,31 @@ namespace {
 // flight; the gated GEMV's registers (~85) bound it at three.
 constexpr int kMegaBlocksPerSm = 3;
 
+// The counters sit a cache line apart: hundreds of blocks poll and add to them, and ops sharing
+// a line would queue behind each other's traffic in the same L2 slice.
+__device__ __forceinline__ unsigned* counter(unsigned* counters, int j) { return counters + j * kMegaCounterStride; }
+
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
+// The block's arrival: its stores (ordered before this by the __syncthreads the caller passed)
+// released with the count, without a full fence.
+__device__ __forceinline__ void add_release(unsigned* p) { asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(p) : "memory"); }
 
-// Thread 0 waits until each dependency's blocks have all arrived, then the block goes on: the
-// acquire (and the fence after it) make their writes visible to every thread here.
-__device__ __forceinline__ void wait_for_deps(const MegaOp& op, const unsigned* counters) {
+// Thread 0 waits until each dependency's blocks have all arrived (its acquire, then the barrier,
+// make their writes visible to every thread here); polls back off so that waiting blocks do not
+// crowd the arrivals out of the counter's L2 slice.
+__device__ __forceinline__ void wait_for_deps(const MegaOp& op, unsigned* counters) {
   if (threadIdx.x == 0) {
-    for (int d = 0; d < op.n_deps; ++d)
-      while (load_acquire(counters + op.deps[d]) < op.need[d]) __nanosleep(32);
-    __threadfence();
+    for (int d = 0; d < op.n_deps; ++d) {
+      unsigned ns = 32;
+      while (load_acquire(counter(counters, op.deps[d])) < op.need[d]) {
+        __nanosleep(ns);
+        ns = ns < 256 ? 2 * ns : ns;
+      }
+    }
   }
   __syncthreads();
 }
@@ -84,7 +96,7 @@ __device__ __forceinline__ unsigned long long now_ns() {
   return t;
 }
 
-__device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& waited, const unsigned* counters, ErrorWord* err, unsigned long long* began) {
+__device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& waited, unsigned* counters, ErrorWord* err, unsigned long long* began) {
   auto wait = [&] {
     if (!waited) {
       wait_for_deps(op, counters);
@@ -162,15 +174,17 @@ __global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(con
   for (int j = 0; j < n; ++j) {
     const MegaOp& op = ops[j];
     const int64_t tiles = op.tiles;
-    if (blockIdx.x >= tiles) continue;  // nothing of this op here: no arrival expected
+    // tile t runs on block (first_block + t) mod G: each op starts where the one before ended,
+    // so the small ops (a rope's 2 tiles, attention's 16) do not all land on the first blocks
+    const int64_t t0 = (blockIdx.x - op.first_block % G + G) % G;
+    if (t0 >= tiles) continue;  // nothing of this op here: no arrival expected
     bool waited = false;
-    for (int64_t t = blockIdx.x; t < tiles; t += G) {
+    for (int64_t t = t0; t < tiles; t += G) {
       run_tile(op, t, G, waited, counters, err, times ? times + 2 * j : nullptr);
       __syncthreads();  // the tile's shared memory is free, and its stores are done
     }
     if (threadIdx.x == 0) {
-      __threadfence();
-      atomicAdd(counters + j, 1u);
+      add_release(counter(counters, j));
       if (times) atomicMax(times + 2 * j + 1, now_ns());
     }
   }
@@ -178,8 +192,8 @@ __global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(con
   if (threadIdx.x == 0) {
     if (times) atomicMax(times + 2 * n + 1, now_ns());
     __threadfence();
-    if (atomicAdd(counters + n, 1u) == static_cast<unsigned>(G - 1)) {
-      for (int j = 0; j <= n; ++j) counters[j] = 0;
+    if (atomicAdd(counter(counters, n), 1u) == static_cast<unsigned>(G - 1)) {
+      for (int j = 0; j <= n; ++j) *counter(counters, j) = 0;
       __threadfence();
     }
   }

@@ -67,13 +67,15 @@ struct MegaRegion {
   RegionProgram p;
 };
 
-constexpr int kMegaDeps = 8;      // dependencies an op lists (more: it waits for every earlier op)
+constexpr int kMegaDeps = 8;      // dependencies an op lists (an op with more starts a new stretch)
+constexpr int kMegaCounterStride = 32;  // unsigned words between two ops' counters (a 128-byte line)
 constexpr int kMegaThreads = 256;  // every tile's block size (the GEMV's 8 warps)
 
 struct MegaOp {
   MegaKind kind = MegaKind::binary;
   int node = 0;        // the LIR node, for the error word
   int64_t tiles = 0;   // its blocks' worth of work
+  int64_t first_block = 0;  // the block of tile 0 (then round the grid)
   int n_deps = 0;
   int deps[kMegaDeps] = {};      // earlier ops of the run it waits for
   unsigned need[kMegaDeps] = {};  // … until this many blocks have finished each
@@ -90,8 +92,8 @@ struct MegaOp {
 int megakernel_grid();
 // Whether the megakernel has a tile for this attention (a decode one with head dims ≤ 128).
 bool megakernel_takes_attention(const AttentionSpec& a);
-// Runs ops[0, n) (device memory) on `grid` blocks; counters: n + 1 zeroed device words, left
-// zeroed again when the kernel ends. times (profiling; null otherwise): 2n + 2 device words,
+// Runs ops[0, n) (device memory) on `grid` blocks; counters: (n + 1) · kMegaCounterStride zeroed
+// device words, left zeroed again when the kernel ends. times (profiling; null otherwise): 2n + 2 device words,
 // (~0, 0) pairs before the launch, then per op the globaltimer ns at which its first block had
 // its inputs and its last block finished, and last the kernel's first and last moments.
 void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, ErrorWord* err, cudaStream_t s, unsigned long long* times = nullptr);
