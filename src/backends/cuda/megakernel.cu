@@ -1,6 +1,8 @@
 // The decode megakernel (megakernel.h): one persistent kernel walking a list of ops, each run as
 // the tiles of its own kernel, ordered by a counter per op instead of by kernel boundaries.
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 
 #include "backends/cuda/attention_decode_tile.cuh"
 #include "backends/cuda/elementwise_tile.cuh"
@@ -34,13 +36,13 @@ __device__ __forceinline__ void add_release(unsigned* p) { asm volatile("red.rel
 // Thread 0 waits until each dependency's blocks have all arrived (its acquire, then the barrier,
 // make their writes visible to every thread here); polls back off so that waiting blocks do not
 // crowd the arrivals out of the counter's L2 slice.
-__device__ __forceinline__ void wait_for_deps(const MegaOp& op, unsigned* counters) {
+__device__ __forceinline__ void wait_for_deps(const MegaOp& op, unsigned* counters, unsigned sleep_cap) {
   if (threadIdx.x == 0) {
     for (int d = 0; d < op.n_deps; ++d) {
       unsigned ns = 32;
       while (load_acquire(counter(counters, op.deps[d])) < op.need[d]) {
-        __nanosleep(ns);
-        ns = ns < 256 ? 2 * ns : ns;
+        if (sleep_cap) __nanosleep(ns);
+        ns = ns < sleep_cap ? 2 * ns : ns;
       }
     }
   }
@@ -96,10 +98,11 @@ __device__ __forceinline__ unsigned long long now_ns() {
   return t;
 }
 
-__device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& waited, unsigned* counters, ErrorWord* err, unsigned long long* began) {
+__device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& waited, unsigned* counters, unsigned sleep_cap, ErrorWord* err,
+                         unsigned long long* began) {
   auto wait = [&] {
     if (!waited) {
-      wait_for_deps(op, counters);
+      wait_for_deps(op, counters, sleep_cap);
       waited = true;
       if (began && threadIdx.x == 0) atomicMin(began, now_ns());
     }
@@ -168,7 +171,7 @@ __device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& wait
 // times (profiling, else null): per op the first moment a block had its inputs and the last
 // moment a block finished it, then the kernel's first and last moments; in globaltimer ns.
 __global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(const MegaOp* __restrict__ ops, int n, unsigned* counters, ErrorWord* err,
-                                                                             unsigned long long* times) {
+                                                                             unsigned long long* times, unsigned sleep_cap) {
   const int64_t G = gridDim.x;
   if (times && threadIdx.x == 0) atomicMin(times + 2 * n, now_ns());
   for (int j = 0; j < n; ++j) {
@@ -180,7 +183,7 @@ __global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(con
     if (t0 >= tiles) continue;  // nothing of this op here: no arrival expected
     bool waited = false;
     for (int64_t t = t0; t < tiles; t += G) {
-      run_tile(op, t, G, waited, counters, err, times ? times + 2 * j : nullptr);
+      run_tile(op, t, G, waited, counters, sleep_cap, err, times ? times + 2 * j : nullptr);
       __syncthreads();  // the tile's shared memory is free, and its stores are done
     }
     if (threadIdx.x == 0) {
@@ -214,6 +217,8 @@ int megakernel_grid() {
     cudaGetLastError();
     return 0;
   }
+  // RLX_CUDA_MEGAKERNEL_BLOCKS (experiments): fewer blocks an SM than fit
+  if (const char* e = std::getenv("RLX_CUDA_MEGAKERNEL_BLOCKS"); e && std::atoi(e) > 0) per_sm = std::min(per_sm, std::atoi(e));
   return sms * per_sm;
 }
 
@@ -230,7 +235,12 @@ void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, E
   attr[0].val.cooperative = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  cudaLaunchKernelEx(&cfg, megakernel, ops, n, counters, err, times);
+  // RLX_CUDA_MEGAKERNEL_SLEEP (experiments): the longest pause between two polls, ns (0: spin)
+  static const unsigned sleep_cap = [] {
+    const char* e = std::getenv("RLX_CUDA_MEGAKERNEL_SLEEP");
+    return e ? static_cast<unsigned>(std::atoi(e)) : 256u;
+  }();
+  cudaLaunchKernelEx(&cfg, megakernel, ops, n, counters, err, times, sleep_cap);
   ++g_launches;
 }
 
