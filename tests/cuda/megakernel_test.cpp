@@ -79,8 +79,8 @@ TEST_P(Megakernel, DecodeMatchesTheKernelPerStepRun) {
   Decoded plain = decode(spec, w, 0);
   const int64_t launches = backends::cuda::megakernel_launches();
   Decoded mega = decode(spec, w, 1);
-  // one launch at least for each of the 20 decode steps (the layers are one run of steps)
-  EXPECT_GE(backends::cuda::megakernel_launches() - launches, 20);
+  // the decode graph's first run launches it, its second captures it into the CUDA graph replayed after
+  EXPECT_GE(backends::cuda::megakernel_launches() - launches, 2);
   EXPECT_EQ(mega.ids, plain.ids);
   ASSERT_EQ(mega.logits.size(), plain.logits.size());
   double worst = 0, scale = 0;

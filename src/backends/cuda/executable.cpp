@@ -68,6 +68,7 @@ constexpr size_t kScratchCopiesMax = size_t{256} << 20;
 // context's device memory.
 struct MegaRun {
   size_t first = 0, end = 0;  // steps [first, end)
+  int x = 0, w = 0;           // the kernel variant (megakernel_needs)
   const MegaOp* ops = nullptr;
   unsigned* counters = nullptr;
 };
@@ -314,7 +315,7 @@ class CudaExecutable : public runtime::Executable {
     for (size_t i = 0; i < steps_.size(); ++i) {
       if (!ctx.mega_at.empty() && ctx.mega_at[i] >= 0) {
         const MegaRun& r = ctx.mega[static_cast<size_t>(ctx.mega_at[i])];
-        launch_megakernel(r.ops, static_cast<int>(r.end - r.first), r.counters, mega_grid_, ctx.error, ctx.stream);
+        launch_megakernel(r.ops, static_cast<int>(r.end - r.first), r.counters, mega_grid_, r.x, r.w, ctx.error, ctx.stream);
         cudaError_t e = cudaGetLastError();
         cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
         // in a capture that cannot take it, the capture fails and capture() runs the steps eagerly
@@ -560,7 +561,7 @@ class CudaExecutable : public runtime::Executable {
       }
       check(cudaStreamSynchronize(ctx.stream), "profiling");
       check(cudaMemcpy(times.data(), t.data(), sizeof(unsigned long long) * (2 * ops + 2), cudaMemcpyHostToDevice), "profiling");
-      launch_megakernel(r.ops, static_cast<int>(ops), r.counters, mega_grid_, ctx.error, ctx.stream, static_cast<unsigned long long*>(times.data()));
+      launch_megakernel(r.ops, static_cast<int>(ops), r.counters, mega_grid_, r.x, r.w, ctx.error, ctx.stream, static_cast<unsigned long long*>(times.data()));
       check(cudaGetLastError(), "launching the megakernel");
       check(cudaStreamSynchronize(ctx.stream), "profiling");
       check(cudaMemcpy(t.data(), times.data(), sizeof(unsigned long long) * (2 * ops + 2), cudaMemcpyDeviceToHost), "profiling");
@@ -687,22 +688,31 @@ class CudaExecutable : public runtime::Executable {
     for (size_t i = 0; i < n; ++i) {
       if (!steps_[i].mega) continue;
       LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, c.in[i], c.out[i], c.stream, nullptr, c.error};
-      ok[i] = steps_[i].mega(a, ops[i]) && ops[i].tiles > 0;
+      ok[i] = steps_[i].mega(a, ops[i]) && ops[i].tiles > 0 && megakernel_needs(ops[i]).ok;
       ops[i].node = steps_[i].node;
     }
     auto range = [](const DeviceView& v) {
       auto lo = reinterpret_cast<uintptr_t>(v.data);
       return ByteRange{lo, lo + dtype_bytes(v.dtype, v.numel)};
     };
-    std::vector<std::pair<size_t, size_t>> runs;
+    struct Stretch {
+      size_t first, end;
+      int x, w;
+    };
+    std::vector<Stretch> runs;
     for (size_t i = 0; i < n;) {
       if (!ok[i]) {
         ++i;
         continue;
       }
       size_t j = i;
+      int x = -1, w = -1;  // the variant the stretch needs so far
       std::vector<StepAccess> acc;  // the ops' own bytes (they use no scratch)
       for (; j < n && ok[j]; ++j) {
+        MegaNeeds need = megakernel_needs(ops[j]);
+        if ((need.x >= 0 && x >= 0 && need.x != x) || (need.w >= 0 && w >= 0 && need.w != w)) break;  // another variant from here
+        if (need.x >= 0) x = need.x;
+        if (need.w >= 0) w = need.w;
         StepAccess s;
         for (const DeviceView& v : c.in[j]) s.reads.push_back(range(v));
         for (const DeviceView& v : c.out[j]) s.writes.push_back(range(v));
@@ -717,22 +727,25 @@ class CudaExecutable : public runtime::Executable {
           op.need[k] = static_cast<unsigned>(std::min<int64_t>(ops[i + static_cast<size_t>(d[k])].tiles, mega_grid_));
         }
       }
-      if (j - i >= static_cast<size_t>(min_run)) runs.push_back({i, j});
+      if (j - i >= static_cast<size_t>(min_run)) runs.push_back({i, j, std::max(x, 0), std::max(w, 0)});
       i = std::max(j, i + 1);
     }
     if (runs.empty()) return;
     size_t total = 0;
-    for (auto& r : runs) total += r.second - r.first;
+    for (auto& r : runs) total += r.end - r.first;
     const size_t ops_bytes = align_up(total * sizeof(MegaOp)), count_bytes = (total + runs.size()) * kMegaCounterStride * sizeof(unsigned);
     c.mega_mem = std::make_unique<DeviceBuffer>(ops_bytes + count_bytes, "the megakernel's ops");
     auto* base = static_cast<uint8_t*>(c.mega_mem->data());
     check(cudaMemset(base + ops_bytes, 0, count_bytes), "zeroing the megakernel's counters");
     c.mega_at.assign(n, -1);
     size_t at = 0, counter = 0;
-    for (auto& [first, end] : runs) {
+    for (const Stretch& st : runs) {
+      const size_t first = st.first, end = st.end;
       MegaRun r;
       r.first = first;
       r.end = end;
+      r.x = st.x;
+      r.w = st.w;
       r.ops = reinterpret_cast<const MegaOp*>(base) + at;
       r.counters = reinterpret_cast<unsigned*>(base + ops_bytes) + counter * kMegaCounterStride;
       int64_t first_block = 0;  // each op's tiles start on the block after the last op's

@@ -8,7 +8,6 @@
 #include "backends/cuda/elementwise_tile.cuh"
 #include "backends/cuda/gemv_tile.cuh"
 #include "backends/cuda/megakernel.h"
-#include "backends/cuda/region_tile.cuh"
 #include "backends/cuda/rope_tile.cuh"
 #include "backends/cuda/scatter_tile.cuh"
 
@@ -49,44 +48,28 @@ __device__ __forceinline__ void wait_for_deps(const MegaOp& op, unsigned* counte
   __syncthreads();
 }
 
-template <class F>
-__device__ __forceinline__ void by_float(Dt dt, F&& f) {
-  if (dt == Dt::bf16) f(__nv_bfloat16{});
-  else if (dt == Dt::f16) f(__half{});
-  else f(float{});
-}
-
-template <class Wait>
-__device__ __forceinline__ void gemv_tile(const MegaGemv& g, bool packed, int64_t t, Wait& wait) {
-  if (packed) {  // ggml blocks of any type
-    if (g.x_bf16)
-      gemv_blocks_tile<__nv_bfloat16>(t, g.block_type, static_cast<const __nv_bfloat16*>(g.x), static_cast<const uint8_t*>(g.w), g.y, g.y_bf16, g.M, g.N, g.K,
-                                      g.row_bytes, g.bb, g.be, g.round_w, g.addend, g.split, wait);
-    else
-      gemv_blocks_tile<float>(t, g.block_type, static_cast<const float*>(g.x), static_cast<const uint8_t*>(g.w), g.y, g.y_bf16, g.M, g.N, g.K, g.row_bytes,
-                              g.bb, g.be, g.round_w, g.addend, g.split, wait);
-    return;
+// The GEMV tile of a kernel built for activations XT and weights W (kWeightsBf16, kWeightsF16 or
+// kWeightsBlocks): 4 variants (gated, normed), not the 18 of every type, so the kernel's code
+// stays small enough for the SMs' instruction caches.
+template <class XT, int W, class Wait>
+__device__ __forceinline__ void gemv_tile(const MegaGemv& g, int64_t t, Wait& wait) {
+  if constexpr (W == kWeightsBlocks) {  // ggml blocks of any type
+    gemv_blocks_tile<XT>(t, g.block_type, static_cast<const XT*>(g.x), static_cast<const uint8_t*>(g.w), g.y, g.y_bf16, g.M, g.N, g.K, g.row_bytes, g.bb,
+                         g.be, g.round_w, g.addend, g.split, wait);
+  } else {
+    const auto* w = static_cast<const uint4*>(g.w);
+    auto go = [&](auto glu, auto norm) {
+      gemv_half_tile<XT, W == kWeightsBf16, decltype(glu)::value, decltype(norm)::value, 1>(t, static_cast<const XT*>(g.x), w, g.y, g.y_bf16, g.M, g.N, g.K,
+                                                                                            g.round_w, g.addend, g.split, static_cast<const XT*>(g.norm_g),
+                                                                                            g.eps, wait);
+    };
+    auto by_norm = [&](auto glu) {
+      if (g.norm_g) go(glu, std::true_type{});
+      else go(glu, std::false_type{});
+    };
+    if (g.glu) by_norm(std::true_type{});
+    else by_norm(std::false_type{});
   }
-  const auto* w = static_cast<const uint4*>(g.w);
-  auto go = [&](auto xtag, auto wbf16, auto glu, auto norm) {
-    using XT = decltype(xtag);
-    gemv_half_tile<XT, decltype(wbf16)::value, decltype(glu)::value, decltype(norm)::value, 1>(
-        t, static_cast<const XT*>(g.x), w, g.y, g.y_bf16, g.M, g.N, g.K, g.round_w, g.addend, g.split, static_cast<const XT*>(g.norm_g), g.eps, wait);
-  };
-  auto by_norm = [&](auto xtag, auto wbf16, auto glu) {
-    if (g.norm_g) go(xtag, wbf16, glu, std::true_type{});
-    else go(xtag, wbf16, glu, std::false_type{});
-  };
-  auto by_glu = [&](auto xtag, auto wbf16) {
-    if (g.glu) by_norm(xtag, wbf16, std::true_type{});
-    else by_norm(xtag, wbf16, std::false_type{});
-  };
-  auto by_w = [&](auto xtag) {
-    if (g.w_bf16) by_glu(xtag, std::true_type{});
-    else by_glu(xtag, std::false_type{});
-  };
-  if (g.x_bf16) by_w(__nv_bfloat16{});
-  else by_w(float{});
 }
 
 // Element-parallel ops: tile t is the elements [t·256, (t + 1)·256) and every G·256th after.
@@ -98,8 +81,11 @@ __device__ __forceinline__ unsigned long long now_ns() {
   return t;
 }
 
+// One tile of op; the ops of a run all take XT activations (megakernel_variant).
+template <class XT, int W>
 __device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& waited, unsigned* counters, unsigned sleep_cap, ErrorWord* err,
                          unsigned long long* began) {
+  using T = XT;
   auto wait = [&] {
     if (!waited) {
       wait_for_deps(op, counters, sleep_cap);
@@ -108,25 +94,19 @@ __device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& wait
     }
   };
   switch (op.kind) {
-    case MegaKind::gemv_half: gemv_tile(op.gemv, false, t, wait); return;
-    case MegaKind::gemv_blocks: gemv_tile(op.gemv, true, t, wait); return;
+    case MegaKind::gemv_half:
+    case MegaKind::gemv_blocks: gemv_tile<XT, W>(op.gemv, t, wait); return;
     case MegaKind::norm_rope: {
       wait();
       const MegaRope& r = op.rope;
-      by_float(r.dt, [&](auto tag) {
-        using T = decltype(tag);
-        norm_rope_row<T>(static_cast<const T*>(r.x), static_cast<const T*>(r.norm_g), r.eps, r.pos, r.pos_dt, static_cast<T*>(r.y), r.r, err, op.node,
-                         t * (kMegaThreads / 32) + threadIdx.x / 32);
-      });
+      norm_rope_row<T>(static_cast<const T*>(r.x), static_cast<const T*>(r.norm_g), r.eps, r.pos, r.pos_dt, static_cast<T*>(r.y), r.r, err, op.node,
+                       t * (kMegaThreads / 32) + threadIdx.x / 32);
       return;
     }
     case MegaKind::rope: {
       wait();
       const MegaRope& r = op.rope;
-      by_float(r.dt, [&](auto tag) {
-        using T = decltype(tag);
-        rope_pairs<T, int64_t>(static_cast<const T*>(r.x), r.pos, r.pos_dt, static_cast<T*>(r.y), r.r, err, op.node, elem_start(t), stride * kMegaThreads);
-      });
+      rope_pairs<T, int64_t>(static_cast<const T*>(r.x), r.pos, r.pos_dt, static_cast<T*>(r.y), r.r, err, op.node, elem_start(t), stride * kMegaThreads);
       return;
     }
     case MegaKind::scatter: {
@@ -140,42 +120,54 @@ __device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& wait
       const MegaAttention& m = op.attention;
       const AttentionSpec& a = m.a;
       const int64_t i = t % a.Sq, h = (t / a.Sq) % a.H, b = t / (a.Sq * a.H);
-      by_float(m.dt, [&](auto tag) {
-        using T = decltype(tag);
-        attention_decode_row<T, 4, 4, kMegaThreads / 32>(static_cast<const T*>(m.q), static_cast<const T*>(m.k), static_cast<const T*>(m.v), m.bias, m.bias_dt,
-                                                          static_cast<T*>(m.y), a, i, h, b);
-      });
+      attention_decode_row<T, 4, 4, kMegaThreads / 32>(static_cast<const T*>(m.q), static_cast<const T*>(m.k), static_cast<const T*>(m.v), m.bias, m.bias_dt,
+                                                        static_cast<T*>(m.y), a, i, h, b);
       return;
     }
     case MegaKind::binary: {
       wait();
       const MegaBinary& e = op.binary;
-      by_float(e.dt, [&](auto tag) {
-        using T = decltype(tag);
-        binary_elems<T>(e.op, static_cast<const T*>(e.a), static_cast<const T*>(e.b), e.y, e.to_bool, e.sp, e.sa, e.sb, e.n, elem_start(t), stride * kMegaThreads);
-      });
-      return;
-    }
-    case MegaKind::region: {
-      wait();
-      const MegaRegion& g = op.region;
-      RegionPtrs ptr;
-      for (int k = 0; k < kRegionMaxInputs; ++k) ptr.in[k] = g.in[k];
-      for (int k = 0; k < kRegionMaxOutputs; ++k) ptr.out[k] = g.out[k];
-      region_elems(g.p, ptr, g.n, elem_start(t), stride * kMegaThreads);
+      // a literal op: the inlined definition keeps only its own arithmetic (megakernel_needs)
+      auto go = [&](Op o) {
+        binary_elems<T>(o, static_cast<const T*>(e.a), static_cast<const T*>(e.b), e.y, false, e.sp, e.sa, e.sb, e.n, elem_start(t), stride * kMegaThreads);
+      };
+      if (e.op == Op::add) go(Op::add);
+      else if (e.op == Op::sub) go(Op::sub);
+      else go(Op::mul);
       return;
     }
   }
 }
 
+// The block copies *src into shared memory at dst, 16 bytes a thread, without waiting for it
+// (cp.async; cp.async.wait_all and a barrier before it is read).
+__device__ __forceinline__ void prefetch_op(unsigned char* dst, const MegaOp* src) {
+  static_assert(sizeof(MegaOp) % 16 == 0, "MegaOp is copied in 16-byte pieces");
+  const auto* from = reinterpret_cast<const unsigned char*>(src);
+  for (int c = threadIdx.x; c < static_cast<int>(sizeof(MegaOp) / 16); c += blockDim.x) {
+    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst + 16 * c));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(from + 16 * c) : "memory");
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
 // times (profiling, else null): per op the first moment a block had its inputs and the last
 // moment a block finished it, then the kernel's first and last moments; in globaltimer ns.
+template <class XT, int W>
 __global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(const MegaOp* __restrict__ ops, int n, unsigned* counters, ErrorWord* err,
                                                                              unsigned long long* times, unsigned sleep_cap) {
   const int64_t G = gridDim.x;
   if (times && threadIdx.x == 0) atomicMin(times + 2 * n, now_ns());
+  // Each op's descriptor is read from shared memory, copied there while the op before runs: read
+  // from global memory, its fields are a chain of dependent loads (kind, then the variant's
+  // fields) that cost every block microseconds at every op.
+  __shared__ alignas(16) unsigned char held[2][sizeof(MegaOp)];
+  prefetch_op(held[0], ops);
   for (int j = 0; j < n; ++j) {
-    const MegaOp& op = ops[j];
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();  // op j is here, and every thread is done with op j − 1's copy
+    if (j + 1 < n) prefetch_op(held[(j + 1) & 1], ops + j + 1);
+    const MegaOp& op = *reinterpret_cast<const MegaOp*>(held[j & 1]);
     const int64_t tiles = op.tiles;
     // tile t runs on block (first_block + t) mod G: each op starts where the one before ended,
     // so the small ops (a rope's 2 tiles, attention's 16) do not all land on the first blocks
@@ -183,7 +175,7 @@ __global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(con
     if (t0 >= tiles) continue;  // nothing of this op here: no arrival expected
     bool waited = false;
     for (int64_t t = t0; t < tiles; t += G) {
-      run_tile(op, t, G, waited, counters, sleep_cap, err, times ? times + 2 * j : nullptr);
+      run_tile<XT, W>(op, t, G, waited, counters, sleep_cap, err, times ? times + 2 * j : nullptr);
       __syncthreads();  // the tile's shared memory is free, and its stores are done
     }
     if (threadIdx.x == 0) {
@@ -208,12 +200,59 @@ std::atomic<int64_t> g_launches{0};
 
 int64_t megakernel_launches() { return g_launches.load(); }
 
+MegaNeeds megakernel_needs(const MegaOp& op) {
+  auto x_of = [](Dt d) { return d == Dt::f32 ? 0 : d == Dt::bf16 ? 1 : -2; };
+  MegaNeeds n;
+  switch (op.kind) {
+    case MegaKind::gemv_half:
+    case MegaKind::gemv_blocks:
+      n.x = op.gemv.x_bf16 ? 1 : 0;
+      n.w = op.kind == MegaKind::gemv_blocks ? kWeightsBlocks : op.gemv.w_bf16 ? kWeightsBf16 : kWeightsF16;
+      break;
+    case MegaKind::rope:
+    case MegaKind::norm_rope: n.x = x_of(op.rope.dt); break;
+    case MegaKind::attention: n.x = x_of(op.attention.dt); break;
+    case MegaKind::binary:  // the residual adds and gates of a layer; other ops' code is large
+      n.x = x_of(op.binary.dt);
+      n.ok = !op.binary.to_bool && (op.binary.op == Op::add || op.binary.op == Op::sub || op.binary.op == Op::mul);
+      break;
+    case MegaKind::scatter: break;
+  }
+  if (n.x == -2) n.ok = false;  // f16 activations: no variant
+  return n;
+}
+
+namespace {
+
+// The kernel for (x, w), as the dispatch of launch_megakernel and the occupancy query see it.
+template <class F>
+void with_variant(int x, int w, F&& f) {
+  auto by_w = [&](auto xtag) {
+    using XT = decltype(xtag);
+    if (w == kWeightsF16) f(megakernel<XT, kWeightsF16>);
+    else if (w == kWeightsBlocks) f(megakernel<XT, kWeightsBlocks>);
+    else f(megakernel<XT, kWeightsBf16>);
+  };
+  if (x == 1) by_w(__nv_bfloat16{});
+  else by_w(float{});
+}
+
+}  // namespace
+
 int megakernel_grid() {
-  int dev = 0, sms = 0, coop = 0, per_sm = 0;
+  int dev = 0, sms = 0, coop = 0, per_sm = 1 << 20;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev);
-  if (!coop || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, megakernel, kMegaThreads, 0) != cudaSuccess) {
+  bool failed = !coop;
+  for (int x = 0; x < 2; ++x)
+    for (int w = 0; w < 3; ++w)
+      with_variant(x, w, [&](auto kernel) {
+        int k = 0;
+        failed = failed || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k, kernel, kMegaThreads, 0) != cudaSuccess || k == 0;
+        per_sm = std::min(per_sm, k);
+      });
+  if (failed) {
     cudaGetLastError();
     return 0;
   }
@@ -224,7 +263,7 @@ int megakernel_grid() {
 
 bool megakernel_takes_attention(const AttentionSpec& a) { return a.Sq <= kDecodeMaxRows && a.D <= 128 && a.Dv <= 128; }
 
-void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, ErrorWord* err, cudaStream_t s, unsigned long long* times) {
+void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, int x, int w, ErrorWord* err, cudaStream_t s, unsigned long long* times) {
   if (n == 0) return;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(grid));
@@ -240,7 +279,7 @@ void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, E
     const char* e = std::getenv("RLX_CUDA_MEGAKERNEL_SLEEP");
     return e ? static_cast<unsigned>(std::atoi(e)) : 256u;
   }();
-  cudaLaunchKernelEx(&cfg, megakernel, ops, n, counters, err, times, sleep_cap);
+  with_variant(x, w, [&](auto kernel) { cudaLaunchKernelEx(&cfg, kernel, ops, n, counters, err, times, sleep_cap); });
   ++g_launches;
 }
 

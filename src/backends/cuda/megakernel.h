@@ -20,7 +20,7 @@
 
 namespace rlx::backends::cuda {
 
-enum class MegaKind : uint8_t { gemv_half, gemv_blocks, rope, norm_rope, scatter, attention, binary, region };
+enum class MegaKind : uint8_t { gemv_half, gemv_blocks, rope, norm_rope, scatter, attention, binary };
 
 struct MegaGemv {
   const void *x, *w, *addend, *norm_g;
@@ -60,18 +60,13 @@ struct MegaBinary {
   Space sp;
   Strides sa, sb;
 };
-struct MegaRegion {
-  const void* in[kRegionMaxInputs];
-  void* out[kRegionMaxOutputs];
-  int64_t n;
-  RegionProgram p;
-};
 
 constexpr int kMegaDeps = 8;      // dependencies an op lists (an op with more starts a new stretch)
 constexpr int kMegaCounterStride = 32;  // unsigned words between two ops' counters (a 128-byte line)
 constexpr int kMegaThreads = 256;  // every tile's block size (the GEMV's 8 warps)
 
-struct MegaOp {
+// 16-byte aligned and sized: blocks copy the next op into shared memory with cp.async.
+struct alignas(16) MegaOp {
   MegaKind kind = MegaKind::binary;
   int node = 0;        // the LIR node, for the error word
   int64_t tiles = 0;   // its blocks' worth of work
@@ -84,8 +79,18 @@ struct MegaOp {
   MegaScatter scatter{};
   MegaAttention attention{};
   MegaBinary binary{};
-  MegaRegion region{};
 };
+
+// The megakernel is built for one activation type and one kind of GEMV weights at a time, so
+// that each variant's code stays small (a kernel holding every variant is ~1 MB of SASS, and
+// the SMs' instruction caches missed on every op). What an op needs of the variant: x 0 (f32),
+// 1 (bf16) or -1 (any); w one of kWeights* or -1 (any); ok false: no variant takes it.
+constexpr int kWeightsBf16 = 0, kWeightsF16 = 1, kWeightsBlocks = 2;
+struct MegaNeeds {
+  int x = -1, w = -1;
+  bool ok = true;
+};
+MegaNeeds megakernel_needs(const MegaOp& op);
 
 // The most blocks of the megakernel that are resident at once (its grid); 0 where the GPU cannot
 // launch it cooperatively.
@@ -96,7 +101,8 @@ bool megakernel_takes_attention(const AttentionSpec& a);
 // device words, left zeroed again when the kernel ends. times (profiling; null otherwise): 2n + 2 device words,
 // (~0, 0) pairs before the launch, then per op the globaltimer ns at which its first block had
 // its inputs and its last block finished, and last the kernel's first and last moments.
-void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, ErrorWord* err, cudaStream_t s, unsigned long long* times = nullptr);
+void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, int x, int w, ErrorWord* err, cudaStream_t s,
+                       unsigned long long* times = nullptr);
 // Megakernel launches by this process so far (tests: the megakernel really ran).
 int64_t megakernel_launches();
 

@@ -8,7 +8,6 @@
 
 #include "backends/cuda/gemm.h"
 #include "backends/cuda/kernels.h"
-#include "backends/cuda/megakernel.h"
 #include "backends/cuda/region_jit.h"
 #include "backends/cuda/device.h"
 #include "codegen/scalar.h"
@@ -158,17 +157,6 @@ Kernel make_region(const ir::Node& n, const ir::Graph& g) {
              (*run)(in, out, a.out[0].numel, a.stream);
            },
            0, run->jit ? "NVRTC" : "interpreted"};
-  // in the megakernel on the register machine (the NVRTC kernel computes the same values)
-  k.mega = [run](const LaunchArgs& a, MegaOp& op) {
-    MegaRegion& m = op.region;
-    op.kind = MegaKind::region;
-    m.p = run->p;
-    for (size_t k = 0; k < a.in.size(); ++k) m.in[k] = a.in[k].data;
-    for (size_t k = 0; k < a.out.size(); ++k) m.out[k] = a.out[k].data;
-    m.n = a.out[0].numel;
-    op.tiles = (m.n + kMegaThreads - 1) / kMegaThreads;
-    return true;
-  };
   return k;
 }
 

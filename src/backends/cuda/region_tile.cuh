@@ -1,5 +1,6 @@
-// elementwise_region's per-element register machine for any schedule: region.cu's kernel runs
-// it over a grid-stride loop, the decode megakernel (megakernel.cu) over its blocks' tiles.
+// elementwise_region's per-element register machine over any share of the elements: region.cu's
+// kernel runs it over a grid-stride loop. (The decode megakernel leaves regions out: the
+// interpreter is large code, and a decode layer's regions are fused into its GEMVs.)
 #pragma once
 #include "backends/cuda/common.cuh"
 #include "codegen/cuda_math.cuh"
