@@ -28,13 +28,8 @@ __global__ void binary_kernel(Op op, const T* a, const T* b, void* y, bool to_bo
 __global__ void binary_bool_kernel(Op op, const uint8_t* a, const uint8_t* b, uint8_t* y, const __grid_constant__ Space sp, const __grid_constant__ Strides sa, const __grid_constant__ Strides sb, int64_t n) {
   RLX_AFTER_PRODUCERS();
   RLX_GRID_STRIDE(i, n) {
-    int64_t ia = 0, ib = 0, r = i;
-    for (int d = sp.rank - 1; d > 0; --d) {
-      int64_t c = coord_step(r, sp.shape[d]);
-      ia += c * sa.s[d];
-      ib += c * sb.s[d];
-    }
-    if (sp.rank > 0) ia += r * sa.s[0], ib += r * sb.s[0];
+    int64_t ia, ib;
+    operand_offsets(sp, sa, sb, i, ia, ib);
     y[i] = codegen::int_op(codegen::DeviceInt{}, op, int64_t{a[ia] != 0}, int64_t{b[ib] != 0}, int64_t{0}) != 0;
   }
 }

@@ -49,18 +49,25 @@ __device__ __forceinline__ typename Math<T>::F apply(Op op, typename Math<T>::F 
   else return codegen::float_op(codegen::DeviceFloat<typename Math<T>::F>{}, op, a, b, b);
 }
 
+// Element i of a broadcast space: its offsets in the two operands.
+__device__ __forceinline__ void operand_offsets(const Space& sp, const Strides& sa, const Strides& sb, int64_t i, int64_t& ia, int64_t& ib) {
+  int64_t r = i;
+  ia = ib = 0;
+  for (int d = sp.rank - 1; d > 0; --d) {
+    int64_t c = coord_step(r, sp.shape[d]);
+    ia += c * sa.s[d];
+    ib += c * sb.s[d];
+  }
+  if (sp.rank > 0) ia += r * sa.s[0], ib += r * sb.s[0];
+}
+
 // Elements i = start, start + stride, … of a binary op over its broadcast space.
 template <class T>
 __device__ __forceinline__ void binary_elems(Op op, const T* a, const T* b, void* y, bool to_bool, const Space& sp, const Strides& sa, const Strides& sb, int64_t n,
                                              int64_t start, int64_t stride) {
   for (int64_t i = start; i < n; i += stride) {
-    int64_t ia = 0, ib = 0, r = i;
-    for (int d = sp.rank - 1; d > 0; --d) {
-      int64_t c = coord_step(r, sp.shape[d]);
-      ia += c * sa.s[d];
-      ib += c * sb.s[d];
-    }
-    if (sp.rank > 0) ia += r * sa.s[0], ib += r * sb.s[0];
+    int64_t ia, ib;
+    operand_offsets(sp, sa, sb, i, ia, ib);
     typename Math<T>::F w = apply<T>(op, widen(a[ia]), widen(b[ib]));
     if (to_bool) static_cast<uint8_t*>(y)[i] = w != 0;
     else static_cast<T*>(y)[i] = narrow<T>(w);
