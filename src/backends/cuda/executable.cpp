@@ -27,6 +27,7 @@
 #include "backends/cuda/host_pins.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/megakernel.h"
+#include "backends/cuda/megakernel_plan.h"
 #include "backends/cuda/resident.h"
 #include "backends/cuda/step_order.h"
 #include "util/profile.h"
@@ -66,9 +67,7 @@ constexpr size_t kScratchCopiesMax = size_t{256} << 20;
 
 // A stretch of consecutive steps run as one megakernel (megakernel.h): ops and counters in the
 // context's device memory.
-struct MegaRun {
-  size_t first = 0, end = 0;  // steps [first, end)
-  int x = 0, w = 0;           // the kernel variant (megakernel_needs)
+struct MegaRun : MegaStretch {
   const MegaOp* ops = nullptr;
   unsigned* counters = nullptr;
 };
@@ -317,10 +316,7 @@ class CudaExecutable : public runtime::Executable {
         const MegaRun& r = ctx.mega[static_cast<size_t>(ctx.mega_at[i])];
         launch_megakernel(r.ops, static_cast<int>(r.end - r.first), r.counters, mega_grid_, r.x, r.w, ctx.error, ctx.stream);
         cudaError_t e = cudaGetLastError();
-        cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-        // in a capture that cannot take it, the capture fails and capture() runs the steps eagerly
-        if (e != cudaSuccess && cudaStreamIsCapturing(ctx.stream, &capturing) == cudaSuccess && capturing != cudaStreamCaptureStatusNone) return;
-        if (e != cudaSuccess)
+        if (e != cudaSuccess)  // in a capture that cannot take it, capture() runs the steps eagerly
           throw Error(ErrorKind::runtime, cat("graph @", lir_.name, ": the megakernel over steps ", r.first, "–", r.end - 1, " did not launch: ", cudaGetErrorString(e)));
         i = r.end - 1;
         continue;
@@ -391,7 +387,7 @@ class CudaExecutable : public runtime::Executable {
   }
 
   // The device bytes every step reads and writes in this context (its scratch counts as written).
-  std::vector<StepAccess> accesses(const RunContext& ctx) const {
+  std::vector<StepAccess> accesses(const RunContext& ctx, bool with_scratch = true) const {
     auto range = [](const DeviceView& v) {
       auto lo = reinterpret_cast<uintptr_t>(v.data);
       return ByteRange{lo, lo + dtype_bytes(v.dtype, v.numel)};
@@ -401,7 +397,7 @@ class CudaExecutable : public runtime::Executable {
       for (const DeviceView& v : ctx.in[i]) acc[i].reads.push_back(range(v));
       for (const DeviceView& v : ctx.out[i]) acc[i].writes.push_back(range(v));
       auto scratch = reinterpret_cast<uintptr_t>(scratch_of(ctx, i));
-      if (steps_[i].scratch) acc[i].writes.push_back({scratch, scratch + steps_[i].scratch});
+      if (with_scratch && steps_[i].scratch) acc[i].writes.push_back({scratch, scratch + steps_[i].scratch});
     }
     return acc;
   }
@@ -691,45 +687,7 @@ class CudaExecutable : public runtime::Executable {
       ok[i] = steps_[i].mega(a, ops[i]) && ops[i].tiles > 0 && megakernel_needs(ops[i]).ok;
       ops[i].node = steps_[i].node;
     }
-    auto range = [](const DeviceView& v) {
-      auto lo = reinterpret_cast<uintptr_t>(v.data);
-      return ByteRange{lo, lo + dtype_bytes(v.dtype, v.numel)};
-    };
-    struct Stretch {
-      size_t first, end;
-      int x, w;
-    };
-    std::vector<Stretch> runs;
-    for (size_t i = 0; i < n;) {
-      if (!ok[i]) {
-        ++i;
-        continue;
-      }
-      size_t j = i;
-      int x = -1, w = -1;  // the variant the stretch needs so far
-      std::vector<StepAccess> acc;  // the ops' own bytes (they use no scratch)
-      for (; j < n && ok[j]; ++j) {
-        MegaNeeds need = megakernel_needs(ops[j]);
-        if ((need.x >= 0 && x >= 0 && need.x != x) || (need.w >= 0 && w >= 0 && need.w != w)) break;  // another variant from here
-        if (need.x >= 0) x = need.x;
-        if (need.w >= 0) w = need.w;
-        StepAccess s;
-        for (const DeviceView& v : c.in[j]) s.reads.push_back(range(v));
-        for (const DeviceView& v : c.out[j]) s.writes.push_back(range(v));
-        acc.push_back(std::move(s));
-        std::vector<std::vector<int>> deps = step_dependencies(acc);
-        const std::vector<int>& d = deps.back();
-        if (d.size() > static_cast<size_t>(kMegaDeps)) break;  // a new stretch from here
-        MegaOp& op = ops[j];
-        op.n_deps = static_cast<int>(d.size());
-        for (size_t k = 0; k < d.size(); ++k) {
-          op.deps[k] = d[k];
-          op.need[k] = static_cast<unsigned>(std::min<int64_t>(ops[i + static_cast<size_t>(d[k])].tiles, mega_grid_));
-        }
-      }
-      if (j - i >= static_cast<size_t>(min_run)) runs.push_back({i, j, std::max(x, 0), std::max(w, 0)});
-      i = std::max(j, i + 1);
-    }
+    const std::vector<MegaStretch> runs = plan_mega_stretches(ops, ok, accesses(c, false), mega_grid_, min_run);
     if (runs.empty()) return;
     size_t total = 0;
     for (auto& r : runs) total += r.end - r.first;
@@ -739,25 +697,14 @@ class CudaExecutable : public runtime::Executable {
     check(cudaMemset(base + ops_bytes, 0, count_bytes), "zeroing the megakernel's counters");
     c.mega_at.assign(n, -1);
     size_t at = 0, counter = 0;
-    for (const Stretch& st : runs) {
-      const size_t first = st.first, end = st.end;
-      MegaRun r;
-      r.first = first;
-      r.end = end;
-      r.x = st.x;
-      r.w = st.w;
-      r.ops = reinterpret_cast<const MegaOp*>(base) + at;
-      r.counters = reinterpret_cast<unsigned*>(base + ops_bytes) + counter * kMegaCounterStride;
-      int64_t first_block = 0;  // each op's tiles start on the block after the last op's
-      for (size_t k = first; k < end; ++k) {
-        ops[k].first_block = first_block;
-        first_block = (first_block + ops[k].tiles) % mega_grid_;
-      }
-      check(cudaMemcpy(const_cast<MegaOp*>(r.ops), ops.data() + first, (end - first) * sizeof(MegaOp), cudaMemcpyHostToDevice), "uploading the megakernel's ops");
-      c.mega_at[first] = static_cast<int>(c.mega.size());
+    for (const MegaStretch& st : runs) {
+      MegaRun r{st, reinterpret_cast<const MegaOp*>(base) + at, reinterpret_cast<unsigned*>(base + ops_bytes) + counter * kMegaCounterStride};
+      const size_t len = st.end - st.first;
+      check(cudaMemcpy(const_cast<MegaOp*>(r.ops), ops.data() + st.first, len * sizeof(MegaOp), cudaMemcpyHostToDevice), "uploading the megakernel's ops");
+      c.mega_at[st.first] = static_cast<int>(c.mega.size());
       c.mega.push_back(r);
-      at += end - first;
-      counter += end - first + 1;
+      at += len;
+      counter += len + 1;
     }
     if (debug_at(1)) {
       std::string list;
