@@ -34,13 +34,17 @@ __device__ __forceinline__ void add_release(unsigned* p) { asm volatile("red.rel
 // Thread 0 waits until each dependency's blocks have all arrived (its acquire, then the barrier,
 // make their writes visible to every thread here); polls back off so that waiting blocks do not
 // crowd the arrivals out of the counter's L2 slice.
-__device__ __forceinline__ void wait_for_deps(const MegaOp& op, unsigned* counters, unsigned sleep_cap) {
+// The longest pause between two polls, ns: on the H100, spinning, 256 and 1024 ns and one to
+// three blocks an SM all ran Qwen3-0.6B decode within 2% of each other (443–473 tokens/s).
+constexpr unsigned kPollPauseMax = 256;
+
+__device__ __forceinline__ void wait_for_deps(const MegaOp& op, unsigned* counters) {
   if (threadIdx.x == 0) {
     for (int d = 0; d < op.n_deps; ++d) {
       unsigned ns = 32;
       while (load_acquire(counter(counters, op.deps[d])) < op.need[d]) {
-        if (sleep_cap) __nanosleep(ns);
-        ns = ns < sleep_cap ? 2 * ns : ns;
+        __nanosleep(ns);
+        ns = ns < kPollPauseMax ? 2 * ns : ns;
       }
     }
   }
@@ -82,12 +86,11 @@ __device__ __forceinline__ unsigned long long now_ns() {
 
 // One tile of op; the ops of a run all take XT activations (megakernel_variant).
 template <class XT, int W>
-__device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& waited, unsigned* counters, unsigned sleep_cap, ErrorWord* err,
-                         unsigned long long* began) {
+__device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& waited, unsigned* counters, ErrorWord* err, unsigned long long* began) {
   using T = XT;
   auto wait = [&] {
     if (!waited) {
-      wait_for_deps(op, counters, sleep_cap);
+      wait_for_deps(op, counters);
       waited = true;
       if (began && threadIdx.x == 0) atomicMin(began, now_ns());
     }
@@ -126,13 +129,7 @@ __device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& wait
     case MegaKind::binary: {
       wait();
       const MegaBinary& e = op.binary;
-      // a literal op: the inlined definition keeps only its own arithmetic (megakernel_needs)
-      auto go = [&](Op o) {
-        binary_elems<T>(o, static_cast<const T*>(e.a), static_cast<const T*>(e.b), e.y, false, e.sp, e.sa, e.sb, e.n, elem_start(t), stride * kMegaThreads);
-      };
-      if (e.op == Op::add) go(Op::add);
-      else if (e.op == Op::sub) go(Op::sub);
-      else go(Op::mul);
+      binary_elems<T>(e.op, static_cast<const T*>(e.a), static_cast<const T*>(e.b), e.y, false, e.sp, e.sa, e.sb, e.n, elem_start(t), stride * kMegaThreads);
       return;
     }
   }
@@ -154,7 +151,7 @@ __device__ __forceinline__ void prefetch_op(unsigned char* dst, const MegaOp* sr
 // moment a block finished it, then the kernel's first and last moments; in globaltimer ns.
 template <class XT, int W>
 __global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(const MegaOp* __restrict__ ops, int n, unsigned* counters, ErrorWord* err,
-                                                                             unsigned long long* times, unsigned sleep_cap) {
+                                                                             unsigned long long* times) {
   const int64_t G = gridDim.x;
   if (times && threadIdx.x == 0) atomicMin(times + 2 * n, now_ns());
   // Each op's descriptor is read from shared memory, copied there while the op before runs: read
@@ -174,7 +171,7 @@ __global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(con
     if (t0 >= tiles) continue;  // nothing of this op here: no arrival expected
     bool waited = false;
     for (int64_t t = t0; t < tiles; t += G) {
-      run_tile<XT, W>(op, t, G, waited, counters, sleep_cap, err, times ? times + 2 * j : nullptr);
+      run_tile<XT, W>(op, t, G, waited, counters, err, times ? times + 2 * j : nullptr);
       __syncthreads();  // the tile's shared memory is free, and its stores are done
     }
     if (threadIdx.x == 0) {
@@ -211,7 +208,7 @@ MegaNeeds megakernel_needs(const MegaOp& op) {
     case MegaKind::rope:
     case MegaKind::norm_rope: n.x = x_of(op.rope.dt); break;
     case MegaKind::attention: n.x = x_of(op.attention.dt); break;
-    case MegaKind::binary:  // the residual adds and gates of a layer; other ops' code is large
+    case MegaKind::binary:  // a layer's residual adds and gates: what a decode layer leaves unfused
       n.x = x_of(op.binary.dt);
       n.ok = !op.binary.to_bool && (op.binary.op == Op::add || op.binary.op == Op::sub || op.binary.op == Op::mul);
       break;
@@ -239,23 +236,26 @@ void with_variant(int x, int w, F&& f) {
 }  // namespace
 
 int megakernel_grid() {
-  int dev = 0, sms = 0, coop = 0, per_sm = 1 << 20;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev);
-  bool failed = !coop;
-  for (int x = 0; x < 2; ++x)
-    for (int w = 0; w < 3; ++w)
-      with_variant(x, w, [&](auto kernel) {
-        int k = 0;
-        failed = failed || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k, kernel, kMegaThreads, 0) != cudaSuccess || k == 0;
-        per_sm = std::min(per_sm, k);
-      });
-  if (failed) {
-    cudaGetLastError();
-    return 0;
-  }
-  return sms * per_sm;
+  static const int grid = [] {  // the process's one device: asked once, not per compiled graph
+    int dev = 0, sms = 0, coop = 0, per_sm = 1 << 20;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev);
+    bool failed = !coop;
+    for (int x = 0; x < 2; ++x)
+      for (int w = 0; w < 3; ++w)
+        with_variant(x, w, [&](auto kernel) {
+          int k = 0;
+          failed = failed || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k, kernel, kMegaThreads, 0) != cudaSuccess || k == 0;
+          per_sm = std::min(per_sm, k);
+        });
+    if (failed) {
+      cudaGetLastError();
+      return 0;
+    }
+    return sms * per_sm;
+  }();
+  return grid;
 }
 
 bool megakernel_takes_attention(const AttentionSpec& a) { return a.Sq <= kDecodeMaxRows && a.D <= 128 && a.Dv <= 128; }
@@ -271,10 +271,7 @@ void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, i
   attr[0].val.cooperative = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  // the longest pause between two polls, ns: on the H100, spinning, 256 and 1024 ns and one to
-  // three blocks an SM all ran Qwen3-0.6B decode within 2% of each other (443–473 tokens/s)
-  constexpr unsigned sleep_cap = 256;
-  with_variant(x, w, [&](auto kernel) { cudaLaunchKernelEx(&cfg, kernel, ops, n, counters, err, times, sleep_cap); });
+  with_variant(x, w, [&](auto kernel) { cudaLaunchKernelEx(&cfg, kernel, ops, n, counters, err, times); });
   ++g_launches;
 }
 
