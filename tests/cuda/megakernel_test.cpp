@@ -48,16 +48,19 @@ struct Decoded {
   std::vector<Tensor> logits;
 };
 
-// 20 decode steps from a 5-token prompt, feeding back the greedy token; the megakernel on for
-// runs of at least `min_run` steps (0: off).
-Decoded decode(const models::LlamaSpec& spec, const models::LlamaWeights& w, int min_run) {
+// 20 decode steps from a prompt of `prompt` tokens in a cache of `capacity` rows (every decode
+// step's attention reads all of them, the unwritten ones masked), feeding back the greedy token;
+// the megakernel on for runs of at least `min_run` steps (0: off).
+Decoded decode(const models::LlamaSpec& spec, const models::LlamaWeights& w, int min_run, int64_t capacity = 64, int64_t prompt = 5) {
   set_flag("RLX_CUDA_MEGAKERNEL", std::to_string(min_run));
   models::LlamaRunnerOptions o;
   o.device = "cuda";
   models::LlamaRunner r(spec, w, o);
-  r.reset(64);
+  r.reset(capacity);
   Decoded d;
-  const Tensor* logits = &r.forward({3, 17, 42, 99, 7});
+  std::vector<int32_t> ids;
+  for (int64_t i = 0; i < prompt; ++i) ids.push_back(static_cast<int32_t>((3 + i * 131) % spec.vocab_size));
+  const Tensor* logits = &r.forward(ids);
   for (int s = 0; s < 20; ++s) {
     const float* p = logits->data_as<float>();
     int32_t next = static_cast<int32_t>(std::max_element(p, p + logits->numel()) - p);
@@ -71,14 +74,11 @@ Decoded decode(const models::LlamaSpec& spec, const models::LlamaWeights& w, int
 
 class Megakernel : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(Megakernel, DecodeMatchesTheKernelPerStepRun) {
-  std::string why;
-  if (!gpu_usable(why)) GTEST_SKIP() << "cuda unavailable: " << why;
-  models::LlamaSpec spec = small_spec(GetParam());
+void expect_same_decode(const models::LlamaSpec& spec, int64_t capacity, int64_t prompt) {
   models::LlamaWeights w = models::random_llama_weights(spec, 5, DType::bf16, 0.05);
-  Decoded plain = decode(spec, w, 0);
+  Decoded plain = decode(spec, w, 0, capacity, prompt);
   const int64_t launches = backends::cuda::megakernel_launches();
-  Decoded mega = decode(spec, w, 1);
+  Decoded mega = decode(spec, w, 1, capacity, prompt);
   // the decode graph's first run launches it, its second captures it into the CUDA graph replayed after
   EXPECT_GE(backends::cuda::megakernel_launches() - launches, 2);
   EXPECT_EQ(mega.ids, plain.ids);
@@ -93,6 +93,22 @@ TEST_P(Megakernel, DecodeMatchesTheKernelPerStepRun) {
   }
   EXPECT_GT(scale, 0.0);
   EXPECT_LE(worst, 1e-4 * std::max(scale, 1.0)) << "largest logit difference " << worst << " (largest logit " << scale << ")";
+}
+
+TEST_P(Megakernel, DecodeMatchesTheKernelPerStepRun) {
+  std::string why;
+  if (!gpu_usable(why)) GTEST_SKIP() << "cuda unavailable: " << why;
+  expect_same_decode(small_spec(GetParam()), 64, 5);
+}
+
+// A 1,024-row cache: each row's keys shared by 8 blocks (megakernel_attention_share: 128 keys
+// a share), their partial softmaxes merged by the last of them to finish.
+TEST_P(Megakernel, LongCacheSharedOverBlocksMatches) {
+  std::string why;
+  if (!gpu_usable(why)) GTEST_SKIP() << "cuda unavailable: " << why;
+  models::LlamaSpec spec = small_spec(GetParam());
+  spec.max_position_embeddings = 1024;
+  expect_same_decode(spec, 1024, 300);
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, Megakernel, ::testing::Values("qwen3", "llama"));

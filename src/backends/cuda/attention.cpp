@@ -88,7 +88,8 @@ Kernel make_attention(const ir::Node& n, const ir::Graph& g) {
       m.dt = dt;
       m.bias_dt = bias_dt;
       m.a = s;
-      op.tiles = s.Sq * s.H * s.B;
+      op.workspace_bytes = megakernel_attention_share(m, megakernel_grid());
+      op.tiles = s.Sq * s.H * s.B * m.splits;
       return true;
     };
   return kernel;

@@ -139,24 +139,75 @@ __device__ void merge_warps(const Warp& w, float (&sm)[W], float (&sl)[W], float
   }
 }
 
-// Query row i of head h and batch b by the block's W warps, which split the keys.
+// The keys of share `split` of S of [lo, hi): equal shares, each a whole number of the warps'
+// strides (so every share's warps take the keys the way one block over all of them would).
+__device__ __forceinline__ void key_share(int64_t& lo, int64_t& hi, int split, int S, int64_t step) {
+  const int64_t chunk = ((hi - lo + S - 1) / S + step - 1) / step * step;
+  lo = min(hi, lo + split * chunk);
+  hi = min(hi, lo + chunk);
+}
+
+// Query row i of head h and batch b by the block's W warps, which split the keys; with S > 1
+// shares (the megakernel's long caches), over share `split` of them: the block leaves its
+// (m, l, acc) in part[row·S + split] and the last of the row's S blocks to finish (count[row],
+// which it sets back to 0) merges them into y.
 template <class T, int SD, int SV, int W>
 __device__ __forceinline__ void attention_decode_row(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y, const AttentionSpec& a,
-                                                     int64_t i, int64_t h, int64_t b) {
+                                                     int64_t i, int64_t h, int64_t b, int split = 0, int S = 1, float* part = nullptr,
+                                                     unsigned* count = nullptr) {
   __shared__ float sm[W], sl[W];
   __shared__ float sacc[W][SV * 32];
   __shared__ float bm, bl, bacc[SV * 32];
+  __shared__ bool last;
   const int warp = threadIdx.x >> 5;
   const int64_t hk = h / (a.H / a.Hk);
   int64_t lo, hi;
   key_range(a, i, lo, hi);
+  if (S > 1) key_share(lo, hi, split, S, W * kDecodeKeys);
   DecodeWarp<T, SD, SV> w;
   w.run(q + b * a.q_b + h * a.q_h + i * a.q_s, k + b * a.k_b + hk * a.k_h, v + b * a.v_b + hk * a.v_h, bias, bias_dt,
         b * a.bias_s[0] + h * a.bias_s[1] + i * a.bias_s[2], a, lo + warp * kDecodeKeys, W * kDecodeKeys, hi);
   merge_warps(w, sm, sl, sacc, a.Dv, &bm, &bl, bacc);
   __syncthreads();
-  // a row with no allowed key is NaN, like the definition's softmax over nothing
-  for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) store_as(y, b * a.y_b + h * a.y_h + i * a.y_s + d, bl > 0 ? bacc[d] / bl : __int_as_float(0x7fc00000), a.y_dt);
+  const int64_t out = b * a.y_b + h * a.y_h + i * a.y_s;
+  if (S == 1) {
+    // a row with no allowed key is NaN, like the definition's softmax over nothing
+    for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) store_as(y, out + d, bl > 0 ? bacc[d] / bl : __int_as_float(0x7fc00000), a.y_dt);
+    return;
+  }
+  const int64_t row = (b * a.H + h) * a.Sq + i, width = 2 + a.Dv;
+  float* mine = part + (row * S + split) * width;
+  for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) mine[2 + d] = bacc[d];
+  if (threadIdx.x == 0) {
+    mine[0] = bm;
+    mine[1] = bl;
+  }
+  __syncthreads();  // every thread's stores before thread 0's fence and count
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(count + row, 1u) == static_cast<unsigned>(S - 1);
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();  // the other shares' stores, seen through L2 (__ldcg: not this SM's L1)
+  const float* all = part + row * S * width;
+  float M = -INFINITY, L = 0;
+  for (int s = 0; s < S; ++s) M = fmaxf(M, __ldcg(all + s * width));
+  if (M != -INFINITY)
+    for (int s = 0; s < S; ++s) {
+      const float ms = __ldcg(all + s * width);
+      if (ms != -INFINITY) L += __expf(ms - M) * __ldcg(all + s * width + 1);
+    }
+  for (int64_t d = threadIdx.x; d < a.Dv; d += blockDim.x) {
+    float o = 0;
+    if (M != -INFINITY)
+      for (int s = 0; s < S; ++s) {
+        const float ms = __ldcg(all + s * width);
+        if (ms != -INFINITY) o += __expf(ms - M) * __ldcg(all + s * width + 2 + d);
+      }
+    store_as(y, out + d, L > 0 ? o / L : __int_as_float(0x7fc00000), a.y_dt);
+  }
+  if (threadIdx.x == 0) count[row] = 0;  // ready for the next launch
 }
 
 }  // namespace rlx::backends::cuda

@@ -689,12 +689,22 @@ class CudaExecutable : public runtime::Executable {
     }
     const std::vector<MegaStretch> runs = plan_mega_stretches(ops, ok, accesses(c, false), mega_grid_, min_run);
     if (runs.empty()) return;
-    size_t total = 0;
-    for (auto& r : runs) total += r.end - r.first;
-    const size_t ops_bytes = align_up(total * sizeof(MegaOp)), count_bytes = (total + runs.size()) * kMegaCounterStride * sizeof(unsigned);
-    c.mega_mem = std::make_unique<DeviceBuffer>(ops_bytes + count_bytes, "the megakernel's ops");
+    size_t total = 0, work_bytes = 0;
+    for (auto& r : runs) {
+      total += r.end - r.first;
+      for (size_t i = r.first; i < r.end; ++i) work_bytes += align_up(ops[i].workspace_bytes);
+    }
+    const size_t ops_bytes = align_up(total * sizeof(MegaOp)), count_bytes = align_up((total + runs.size()) * kMegaCounterStride * sizeof(unsigned));
+    c.mega_mem = std::make_unique<DeviceBuffer>(ops_bytes + count_bytes + work_bytes, "the megakernel's ops");
     auto* base = static_cast<uint8_t*>(c.mega_mem->data());
-    check(cudaMemset(base + ops_bytes, 0, count_bytes), "zeroing the megakernel's counters");
+    check(cudaMemset(base + ops_bytes, 0, count_bytes + work_bytes), "zeroing the megakernel's counters");
+    uint8_t* work = base + ops_bytes + count_bytes;  // the ops' own workspaces
+    for (auto& r : runs)
+      for (size_t i = r.first; i < r.end; ++i)
+        if (ops[i].workspace_bytes) {
+          ops[i].workspace = work;
+          work += align_up(ops[i].workspace_bytes);
+        }
     c.mega_at.assign(n, -1);
     size_t at = 0, counter = 0;
     for (const MegaStretch& st : runs) {

@@ -75,7 +75,9 @@ __device__ __forceinline__ void gemv_tile(const MegaGemv& g, int64_t t, Wait& wa
   }
 }
 
-// Element-parallel ops: tile t is the elements [t·256, (t + 1)·256) and every G·256th after.
+// Element-parallel ops: tile t is the elements [t·256, (t + 1)·256) (their tiles cover the op's
+// elements once, so the stride run_tile passes — the op's tile count · 256 — ends each loop
+// after one pass).
 __device__ __forceinline__ int64_t elem_start(int64_t t) { return t * kMegaThreads + threadIdx.x; }
 
 __device__ __forceinline__ unsigned long long now_ns() {
@@ -121,9 +123,12 @@ __device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& wait
       wait();
       const MegaAttention& m = op.attention;
       const AttentionSpec& a = m.a;
-      const int64_t i = t % a.Sq, h = (t / a.Sq) % a.H, b = t / (a.Sq * a.H);
+      const int S = m.splits;
+      const int64_t r = t / S, i = r % a.Sq, h = (r / a.Sq) % a.H, b = r / (a.Sq * a.H);
+      auto* ws = static_cast<unsigned char*>(op.workspace);
       attention_decode_row<T, 4, 4, kMegaThreads / 32>(static_cast<const T*>(m.q), static_cast<const T*>(m.k), static_cast<const T*>(m.v), m.bias, m.bias_dt,
-                                                        static_cast<T*>(m.y), a, i, h, b);
+                                                        static_cast<T*>(m.y), a, i, h, b, static_cast<int>(t % S), S,
+                                                        reinterpret_cast<float*>(ws + m.part_at), reinterpret_cast<unsigned*>(ws));
       return;
     }
     case MegaKind::binary: {
@@ -171,7 +176,7 @@ __global__ void __launch_bounds__(kMegaThreads, kMegaBlocksPerSm) megakernel(con
     if (t0 >= tiles) continue;  // nothing of this op here: no arrival expected
     bool waited = false;
     for (int64_t t = t0; t < tiles; t += G) {
-      run_tile<XT, W>(op, t, G, waited, counters, err, times ? times + 2 * j : nullptr);
+      run_tile<XT, W>(op, t, tiles, waited, counters, err, times ? times + 2 * j : nullptr);
       __syncthreads();  // the tile's shared memory is free, and its stores are done
     }
     if (threadIdx.x == 0) {
@@ -259,6 +264,20 @@ int megakernel_grid() {
 }
 
 bool megakernel_takes_attention(const AttentionSpec& a) { return a.Sq <= kDecodeMaxRows && a.D <= 128 && a.Dv <= 128; }
+
+// A share is at least kMegaShareKeys keys (four passes of the 8 warps' 4 keys): below that the
+// merge costs more than the keys; and the rows' shares together fill at most the grid once.
+constexpr int64_t kMegaShareKeys = 128;
+
+size_t megakernel_attention_share(MegaAttention& m, int grid) {
+  const AttentionSpec& a = m.a;
+  const int64_t rows = a.B * a.H * a.Sq;
+  const int64_t by_keys = a.Sk / kMegaShareKeys, by_grid = rows > 0 ? grid / rows : 1;
+  m.splits = static_cast<int>(std::max<int64_t>(1, std::min(by_keys, by_grid)));
+  m.part_at = (rows * 4 + 15) / 16 * 16;  // the counters, then the shares' results
+  if (m.splits <= 1) return 0;
+  return static_cast<size_t>(m.part_at + rows * m.splits * (2 + a.Dv) * static_cast<int64_t>(sizeof(float)));
+}
 
 void launch_megakernel(const MegaOp* ops, int n, unsigned* counters, int grid, int x, int w, ErrorWord* err, cudaStream_t s, unsigned long long* times) {
   if (n == 0) return;

@@ -49,6 +49,11 @@ struct MegaAttention {
   void* y;
   Dt dt, bias_dt;
   AttentionSpec a;
+  // Blocks sharing each row's keys (a long cache: one block a row would walk it alone); with
+  // splits > 1 the op's workspace holds a counter per row, then from byte part_at on each
+  // share's (m, l, acc[Dv]).
+  int splits;
+  int64_t part_at;
 };
 struct MegaBinary {
   const void *a, *b;
@@ -74,6 +79,10 @@ struct alignas(16) MegaOp {
   int n_deps = 0;
   int deps[kMegaDeps] = {};      // earlier ops of the run it waits for
   unsigned need[kMegaDeps] = {};  // … until this many blocks have finished each
+  // Device bytes of its own the op asks for (its fill sets the size; the planner places them,
+  // zeroed before the first launch, and an op leaves any counters in them zeroed again).
+  size_t workspace_bytes = 0;
+  void* workspace = nullptr;
   MegaGemv gemv{};
   MegaRope rope{};
   MegaScatter scatter{};
@@ -97,6 +106,9 @@ MegaNeeds megakernel_needs(const MegaOp& op);
 int megakernel_grid();
 // Whether the megakernel has a tile for this attention (a decode one with head dims ≤ 128).
 bool megakernel_takes_attention(const AttentionSpec& a);
+// Sets m.splits, the blocks sharing each row's keys inside the megakernel (1 for a short cache
+// or a small grid), and m.part_at; returns the workspace bytes that takes.
+size_t megakernel_attention_share(MegaAttention& m, int grid);
 // Runs ops[0, n) (device memory) on `grid` blocks; counters: (n + 1) · kMegaCounterStride zeroed
 // device words, left zeroed again when the kernel ends. times (profiling; null otherwise): 2n + 2 device words,
 // (~0, 0) pairs before the launch, then per op the globaltimer ns at which its first block had
