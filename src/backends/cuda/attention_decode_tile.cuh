@@ -8,28 +8,36 @@ namespace rlx::backends::cuda {
 
 constexpr int kDecodeKeys = 4, kDecodeMaxRows = 4;
 
-// One warp's online softmax over keys j0, j0 + stride, … (kDecodeKeys at a time) of [lo, hi).
-template <class T, int SD, int SV>
+// One warp's online softmax over keys j0, j0 + stride, … (KEYS at a time, their loads all in
+// flight before any is used) of [lo, hi).
+template <class T, int SD, int SV, int KEYS = kDecodeKeys>
 struct DecodeWarp {
   float qv[SD];
   float m = -INFINITY, l = 0;
   float acc[SV];
 
+  // The rounding of compute=bf16/f16 decided once, not per element (the common f32 path then
+  // carries no per-element selects): walk's ROUND 0 none, 1 the spec's.
   __device__ void run(const T* q, const T* kb, const T* vb, const void* bias, Dt bias_dt, int64_t bias_row, const AttentionSpec& a,
                       int64_t j0, int64_t stride, int64_t hi) {
-    // the rounding of compute=bf16/f16 decided once, not per element (the common f32 path
-    // then carries no per-element selects)
-    if (a.round_bf16 || a.round_f16) walk<true>(q, kb, vb, bias, bias_dt, bias_row, a, j0, stride, hi);
-    else walk<false>(q, kb, vb, bias, bias_dt, bias_row, a, j0, stride, hi);
+    if (a.round_bf16 || a.round_f16) walk<1>(q, kb, vb, bias, bias_dt, bias_row, a, j0, stride, hi);
+    else walk<0>(q, kb, vb, bias, bias_dt, bias_row, a, j0, stride, hi);
+  }
+  // One walk for either (ROUND 2: the spec's rounding chosen per element): half the code, for
+  // the megakernel, whose every op's code competes for the SMs' instruction caches.
+  __device__ void run_compact(const T* q, const T* kb, const T* vb, const void* bias, Dt bias_dt, int64_t bias_row, const AttentionSpec& a,
+                              int64_t j0, int64_t stride, int64_t hi) {
+    walk<2>(q, kb, vb, bias, bias_dt, bias_row, a, j0, stride, hi);
   }
 
-  template <bool ROUND>
+  template <int ROUND>
   __device__ __forceinline__ void walk(const T* q, const T* kb, const T* vb, const void* bias, Dt bias_dt, int64_t bias_row, const AttentionSpec& a,
                                        int64_t j0, int64_t stride, int64_t hi) {
     const int lane = threadIdx.x & 31;
     const int D = static_cast<int>(a.D), Dv = static_cast<int>(a.Dv);
     auto rnd = [&](float x) {
-      if constexpr (ROUND) return a.round_bf16 ? round_bf16(x) : round_f16(x);
+      if constexpr (ROUND == 1) return a.round_bf16 ? round_bf16(x) : round_f16(x);
+      else if constexpr (ROUND == 2) return a.round_bf16 ? round_bf16(x) : a.round_f16 ? round_f16(x) : x;
       else return x;
     };
     const float* bias_f32 = bias_dt == Dt::f32 ? static_cast<const float*>(bias) : nullptr;
@@ -41,9 +49,9 @@ struct DecodeWarp {
 #pragma unroll
     for (int t = 0; t < SV; ++t) acc[t] = 0;
     for (; j0 < hi; j0 += stride) {
-      float kv[kDecodeKeys][SD], vv[kDecodeKeys][SV], bv[kDecodeKeys];
+      float kv[KEYS][SD], vv[KEYS][SV], bv[KEYS];
 #pragma unroll
-      for (int u = 0; u < kDecodeKeys; ++u) {
+      for (int u = 0; u < KEYS; ++u) {
         const int64_t j = j0 + u;
         const bool ok = j < hi;
         const T* kr = kb + j * a.k_s;  // one 64-bit offset a key; the lanes' are 32-bit
@@ -61,18 +69,18 @@ struct DecodeWarp {
         const int64_t bi = bias_row + j * a.bias_s[3];
         bv[u] = !ok || !bias ? 0.0f : bias_f32 ? bias_f32[bi] : static_cast<float>(load_f64(bias, bias_dt, bi));
       }
-      float sc[kDecodeKeys], mx = m;
+      float sc[KEYS], mx = m;
 #pragma unroll
-      for (int u = 0; u < kDecodeKeys; ++u) {
+      for (int u = 0; u < KEYS; ++u) {
         float dot = 0;
 #pragma unroll
         for (int t = 0; t < SD; ++t) dot = fmaf(qv[t], rnd(kv[u][t]), dot);
         sc[u] = dot;
       }
 #pragma unroll
-      for (int u = 0; u < kDecodeKeys; ++u) sc[u] = warp_sum(sc[u]);
+      for (int u = 0; u < KEYS; ++u) sc[u] = warp_sum(sc[u]);
 #pragma unroll
-      for (int u = 0; u < kDecodeKeys; ++u) {
+      for (int u = 0; u < KEYS; ++u) {
         float s = -INFINITY;
         if (j0 + u < hi) {
           s = sc[u] * a.scale;
@@ -88,7 +96,7 @@ struct DecodeWarp {
 #pragma unroll
       for (int t = 0; t < SV; ++t) acc[t] *= corr;
 #pragma unroll
-      for (int u = 0; u < kDecodeKeys; ++u) {
+      for (int u = 0; u < KEYS; ++u) {
         float p = sc[u] == -INFINITY ? 0.0f : __expf(sc[u] - mx);
         l += p;
         float pr = rnd(p);
@@ -151,7 +159,9 @@ __device__ __forceinline__ void key_share(int64_t& lo, int64_t& hi, int split, i
 // shares (the megakernel's long caches), over share `split` of them: the block leaves its
 // (m, l, acc) in part[row·S + split] and the last of the row's S blocks to finish (count[row],
 // which it sets back to 0) merges them into y.
-template <class T, int SD, int SV, int W>
+// COMPACT: one walk for every rounding, KEYS keys a step (DecodeWarp) — the megakernel's code size
+// and registers; the decode kernel keeps the specialized walks.
+template <class T, int SD, int SV, int W, int KEYS = kDecodeKeys, bool COMPACT = false>
 __device__ __forceinline__ void attention_decode_row(const T* q, const T* k, const T* v, const void* bias, Dt bias_dt, T* y, const AttentionSpec& a,
                                                      int64_t i, int64_t h, int64_t b, int split = 0, int S = 1, float* part = nullptr,
                                                      unsigned* count = nullptr) {
@@ -163,10 +173,12 @@ __device__ __forceinline__ void attention_decode_row(const T* q, const T* k, con
   const int64_t hk = h / (a.H / a.Hk);
   int64_t lo, hi;
   key_range(a, i, lo, hi);
-  if (S > 1) key_share(lo, hi, split, S, W * kDecodeKeys);
-  DecodeWarp<T, SD, SV> w;
-  w.run(q + b * a.q_b + h * a.q_h + i * a.q_s, k + b * a.k_b + hk * a.k_h, v + b * a.v_b + hk * a.v_h, bias, bias_dt,
-        b * a.bias_s[0] + h * a.bias_s[1] + i * a.bias_s[2], a, lo + warp * kDecodeKeys, W * kDecodeKeys, hi);
+  if (S > 1) key_share(lo, hi, split, S, W * KEYS);
+  DecodeWarp<T, SD, SV, KEYS> w;
+  const T *qr = q + b * a.q_b + h * a.q_h + i * a.q_s, *kr = k + b * a.k_b + hk * a.k_h, *vr = v + b * a.v_b + hk * a.v_h;
+  const int64_t bias_row = b * a.bias_s[0] + h * a.bias_s[1] + i * a.bias_s[2];
+  if constexpr (COMPACT) w.run_compact(qr, kr, vr, bias, bias_dt, bias_row, a, lo + warp * KEYS, W * KEYS, hi);
+  else w.run(qr, kr, vr, bias, bias_dt, bias_row, a, lo + warp * KEYS, W * KEYS, hi);
   merge_warps(w, sm, sl, sacc, a.Dv, &bm, &bl, bacc);
   __syncthreads();
   const int64_t out = b * a.y_b + h * a.y_h + i * a.y_s;

@@ -22,16 +22,19 @@ constexpr int kMegaBlocksPerSm = 3;
 // a line would queue behind each other's traffic in the same L2 slice.
 __device__ __forceinline__ unsigned* counter(unsigned* counters, int j) { return counters + j * kMegaCounterStride; }
 
-__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
+// Polls read the counter at gpu scope without acquiring: an acquire load makes the SM drop its L1
+// (that is how it sees other SMs' writes), and waiting blocks polling with acquires would keep
+// flushing the L1 of the blocks beside them mid-tile. One fence after the last poll acquires.
+__device__ __forceinline__ unsigned load_relaxed(const unsigned* p) {
   unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
 // The block's arrival: its stores (ordered before this by the __syncthreads the caller passed)
 // released with the count, without a full fence.
 __device__ __forceinline__ void add_release(unsigned* p) { asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(p) : "memory"); }
 
-// Thread 0 waits until each dependency's blocks have all arrived (its acquire, then the barrier,
+// Thread 0 waits until each dependency's blocks have all arrived (its fence, then the barrier,
 // make their writes visible to every thread here); polls back off so that waiting blocks do not
 // crowd the arrivals out of the counter's L2 slice.
 // The longest pause between two polls, ns: on the H100, spinning, 256 and 1024 ns and one to
@@ -39,14 +42,15 @@ __device__ __forceinline__ void add_release(unsigned* p) { asm volatile("red.rel
 constexpr unsigned kPollPauseMax = 256;
 
 __device__ __forceinline__ void wait_for_deps(const MegaOp& op, unsigned* counters) {
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0 && op.n_deps > 0) {
     for (int d = 0; d < op.n_deps; ++d) {
       unsigned ns = 32;
-      while (load_acquire(counter(counters, op.deps[d])) < op.need[d]) {
+      while (load_relaxed(counter(counters, op.deps[d])) < op.need[d]) {
         __nanosleep(ns);
         ns = ns < kPollPauseMax ? 2 * ns : ns;
       }
     }
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");  // the relaxed reads above, made an acquire
   }
   __syncthreads();
 }
@@ -126,7 +130,9 @@ __device__ void run_tile(const MegaOp& op, int64_t t, int64_t stride, bool& wait
       const int S = m.splits;
       const int64_t r = t / S, i = r % a.Sq, h = (r / a.Sq) % a.H, b = r / (a.Sq * a.H);
       auto* ws = static_cast<unsigned char*>(op.workspace);
-      attention_decode_row<T, 4, 4, kMegaThreads / 32>(static_cast<const T*>(m.q), static_cast<const T*>(m.k), static_cast<const T*>(m.v), m.bias, m.bias_dt,
+      // two keys a step in one walk for every rounding: half the registers and code of the decode
+      // kernel's walks (which spilled at this kernel's 80 registers)
+      attention_decode_row<T, 4, 4, kMegaThreads / 32, 2, true>(static_cast<const T*>(m.q), static_cast<const T*>(m.k), static_cast<const T*>(m.v), m.bias, m.bias_dt,
                                                         static_cast<T*>(m.y), a, i, h, b, static_cast<int>(t % S), S,
                                                         reinterpret_cast<float*>(ws + m.part_at), reinterpret_cast<unsigned*>(ws));
       return;
@@ -265,7 +271,7 @@ int megakernel_grid() {
 
 bool megakernel_takes_attention(const AttentionSpec& a) { return a.Sq <= kDecodeMaxRows && a.D <= 128 && a.Dv <= 128; }
 
-// A share is at least kMegaShareKeys keys (four passes of the 8 warps' 4 keys): below that the
+// A share is at least kMegaShareKeys keys (eight passes of the 8 warps' 2 keys): below that the
 // merge costs more than the keys; and the rows' shares together fill at most the grid once.
 constexpr int64_t kMegaShareKeys = 128;
 
