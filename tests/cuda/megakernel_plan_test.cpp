@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cuda/megakernel_plan.h"
+#include "rlx/error.h"
 
 using namespace rlx::backends::cuda;
 
@@ -56,6 +57,15 @@ TEST(MegakernelPlan, StretchesSplitWhereTheVariantChangesAndWaitOnlyInside) {
   // at least 3 steps a stretch: only nothing qualifies
   std::vector<MegaOp> again = ops;
   EXPECT_TRUE(plan_mega_stretches(again, ok, acc, 396, 3).empty());
+}
+
+TEST(MegakernelPlan, OpKindsChosenByName) {
+  EXPECT_TRUE(megakernel_kind_chosen(MegaKind::attention, "all"));
+  EXPECT_TRUE(megakernel_kind_chosen(MegaKind::gemv_blocks, "rope,gemv"));
+  EXPECT_TRUE(megakernel_kind_chosen(MegaKind::norm_rope, "rope,gemv"));
+  EXPECT_FALSE(megakernel_kind_chosen(MegaKind::attention, "rope,gemv"));
+  EXPECT_FALSE(megakernel_kind_chosen(MegaKind::binary, "gemv"));
+  EXPECT_THROW(megakernel_kind_chosen(MegaKind::gemv_half, "gemv,matmul"), rlx::Error);
 }
 
 }  // namespace

@@ -684,7 +684,7 @@ class CudaExecutable : public runtime::Executable {
     for (size_t i = 0; i < n; ++i) {
       if (!steps_[i].mega) continue;
       LaunchArgs a{lir_.node(steps_[i].node), steps_[i].node, c.in[i], c.out[i], c.stream, nullptr, c.error};
-      ok[i] = steps_[i].mega(a, ops[i]) && ops[i].tiles > 0 && megakernel_needs(ops[i]).ok;
+      ok[i] = steps_[i].mega(a, ops[i]) && ops[i].tiles > 0 && megakernel_needs(ops[i]).ok && megakernel_kind_chosen(ops[i].kind);
       ops[i].node = steps_[i].node;
     }
     const std::vector<MegaStretch> runs = plan_mega_stretches(ops, ok, accesses(c, false), mega_grid_, min_run);

@@ -2,7 +2,29 @@
 
 #include <algorithm>
 
+#include "rlx/error.h"
+#include "util/flags.h"
+#include "util/strings.h"
+
 namespace rlx::backends::cuda {
+
+bool megakernel_kind_chosen(MegaKind kind, const std::string& list) {
+  if (list == "all" || list.empty()) return true;
+  const char* name = kind == MegaKind::gemv_half || kind == MegaKind::gemv_blocks ? "gemv"
+                     : kind == MegaKind::rope || kind == MegaKind::norm_rope   ? "rope"
+                     : kind == MegaKind::scatter                                ? "scatter"
+                     : kind == MegaKind::attention                              ? "attention"
+                                                                                : "binary";
+  bool chosen = false;
+  for (const std::string& item : split(list, ',')) {
+    if (item != "gemv" && item != "rope" && item != "scatter" && item != "attention" && item != "binary")
+      throw Error(ErrorKind::invalid_argument, cat("RLX_CUDA_MEGAKERNEL_OPS: '", item, "' is not one of all, gemv, rope, scatter, attention, binary"));
+    chosen = chosen || item == name;
+  }
+  return chosen;
+}
+
+bool megakernel_kind_chosen(MegaKind kind) { return megakernel_kind_chosen(kind, flags().RLX_CUDA_MEGAKERNEL_OPS); }
 
 std::vector<MegaStretch> plan_mega_stretches(std::vector<MegaOp>& ops, const std::vector<bool>& ok, const std::vector<StepAccess>& acc, int grid,
                                              int min_run) {

@@ -2,6 +2,7 @@
 // steps that are ops of one kernel variant, and for each op the earlier ops of its stretch it
 // waits for. Host-only bookkeeping, apart from the executable that uploads and launches it.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "backends/cuda/megakernel.h"
@@ -13,6 +14,11 @@ struct MegaStretch {
   size_t first = 0, end = 0;  // steps [first, end)
   int x = 0, w = 0;           // the kernel variant (megakernel_needs)
 };
+
+// Whether a step of this kind may be a megakernel op under RLX_CUDA_MEGAKERNEL_OPS ("all" or
+// a list of gemv, rope, scatter, attention, binary); throws on a name not in that list.
+bool megakernel_kind_chosen(MegaKind kind);
+bool megakernel_kind_chosen(MegaKind kind, const std::string& list);
 
 // ops[i]: step i as a megakernel op where ok[i]; acc[i]: the bytes step i reads and writes (its
 // scratch left out: ops use none). Every stretch of at least min_run steps is returned, its ops'
