@@ -13,6 +13,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "backends/cpu/bf16_rate.h"
 #include "codegen/vmath.h"
 #include "passes/memory_plan.h"
 #include "rlx/error.h"
@@ -47,6 +48,8 @@ struct Plan {
   bool by_rows = true;
   size_t a_elem = 4, b_elem = 4, c_elem = 4;
   bool round_a = false, round_b = false;  // f32 operands rounded to bf16 inside the kernel
+  bool widen_a = false, widen_b = false;  // bf16 operands widened to f32 for the f32 kernel (bf16_rate.h)
+  bool narrow_c = false;  // … whose f32 C (and epilogue) is rounded into the bf16 C after it
   Epilogue epilogue;
   std::vector<Slice> slices;
 };
@@ -87,7 +90,9 @@ bool reference_impl(const char* impl) { return std::string(impl).rfind("ref", 0)
 
 // Slice of B (rows k, columns [lo, hi)) as a strided desc over the full B buffer.
 // split: C's rows or columns are shared out among the threads, one primitive per share.
-std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, const Epilogue& ep, bool split) {
+// widen: bf16 operands multiplied by the f32 kernel (A's slices widened as they run, runtime B
+// whole, constant B once in its reorder).
+std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, const Epilogue& ep, bool split, bool widen = false) {
   omp_set_num_threads(1);  // the weight reorders below must not start an OpenMP team either
   auto p = std::make_shared<Plan>();
   p->epilogue = ep;
@@ -97,8 +102,11 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, cons
       p->tail_from = i;
       break;
     }
+  widen = widen && s.a_dtype == DType::bf16 && s.b_dtype == DType::bf16;
+  p->narrow_c = widen && s.c_dtype == DType::bf16;  // f32 kernels store no bf16 C on every ISA
   // the tail runs on C in f32, in place
-  if (p->tail_from < ep.ops.size() && s.c_dtype != DType::f32) throw dnnl::error(dnnl_unimplemented, "a per-row epilogue operand needs an f32 C");
+  if (p->tail_from < ep.ops.size() && s.c_dtype != DType::f32 && !p->narrow_c)
+    throw dnnl::error(dnnl_unimplemented, "a per-row epilogue operand needs an f32 C");
   p->batch = s.batch;
   p->M = s.M;
   p->K = s.K;
@@ -108,10 +116,12 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, cons
   p->a_elem = dtype_size(s.a_dtype);
   p->b_elem = dtype_size(s.b_dtype);
   p->c_elem = dtype_size(s.c_dtype);
-  bool to_bf16 = s.compute == DType::bf16;
+  bool to_bf16 = s.compute == DType::bf16 && !widen;
   p->round_a = to_bf16 && s.a_dtype == DType::f32;
   p->round_b = to_bf16 && s.b_dtype == DType::f32 && !const_b;  // constant weights are converted once, below
-  DType kernel_b = to_bf16 ? DType::bf16 : s.b_dtype;
+  p->widen_a = widen;
+  p->widen_b = widen && !const_b;
+  DType kernel_b = widen ? DType::f32 : to_bf16 ? DType::bf16 : s.b_dtype;
   int T = num_threads();
   // Split the rows of C when there are enough, otherwise its columns (decode: M = 1).
   p->by_rows = s.batch > 1 || s.M >= 32 * T || s.N < 64 * T;
@@ -138,13 +148,15 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, cons
       continue;
     }
     int64_t m = p->by_rows ? sl.hi - sl.lo : s.M, n = p->by_rows ? s.N : sl.hi - sl.lo;
-    // Rounded A slices are packed [m, K]; rounded runtime B keeps its layout in bf16.
+    // Rounded or widened A slices are packed [m, K]; rounded or widened runtime B keeps its layout.
     sl.a = p->round_a ? strided(m, s.K, s.K, 1, DType::bf16)
+           : p->widen_a ? strided(m, s.K, s.K, 1, DType::f32)
            : p->a_km  ? strided(m, s.K, 1, s.M, s.a_dtype)
                       : strided(m, s.K, s.K, 1, s.a_dtype);
     dnnl::memory::desc b_user = p->b_nk ? strided(s.K, n, 1, s.K, s.b_dtype) : strided(s.K, n, s.N, 1, s.b_dtype);
-    dnnl::memory::desc b_run = p->round_b ? (p->b_nk ? strided(s.K, n, 1, s.K, DType::bf16) : strided(s.K, n, s.N, 1, DType::bf16)) : b_user;
-    sl.c = strided(m, n, s.N, 1, s.c_dtype);
+    const DType b_run_type = p->round_b ? DType::bf16 : p->widen_b ? DType::f32 : s.b_dtype;
+    dnnl::memory::desc b_run = p->b_nk ? strided(s.K, n, 1, s.K, b_run_type) : strided(s.K, n, s.N, 1, b_run_type);
+    sl.c = p->narrow_c ? strided(m, n, n, 1, DType::f32) : strided(m, n, s.N, 1, s.c_dtype);  // narrow_c: a packed f32 share
     dnnl::memory::desc b_want = const_b ? dnnl::memory::desc({s.K, n}, to_dnnl(kernel_b), dnnl::memory::format_tag::any) : b_run;
     // User scratchpads: the same primitive may run in several threads at once (thread-safe run).
     dnnl::primitive_attr attr;
@@ -201,6 +213,28 @@ void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b,
   if (scratch_bytes.size() < need) scratch_bytes.resize(need);
   const uint8_t* a_ptr = a + a_off * static_cast<int64_t>(p.a_elem);
   thread_local std::vector<uint16_t> a16, b16;
+  thread_local std::vector<float> a32, b32;
+  if (p.widen_a) {
+    // this slice's rows of op(A), widened to f32 (exact) and packed [m, K]
+    int64_t m = p.by_rows ? sl.hi - sl.lo : p.M;
+    a32.resize(static_cast<size_t>(m * p.K));
+    const uint16_t* ah = reinterpret_cast<const uint16_t*>(a_ptr);
+    float* dst = a32.data();
+    if (p.a_km) {
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t k = 0; k < p.K; ++k) dst[r * p.K + k] = vm::from_bf16(ah[r + k * p.M]);
+    } else {
+      for (int64_t i = 0; i < m * p.K; ++i) dst[i] = vm::from_bf16(ah[i]);
+    }
+    a_ptr = reinterpret_cast<const uint8_t*>(a32.data());
+  }
+  if (p.widen_b) {
+    // runtime bf16 B: the whole of it in f32, same layout; b_off then counts floats
+    b32.resize(static_cast<size_t>(p.K * p.N));
+    const uint16_t* bh = reinterpret_cast<const uint16_t*>(b);
+    for (int64_t i = 0; i < p.K * p.N; ++i) b32[static_cast<size_t>(i)] = vm::from_bf16(bh[i]);
+    b = reinterpret_cast<const uint8_t*>(b32.data());
+  }
   if (p.round_a) {
     // this slice's rows of op(A), rounded to bf16 and packed [m, K]
     int64_t m = p.by_rows ? sl.hi - sl.lo : p.M;
@@ -223,11 +257,21 @@ void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b,
     b = reinterpret_cast<const uint8_t*>(b16.data());
   }
   dnnl::memory am(sl.a, engine(), const_cast<uint8_t*>(a_ptr));
-  dnnl::memory cm(sl.c, engine(), c + c_off * static_cast<int64_t>(p.c_elem));
+  const int64_t cm_rows = p.by_rows ? sl.hi - sl.lo : p.M, cn = p.by_rows ? p.N : sl.hi - sl.lo;
+  thread_local std::vector<float> c32;
+  if (p.narrow_c) c32.resize(static_cast<size_t>(cm_rows * cn));
+  dnnl::memory cm(sl.c, engine(), p.narrow_c ? static_cast<void*>(c32.data()) : static_cast<void*>(c + c_off * static_cast<int64_t>(p.c_elem)));
+  // narrow_c: the share's f32 results, epilogue included, rounded into the bf16 C
+  auto narrow = [&] {
+    if (!p.narrow_c) return;
+    uint16_t* out = reinterpret_cast<uint16_t*>(c) + c_off;
+    for (int64_t r = 0; r < cm_rows; ++r)
+      for (int64_t j = 0; j < cn; ++j) out[r * p.N + j] = vm::to_bf16(c32[static_cast<size_t>(r * cn + j)]);
+  };
   dnnl::memory sm(sl.scratch, engine(), scratch_bytes.data());
   std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, sm}};
   if (sl.packed_b) args.emplace(DNNL_ARG_WEIGHTS, *sl.packed_b);
-  else args.emplace(DNNL_ARG_WEIGHTS, dnnl::memory(sl.b, engine(), const_cast<uint8_t*>(b) + b_off * static_cast<int64_t>(p.round_b ? 2 : p.b_elem)));
+  else args.emplace(DNNL_ARG_WEIGHTS, dnnl::memory(sl.b, engine(), const_cast<uint8_t*>(b) + b_off * static_cast<int64_t>(p.round_b ? 2 : p.widen_b ? 4 : p.b_elem)));
   auto operand = [&](size_t i) {
     const PostOp& op = p.epilogue.ops[i];
     const float* src = extra[static_cast<size_t>(op.input)];
@@ -236,7 +280,7 @@ void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b,
   for (size_t i = 0; i < p.tail_from; ++i)
     if (p.epilogue.ops[i].kind == PostOp::Kind::binary) args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1, operand(i));
   sl.prim.execute(stream, args);
-  if (!sl.tail) return;
+  if (!sl.tail) return narrow();
   if (scratch_bytes.size() < sl.tail_scratch.get_size()) scratch_bytes.resize(sl.tail_scratch.get_size());
   dnnl::memory tm(sl.tail_scratch, engine(), scratch_bytes.data());
   std::unordered_map<int, dnnl::memory> targs = {{DNNL_ARG_SRC_0, cm}, {DNNL_ARG_SRC_1, operand(p.tail_from)}, {DNNL_ARG_DST, cm}, {DNNL_ARG_SCRATCHPAD, tm}};
@@ -244,6 +288,7 @@ void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b,
     if (p.epilogue.ops[i].kind == PostOp::Kind::binary)
       targs.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i - p.tail_from - 1)) | DNNL_ARG_SRC_1, operand(i));
   sl.tail->execute(stream, targs);
+  narrow();
 }
 
 }  // namespace
@@ -298,7 +343,18 @@ bool onednn_matmul_buildable(const MatmulShape& s, const Epilogue& ep) {
 
 HostKernel make_onednn_matmul(const MatmulShape& s, const void* const_b, const Epilogue& ep) {
   std::shared_ptr<Plan> plan;
-  try {
+  // bf16 products widened to f32 where this CPU multiplies f32 faster (bf16_rate.h); a shape the
+  // f32 kernels cannot store (bf16 columns of C on some ISAs) keeps the bf16 kernels
+  if (s.a_dtype == DType::bf16 && s.b_dtype == DType::bf16 && !bf16_products_native()) {
+    for (bool split : {true, false}) {
+      try {
+        plan = build_plan(s, s.batch == 1 ? const_b : nullptr, ep, split, true);
+        break;
+      } catch (const dnnl::error&) {
+      }
+    }
+  }
+  if (!plan) try {
     plan = build_plan(s, s.batch == 1 ? const_b : nullptr, ep, true);
   } catch (const dnnl::error&) {
     // Some ISAs have no kernel for a share's strided C in every type combination (f32 products

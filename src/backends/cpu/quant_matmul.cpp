@@ -598,6 +598,7 @@ void packed_rows_decode_bf16(BlockType t, const uint8_t* w, int64_t rb, int64_t 
 }
 
 bool cpu_has_bf16_gemm() { return has_bf16_gemm(); }
+bool cpu_has_amx() { return has_amx(); }
 
 void packed_rows_product(BlockType t, const uint8_t* w, int64_t rb, int64_t K, int64_t n0, int64_t count, const float* x, int64_t M, float* y,
                          int64_t ldy, bool round_w) {

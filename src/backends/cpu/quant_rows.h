@@ -17,5 +17,7 @@ void packed_rows_product(quant::BlockType t, const uint8_t* w, int64_t rb, int64
 void packed_rows_decode_bf16(quant::BlockType t, const uint8_t* w, int64_t rb, int64_t K, int64_t n0, int64_t count, uint16_t* out);
 // Whether oneDNN runs bf16 GEMMs natively here (AVX512-BF16 or AMX).
 bool cpu_has_bf16_gemm();
+// Whether oneDNN runs them on AMX.
+bool cpu_has_amx();
 
 }  // namespace rlx::backends::cpu
