@@ -10,9 +10,11 @@
 #include <dnnl.hpp>
 #include <limits>
 
+#include "backends/cpu/bf16_rate.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/simd.h"
+#include "codegen/vmath.h"
 #include "util/flags.h"
 #include "util/half.h"
 
@@ -103,7 +105,8 @@ void softmax_rows(float* s, float scale, const Geometry& g, const MaskSpec& m, c
 // over it). Q, K and V are first packed into dense [heads, S, D] copies (rounded to bf16 for
 // AMX) and Y comes back through a dense block too: oneDNN's fast kernels want dense operands.
 struct BlockGemms {
-  bool bf16 = false;
+  bool bf16 = false;   // the products in bf16 (AMX, or a CPU whose vdpbf16ps is fast: bf16_rate.h)
+  bool round = false;  // compute=bf16 on f32 kernels: operands and P rounded to bf16, kept in f32
   int64_t kv_heads = 0;  // K/V heads per block (its query heads: kv_heads · group)
   int64_t q_rows = 0;    // query rows per block (a tile of Sq; long prompts are cut in tiles)
   dnnl::matmul qk, pv;
@@ -205,15 +208,23 @@ T* grow(std::vector<T>& v, size_t n) {
   return v.data();
 }
 
+// x[i] rounded to bf16's precision (nearest even), kept in f32: what a bf16 operand holds,
+// for f32 kernels standing in for bf16 ones.
+void round_to_bf16(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = vm::from_bf16(vm::to_bf16(x[i]));
+}
+
 // Copies `heads` heads of a strided [S, D] layout (head stride hs, row stride ld) into a
-// packed [heads, S, D] buffer: f32 as is, or rounded to bf16.
-void pack_heads(const float* src, int64_t heads, int64_t hs, int64_t rows, int64_t ld, int64_t cols, void* dst, bool bf16) {
+// packed [heads, S, D] buffer: f32 as is, f32 rounded to bf16's precision (round), or bf16.
+void pack_heads(const float* src, int64_t heads, int64_t hs, int64_t rows, int64_t ld, int64_t cols, void* dst, bool bf16, bool round = false) {
   for (int64_t h = 0; h < heads; ++h) {
     int64_t at = h * rows * cols;
-    if (bf16)
+    if (bf16) {
       simd::copy_rows_bf16(src + h * hs, rows, ld, cols, static_cast<uint16_t*>(dst) + at, cols);
-    else
+    } else {
       simd::copy_rows(src + h * hs, rows, ld, cols, static_cast<float*>(dst) + at, cols);
+      if (round) round_to_bf16(static_cast<float*>(dst) + at, rows * cols);
+    }
   }
 }
 
@@ -245,15 +256,16 @@ void run_blocks(const BlockGemms& G, const Geometry& g, const MaskSpec& ms, floa
     for (int64_t blk = lo; blk < hi; ++blk) {
       int64_t b = blk / per_b, grp = (blk % per_b) / tiles, q0 = (blk % tiles) * rows;
       int64_t hk0 = grp * G.kv_heads, h0 = hk0 * g.group;
-      pack_heads(q + g.q_off(b, h0) + q0 * g.ldq, nq, hq, rows, g.ldq, g.D, qa, G.bf16);
+      pack_heads(q + g.q_off(b, h0) + q0 * g.ldq, nq, hq, rows, g.ldq, g.D, qa, G.bf16, G.round);
       if (packed_kv != blk / tiles) {
-        pack_heads(k + g.k_off(b, hk0), G.kv_heads, hk, g.Sk, g.ldk, g.D, ka, G.bf16);
-        pack_heads(v + g.v_off(b, hk0), G.kv_heads, hv, g.Sk, g.ldv, g.Dv, va, G.bf16);
+        pack_heads(k + g.k_off(b, hk0), G.kv_heads, hk, g.Sk, g.ldk, g.D, ka, G.bf16, G.round);
+        pack_heads(v + g.v_off(b, hk0), G.kv_heads, hv, g.Sk, g.ldv, g.Dv, va, G.bf16, G.round);
         packed_kv = blk / tiles;
       }
       G.qk.execute(stream, {{DNNL_ARG_SRC, qm}, {DNNL_ARG_WEIGHTS, km}, {DNNL_ARG_DST, sm}, {DNNL_ARG_SCRATCHPAD, scm}});
       for (int64_t j = 0; j < nq; ++j)
         softmax_rows(sp + j * rows * g.Sk, scale, g, ms, bias, bst, b, h0 + j, pbp ? pbp + j * rows * g.Sk : nullptr, q0, rows);
+      if (G.round) round_to_bf16(sp, nq * rows * g.Sk);  // P as the bf16 product would take it
       G.pv.execute(stream, {{DNNL_ARG_SRC, pm}, {DNNL_ARG_WEIGHTS, vm_}, {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, scm}});
       float* yo = y + g.y_off(b, h0) + q0 * g.ldy;
       for (int64_t j = 0; j < nq; ++j)
@@ -318,7 +330,11 @@ HostKernel make_attention(const ir::Node& node, const ir::Graph& lir) {
   // oneDNN's brgemm beats BLAS on these small per-head products; BLAS stays the fallback.
   bool decode = !bf16 && geo.Sq <= kDecodeRows;
   bool use_onednn = !decode && onednn_available() && (bf16 || flags().RLX_CPU_GEMM != "blas");
-  std::shared_ptr<BlockGemms> blocks = use_onednn ? make_block_gemms(geo, block_shape(geo), bf16) : nullptr;
+  // compute=bf16 where bf16 products are slower than f32 ones (bf16_rate.h): the f32 kernels on
+  // operands rounded to bf16 — the same exact products, summed in f32
+  const bool bf16_kernels = bf16 && bf16_products_native();
+  std::shared_ptr<BlockGemms> blocks = use_onednn ? make_block_gemms(geo, block_shape(geo), bf16_kernels) : nullptr;
+  if (blocks) blocks->round = bf16 && !bf16_kernels;
   std::shared_ptr<HeadGemms> gemms = use_onednn && !blocks ? make_head_gemms(geo, bf16) : nullptr;
   return [=](const KernelArgs& a) {
     const Geometry& g = geo;
