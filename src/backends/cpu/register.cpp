@@ -3,7 +3,11 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "backends/cpu/bf16_rate.h"
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/onednn_matmul.h"
+#include "backends/cpu/quant_rows.h"
+#include "util/strings.h"
 #include "runtime/registry.h"
 
 namespace rlx::backends::cpu {
@@ -42,7 +46,17 @@ const KernelTable& table() { return kernel_table(); }
 class CpuBackend : public runtime::Backend {
  public:
   std::string name() const override { return "cpu"; }
-  std::string description() const override { return "host CPU: OpenBLAS GEMM, AVX2/AVX-512 kernels, thread pool"; }
+  std::string description() const override {
+    std::string d = "host CPU: oneDNN GEMMs (OpenBLAS where oneDNN has none), AVX2/AVX-512 kernels, thread pool";
+    if (onednn_available() && cpu_has_bf16_gemm()) {
+      // which bf16 products this CPU runs (bf16_rate.h): AMX, its vdpbf16ps, or f32 FMAs
+      if (cpu_has_amx()) return d + "; bf16 products on AMX";
+      const Bf16Rates r = bf16_rates();
+      d += cat("; bf16 products ", bf16_products_native() ? "as vdpbf16ps" : "widened to f32", " (a core: vdpbf16ps ", static_cast<int>(r.bf16_dot),
+               ", f32 FMA ", static_cast<int>(r.f32_fma), " GFLOP/s)");
+    }
+    return d;
+  }
   runtime::Availability availability() const override {
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return {false, "the cpu device needs AVX2 and FMA (x86-64-v3)"};
