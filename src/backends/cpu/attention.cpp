@@ -14,7 +14,6 @@
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/simd.h"
-#include "codegen/vmath.h"
 #include "util/flags.h"
 #include "util/half.h"
 
@@ -206,12 +205,6 @@ template <typename T>
 T* grow(std::vector<T>& v, size_t n) {
   if (v.size() < n) v.resize(n);
   return v.data();
-}
-
-// x[i] rounded to bf16's precision (nearest even), kept in f32: what a bf16 operand holds,
-// for f32 kernels standing in for bf16 ones.
-void round_to_bf16(float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] = vm::from_bf16(vm::to_bf16(x[i]));
 }
 
 // Copies `heads` heads of a strided [S, D] layout (head stride hs, row stride ld) into a

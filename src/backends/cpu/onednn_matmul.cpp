@@ -202,6 +202,29 @@ std::shared_ptr<Plan> build_plan(const MatmulShape& s, const void* const_b, cons
   return p;
 }
 
+// m rows of op(A) from `a` (at the slice's first row; [K, M] when a_km) converted element by
+// element into buf, packed [m, K].
+template <class From, class To, class Convert>
+const uint8_t* convert_a(const Plan& p, int64_t m, const From* a, std::vector<To>& buf, Convert convert) {
+  buf.resize(static_cast<size_t>(m * p.K));
+  To* dst = buf.data();
+  if (p.a_km) {
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t k = 0; k < p.K; ++k) dst[r * p.K + k] = convert(a[r + k * p.M]);
+  } else {
+    for (int64_t i = 0; i < m * p.K; ++i) dst[i] = convert(a[i]);
+  }
+  return reinterpret_cast<const uint8_t*>(dst);
+}
+
+// The whole of a runtime B converted element by element into buf, in its own layout.
+template <class From, class To, class Convert>
+const uint8_t* convert_b(const Plan& p, const From* b, std::vector<To>& buf, Convert convert) {
+  buf.resize(static_cast<size_t>(p.K * p.N));
+  for (int64_t i = 0; i < p.K * p.N; ++i) buf[static_cast<size_t>(i)] = convert(b[i]);
+  return reinterpret_cast<const uint8_t*>(buf.data());
+}
+
 void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b, uint8_t* c, const std::vector<const float*>& extra) {
   omp_set_num_threads(1);  // oneDNN's OpenMP stays single-threaded inside our pool threads
   thread_local dnnl::stream stream(engine());
@@ -214,58 +237,23 @@ void execute(const Plan& p, const Slice& sl, const uint8_t* a, const uint8_t* b,
   const uint8_t* a_ptr = a + a_off * static_cast<int64_t>(p.a_elem);
   thread_local std::vector<uint16_t> a16, b16;
   thread_local std::vector<float> a32, b32;
-  if (p.widen_a) {
-    // this slice's rows of op(A), widened to f32 (exact) and packed [m, K]
-    int64_t m = p.by_rows ? sl.hi - sl.lo : p.M;
-    a32.resize(static_cast<size_t>(m * p.K));
-    const uint16_t* ah = reinterpret_cast<const uint16_t*>(a_ptr);
-    float* dst = a32.data();
-    if (p.a_km) {
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t k = 0; k < p.K; ++k) dst[r * p.K + k] = vm::from_bf16(ah[r + k * p.M]);
-    } else {
-      for (int64_t i = 0; i < m * p.K; ++i) dst[i] = vm::from_bf16(ah[i]);
-    }
-    a_ptr = reinterpret_cast<const uint8_t*>(a32.data());
-  }
-  if (p.widen_b) {
-    // runtime bf16 B: the whole of it in f32, same layout; b_off then counts floats
-    b32.resize(static_cast<size_t>(p.K * p.N));
-    const uint16_t* bh = reinterpret_cast<const uint16_t*>(b);
-    for (int64_t i = 0; i < p.K * p.N; ++i) b32[static_cast<size_t>(i)] = vm::from_bf16(bh[i]);
-    b = reinterpret_cast<const uint8_t*>(b32.data());
-  }
-  if (p.round_a) {
-    // this slice's rows of op(A), rounded to bf16 and packed [m, K]
-    int64_t m = p.by_rows ? sl.hi - sl.lo : p.M;
-    a16.resize(static_cast<size_t>(m * p.K));
-    const float* af = reinterpret_cast<const float*>(a_ptr);
-    uint16_t* dst = a16.data();
-    if (p.a_km) {
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t k = 0; k < p.K; ++k) dst[r * p.K + k] = vm::to_bf16(af[r + k * p.M]);
-    } else {
-      for (int64_t i = 0; i < m * p.K; ++i) dst[i] = vm::to_bf16(af[i]);
-    }
-    a_ptr = reinterpret_cast<const uint8_t*>(a16.data());
-  }
-  if (p.round_b) {
-    // runtime weights (training): the whole B in bf16, same layout; b_off then counts bf16s
-    b16.resize(static_cast<size_t>(p.K * p.N));
-    const float* bf = reinterpret_cast<const float*>(b);
-    for (int64_t i = 0; i < p.K * p.N; ++i) b16[static_cast<size_t>(i)] = vm::to_bf16(bf[i]);
-    b = reinterpret_cast<const uint8_t*>(b16.data());
-  }
+  const int64_t m = p.by_rows ? sl.hi - sl.lo : p.M;
+  // bf16 operands widened to f32 (exact), or f32 ones rounded to bf16: A's slice packed [m, K],
+  // a runtime B whole in its own layout (b_off then counts the converted elements)
+  if (p.widen_a) a_ptr = convert_a(p, m, reinterpret_cast<const uint16_t*>(a_ptr), a32, vm::from_bf16);
+  if (p.round_a) a_ptr = convert_a(p, m, reinterpret_cast<const float*>(a_ptr), a16, vm::to_bf16);
+  if (p.widen_b) b = convert_b(p, reinterpret_cast<const uint16_t*>(b), b32, vm::from_bf16);
+  if (p.round_b) b = convert_b(p, reinterpret_cast<const float*>(b), b16, vm::to_bf16);
   dnnl::memory am(sl.a, engine(), const_cast<uint8_t*>(a_ptr));
-  const int64_t cm_rows = p.by_rows ? sl.hi - sl.lo : p.M, cn = p.by_rows ? p.N : sl.hi - sl.lo;
+  const int64_t cn = p.by_rows ? p.N : sl.hi - sl.lo;  // C's share: m rows × cn columns
   thread_local std::vector<float> c32;
-  if (p.narrow_c) c32.resize(static_cast<size_t>(cm_rows * cn));
+  if (p.narrow_c) c32.resize(static_cast<size_t>(m * cn));
   dnnl::memory cm(sl.c, engine(), p.narrow_c ? static_cast<void*>(c32.data()) : static_cast<void*>(c + c_off * static_cast<int64_t>(p.c_elem)));
   // narrow_c: the share's f32 results, epilogue included, rounded into the bf16 C
   auto narrow = [&] {
     if (!p.narrow_c) return;
     uint16_t* out = reinterpret_cast<uint16_t*>(c) + c_off;
-    for (int64_t r = 0; r < cm_rows; ++r)
+    for (int64_t r = 0; r < m; ++r)
       for (int64_t j = 0; j < cn; ++j) out[r * p.N + j] = vm::to_bf16(c32[static_cast<size_t>(r * cn + j)]);
   };
   dnnl::memory sm(sl.scratch, engine(), scratch_bytes.data());

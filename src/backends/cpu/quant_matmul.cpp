@@ -258,10 +258,6 @@ struct RowFns {
   void (*decode_bf16)(BlockType t, const uint8_t* w, int64_t k, uint16_t* y);
 };
 
-void round_to_bf16(float* v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) v[i] = bf16_to_f32(f32_to_bf16(v[i]));
-}
-
 void generic_dot(BlockType t, const uint8_t* w, int64_t k, const float* x, int64_t ldx, const XSums&, int M, float* out, bool round_w) {
   int64_t be = quant::block_elems(t), bb = quant::block_bytes(t);
   int64_t per = std::max<int64_t>(1, 256 / be);  // decode ~256 values at a time into L1
